@@ -1,0 +1,73 @@
+"""The ``biasbound`` command line: a typer app whose commands live in ``biasbound.commands``.
+
+Each module in ``biasbound.commands`` defines ``register(app)``; errors from the
+biasbound error tree are printed as one red sentence with exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from biasbound import __version__
+from biasbound._exceptions import BiasboundError
+from biasbound.commands import COMMAND_MODULES
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="biasbound",
+    help="Provably bias-bounded LLM-as-a-judge scores: measure, calibrate, certify, audit.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"biasbound {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Provably bias-bounded LLM-as-a-judge scores."""
+
+
+for _module in COMMAND_MODULES:
+    _module.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; biasbound errors become one sentence on stderr and exit code 2."""
+    err = Console(stderr=True)
+    try:
+        app(args=argv, standalone_mode=False)
+    except BiasboundError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except (typer.Exit, SystemExit) as exc:  # --help, --version, typer.Exit(code)
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            code = getattr(exc, "code", 0)
+        return int(code or 0)
+    except typer.Abort:
+        err.print("[bold red]aborted[/]")
+        return 130
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        raise
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
