@@ -1,0 +1,714 @@
+"""Figures that show what a bias-bounded certificate cost.
+
+Every function draws one PNG with matplotlib's object-oriented API on an Agg
+canvas (``matplotlib.figure.Figure`` + ``FigureCanvasAgg``): no pyplot, no window,
+no change to the caller's backend and no figure left registered anywhere, so the
+functions are safe in servers, notebooks and threads. Each returns the path it wrote.
+
+The figures follow the paper's Section 4:
+
+- :func:`plot_score_kde` -- Figure 1, densities of per-item scores before and after;
+- :func:`plot_ranking` -- Figure 2, the leaderboard before and after with 95% CIs;
+- :func:`plot_sensitivity` -- the measured RMS sensitivity per neighbour generator;
+- :func:`plot_judge_retention` -- Figure 4, rank correlation kept, per judge and setting;
+- :func:`plot_calibration_tradeoff` -- α and σ as the tolerance τ varies (planning).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from scipy.stats import gaussian_kde
+
+from biasbound._exceptions import InputError
+from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
+
+__all__ = [
+    "DPI",
+    "LEADERBOARD_COLUMNS",
+    "RETENTION_METRICS",
+    "plot_calibration_tradeoff",
+    "plot_judge_retention",
+    "plot_ranking",
+    "plot_score_kde",
+    "plot_sensitivity",
+]
+
+DPI: int = 150
+"""Resolution of every PNG written by this module."""
+
+LEADERBOARD_COLUMNS: tuple[str, ...] = (
+    "model",
+    "original",
+    "original_lo",
+    "original_hi",
+    "certified",
+    "certified_lo",
+    "certified_hi",
+    "rank_original",
+    "rank_certified",
+)
+"""Columns :func:`plot_ranking` needs (a subset of ``leaderboard.csv``)."""
+
+RETENTION_METRICS: dict[str, str] = {
+    "spearman": "Spearman ρ",
+    "kendall_tau_b": "Kendall τ_b",
+    "pearson": "Pearson r",
+}
+"""Retention metrics :func:`plot_judge_retention` knows, with their axis labels."""
+
+# Colour-blind-safe pair (Okabe-Ito) used consistently: original = blue, certified = vermilion.
+_ORIGINAL = "#0072B2"
+_CERTIFIED = "#D55E00"
+_SHRUNK = "#009E73"
+_GREY = "#7f7f7f"
+_SETTING_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+_MAX_LABEL = 42
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _plain(text: Any) -> str:
+    """Return ``text`` as a string matplotlib draws literally (``$`` would start mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
+def _label(text: Any, limit: int = _MAX_LABEL) -> str:
+    """Shorten a (model) name for an axis label, keeping its start and end."""
+    s = str(text)
+    if len(s) > limit:
+        keep = limit - 1
+        s = s[: keep - keep // 3] + "…" + s[-(keep // 3) :]
+    return _plain(s)
+
+
+def _check_path(path: Any, where: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"The 'path' parameter of {where} must be a str or os.PathLike. Got {type(path).__name__} instead.")
+    p = Path(path)
+    if p.suffix.lower() != ".png":
+        raise InputError(f"The 'path' parameter of {where} must name a .png file. Got {str(p)!r} instead.")
+    return p
+
+
+def _check_title(title: Any, where: str) -> str | None:
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"The 'title' parameter of {where} must be a str or None. Got {type(title).__name__} instead.")
+    return title
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png", facecolor="white")
+    fig.clear()
+    return path
+
+
+def _scores(value: Any, name: str, where: str) -> tuple[np.ndarray, int]:
+    """Return the finite values of a 1-D score array and the number of NaN (missing) ones dropped."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"The {name!r} parameter of {where} must be a 1-D array of numbers. Got {type(value).__name__} instead."
+        ) from exc
+    if arr.ndim != 1:
+        raise InputError(f"The {name!r} parameter of {where} must be a 1-D array. Got shape {arr.shape} instead.")
+    if np.isinf(arr).any():
+        raise InputError(f"The {name!r} parameter of {where} must not hold infinite values. Got {int(np.isinf(arr).sum())} instead.")
+    finite = arr[np.isfinite(arr)]
+    if finite.size == 0:
+        raise InputError(
+            f"The {name!r} parameter of {where} must hold at least one non-missing score. Got {arr.size} value(s), none finite, instead."
+        )
+    return finite, int(arr.size - finite.size)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+# ----------------------------------------------------------------------------- Figure 1
+
+
+def plot_score_kde(
+    original: Any,
+    certified: Any,
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    shrunk: Any | None = None,
+    alpha: float | None = None,
+    sigma: float | None = None,
+) -> Path:
+    """Draw the densities of per-item scores before and after the transformation (paper Figure 1).
+
+    Each score vector gets a Gaussian kernel density estimate
+    (:class:`scipy.stats.gaussian_kde`, Scott's bandwidth) on one common x-range.
+    A vector whose finite values are all equal (or that has a single value) has no
+    density estimate; it is drawn as a vertical line at that value and the legend says so.
+
+    Parameters
+    ----------
+    original : array_like, shape (n,)
+        Per-item scores before the mechanism, ``f(D)``. NaN marks a missing judgment:
+        it is dropped and its count shown in the legend.
+    certified : array_like, shape (n,)
+        Per-item certified scores ``M(D) = g(f(D)) + Z``.
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    title : str, optional
+        Figure title; a default is used when omitted.
+    shrunk : array_like, shape (n,), optional
+        Scores after the Lipschitz shrinkage and before the noise, ``g(f(D))``.
+    alpha, sigma : float, optional
+        Shrinkage factor α in [0, 1] and noise standard deviation σ >= 0, appended to the title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If a score vector is not 1-D, has no finite value or holds an infinity, or
+        ``alpha``/``sigma`` is out of range.
+    """
+    where = "plot_score_kde"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    series: list[tuple[str, str, np.ndarray, int]] = []
+    orig, orig_missing = _scores(original, "original", where)
+    series.append(("original", _ORIGINAL, orig, orig_missing))
+    if shrunk is not None:
+        shr, shr_missing = _scores(shrunk, "shrunk", where)
+        series.append(("shrunk (before noise)", _SHRUNK, shr, shr_missing))
+    cert, cert_missing = _scores(certified, "certified", where)
+    series.append(("certified", _CERTIFIED, cert, cert_missing))
+    if alpha is not None:
+        alpha = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
+    if sigma is not None:
+        sigma = check_in_range(sigma, "sigma", where, low=0.0)
+
+    lo = min(float(s.min()) for _, _, s, _ in series)
+    hi = max(float(s.max()) for _, _, s, _ in series)
+    span = hi - lo if hi > lo else 1.0
+    grid = np.linspace(lo - 0.12 * span, hi + 0.12 * span, 600)
+
+    fig = _new_figure(8.0, 4.8)
+    ax = fig.add_subplot()
+    for name, colour, values, missing in series:
+        label = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"
+        label += f", {missing} missing)" if missing else ")"
+        if values.size < 2 or float(np.ptp(values)) == 0.0:
+            ax.axvline(float(values[0]), color=colour, lw=2.2, ls="--", label=f"{label}: all equal, no density")
+            continue
+        density = gaussian_kde(values)(grid)
+        ax.fill_between(grid, density, color=colour, alpha=0.22, lw=0)
+        ax.plot(grid, density, color=colour, lw=2.0, label=label)
+    ax.set_xlim(grid[0], grid[-1])
+    ax.set_ylim(bottom=0.0)
+    ax.set_xlabel("per-item score")
+    ax.set_ylabel("density (Gaussian KDE)")
+    heading = _plain(title) if title else "Judge scores before and after the bias-bounded transformation"
+    params = []
+    if alpha is not None:
+        params.append(f"α = {_fmt(alpha)}")
+    if sigma is not None:
+        params.append(f"σ = {_fmt(sigma)}")
+    if params:
+        heading += "\n" + ", ".join(params)
+    ax.set_title(heading)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(fig, out)
+
+
+# ----------------------------------------------------------------------------- Figure 2
+
+
+def _check_leaderboard(leaderboard: Any, where: str) -> pd.DataFrame:
+    if not isinstance(leaderboard, pd.DataFrame):
+        raise TypeError(f"The 'leaderboard' parameter of {where} must be a pandas DataFrame. Got {type(leaderboard).__name__} instead.")
+    missing = [c for c in LEADERBOARD_COLUMNS if c not in leaderboard.columns]
+    if missing:
+        raise InputError(
+            f"The 'leaderboard' parameter of {where} must have the columns {', '.join(LEADERBOARD_COLUMNS)}. "
+            f"Got it without {', '.join(missing)} instead."
+        )
+    if len(leaderboard) == 0:
+        raise InputError(f"The 'leaderboard' parameter of {where} must hold at least one model. Got 0 rows instead.")
+    if "judge" in leaderboard.columns and leaderboard["judge"].nunique(dropna=False) > 1:
+        raise InputError(
+            f"The 'leaderboard' parameter of {where} must hold one judge's rows. "
+            f"Got {leaderboard['judge'].nunique(dropna=False)} judges instead; filter on the 'judge' column first."
+        )
+    frame = leaderboard.loc[:, list(LEADERBOARD_COLUMNS)].copy()
+    for col in LEADERBOARD_COLUMNS[1:]:
+        try:
+            frame[col] = pd.to_numeric(frame[col], errors="raise").astype(float)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"The 'leaderboard' parameter of {where} must have numeric values in column {col!r}.") from exc
+    if np.isinf(frame[list(LEADERBOARD_COLUMNS[1:])].to_numpy()).any():
+        raise InputError(f"The 'leaderboard' parameter of {where} must not hold infinite values. Got some instead.")
+    frame["model"] = frame["model"].astype(str)
+    return frame
+
+
+def _rank_text(rank: float) -> str:
+    return "–" if math.isnan(rank) else f"{rank:g}"
+
+
+def plot_ranking(
+    leaderboard: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    top: int | None = None,
+) -> Path:
+    """Draw the leaderboard before and after the transformation with 95% CIs (paper Figure 2).
+
+    Models are rows, ordered by their original score (best at the top). Each row
+    shows the original mean score and its CI (blue) and the certified mean score
+    and its CI (vermilion), joined by a thin grey line; the right margin gives the
+    rank before → after, coloured by the direction of the change. The figure height
+    grows with the number of models so that 76 labels stay legible.
+
+    Parameters
+    ----------
+    leaderboard : pandas.DataFrame
+        One judge's rows of ``leaderboard.csv``; needs :data:`LEADERBOARD_COLUMNS`.
+        NaN scores, CIs or ranks are allowed: the missing part is not drawn and a
+        missing rank shows as "–".
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    title : str, optional
+        Figure title; a default is used when omitted.
+    top : int, optional
+        Draw only the ``top`` best models by original score (>= 1).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If a column is missing or non-numeric, there are no rows, rows of several
+        judges are mixed, or ``top`` < 1.
+    """
+    where = "plot_ranking"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    frame = _check_leaderboard(leaderboard, where)
+    if top is not None:
+        top = check_int(top, "top", where, low=1)
+    frame = frame.sort_values(["original", "rank_original"], ascending=[False, True], na_position="last", kind="stable")
+    n_total = len(frame)
+    if top is not None:
+        frame = frame.head(top)
+    n = len(frame)
+    y = np.arange(n, dtype=float)[::-1]  # best model at the top
+
+    values = frame[["original_lo", "original_hi", "certified_lo", "certified_hi", "original", "certified"]].to_numpy()
+    finite = values[np.isfinite(values)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    span = hi - lo if hi > lo else 1.0
+
+    fig = _new_figure(9.0, 1.6 + 0.27 * n)
+    ax = fig.add_subplot()
+    off = 0.17 if n > 1 else 0.08
+    for kind, colour, dy, marker in (("original", _ORIGINAL, off, "o"), ("certified", _CERTIFIED, -off, "D")):
+        v = frame[kind].to_numpy()
+        clo = frame[f"{kind}_lo"].to_numpy()
+        chi = frame[f"{kind}_hi"].to_numpy()
+        ok = np.isfinite(clo) & np.isfinite(chi)
+        ax.hlines(y[ok] + dy, clo[ok], chi[ok], color=colour, lw=1.6, alpha=0.75)
+        fin = np.isfinite(v)
+        ax.plot(v[fin], y[fin] + dy, ls="none", marker=marker, ms=4.5, color=colour, label=f"{kind} mean (95% CI)")
+    both = np.isfinite(frame["original"].to_numpy()) & np.isfinite(frame["certified"].to_numpy())
+    for yi, a, b in zip(y[both], frame["original"].to_numpy()[both], frame["certified"].to_numpy()[both]):
+        ax.plot([a, b], [yi + off, yi - off], color=_GREY, lw=0.6, alpha=0.6)
+
+    ax.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlim(lo - 0.04 * span, hi + 0.04 * span)
+    ax.set_xlabel("mean per-item score")
+    ax.grid(axis="x", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+
+    # Rank before -> after in the right margin, coloured by the direction of the change.
+    width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
+    for yi, r0, r1 in zip(y, frame["rank_original"].to_numpy(), frame["rank_certified"].to_numpy()):
+        if math.isnan(r0) or math.isnan(r1):
+            colour = _GREY
+        else:
+            colour = "#1a9641" if r1 < r0 else ("#c0392b" if r1 > r0 else "#333333")
+        ax.annotate(
+            f"{_rank_text(r0):>{width}} → {_rank_text(r1)}",
+            xy=(1.0, yi),
+            xycoords=("axes fraction", "data"),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            ha="left",
+            fontsize=7.5,
+            color=colour,
+            family="monospace",
+        )
+    ax.annotate(
+        "rank\nbefore → after",
+        xy=(1.0, 1.0),
+        xycoords="axes fraction",
+        xytext=(6, 4),
+        textcoords="offset points",
+        va="bottom",
+        ha="left",
+        fontsize=7.5,
+    )
+    heading = _plain(title) if title else "Leaderboard before and after the bias-bounded transformation"
+    if n < n_total:
+        heading += f" (top {n} of {n_total})"
+    fig.suptitle(heading, x=0.02, ha="left")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize=8, frameon=False, borderaxespad=0.2)
+    return _save(fig, out)
+
+
+# ----------------------------------------------------------------------------- sensitivity
+
+
+def _optional_float(entry: Mapping[str, Any], key: str, name: str, where: str) -> float:
+    value = entry.get(key)
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"The 'generators' parameter of {where} must give {name}[{key!r}] as a number. Got {type(value).__name__} instead.")
+    value = float(value)
+    if math.isinf(value) or value < 0:
+        raise InputError(f"The 'generators' parameter of {where} must give {name}[{key!r}] in [0, inf). Got {value!r} instead.")
+    return value
+
+
+def plot_sensitivity(
+    generators: Mapping[str, Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    tau: float | None = None,
+    title: str | None = None,
+) -> Path:
+    """Draw the RMS sensitivity Δ* measured for each neighbour generator.
+
+    One bar per generator at its point estimate Δ* (Definition 3.4); when an upper
+    confidence bound is present a black whisker runs from Δ* up to the UCB. The
+    number of neighbours ``m`` is written above each bar. ``tau`` draws the
+    certified tolerance as a dashed reference line.
+
+    Parameters
+    ----------
+    generators : Mapping[str, Mapping[str, float]]
+        Generator name → ``{"delta_star": float, "ucb": float | None, "m": int | None}``
+        (the certificate's ``generators`` field). A NaN/None ``delta_star`` is drawn as "n/a".
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    tau : float, optional
+        The tolerance τ > 0 of the certificate.
+    title : str, optional
+        Figure title; a default is used when omitted.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If ``generators`` is empty or a value is negative or infinite.
+    """
+    where = "plot_sensitivity"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    if not isinstance(generators, Mapping):
+        raise TypeError(f"The 'generators' parameter of {where} must be a mapping of name to dict. Got {type(generators).__name__} instead.")
+    if len(generators) == 0:
+        raise InputError(f"The 'generators' parameter of {where} must hold at least one generator. Got 0 instead.")
+    if tau is not None:
+        tau = check_in_range(tau, "tau", where, low=0.0, low_open=True)
+    names: list[str] = []
+    deltas: list[float] = []
+    ucbs: list[float] = []
+    ms: list[int | None] = []
+    for name, entry in generators.items():
+        if not isinstance(entry, Mapping):
+            raise TypeError(f"The 'generators' parameter of {where} must map {name!r} to a dict. Got {type(entry).__name__} instead.")
+        names.append(str(name))
+        deltas.append(_optional_float(entry, "delta_star", str(name), where))
+        ucbs.append(_optional_float(entry, "ucb", str(name), where))
+        m = entry.get("m")
+        ms.append(None if m is None else check_int(m, f"generators[{name!r}]['m']", where, low=0))
+
+    d = np.asarray(deltas)
+    u = np.asarray(ucbs)
+    x = np.arange(len(names), dtype=float)
+    tops = np.fmax(d, u)
+    candidates = [v for v in [*tops[np.isfinite(tops)], tau] if v is not None]
+    ymax = max(candidates) if candidates else 1.0
+    ymax = ymax if ymax > 0 else 1.0
+
+    fig = _new_figure(max(5.0, 1.4 + 1.15 * len(names)), 4.4)
+    ax = fig.add_subplot()
+    fin = np.isfinite(d)
+    ax.bar(x[fin], d[fin], width=0.6, color=_ORIGINAL, alpha=0.85, label="Δ* (RMS sensitivity, point estimate)")
+    has_ucb = np.isfinite(u)
+    if has_ucb.any():
+        base = np.where(fin, d, 0.0)
+        ax.vlines(x[has_ucb], base[has_ucb], u[has_ucb], color="black", lw=1.5)
+        ax.plot(x[has_ucb], u[has_ucb], ls="none", marker="_", ms=18, mew=2, color="black", label="upper confidence bound")
+    for xi, di, ui, m in zip(x, d, u, ms):
+        top_val = np.nanmax([di, ui]) if np.isfinite([di, ui]).any() else 0.0
+        text = "n/a" if not math.isfinite(di) else f"{di:.3g}"
+        if m is not None:
+            text += f"\nm = {m}"
+        ax.annotate(text, xy=(xi, top_val), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    if tau is not None:
+        ax.axhline(tau, color=_CERTIFIED, ls="--", lw=1.4, label=f"τ = {tau:.3g} (certified tolerance)")
+    ax.set_xticks(x, [_label(nm, 24) for nm in names], rotation=20 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_ylim(0.0, ymax * 1.3)
+    ax.set_ylabel("‖f(D) − f(D′)‖₂, RMS over neighbours")
+    ax.set_title(_plain(title) if title else "Measured judge sensitivity per neighbour generator")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(fig, out)
+
+
+# ----------------------------------------------------------------------------- Figure 4
+
+
+def plot_judge_retention(
+    table: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    metrics: Sequence[str] | None = None,
+) -> Path:
+    """Draw how much of the original ranking each judge keeps (paper Figure 4).
+
+    One panel per retention metric (Spearman ρ, Kendall τ_b, Pearson r between the
+    original and the certified model scores), judges on the x-axis and one bar per
+    setting (e.g. calibration ``paper``/``tight`` or combination ``max``/``rms``),
+    each bar labelled with its value. A NaN value is written "n/a" with no bar.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``judge``, ``setting`` and at least one of :data:`RETENTION_METRICS`.
+        (judge, setting) pairs must be unique.
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    title : str, optional
+        Figure title; a default is used when omitted.
+    metrics : Sequence[str], optional
+        Which metrics to draw, in order; default every metric column present.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If a column is missing, a metric is unknown or outside [-1, 1], or a
+        (judge, setting) pair repeats.
+    """
+    where = "plot_judge_retention"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"The 'table' parameter of {where} must be a pandas DataFrame. Got {type(table).__name__} instead.")
+    for col in ("judge", "setting"):
+        if col not in table.columns:
+            raise InputError(f"The 'table' parameter of {where} must have a {col!r} column. Got columns {list(table.columns)} instead.")
+    if len(table) == 0:
+        raise InputError(f"The 'table' parameter of {where} must hold at least one row. Got 0 rows instead.")
+    if metrics is None:
+        metrics = [m for m in RETENTION_METRICS if m in table.columns]
+        if not metrics:
+            raise InputError(
+                f"The 'table' parameter of {where} must have at least one of the columns {', '.join(RETENTION_METRICS)}. "
+                f"Got columns {list(table.columns)} instead."
+            )
+    else:
+        metrics = list(metrics)
+        for m in metrics:
+            check_one_of(m, "metrics", where, tuple(RETENTION_METRICS))
+            if m not in table.columns:
+                raise InputError(f"The 'table' parameter of {where} must have a {m!r} column. Got columns {list(table.columns)} instead.")
+        if not metrics:
+            raise InputError(f"The 'metrics' parameter of {where} must name at least one metric. Got none instead.")
+    if table.duplicated(["judge", "setting"]).any():
+        raise InputError(f"The 'table' parameter of {where} must have unique (judge, setting) pairs. Got repeated pairs instead.")
+    frame = table.loc[:, ["judge", "setting", *metrics]].copy()
+    frame["judge"] = frame["judge"].astype(str)
+    frame["setting"] = frame["setting"].astype(str)
+    for m in metrics:
+        try:
+            frame[m] = pd.to_numeric(frame[m], errors="raise").astype(float)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"The 'table' parameter of {where} must have numeric values in column {m!r}.") from exc
+        v = frame[m].to_numpy()
+        bad = np.isinf(v) | (np.abs(np.nan_to_num(v)) > 1.0 + 1e-9)
+        if bad.any():
+            raise InputError(f"The 'table' parameter of {where} must have {m!r} values in [-1, 1] (or NaN). Got {v[bad][0]!r} instead.")
+
+    judges = list(dict.fromkeys(frame["judge"]))
+    settings = list(dict.fromkeys(frame["setting"]))
+    lookup = frame.set_index(["judge", "setting"])
+    allv = frame[metrics].to_numpy()
+    ymin = min(0.0, float(np.nanmin(allv)) - 0.1) if np.isfinite(allv).any() else 0.0
+    width = 0.8 / len(settings)
+    x = np.arange(len(judges), dtype=float)
+
+    panel_w = max(3.2, 0.9 + 0.55 * len(judges) * len(settings))
+    fig = _new_figure(min(18.0, panel_w * len(metrics)), 4.6)
+    axes: list[Axes] = list(np.atleast_1d(fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]))
+    for ax, metric in zip(axes, metrics):
+        for k, setting in enumerate(settings):
+            xs = x - 0.4 + width * (k + 0.5)
+            vals = np.array(
+                [lookup[metric].get((j, setting), math.nan) for j in judges],
+                dtype=float,
+            )
+            fin = np.isfinite(vals)
+            ax.bar(xs[fin], vals[fin], width=width * 0.92, color=_SETTING_COLOURS[k % len(_SETTING_COLOURS)], label=_plain(setting))
+            for xi, vi, pair_present in zip(xs, vals, [(j, setting) in lookup.index for j in judges]):
+                if not pair_present:
+                    continue
+                text = "n/a" if not math.isfinite(vi) else f"{vi:.2f}"
+                ypos = vi if math.isfinite(vi) else 0.0
+                ax.annotate(
+                    text,
+                    xy=(xi, ypos),
+                    xytext=(0, 2 if ypos >= 0 else -2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom" if ypos >= 0 else "top",
+                    fontsize=7 if len(settings) * len(judges) > 8 else 8,
+                    rotation=90 if len(settings) * len(judges) > 12 else 0,
+                )
+        ax.axhline(0.0, color="black", lw=0.8)
+        ax.set_xticks(x, [_label(j, 20) for j in judges], rotation=25 if len(judges) > 3 else 0, ha="right" if len(judges) > 3 else "center")
+        ax.set_title(RETENTION_METRICS[metric])
+        ax.set_ylim(ymin, 1.15)
+        ax.grid(axis="y", alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0].set_ylabel("correlation with the original model scores")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(settings), 6), fontsize=8, frameon=False, title="setting", title_fontsize=8)
+    fig.suptitle(_plain(title) if title else "Ranking retained after the bias-bounded transformation, per judge")
+    return _save(fig, out)
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def plot_calibration_tradeoff(
+    taus: Any,
+    alphas: Any,
+    sigmas: Any,
+    path: str | os.PathLike[str],
+    *,
+    tau_marked: float | None = None,
+    title: str | None = None,
+) -> Path:
+    """Draw the shrinkage α and the noise σ a calibration gives as the tolerance τ varies.
+
+    A planning plot: the caller runs the calibration over a grid of τ values (keeping
+    δ, the sensitivity and the dimension fixed) and passes the results here. α (spread
+    kept) is on the left axis, σ (noise per item) on the right axis.
+
+    Parameters
+    ----------
+    taus : array_like, shape (k,)
+        Tolerances τ > 0, strictly increasing.
+    alphas : array_like, shape (k,)
+        The α in [0, 1] for each τ (NaN where the calibration was infeasible: not drawn).
+    sigmas : array_like, shape (k,)
+        The σ >= 0 for each τ (NaN where infeasible).
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    tau_marked : float, optional
+        A τ to mark with a vertical line (e.g. the certified one).
+    title : str, optional
+        Figure title; a default is used when omitted.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If the arrays differ in length, ``taus`` is not positive and increasing, or a
+        value is out of range.
+    """
+    where = "plot_calibration_tradeoff"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    t = check_finite_array(taus, "taus", where, ndim=1, min_size=2)
+    if (t <= 0).any() or (np.diff(t) <= 0).any():
+        raise InputError(f"The 'taus' parameter of {where} must be positive and strictly increasing. Got {t.tolist()!r} instead.")
+    a = np.asarray(alphas, dtype=float)
+    s = np.asarray(sigmas, dtype=float)
+    for name, arr in (("alphas", a), ("sigmas", s)):
+        if arr.shape != t.shape:
+            raise InputError(f"The {name!r} parameter of {where} must have the shape of 'taus' {t.shape}. Got {arr.shape} instead.")
+        if np.isinf(arr).any() or (np.nan_to_num(arr) < 0).any():
+            raise InputError(f"The {name!r} parameter of {where} must hold values in [0, inf) or NaN. Got {arr.tolist()!r} instead.")
+    if (np.nan_to_num(a) > 1).any():
+        raise InputError(f"The 'alphas' parameter of {where} must hold values in [0, 1] or NaN. Got {a.tolist()!r} instead.")
+    if tau_marked is not None:
+        tau_marked = check_in_range(tau_marked, "tau_marked", where, low=0.0, low_open=True)
+
+    fig = _new_figure(7.0, 4.2)
+    ax = fig.add_subplot()
+    ax2 = ax.twinx()
+    ax.plot(t, a, color=_ORIGINAL, marker="o", ms=3, lw=2, label="α (spread kept)")
+    ax2.plot(t, s, color=_CERTIFIED, marker="s", ms=3, lw=2, label="σ (noise std per item)")
+    if tau_marked is not None:
+        ax.axvline(tau_marked, color=_GREY, ls="--", lw=1, label=f"τ = {tau_marked:.3g}")
+    ax.set_xlabel("tolerance τ")
+    ax.set_ylabel("α (spread kept)", color=_ORIGINAL)
+    ax2.set_ylabel("σ (noise std per item)", color=_CERTIFIED)
+    ax.set_ylim(0.0, 1.05)
+    ax2.set_ylim(bottom=0.0)
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    ax.set_title(_plain(title) if title else "What each tolerance τ costs: shrinkage and noise")
+    return _save(fig, out)
