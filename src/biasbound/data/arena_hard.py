@@ -1,0 +1,211 @@
+"""Arena-Hard-Auto judgment files → judgment tables.
+
+A record is ``{question_id, model, judge, games: [{score: verdict, ...}, {...}]}``.
+Game 1 shows the baseline as assistant A and the judged model as B; game 2 swaps the
+positions. Verdicts map to the model's view on [0, 1]:
+
+==========  ======  ======
+verdict     game 1  game 2
+==========  ======  ======
+``B>>A``    1       0
+``B>A``     0.75    0.25
+``A=B``     0.5     0.5
+``A>B``     0.25    0.75
+``A>>B``    0       1
+==========  ======  ======
+
+``A<<B`` is ``B>>A``, ``B<<A`` is ``A>>B`` (likewise ``A<B``, ``B<A``, ``B=A``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import DataFormatError
+from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
+
+__all__ = ["FACTORS", "GAME1_SCORES", "VERDICT_ALIASES", "load_arena_hard", "verdict_score"]
+
+#: Canonical verdict → score in the model's view for game 1 (baseline is A).
+GAME1_SCORES: dict[str, float] = {"B>>A": 1.0, "B>A": 0.75, "A=B": 0.5, "A>B": 0.25, "A>>B": 0.0}
+
+#: Alternative spellings and the canonical verdict they mean.
+VERDICT_ALIASES: dict[str, str] = {"A<<B": "B>>A", "B<<A": "A>>B", "A<B": "B>A", "B<A": "A>B", "B=A": "A=B"}
+
+#: Per-factor verdict fields read from a game when present (column ``factor_<name>``).
+FACTORS: tuple[str, ...] = ("correctness", "completeness", "safety", "conciseness", "style")
+
+_LOOKUP: dict[str, float] = {**GAME1_SCORES, **{k: GAME1_SCORES[v] for k, v in VERDICT_ALIASES.items()}}
+
+
+def verdict_score(verdict: str, game: int) -> float:
+    """Return the model's-view score on [0, 1] of an Arena-Hard verdict.
+
+    Parameters
+    ----------
+    verdict:
+        ``A>>B``, ``A>B``, ``A=B``, ``B>A``, ``B>>A`` or an alias (``A<<B`` …); surrounding
+        whitespace and ``[[ ]]`` brackets are ignored.
+    game:
+        1 (baseline is A) or 2 (positions swapped: the score is mirrored, ``1 - s``).
+
+    Raises
+    ------
+    KeyError
+        For an unknown verdict string (the loaders turn it into a DataFormatError).
+    """
+    v = verdict.strip()
+    if v.startswith("[[") and v.endswith("]]"):
+        v = v[2:-2].strip()
+    s = _LOOKUP[v]
+    return s if game == 1 else 1.0 - s
+
+
+def _open_lines(path: Path) -> Iterator[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        yield from fh
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise DataFormatError("no such file or folder.", path=str(path))
+
+    def listing(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir() if p.is_file() and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
+
+    files = listing(path)
+    if not files:  # a model_judgment/ root with one folder per judge
+        for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+            files.extend(listing(sub))
+    if not files:
+        raise DataFormatError("holds no .jsonl or .jsonl.gz judgment file (nor do its sub-folders).", path=str(path))
+    return files
+
+
+class _Bad(Exception):
+    pass
+
+
+def _game_rows(g_idx: int, game: Any) -> tuple[float, str | None, dict[str, float]]:
+    """Score, raw verdict and factor scores of one game (NaN when missing)."""
+    if game is None:
+        return np.nan, None, {}
+    if not isinstance(game, dict):
+        raise _Bad(f"game {g_idx} must be an object with a 'score' verdict, got {type(game).__name__}")
+    verdict = game.get("score")
+    factors: dict[str, float] = {}
+    for name in FACTORS:
+        fv = game.get(f"{name}_score")
+        if fv is None:
+            continue
+        if not isinstance(fv, str):
+            raise _Bad(f"game {g_idx} field '{name}_score' must be a verdict string, got {fv!r}")
+        try:
+            factors[name] = verdict_score(fv, g_idx)
+        except KeyError:
+            raise _Bad(f"unknown verdict {fv!r} in game {g_idx} field '{name}_score'") from None
+    if verdict is None:
+        return np.nan, None, factors
+    if not isinstance(verdict, str):
+        raise _Bad(f"game {g_idx} verdict must be a string such as 'A>B', got {verdict!r}")
+    try:
+        return verdict_score(verdict, g_idx), verdict, factors
+    except KeyError:
+        raise _Bad(f"unknown verdict {verdict!r} in game {g_idx}; expected A>>B, A>B, A=B, B>A, B>>A (or A<<B, B<<A)") from None
+
+
+def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: bool = False) -> JudgmentSet:
+    """Load Arena-Hard-Auto judgment files.
+
+    Parameters
+    ----------
+    path:
+        A ``<model>.jsonl`` / ``.jsonl.gz`` file, a ``model_judgment/<judge>/`` folder of
+        such files, or a ``model_judgment/`` folder of judge folders.
+    judge:
+        Judge name for records without a ``judge`` field (default: the file's folder name).
+    skip_bad:
+        When True, bad lines are skipped and listed in ``report.skipped`` instead of raising.
+
+    Returns
+    -------
+    JudgmentSet
+        Two rows per record (game 1 and game 2), variant ``"original"``, rerun 0, score on
+        [0, 1] in the model's view (game 2 flipped), the raw verdict, factor columns
+        ``factor_<name>`` for the per-factor verdicts present. A missing game or a missing
+        or null verdict is a row with score NaN, counted in the report.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and line for: malformed JSON, a record that is not an object or
+        lacks ``question_id`` (or ``uid``) or ``model``, ``games`` that is not a list of at
+        most two games, an unknown verdict, a duplicated (judge, model, item, game) key
+        (naming both lines).
+    """
+    files = _files(Path(path))
+    cols: dict[str, list[Any]] = {k: [] for k in ("judge", "model", "item_id", "game", "score", "verdict", "source", "line")}
+    factor_vals: dict[str, list[float]] = {}
+    skipped: list[tuple[str, int | None, str]] = []
+    n_rows = 0
+    for file in files:
+        src = str(file)
+        default_judge = judge if judge is not None else file.parent.name
+        for ln, text in enumerate(_open_lines(file), start=1):
+            if not text.strip():
+                continue
+            try:
+                try:
+                    rec = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise _Bad(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+                if not isinstance(rec, dict):
+                    raise _Bad(f"a record must be a JSON object, got {type(rec).__name__}")
+                qid = rec.get("question_id", rec.get("uid"))
+                model = rec.get("model")
+                if qid is None or model is None:
+                    raise _Bad("record lacks 'question_id' (or 'uid') or 'model'")
+                games = rec.get("games")
+                if games is None:
+                    games = []
+                if not isinstance(games, list) or len(games) > 2:
+                    raise _Bad("'games' must be a list of at most two games")
+                parsed = [_game_rows(g, games[g - 1] if g <= len(games) else None) for g in (1, 2)]
+            except _Bad as exc:
+                if not skip_bad:
+                    raise DataFormatError(f"{exc}; fix the line or pass skip_bad=True.", path=src, line=ln) from None
+                skipped.append((src, ln, str(exc)))
+                continue
+            rec_judge = rec.get("judge")
+            jname = str(rec_judge) if rec_judge is not None else default_judge
+            for g, (score, verdict, factors) in zip((1, 2), parsed):
+                cols["judge"].append(jname)
+                cols["model"].append(str(model))
+                cols["item_id"].append(str(qid))
+                cols["game"].append(g)
+                cols["score"].append(score)
+                cols["verdict"].append(verdict)
+                cols["source"].append(src)
+                cols["line"].append(ln)
+                for name, val in factors.items():
+                    factor_vals.setdefault(name, [np.nan] * n_rows)
+                for name, lst in factor_vals.items():
+                    lst.append(factors.get(name, np.nan))
+                n_rows += 1
+    frame = pd.DataFrame(cols)
+    frame["variant"] = "original"
+    frame["rerun"] = 0
+    for name, lst in factor_vals.items():
+        frame[f"factor_{name}"] = np.asarray(lst, dtype=float)
+    frame = _check_duplicates(frame, skip_bad, skipped)
+    return _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
