@@ -1,0 +1,408 @@
+"""Leaderboard statistics: bootstrap means, Arena-Hard win rate, Bradley–Terry, retention.
+
+Every bootstrap resamples ITEMS (questions), paired across models, with a recorded
+seed; intervals are percentile intervals at the stated level (default 95%, 1000 rounds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import sklearn
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+
+from biasbound._exceptions import InputError
+from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
+
+__all__ = [
+    "BootstrapInterval",
+    "arena_hard_winrate",
+    "bootstrap_means",
+    "bradley_terry",
+    "expected_distortion",
+    "rank",
+    "retention",
+]
+
+_ELO_SCALE = 400.0
+_ELO_BASE = 10.0
+_ELO_ANCHOR = 1000.0
+_GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """Per-model point estimates and percentile bootstrap interval.
+
+    Unpacks as ``mean, lo, hi = bootstrap_means(...)``; ``seed``, ``rounds`` and
+    ``level`` record how the interval was drawn.
+    """
+
+    mean: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    seed: int
+    rounds: int
+    level: float
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return iter((self.mean, self.lo, self.hi))
+
+
+def _item_counts(rng: np.random.Generator, n_items: int, rounds: int) -> np.ndarray:
+    """(rounds, n_items) multiplicity of each item in each bootstrap resample."""
+    idx = rng.integers(0, n_items, size=(rounds, n_items))
+    offsets = (np.arange(rounds) * n_items)[:, None]
+    return np.bincount((idx + offsets).ravel(), minlength=rounds * n_items).reshape(rounds, n_items).astype(float)
+
+
+def _ratio_bootstrap(num: np.ndarray, den: np.ndarray, counts: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Point estimate Σnum/Σden per row and percentile interval of the resampled ratio."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = num.sum(axis=1) / den.sum(axis=1)
+        reps = (counts @ num.T) / (counts @ den.T)  # (rounds, n_models); NaN when a resample has no data
+    q = 100.0 * (1.0 - level) / 2.0
+    lo = np.full(point.shape, np.nan)
+    hi = np.full(point.shape, np.nan)
+    has = np.isfinite(reps).any(axis=0)
+    if has.any():
+        lo[has], hi[has] = np.nanpercentile(reps[:, has], [q, 100.0 - q], axis=0)
+    return point, lo, hi
+
+
+def bootstrap_means(
+    matrix: Any, *, rounds: int = 1000, level: float = 0.95, rng: np.random.Generator | int | None = None
+) -> BootstrapInterval:
+    """NaN-aware per-model means with a percentile bootstrap over items.
+
+    Parameters
+    ----------
+    matrix:
+        (n_models, n_items) scores; NaN = missing judgment (excluded, never imputed).
+    rounds:
+        Bootstrap rounds (>= 1).
+    level:
+        Interval level in (0, 1).
+    rng:
+        Generator, int seed or None; the seed used is in the result.
+
+    Returns
+    -------
+    BootstrapInterval
+        ``mean`` (n_models,) = mean of the non-missing scores; ``lo``, ``hi`` the
+        ``(1 − level)/2`` and ``(1 + level)/2`` percentiles of the resampled means.
+
+    Notes
+    -----
+    Items (columns) are resampled with replacement, the same resample for every model
+    (paired), so the intervals reflect the question sample. A resample in which a model
+    has no non-missing item gives no value for that model (ignored in its percentiles).
+    Vectorised as two matrix products of the (rounds, n_items) multiplicity matrix.
+    """
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+        raise InputError(f"The 'matrix' parameter of bootstrap_means must be a non-empty 2-D array (models x items). Got shape {x.shape} instead.")
+    if np.isinf(x).any():
+        raise InputError("The 'matrix' parameter of bootstrap_means must hold finite scores or NaN. Got an infinite value instead.")
+    rounds = check_int(rounds, "rounds", "bootstrap_means", low=1)
+    level = check_in_range(level, "level", "bootstrap_means", low=0.0, high=1.0, low_open=True, high_open=True)
+    gen, seed = resolve_rng(rng)
+    present = ~np.isnan(x)
+    counts = _item_counts(gen, x.shape[1], rounds)
+    mean, lo, hi = _ratio_bootstrap(np.where(present, x, 0.0), present.astype(float), counts, level)
+    return BootstrapInterval(mean=mean, lo=lo, hi=hi, seed=seed, rounds=rounds, level=level)
+
+
+def _battle_matrices(frame: pd.DataFrame, weight: float, where: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """Per (model, item) weighted wins and weights from pairwise rows of one judge."""
+    need = {"model", "item_id", "variant", "rerun", "game", "score"}
+    if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
+        raise InputError(f"The 'frame' parameter of {where} must be a judgment table with columns {sorted(need)}.")
+    rows = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])]
+    if rows.empty:
+        raise InputError(f"The 'frame' parameter of {where} must hold pairwise judgments (game 1 or 2, variant 'original', rerun 0). Got none instead.")
+    s = rows["score"].to_numpy(dtype=float)
+    ok = ~np.isnan(s)
+    off = ok & ~np.isin(s, _GRID)
+    if off.any():
+        raise InputError(
+            f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
+            f"Got {s[off][0]!r} instead."
+        )
+    w = np.where(np.isin(s, (0.0, 1.0)), weight, 1.0) * ok
+    win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
+    models, m_idx = np.unique(rows["model"].to_numpy(dtype=str), return_inverse=True)
+    items, i_idx = np.unique(rows["item_id"].to_numpy(dtype=str), return_inverse=True)
+    shape = (len(models), len(items))
+    num = np.zeros(shape)
+    den = np.zeros(shape)
+    np.add.at(num, (m_idx, i_idx), w * win)
+    np.add.at(den, (m_idx, i_idx), w)
+    n_battles = np.bincount(m_idx, weights=ok.astype(float), minlength=len(models)).astype(np.int64)
+    n_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=len(models)).astype(np.int64)
+    return rows, num, den, [str(m) for m in models], n_battles, n_missing
+
+
+def arena_hard_winrate(
+    frame: pd.DataFrame,
+    *,
+    baseline: str | None = None,
+    rounds: int = 1000,
+    level: float = 0.95,
+    weight: int = 3,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Arena-Hard-Auto win rate against the baseline, with a bootstrap over questions.
+
+    Parameters
+    ----------
+    frame:
+        A pairwise judgment table (Arena-Hard scores {0, .25, .5, .75, 1}, model's view).
+        Only variant ``"original"``, rerun 0, games 1 and 2 are used.
+    baseline:
+        The baseline model's name. When it also appears as a judged model (its
+        self-judgments), its row is reported as exactly 50 with a zero-width interval —
+        a model ties itself by definition (Arena-Hard-Auto's ``show_result`` does the
+        same); its counts are still reported. None: every model is computed from data.
+    rounds, level:
+        Bootstrap rounds (>= 1) and interval level in (0, 1).
+    weight:
+        Weight of a strong verdict (``>>``); Arena-Hard uses 3.
+    rng:
+        Generator, int seed or None; the seed is in ``attrs["seed"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``judge, model, winrate, lo, hi, n_battles, n_missing`` sorted by win rate
+        (descending) within judge; win rates in percent. ``attrs``: ``seed``, ``rounds``,
+        ``level``, ``weight``, ``baseline``.
+
+    Notes
+    -----
+    Both games count. A win counts 1, a tie 1/2, a loss 0; strong wins and losses carry
+    ``weight``: winrate = 100 · Σ w·win / Σ w over the model's non-missing games. This
+    equals the win rate vs the baseline predicted by Arena-Hard's unpenalised
+    Bradley–Terry fit, because with battles only against one baseline every model's
+    rating is fitted from its own battles alone (a saturated logistic model). Missing
+    games are excluded and counted (``n_missing``). The bootstrap resamples questions,
+    paired across models, not individual battle rows.
+    """
+    rounds = check_int(rounds, "rounds", "arena_hard_winrate", low=1)
+    level = check_in_range(level, "level", "arena_hard_winrate", low=0.0, high=1.0, low_open=True, high_open=True)
+    weight = check_int(weight, "weight", "arena_hard_winrate", low=1)
+    gen, seed = resolve_rng(rng)
+    judges = sorted(frame["judge"].unique().tolist()) if isinstance(frame, pd.DataFrame) and "judge" in frame.columns else [None]
+    parts = []
+    for judge in judges:
+        sub = frame if judge is None else frame[frame["judge"] == judge]
+        _, num, den, models, n_b, n_m = _battle_matrices(sub, float(weight), "arena_hard_winrate")
+        counts = _item_counts(gen, num.shape[1], rounds)
+        point, lo, hi = _ratio_bootstrap(num, den, counts, level)
+        part = pd.DataFrame(
+            {"judge": judge, "model": models, "winrate": 100 * point, "lo": 100 * lo, "hi": 100 * hi, "n_battles": n_b, "n_missing": n_m}
+        )
+        if baseline is not None:
+            part.loc[part["model"] == baseline, ["winrate", "lo", "hi"]] = 50.0
+        parts.append(part.sort_values("winrate", ascending=False, kind="stable"))
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs.update({"seed": seed, "rounds": rounds, "level": level, "weight": weight, "baseline": baseline})
+    return out
+
+
+def _logit10(p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log10(p) - np.log10(1.0 - p)
+
+
+def _fit_bt(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Unpenalised logistic regression of battles vs the baseline → log10-odds per model."""
+    m = len(wins)
+    x = np.zeros((2 * m, m))
+    x[np.arange(m), np.arange(m)] = math.log(_ELO_BASE)
+    x[m + np.arange(m), np.arange(m)] = math.log(_ELO_BASE)
+    y = np.r_[np.ones(m), np.zeros(m)]
+    no_penalty: dict[str, Any] = (
+        {"C": np.inf} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": None}
+    )
+    lr = LogisticRegression(fit_intercept=False, tol=1e-10, max_iter=10_000, **no_penalty)
+    lr.fit(x, y, sample_weight=np.r_[wins, losses])
+    return lr.coef_[0]
+
+
+def bradley_terry(
+    frame: pd.DataFrame,
+    *,
+    baseline: str | None = None,
+    rounds: int = 1000,
+    level: float = 0.95,
+    weight: int = 3,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Bradley–Terry (Elo-scale) ratings from battles against the baseline, Arena-Hard style.
+
+    Parameters
+    ----------
+    frame, baseline, rounds, level, weight, rng:
+        As in :func:`arena_hard_winrate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``judge, model, bt, lo, hi`` sorted by ``bt`` within judge; ``attrs`` as in
+        :func:`arena_hard_winrate`.
+
+    Notes
+    -----
+    scikit-learn's ``LogisticRegression`` without penalty and without intercept is fitted
+    on the weighted battles (feature ln 10 for the model, the baseline is the reference
+    with rating 0; ties count as one half win, one half loss), and
+    ``bt = 1000 + 400 · β`` so the baseline is 1000. With battles against a single
+    baseline only, this is a monotone transform of the win rate p:
+    ``bt = 1000 + 400 · log10(p / (1 − p))`` — it ranks exactly like
+    :func:`arena_hard_winrate`. The bootstrap intervals use that closed form on the
+    question-bootstrap win rates (the same rounds and seed as :func:`arena_hard_winrate`
+    gives for the same ``rng``); percentile intervals commute with monotone maps.
+    A model that wins (loses) every weighted battle has ``bt = +inf`` (``-inf``): the
+    maximum-likelihood rating does not exist, and it is reported rather than clipped.
+    """
+    wr = arena_hard_winrate(frame, baseline=baseline, rounds=rounds, level=level, weight=weight, rng=rng)
+    bt = np.full(len(wr), np.nan)
+    parts = []
+    for judge, idx in wr.groupby("judge", sort=False, dropna=False).indices.items():
+        sub = frame if judge is None or (isinstance(judge, float) and np.isnan(judge)) else frame[frame["judge"] == judge]
+        _, num, den, models, _, _ = _battle_matrices(sub, float(weight), "bradley_terry")
+        p = num.sum(axis=1) / np.where(den.sum(axis=1) > 0, den.sum(axis=1), np.nan)
+        coef = np.full(len(models), np.nan)
+        inner = (p > 0) & (p < 1)
+        if inner.any():
+            coef[inner] = _fit_bt(num.sum(axis=1)[inner], (den - num).sum(axis=1)[inner])
+        coef[p == 1] = np.inf
+        coef[p == 0] = -np.inf
+        rating = pd.Series(_ELO_ANCHOR + _ELO_SCALE * coef, index=models)
+        if baseline is not None and baseline in rating.index:
+            rating[baseline] = _ELO_ANCHOR
+        bt[idx] = rating.loc[wr["model"].to_numpy()[idx]].to_numpy()
+        parts.append(idx)
+    out = pd.DataFrame(
+        {
+            "judge": wr["judge"].to_numpy(),
+            "model": wr["model"].to_numpy(),
+            "bt": bt,
+            "lo": _ELO_ANCHOR + _ELO_SCALE * _logit10(wr["lo"].to_numpy() / 100.0),
+            "hi": _ELO_ANCHOR + _ELO_SCALE * _logit10(wr["hi"].to_numpy() / 100.0),
+        }
+    )
+    out = out.sort_values(["judge", "bt"], ascending=[True, False], kind="stable", na_position="last").reset_index(drop=True)
+    out.attrs.update(wr.attrs)
+    return out
+
+
+def rank(scores: Any) -> np.ndarray:
+    """Rank scores in descending order: 1 = best; ties share the average rank.
+
+    Parameters
+    ----------
+    scores:
+        (M,) scores; NaN gets rank NaN and does not take a rank.
+
+    Returns
+    -------
+    numpy.ndarray
+        (M,) float ranks (``scipy.stats.rankdata(-scores, method="average")``).
+    """
+    x = np.asarray(scores, dtype=float)
+    if x.ndim != 1:
+        raise InputError(f"The 'scores' parameter of rank must be a 1-D array. Got shape {x.shape} instead.")
+    out = np.full(x.shape, np.nan)
+    ok = ~np.isnan(x)
+    out[ok] = stats.rankdata(-x[ok], method="average")
+    return out
+
+
+def retention(
+    original: Any, certified: Any, *, alpha: float, sigma_model: Any
+) -> dict[str, Any]:
+    """How much of the original leaderboard the certified scores keep.
+
+    Parameters
+    ----------
+    original, certified:
+        (M,) model scores before and after the mechanism (finite).
+    alpha:
+        The shrinkage α in [0, 1] (fraction of the score spread kept).
+    sigma_model:
+        Noise standard deviation of each model's certified mean, (M,) or a float.
+
+    Returns
+    -------
+    dict
+        ``spearman``, ``kendall_tau_b``, ``pearson`` (scipy.stats, original vs certified);
+        ``pairs_kept_probability`` (list, M−1): for adjacent models in the original order
+        (descending), Φ(α·gap / sqrt(σ_i² + σ_j²)), the probability the mechanism keeps
+        their order; ``pairs_kept_mean``; ``alpha``; ``spread_ratio`` = std(certified) /
+        std(original) (α plus noise, observed).
+
+    Notes
+    -----
+    The certified mean difference of models i, j is α·(f_i − f_j) + N(0, σ_i² + σ_j²).
+    A zero gap gives 1/2; σ_i = σ_j = 0 gives 1 for a positive gap.
+    """
+    o = check_finite_array(original, "original", "retention", ndim=1, min_size=2)
+    c = check_finite_array(certified, "certified", "retention", ndim=1, min_size=2)
+    if c.shape != o.shape:
+        raise InputError(f"The 'certified' parameter of retention must have the shape of 'original' {o.shape}. Got {c.shape} instead.")
+    alpha = check_in_range(alpha, "alpha", "retention", low=0.0, high=1.0)
+    sig = np.broadcast_to(np.asarray(sigma_model, dtype=float), o.shape).copy() if np.ndim(sigma_model) == 0 else np.asarray(sigma_model, dtype=float)
+    if sig.shape != o.shape or not np.all(np.isfinite(sig)) or np.any(sig < 0):
+        raise InputError(f"The 'sigma_model' parameter of retention must be a non-negative float or (M,) array with M = {o.size}. Got {sigma_model!r} instead.")
+    order = np.argsort(-o, kind="stable")
+    gaps = alpha * (o[order[:-1]] - o[order[1:]])
+    scale = np.sqrt(sig[order[:-1]] ** 2 + sig[order[1:]] ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(scale > 0, gaps / scale, np.where(gaps > 0, np.inf, 0.0))
+    kept = stats.norm.cdf(z)
+    so, sc = float(np.std(o)), float(np.std(c))
+    return {
+        "spearman": float(stats.spearmanr(o, c).statistic),
+        "kendall_tau_b": float(stats.kendalltau(o, c, variant="b").statistic),
+        "pearson": float(stats.pearsonr(o, c).statistic) if so > 0 and sc > 0 else float("nan"),
+        "pairs_kept_probability": kept.tolist(),
+        "pairs_kept_mean": float(kept.mean()),
+        "alpha": alpha,
+        "spread_ratio": sc / so if so > 0 else float("nan"),
+    }
+
+
+def expected_distortion(original_items: Any, alpha: float, center: Any, sigma: float) -> float:
+    """E‖M(D) − f(D)‖² of the shrink-and-noise mechanism M(D) = α f + (1 − α) μ + N(0, σ² I_d).
+
+    Parameters
+    ----------
+    original_items:
+        (d,) f(D), the per-item scores (finite).
+    alpha:
+        Shrinkage α in [0, 1].
+    center:
+        μ, a float or (d,) array.
+    sigma:
+        Noise standard deviation σ >= 0.
+
+    Returns
+    -------
+    float
+        (1 − α)² ‖f − μ‖² + d σ² (exact: the bias and the zero-mean noise are orthogonal).
+    """
+    f = check_finite_array(original_items, "original_items", "expected_distortion", ndim=1)
+    alpha = check_in_range(alpha, "alpha", "expected_distortion", low=0.0, high=1.0)
+    sigma = check_in_range(sigma, "sigma", "expected_distortion", low=0.0)
+    mu = np.broadcast_to(np.asarray(center, dtype=float), f.shape)
+    if not np.all(np.isfinite(mu)):
+        raise InputError("The 'center' parameter of expected_distortion must be finite. Got a NaN or infinite value instead.")
+    return float((1.0 - alpha) ** 2 * np.sum((f - mu) ** 2) + f.size * sigma**2)

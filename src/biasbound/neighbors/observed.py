@@ -1,0 +1,296 @@
+"""Neighbours observed in data the user already has: position swap, variants, reruns.
+
+For one (judge, model), f(D) is the vector of that model's per-item scores in the
+canonical condition: variant ``"original"``, rerun 0, game 1 for pairwise data (game 0
+for single-answer data). Each generator yields Hamming-1 neighbours — one item's
+judgment replaced — represented sparsely by the changed coordinate:
+
+- ``swap``: the neighbour of item i is its game-2 score (positions swapped, already in
+  the model's view — the loaders flip it).
+- ``variant:NAME``: the neighbour of item i is its score under variant NAME (rerun 0,
+  same game).
+- ``rerun``: the neighbour of item i is its score in rerun r >= 1 (same variant
+  ``"original"``, same game); every rerun is one neighbour (intrinsic jitter).
+
+With Δ_i = f(D)_i − f(D′)_i and d the number of non-missing canonical items,
+‖f(D) − f(D′)‖₂ = |Δ_i| and the batch-mean centre moves by |Δ_i| / d, so
+√d · |mean Δ| = |Δ_i| / √d.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import DataFormatError, InputError
+
+__all__ = [
+    "ObservedNeighbors",
+    "canonical_scores",
+    "leaderboard_view_neighbors",
+    "observed_neighbors",
+    "observed_neighbors_for",
+]
+
+_GROUP = ["judge", "model"]
+_REQUIRED = ("judge", "model", "item_id", "variant", "rerun", "game", "score", "source", "line")
+
+
+@dataclass(frozen=True)
+class ObservedNeighbors:
+    """Hamming-1 neighbours of one (judge, model) score vector, stored sparsely.
+
+    Attributes
+    ----------
+    generator:
+        ``"swap"``, ``"variant:NAME"`` or ``"rerun"``.
+    judge, model:
+        The group.
+    item_ids:
+        (m,) item of each neighbour (repeats for several reruns of one item).
+    original:
+        (m,) f(D)_i.
+    neighbor:
+        (m,) f(D′)_i.
+    differences:
+        (m,) original − neighbor.
+    dim:
+        d, the number of non-missing canonical items (the length of f(D)).
+    missing:
+        Pairs excluded because either side is missing (NaN).
+    unmatched:
+        Neighbour rows skipped (``skip_bad=True``) because their item has no canonical row.
+    """
+
+    generator: str
+    judge: str
+    model: str
+    item_ids: np.ndarray
+    original: np.ndarray
+    neighbor: np.ndarray
+    differences: np.ndarray
+    dim: int
+    missing: int
+    unmatched: int = 0
+
+    @property
+    def distances(self) -> np.ndarray:
+        """‖f(D) − f(D′)‖₂ per neighbour; for Hamming-1 neighbours this is |Δ_i|."""
+        return np.abs(self.differences)
+
+    @property
+    def mean_shifts(self) -> np.ndarray:
+        """√d · |mean(f(D) − f(D′))| = |Δ_i| / √d per neighbour (batch-mean centre)."""
+        return np.abs(self.differences) / np.sqrt(self.dim) if self.dim else np.abs(self.differences) * np.nan
+
+
+def _check_frame(frame: object, where: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"The 'frame' parameter of {where} must be a pandas DataFrame. Got {type(frame).__name__} instead.")
+    missing = [c for c in _REQUIRED if c not in frame.columns]
+    if missing:
+        raise InputError(f"The 'frame' parameter of {where} must have the judgment-table columns; missing {missing}.")
+    return frame
+
+
+def _parse_generator(generator: object, where: str) -> tuple[str, str | None]:
+    if generator == "swap" or generator == "rerun":
+        return str(generator), None
+    if isinstance(generator, str) and generator.startswith("variant:") and len(generator) > len("variant:"):
+        name = generator[len("variant:"):]
+        if name == "original":
+            raise InputError(f"The 'generator' parameter of {where} must name a variant other than 'original'. Got {generator!r} instead.")
+        return "variant", name
+    raise InputError(f"The 'generator' parameter of {where} must be 'swap', 'rerun' or 'variant:NAME'. Got {generator!r} instead.")
+
+
+def _canonical_mask(frame: pd.DataFrame) -> pd.Series:
+    return (frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+
+
+def canonical_scores(frame: pd.DataFrame, generator: str = "swap") -> pd.DataFrame:
+    """Return f(D): the canonical score of every (judge, model, item).
+
+    Parameters
+    ----------
+    frame:
+        A judgment table (see ``docs/DESIGN.md``, "Judgment tables").
+    generator:
+        ``"swap"``, ``"rerun"`` or ``"variant:NAME"``. Every generator shares the same
+        canonical condition — variant ``"original"``, rerun 0, game 1 (pairwise) or 0
+        (single) — so that sensitivities of several generators describe one f(D);
+        ``"swap"`` additionally requires pairwise rows (game 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``judge, model, item_id, score, source, line`` (score NaN = missing).
+    """
+    frame = _check_frame(frame, "canonical_scores")
+    kind, _ = _parse_generator(generator, "canonical_scores")
+    mask = _canonical_mask(frame)
+    if kind == "swap":
+        mask &= frame["game"] == 1
+    return frame.loc[mask, ["judge", "model", "item_id", "score", "source", "line"]].reset_index(drop=True)
+
+
+def _neighbor_rows(frame: pd.DataFrame, kind: str, name: str | None) -> pd.DataFrame:
+    if kind == "swap":
+        mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
+    elif kind == "variant":
+        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+    else:
+        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & frame["game"].isin([0, 1])
+    return frame.loc[mask, ["judge", "model", "item_id", "game", "rerun", "score", "source", "line"]]
+
+
+def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = False) -> pd.DataFrame:
+    """Observed Hamming-1 neighbours of every (judge, model) group at once (vectorised).
+
+    Parameters
+    ----------
+    frame:
+        A judgment table.
+    generator:
+        ``"swap"``, ``"rerun"`` or ``"variant:NAME"``.
+    skip_bad:
+        When False, a neighbour row whose (judge, model, item) has no canonical row raises;
+        when True it is skipped and counted in ``attrs["unmatched"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per neighbour with both sides present: ``judge, model, item_id, original,
+        neighbor, difference`` (= original − neighbor), ``rerun`` (the neighbour's rerun),
+        ``dim`` (d of the group: its non-missing canonical items). ``attrs`` holds
+        ``generator``, ``missing`` (pairs excluded because a side is NaN) and ``unmatched``.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the neighbour row's file and line when its item has no canonical row.
+    """
+    frame = _check_frame(frame, "observed_neighbors")
+    kind, name = _parse_generator(generator, "observed_neighbors")
+    canon = canonical_scores(frame, generator)
+    if kind == "swap":
+        canon_key = canon[["judge", "model", "item_id", "score"]]
+    else:
+        canon_key = frame.loc[_canonical_mask(frame), ["judge", "model", "item_id", "game", "score"]]
+    nb = _neighbor_rows(frame, kind, name)
+    on = ["judge", "model", "item_id"] if kind == "swap" else ["judge", "model", "item_id", "game"]
+    merged = nb.merge(canon_key.rename(columns={"score": "original"}), on=on, how="left", indicator=True, validate="many_to_one")
+    unmatched_mask = (merged["_merge"] == "left_only").to_numpy()
+    n_unmatched = int(unmatched_mask.sum())
+    if n_unmatched and not skip_bad:
+        row = merged[unmatched_mask].iloc[0]
+        raise DataFormatError(
+            f"{generator} neighbour of judge {row['judge']!r}, model {row['model']!r}, item {row['item_id']!r} has no "
+            "canonical judgment (variant 'original', rerun 0) to compare with; add it or pass skip_bad=True.",
+            path=str(row["source"]),
+            line=int(row["line"]),
+        )
+    merged = merged[~unmatched_mask]
+    ok = merged["original"].notna() & merged["score"].notna()
+    n_missing = int((~ok).sum())
+    merged = merged[ok]
+    dims = canon[canon["score"].notna()].groupby(_GROUP, sort=False).size().rename("dim").reset_index()
+    out = pd.DataFrame(
+        {
+            "judge": merged["judge"].to_numpy(),
+            "model": merged["model"].to_numpy(),
+            "item_id": merged["item_id"].to_numpy(),
+            "original": merged["original"].to_numpy(dtype=float),
+            "neighbor": merged["score"].to_numpy(dtype=float),
+            "rerun": merged["rerun"].to_numpy(dtype=np.int64),
+        }
+    )
+    out["difference"] = out["original"] - out["neighbor"]
+    out = out.merge(dims, on=_GROUP, how="left")
+    out["dim"] = out["dim"].fillna(0).astype(np.int64)
+    out = out[["judge", "model", "item_id", "original", "neighbor", "difference", "rerun", "dim"]]
+    out.attrs.update({"generator": str(generator), "missing": n_missing, "unmatched": n_unmatched})
+    return out
+
+
+def observed_neighbors_for(
+    frame: pd.DataFrame, *, judge: str, model: str, generator: str, skip_bad: bool = False
+) -> ObservedNeighbors:
+    """Observed Hamming-1 neighbours of one (judge, model) score vector.
+
+    Parameters
+    ----------
+    frame:
+        A judgment table.
+    judge, model:
+        The group; an InputError names the available ones when absent.
+    generator:
+        ``"swap"``, ``"rerun"`` or ``"variant:NAME"``.
+    skip_bad:
+        See :func:`observed_neighbors`.
+
+    Returns
+    -------
+    ObservedNeighbors
+    """
+    frame = _check_frame(frame, "observed_neighbors_for")
+    _parse_generator(generator, "observed_neighbors_for")
+    sub = frame[(frame["judge"] == judge) & (frame["model"] == model)]
+    if sub.empty:
+        raise InputError(
+            f"The 'judge'/'model' parameters of observed_neighbors_for must name a group in the frame. "
+            f"Got ({judge!r}, {model!r}) instead; judges: {sorted(frame['judge'].unique().tolist())[:10]}."
+        )
+    nb = observed_neighbors(sub, generator, skip_bad=skip_bad)
+    canon = canonical_scores(sub, generator)
+    return ObservedNeighbors(
+        generator=str(generator),
+        judge=str(judge),
+        model=str(model),
+        item_ids=nb["item_id"].to_numpy(dtype=object),
+        original=nb["original"].to_numpy(dtype=float),
+        neighbor=nb["neighbor"].to_numpy(dtype=float),
+        differences=nb["difference"].to_numpy(dtype=float),
+        dim=int(canon["score"].notna().sum()),
+        missing=int(nb.attrs["missing"]),
+        unmatched=int(nb.attrs["unmatched"]),
+    )
+
+
+def leaderboard_view_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = False) -> pd.DataFrame:
+    """Neighbour distances in the leaderboard view: f(D) = the vector of model means.
+
+    For each judge, f(D) has one coordinate per model (its mean canonical score over its
+    n_items(model) non-missing items; d = number of models of that judge). Changing one
+    model-item judgment by Δ_i moves that model's coordinate by Δ_i / n_items(model) and
+    no other, so ‖f(D) − f(D′)‖₂ = |Δ_i| / n_items(model).
+
+    Parameters
+    ----------
+    frame, generator, skip_bad:
+        As in :func:`observed_neighbors`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``judge, model, item_id, difference`` (Δ_i / n_items, signed), ``distance``
+        (its absolute value), ``n_items``, ``dim`` (models of the judge), ``mean_shift``
+        (√d · |mean change| = distance / √d, for a batch-mean centre over models).
+        ``attrs`` as in :func:`observed_neighbors`.
+    """
+    frame = _check_frame(frame, "leaderboard_view_neighbors")
+    nb = observed_neighbors(frame, generator, skip_bad=skip_bad)
+    canon = canonical_scores(frame, generator)
+    canon = canon[canon["score"].notna()]
+    n_items = canon.groupby(_GROUP, sort=False).size().rename("n_items").reset_index()
+    n_models = n_items.groupby("judge", sort=False).size().rename("dim_models").reset_index()
+    out = nb[["judge", "model", "item_id", "difference"]].merge(n_items, on=_GROUP, how="left").merge(n_models, on="judge", how="left")
+    out["difference"] = out["difference"] / out["n_items"]
+    out["distance"] = out["difference"].abs()
+    out = out.rename(columns={"dim_models": "dim"})
+    out["mean_shift"] = out["distance"] / np.sqrt(out["dim"])
+    out = out[["judge", "model", "item_id", "difference", "distance", "n_items", "dim", "mean_shift"]]
+    out.attrs.update(nb.attrs)
+    return out
