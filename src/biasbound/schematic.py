@@ -129,7 +129,8 @@ def schematic_adherence(
         Shape mismatch, infinite values, constant overall scores (R² undefined), or too few
         usable rows: ``"paper"`` needs ``n >= 2 + k + k(k+1)/2`` (one more than the quadratic
         model's parameters) so that its in-sample R² is not trivially 1; ``"cv"`` needs at least
-        two rows per fold and ``k + 2`` rows in every training split for the linear model.
+        ``folds`` rows and ``k + 2`` rows in every training split for the linear model (``folds = n``
+        is leave-one-out).
 
     Notes
     -----
@@ -183,11 +184,11 @@ def schematic_adherence(
     else:
         folds_used = check_int(folds, "folds", where, low=2)
         n_train_min = n - math.ceil(n / folds_used)
-        if n < 2 * folds_used or n_train_min < p_lin + 1:
+        if n < folds_used or n_train_min < p_lin + 1:
             raise InputError(
-                f"The 'factors' parameter of {where} must have at least {max(2 * folds_used, p_lin + 1)} usable "
-                f"rows with at least {p_lin + 1} in every training split for {folds_used}-fold cross-validation "
-                f"with {k} factors. Got {n} usable rows instead."
+                f"The 'factors' parameter of {where} must have at least {folds_used} usable rows with at least "
+                f"{p_lin + 1} in every training split for {folds_used}-fold cross-validation with {k} factors. "
+                f"Got {n} usable rows instead."
             )
         gen, seed = resolve_rng(rng)
         cv = KFold(n_splits=folds_used, shuffle=True, random_state=int(gen.integers(2**32)))
