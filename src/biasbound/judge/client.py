@@ -1,0 +1,669 @@
+"""The async judge runner: any OpenAI-compatible chat-completions endpoint, cached and retried.
+
+One async path for every judge call (``judge_many``):
+
+* ``openai.AsyncOpenAI(base_url=..., api_key=..., max_retries=0)`` -- the SDK's own
+  retries are off so the policy below is the only one;
+* at most ``concurrency`` HTTP requests in flight (``asyncio.Semaphore``) and, optionally,
+  at most ``requests_per_minute`` request starts per minute;
+* retries with exponential backoff and jitter (``tenacity.AsyncRetrying``) decided per
+  error type: 408, 409, 429, 5xx, timeouts and connection errors are retried; any other
+  4xx is not. A reply without a usable verdict (garbage, truncated) is retried too, at
+  most ``max_parse_attempts`` times. ``max_attempts`` caps all HTTP attempts of a call;
+  after it the call is recorded as ``failed`` (transport) or ``missing`` (no verdict)
+  with a reason -- never a tie, never a score;
+* 401/403/404 (bad key, bad model, bad URL) stop the run with a :class:`JudgeError`;
+  calls finished before that stay in the cache;
+* every final outcome is committed to the :class:`~biasbound.judge.cache.JudgeCache` at
+  once, so an interrupted run resumes without repeating a finished call.
+
+The API key is read from the environment variable *named* in the config; it is never
+stored in the config, the cache, a result, a log record or an error message (log records
+and exception texts pass through :class:`RedactingFilter` / :func:`redact`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import ipaddress
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
+
+from biasbound._exceptions import InputError, JudgeError
+from biasbound._validation import check_in_range, check_int
+from biasbound.judge.cache import JudgeCache, cache_key
+from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
+from biasbound.judge.prompts import TEMPLATE_VERSION
+
+__all__ = [
+    "JudgeConfig",
+    "JudgeRequest",
+    "JudgeResult",
+    "RedactingFilter",
+    "judge_many",
+    "judge_many_sync",
+    "redact",
+]
+
+logger = logging.getLogger("biasbound.judge")
+
+_REDACTED = "[REDACTED]"
+_RETRY_STATUS = frozenset({408, 409, 429})
+_ABORT_STATUS = frozenset({401, 403, 404})
+_LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "host.docker.internal"})
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How to reach a judge endpoint and how hard to try.
+
+    Parameters
+    ----------
+    base_url:
+        OpenAI-compatible base URL, e.g. ``"https://api.openai.com/v1"`` or
+        ``"http://127.0.0.1:8011/v1"``.
+    model:
+        Model name sent to the endpoint.
+    api_key_env:
+        Name of the environment variable holding the key (the key itself is never stored).
+        When it is unset and the endpoint is local (localhost, 127.0.0.0/8, ::1) the
+        placeholder ``"EMPTY"`` is sent; for other endpoints that is a :class:`JudgeError`.
+    concurrency:
+        Maximum HTTP requests in flight (>= 1).
+    requests_per_minute:
+        Optional cap on request starts per minute (``None`` = no cap).
+    max_attempts:
+        Cap on HTTP attempts per call, retries included (>= 1).
+    max_parse_attempts:
+        Cap on attempts whose reply had no usable verdict (>= 1, <= ``max_attempts``).
+    timeout:
+        Seconds before an HTTP attempt is abandoned (counts as a retryable timeout).
+    backoff_initial, backoff_max, backoff_jitter:
+        Exponential backoff: wait ``min(backoff_max, backoff_initial * 2**k) + U(0, backoff_jitter)``
+        seconds before retry ``k + 1``.
+    temperature, max_tokens, top_p:
+        Sampling parameters (``top_p=None`` is not sent).
+    base_seed:
+        The ``seed`` sent is ``base_seed + rerun``.
+    template_version:
+        Goes into every cache key.
+    prompt_price_per_million, completion_price_per_million:
+        Optional prices (any currency) per million prompt/completion tokens; both given ->
+        each result carries ``cost``.
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    requests_per_minute: float | None = None
+    max_attempts: int = 6
+    max_parse_attempts: int = 3
+    timeout: float = 120.0
+    backoff_initial: float = 1.0
+    backoff_max: float = 30.0
+    backoff_jitter: float = 1.0
+    temperature: float = 0.0
+    max_tokens: int = 4096
+    top_p: float | None = None
+    base_seed: int = 0
+    template_version: str = TEMPLATE_VERSION
+    prompt_price_per_million: float | None = None
+    completion_price_per_million: float | None = None
+
+    def __post_init__(self) -> None:
+        where = "JudgeConfig"
+        for name in ("base_url", "model", "api_key_env", "template_version"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"The {name!r} parameter of {where} must be a non-empty str. Got {value!r} instead.")
+        parsed = urlparse(self.base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise InputError(f"The 'base_url' parameter of {where} must be an http(s) URL. Got {self.base_url!r} instead.")
+        check_int(self.concurrency, "concurrency", where, low=1)
+        check_int(self.max_attempts, "max_attempts", where, low=1)
+        check_int(self.max_parse_attempts, "max_parse_attempts", where, low=1, high=self.max_attempts)
+        check_int(self.max_tokens, "max_tokens", where, low=1)
+        check_int(self.base_seed, "base_seed", where, low=0)
+        if self.requests_per_minute is not None:
+            check_in_range(self.requests_per_minute, "requests_per_minute", where, low=0, low_open=True)
+        check_in_range(self.timeout, "timeout", where, low=0, low_open=True)
+        check_in_range(self.backoff_initial, "backoff_initial", where, low=0)
+        check_in_range(self.backoff_max, "backoff_max", where, low=0)
+        check_in_range(self.backoff_jitter, "backoff_jitter", where, low=0)
+        object.__setattr__(self, "temperature", check_in_range(self.temperature, "temperature", where, low=0, high=2))
+        if self.top_p is not None:
+            object.__setattr__(self, "top_p", check_in_range(self.top_p, "top_p", where, low=0, high=1, low_open=True))
+        for name in ("prompt_price_per_million", "completion_price_per_million"):
+            if getattr(self, name) is not None:
+                check_in_range(getattr(self, name), name, where, low=0)
+
+    @property
+    def is_local(self) -> bool:
+        """Whether ``base_url`` points at this machine."""
+        host = (urlparse(self.base_url).hostname or "").lower()
+        if host in _LOCAL_HOSTS:
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One chat call to make.
+
+    Parameters
+    ----------
+    key:
+        The caller's label for the call (e.g. ``"q17/model-x/game1/rerun0"``); not part of the cache key.
+    messages:
+        Chat messages; the system message's first line names the task (``biasbound-task: ...``).
+    task:
+        One of ``judge-pairwise``, ``judge-single``, ``paraphrase``, ``insert-error``;
+        ``None`` reads it from the system message.
+    rerun:
+        Rerun index (>= 0); the seed sent is ``base_seed + rerun`` unless ``seed`` is given.
+    model, temperature, max_tokens, top_p, seed:
+        Per-request overrides of the config (``None`` = use the config).
+    metadata:
+        Anything the caller wants back on the result (not sent, not in the cache key).
+    """
+
+    key: str
+    messages: Sequence[Mapping[str, str]]
+    task: str | None = None
+    rerun: int = 0
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        where = "JudgeRequest"
+        if not isinstance(self.key, str) or not self.key:
+            raise InputError(f"The 'key' parameter of {where} must be a non-empty str. Got {self.key!r} instead.")
+        msgs = tuple(dict(m) for m in self.messages)
+        if not msgs or not all(isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in msgs):
+            raise InputError(f"The 'messages' parameter of {where} must be a non-empty list of {{role, content}} str dicts "
+                             f"(request {self.key!r}).")
+        object.__setattr__(self, "messages", msgs)
+        check_int(self.rerun, "rerun", where, low=0)
+        task = self.task if self.task is not None else task_of(msgs)
+        if task not in TASKS:
+            raise InputError(f"The 'task' parameter of {where} must be one of {', '.join(map(repr, TASKS))} "
+                             f"(or named on the system message's first line). Got {task!r} for request {self.key!r} instead.")
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "metadata", dict(self.metadata))
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """The outcome of one :class:`JudgeRequest`.
+
+    Attributes
+    ----------
+    key, cache_key, task, rerun, seed, model:
+        Identify the call.
+    status:
+        ``"ok"`` (value parsed), ``"missing"`` (replies came back but none had a usable verdict
+        within the parse budget, or the verdict was ambiguous) or ``"failed"`` (the endpoint
+        failed beyond the retry budget). Only ``ok`` results carry a value.
+    verdict:
+        Pairwise: overall label (``"A>B"``); single: rating (float in [1, 10]); rewrite tasks:
+        the rewritten text. ``None`` unless ``status == "ok"``.
+    factors:
+        Per-factor verdicts / scores (``None`` = missing factor).
+    extra:
+        Task-specific extras (insert-error: ``{"inserted": description}``).
+    raw:
+        The last reply text received (``None`` if none arrived).
+    reason:
+        Why the result is not ok (or which factors are missing); ``None`` otherwise.
+    prompt_tokens, completion_tokens:
+        Summed over every attempt that returned usage (``None`` when no usage came back).
+    cost:
+        From the config's per-million prices, else ``None``.
+    attempts:
+        HTTP attempts made (0 when served from the cache in this run: see ``from_cache``).
+    latency:
+        Seconds from the first attempt to the final outcome, backoff included.
+    from_cache:
+        Whether this run read the result from the cache.
+    messages, metadata:
+        Echoed from the request.
+    """
+
+    key: str
+    cache_key: str
+    task: str
+    status: str
+    verdict: Any = None
+    factors: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    raw: str | None = None
+    reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+    attempts: int = 0
+    latency: float = 0.0
+    rerun: int = 0
+    seed: int | None = None
+    model: str = ""
+    from_cache: bool = False
+    messages: Sequence[Mapping[str, str]] = field(default=(), repr=False)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdicts(self) -> dict[str, Any]:
+        """``{"overall": verdict, <factor>: ...}``."""
+        return {"overall": self.verdict, **dict(self.factors)}
+
+    def to_dict(self, *, include_messages: bool = False) -> dict[str, Any]:
+        """A JSON-ready form (messages left out unless asked for)."""
+        out = dataclasses.asdict(self)
+        out["factors"] = dict(self.factors)
+        out["extra"] = dict(self.extra)
+        out["metadata"] = dict(self.metadata)
+        if include_messages:
+            out["messages"] = [dict(m) for m in self.messages]
+        else:
+            out.pop("messages")
+        return out
+
+
+# --------------------------------------------------------------------------- key redaction
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every occurrence of each secret (4+ characters) in ``text`` with ``[REDACTED]``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, _REDACTED)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that removes the given secrets from every record's message and traceback text."""
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        super().__init__()
+        self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        message = record.getMessage()
+        clean = redact(message, self._secrets)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        if record.exc_info and record.exc_text is None:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self._secrets)
+        return True
+
+
+_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "biasbound", "biasbound.judge")
+
+
+@contextmanager
+def _redacting_logs(secret: str | None) -> Iterator[None]:
+    """Attach a :class:`RedactingFilter` to the SDK/httpx/biasbound loggers and to every root handler."""
+    filt = RedactingFilter([secret])
+    targets: list[logging.Filterer] = [logging.getLogger(n) for n in _FILTERED_LOGGERS]
+    for lg in [logging.getLogger()] + [logging.getLogger(n) for n in _FILTERED_LOGGERS]:
+        targets.extend(lg.handlers)
+    for t in targets:
+        t.addFilter(filt)
+    try:
+        yield
+    finally:
+        for t in targets:
+            t.removeFilter(filt)
+
+
+def _api_key(config: JudgeConfig) -> tuple[str, str | None]:
+    """Return (key to send, secret to redact)."""
+    key = os.environ.get(config.api_key_env)
+    if key:
+        return key, key
+    if config.is_local:
+        return "EMPTY", None
+    raise JudgeError(
+        f"The judge endpoint {config.base_url} needs an API key: set the environment variable "
+        f"{config.api_key_env!r} (named by 'api_key_env' in the judge config)."
+    )
+
+
+# --------------------------------------------------------------------------- retry machinery
+
+
+class _Unparseable(Exception):
+    """A reply arrived but held no usable verdict (retryable up to max_parse_attempts)."""
+
+    def __init__(self, parsed: ParsedReply, finish_reason: str | None) -> None:
+        super().__init__(parsed.reason or "no verdict found")
+        self.parsed = parsed
+        self.finish_reason = finish_reason
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, _Unparseable):
+        return True
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+    return False
+
+
+class _RateLimiter:
+    """Spaces request starts at least ``60 / rpm`` seconds apart."""
+
+    def __init__(self, rpm: float | None) -> None:
+        self.interval = 0.0 if rpm is None else 60.0 / float(rpm)
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if self.interval <= 0.0:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+@dataclass
+class _Call:
+    request: JudgeRequest
+    model: str
+    temperature: float
+    max_tokens: int
+    top_p: float | None
+    seed: int
+    cache_key: str
+    factors: tuple[str, ...] | None
+
+
+def _resolve(request: JudgeRequest, config: JudgeConfig) -> _Call:
+    model = request.model if request.model is not None else config.model
+    temperature = float(request.temperature) if request.temperature is not None else config.temperature
+    max_tokens = int(request.max_tokens) if request.max_tokens is not None else config.max_tokens
+    top_p = float(request.top_p) if request.top_p is not None else config.top_p
+    seed = int(request.seed) if request.seed is not None else config.base_seed + request.rerun
+    key = cache_key(
+        base_url=config.base_url, model=model, messages=request.messages, temperature=temperature,
+        max_tokens=max_tokens, top_p=top_p, seed=seed, rerun=request.rerun, template_version=config.template_version,
+    )
+    return _Call(request, model, temperature, max_tokens, top_p, seed, key, rubric_factors(request.messages))
+
+
+class _Run:
+    """State shared by the calls of one ``judge_many`` run."""
+
+    def __init__(self, config: JudgeConfig, cache: JudgeCache | None, client: openai.AsyncOpenAI, secret: str | None) -> None:
+        self.config = config
+        self.cache = cache
+        self.client = client
+        self.secret = secret
+        self.semaphore = asyncio.Semaphore(config.concurrency)
+        self.limiter = _RateLimiter(config.requests_per_minute)
+        self.abort: JudgeError | None = None
+
+    def clean(self, text: str) -> str:
+        return redact(text, [self.secret])
+
+    def describe(self, exc: BaseException) -> str:
+        if isinstance(exc, openai.APIStatusError):
+            what = f"HTTP {exc.status_code} {type(exc).__name__}"
+        else:
+            what = type(exc).__name__
+        return self.clean(f"{what}: {exc}")[:500]
+
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        p, c = self.config.prompt_price_per_million, self.config.completion_price_per_million
+        if p is None or c is None or prompt_tokens is None or completion_tokens is None:
+            return None
+        return (prompt_tokens * p + completion_tokens * c) / 1e6
+
+    async def judge(self, call: _Call) -> JudgeResult:
+        cfg = self.config
+        state = {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None}
+
+        def stop(retry_state: RetryCallState) -> bool:
+            if self.abort is not None or state["attempts"] >= cfg.max_attempts:
+                return True
+            exc = retry_state.outcome.exception() if retry_state.outcome else None
+            return isinstance(exc, _Unparseable) and state["parse_failures"] >= cfg.max_parse_attempts
+
+        async def attempt() -> ParsedReply:
+            await self.limiter.wait()
+            async with self.semaphore:
+                state["attempts"] += 1
+                kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
+                                          "temperature": call.temperature, "max_tokens": call.max_tokens,
+                                          "seed": call.seed}
+                if call.top_p is not None:
+                    kwargs["top_p"] = call.top_p
+                response = await self.client.chat.completions.create(**kwargs)
+            usage = getattr(response, "usage", None)
+            if usage is not None:
+                state["prompt"] = (state["prompt"] or 0) + int(usage.prompt_tokens or 0)
+                state["completion"] = (state["completion"] or 0) + int(usage.completion_tokens or 0)
+            choice = response.choices[0] if response.choices else None
+            text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
+            state["raw"] = text
+            parsed = parse_reply(text, call.request.task, factors=call.factors)
+            if parsed.status != "ok" and not (parsed.reason or "").startswith("ambiguous"):
+                state["parse_failures"] += 1
+                raise _Unparseable(parsed, getattr(choice, "finish_reason", None))
+            return parsed
+
+        retrying = AsyncRetrying(
+            stop=stop,
+            wait=wait_exponential_jitter(initial=cfg.backoff_initial, max=cfg.backoff_max, jitter=cfg.backoff_jitter),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+        )
+        t0 = time.monotonic()
+        status, parsed, reason, refused = "failed", None, None, False
+        try:
+            parsed = await retrying(attempt)
+            status, reason = parsed.status, parsed.reason
+        except _Unparseable as exc:
+            status = "missing"
+            reason = (f"{exc.parsed.reason or 'no verdict found'} after {state['parse_failures']} unparseable "
+                      f"repl{'y' if state['parse_failures'] == 1 else 'ies'} (last finish_reason={exc.finish_reason})")
+        except openai.APIStatusError as exc:
+            reason = f"{self.describe(exc)} after {state['attempts']} attempt(s)"
+            refused = exc.status_code in _ABORT_STATUS
+            if refused and self.abort is None:
+                hint = (f"check the key in {cfg.api_key_env!r}" if exc.status_code in (401, 403)
+                        else f"check base_url {cfg.base_url!r} and model {call.model!r}")
+                self.abort = JudgeError(self.clean(f"The judge endpoint refused the request with HTTP {exc.status_code}; {hint}."))
+        except openai.OpenAIError as exc:  # timeouts, connection errors, malformed responses
+            reason = f"{self.describe(exc)} after {state['attempts']} attempt(s)"
+        latency = time.monotonic() - t0
+        result = JudgeResult(
+            key=call.request.key, cache_key=call.cache_key, task=call.request.task, status=status,
+            verdict=parsed.value if parsed is not None and status == "ok" else None,
+            factors=dict(parsed.factors) if parsed is not None else {},
+            extra=dict(parsed.extra) if parsed is not None else {},
+            raw=state["raw"], reason=reason, prompt_tokens=state["prompt"], completion_tokens=state["completion"],
+            cost=self.cost(state["prompt"], state["completion"]), attempts=state["attempts"], latency=latency,
+            rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False,
+            messages=call.request.messages, metadata=call.request.metadata,
+        )
+        if status != "ok":
+            logger.warning("judge call %s %s: %s", call.request.key, status, reason)
+        if self.cache is not None and not refused:  # a refused call is a configuration error, not an outcome
+            self.cache.put(call.cache_key, status, _payload(result))
+        return result
+
+
+_PAYLOAD_FIELDS = ("task", "status", "verdict", "factors", "extra", "raw", "reason", "prompt_tokens",
+                   "completion_tokens", "cost", "attempts", "latency", "seed", "rerun", "model")
+
+
+def _payload(result: JudgeResult) -> dict[str, Any]:
+    d = result.to_dict()
+    return {k: d[k] for k in _PAYLOAD_FIELDS}
+
+
+def _from_cache(call: _Call, entry: Mapping[str, Any]) -> JudgeResult:
+    p = entry["payload"]
+    return JudgeResult(
+        key=call.request.key, cache_key=call.cache_key, task=p["task"], status=entry["status"], verdict=p["verdict"],
+        factors=p["factors"], extra=p["extra"], raw=p["raw"], reason=p["reason"], prompt_tokens=p["prompt_tokens"],
+        completion_tokens=p["completion_tokens"], cost=p["cost"], attempts=p["attempts"], latency=p["latency"],
+        rerun=p["rerun"], seed=p["seed"], model=p["model"], from_cache=True, messages=call.request.messages,
+        metadata=call.request.metadata,
+    )
+
+
+class _RateColumn(ProgressColumn):
+    """Calls per second."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("? calls/s" if speed is None else f"{speed:.1f} calls/s", style="progress.data.speed")
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+async def judge_many(
+    requests: Sequence[JudgeRequest],
+    *,
+    config: JudgeConfig,
+    cache: JudgeCache | str | Path | None = None,
+    progress: bool = True,
+    retry_failed: bool = False,
+) -> list[JudgeResult]:
+    """Judge every request (cached, concurrent, retried) and return the results in request order.
+
+    Parameters
+    ----------
+    requests:
+        The calls to make. Requests with the same cache key are called once.
+    config:
+        Endpoint, concurrency and retry policy.
+    cache:
+        A :class:`JudgeCache`, a path to one (opened and closed here), or ``None`` (no cache).
+    progress:
+        Show a rich progress bar (rate and ETA) on stderr.
+    retry_failed:
+        Call again the requests whose cached outcome is ``failed`` or ``missing``.
+
+    Returns
+    -------
+    list of JudgeResult
+        One per request, same order. Failures are results with ``status`` ``"failed"`` or
+        ``"missing"`` and a ``reason``.
+
+    Raises
+    ------
+    JudgeError
+        No API key for a non-local endpoint, or the endpoint answered 401/403/404
+        (remaining calls are cancelled; finished calls stay in the cache).
+    """
+    if not isinstance(config, JudgeConfig):
+        raise TypeError(f"The 'config' parameter of judge_many must be a JudgeConfig. Got {type(config).__name__} instead.")
+    requests = list(requests)
+    for i, r in enumerate(requests):
+        if not isinstance(r, JudgeRequest):
+            raise TypeError(f"The 'requests' parameter of judge_many must hold JudgeRequest objects. Got {type(r).__name__} at index {i} instead.")
+    api_key, secret = _api_key(config)
+    own_cache = cache is not None and not isinstance(cache, JudgeCache)
+    store: JudgeCache | None = JudgeCache(cache) if own_cache else cache  # type: ignore[arg-type]
+    calls = [_resolve(r, config) for r in requests]
+    results: list[JudgeResult | None] = [None] * len(calls)
+    todo: dict[str, list[int]] = {}
+    for i, call in enumerate(calls):
+        entry = store.get(call.cache_key) if store is not None else None
+        if entry is not None and (entry["status"] == "ok" or not retry_failed):
+            results[i] = _from_cache(call, entry)
+        else:
+            todo.setdefault(call.cache_key, []).append(i)
+    try:
+        with _redacting_logs(secret):
+            client = openai.AsyncOpenAI(base_url=config.base_url, api_key=api_key, max_retries=0, timeout=config.timeout)
+            run = _Run(config, store, client, secret)
+            columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+            with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
+                task_id = bar.add_task(f"judging ({len(requests) - sum(map(len, todo.values()))} cached)", total=len(requests))
+                bar.advance(task_id, len(requests) - sum(map(len, todo.values())))
+
+                async def one(indices: list[int]) -> None:
+                    result = await run.judge(calls[indices[0]])
+                    for j in indices:
+                        results[j] = result if j == indices[0] else dataclasses.replace(
+                            result, key=calls[j].request.key, messages=calls[j].request.messages,
+                            metadata=calls[j].request.metadata)
+                    bar.advance(task_id, len(indices))
+                    if run.abort is not None:
+                        raise run.abort
+
+                tasks = [asyncio.ensure_future(one(indices)) for indices in todo.values()]
+                try:
+                    await asyncio.gather(*tasks)
+                finally:
+                    for t in tasks:
+                        t.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    await client.close()
+    finally:
+        if own_cache and store is not None:
+            store.close()
+    return [r for r in results if r is not None]
+
+
+def judge_many_sync(
+    requests: Sequence[JudgeRequest],
+    *,
+    config: JudgeConfig,
+    cache: JudgeCache | str | Path | None = None,
+    progress: bool = True,
+    retry_failed: bool = False,
+) -> list[JudgeResult]:
+    """Blocking wrapper of :func:`judge_many` (not usable inside a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(judge_many(requests, config=config, cache=cache, progress=progress, retry_failed=retry_failed))
+    raise JudgeError("judge_many_sync cannot run inside a running event loop; use 'await judge_many(...)' instead.")
