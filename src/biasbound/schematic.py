@@ -138,6 +138,8 @@ def schematic_adherence(
     ``R²_schematic = max(R²_linear, R²_poly)``; ``S_sch = sqrt(1 - R²)`` with ``R²`` clipped to
     ``[0, 1]`` (the raw value is reported). In ``"cv"`` mode the maximum over two models is
     slightly optimistic; the clip at 0 means "the factors predict no better than the mean".
+    In ``"cv"`` mode a training split smaller than the quadratic model's parameter count gets
+    scikit-learn's minimum-norm least-squares fit; its out-of-sample R² is then simply poor.
     Decision: in ``"paper"`` mode an unidentifiable quadratic model is an error rather than a
     silent fallback to the linear model, since the paper's ``R²`` is defined with both.
     """
