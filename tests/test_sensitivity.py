@@ -271,12 +271,18 @@ def test_combine_max_and_rms_with_floor() -> None:
     assert r.delta_star == pytest.approx(math.sqrt((0.04 + 1e-6 + 0.01) / 3))
     assert r.ucb == pytest.approx(math.sqrt((0.09 + 1e-6 + 0.0625) / 3))
     assert r.ucb_components == {"fmt": 0.3, "sch": 1e-3, "psy": 0.25}
+    assert r.generators == {
+        "fmt": {"delta_star": 0.2, "m": 10, "ucb": 0.3},
+        "sch": {"delta_star": 0.0, "m": 10, "ucb": 0.0001},
+        "psy": {"delta_star": 0.1, "m": 10, "ucb": 0.25},
+    }
     assert r.to_dict()["how"] == "rms"
 
 
 def test_combine_mapping_and_missing_ucb() -> None:
     out = combine({"fmt": 0.0, "sch": 0.4}, how="max", floor=0.01)
     assert out.components == {"fmt": 0.01, "sch": 0.4} and out.ucb is None
+    assert out.generators == {"fmt": {"delta_star": 0.0, "m": None, "ucb": None}, "sch": {"delta_star": 0.4, "m": None, "ucb": None}}
     a = SensitivityEstimate(name="fmt", delta_star=0.2, m=10, ucb=0.3)
     b = SensitivityEstimate(name="sch", delta_star=0.1, m=10)
     assert combine([a, b]).ucb is None

@@ -422,6 +422,9 @@ class CombinedSensitivity:
         Lower bound applied to every component before aggregation.
     ucb_components : dict of str to float or None
         Each generator's floored UCB (None when ``ucb`` is None).
+    generators : dict of str to dict
+        Each generator's unfloored record ``{"delta_star", "m", "ucb"}`` (``m`` and ``ucb`` are None
+        for plain-float inputs); the shape of ``Certificate.generators``.
     """
 
     how: str
@@ -430,6 +433,7 @@ class CombinedSensitivity:
     components: dict[str, float]
     floor: float
     ucb_components: dict[str, float] | None = None
+    generators: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -476,10 +480,12 @@ def combine(
     how = check_one_of(how, "how", where, COMBINE_HOW)
     floor = check_in_range(floor, "floor", where, low=0.0)
     items: list[tuple[str, float, float | None]] = []
+    sizes: dict[str, int | None] = {}
     if isinstance(estimates, Mapping):
         for key, value in estimates.items():
             v = check_in_range(value, f"estimates[{key!r}]", where, low=0.0)
             items.append((str(key), v, None))
+            sizes[str(key)] = None
     else:
         for i, est in enumerate(estimates):
             if not isinstance(est, SensitivityEstimate):
@@ -488,6 +494,7 @@ def combine(
                     f"Got {type(est).__name__} at position {i} instead."
                 )
             items.append((est.name, est.delta_star, est.ucb))
+            sizes[est.name] = est.m
     if not items:
         raise InputError(f"The 'estimates' parameter of {where} must hold at least one generator. Got 0 instead.")
     names = [n for n, _, _ in items]
@@ -500,8 +507,15 @@ def combine(
     if all(u is not None for _, _, u in items):
         ucb_components = {n: max(float(u), floor) for n, _, u in items}  # type: ignore[arg-type]
         ucb = _aggregate(list(ucb_components.values()), how)
+    generators = {n: {"delta_star": v, "m": sizes[n], "ucb": u} for n, v, u in items}
     return CombinedSensitivity(
-        how=how, delta_star=delta, ucb=ucb, components=components, floor=floor, ucb_components=ucb_components
+        how=how,
+        delta_star=delta,
+        ucb=ucb,
+        components=components,
+        floor=floor,
+        ucb_components=ucb_components,
+        generators=generators,
     )
 
 
