@@ -1,0 +1,257 @@
+"""The synthetic judge: the formula's known biases, its closed forms, and the HTTP server."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import urllib.error
+import urllib.request
+
+import numpy as np
+import openai
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from biasbound import InputError
+from biasbound.judge.parsing import parse_pairwise, parse_rewrite, parse_single
+from biasbound.judge.prompts import default_rubric, render_pairwise, render_single
+from biasbound.testing import (
+    ERROR_SENTENCES,
+    SYNONYMS,
+    SyntheticJudge,
+    SyntheticJudgeConfig,
+    SyntheticServerConfig,
+    count_markdown,
+    find_inserted_error,
+    fingerprint,
+    serve_in_thread,
+)
+
+ANSWER = """## How to start
+
+Use a big hammer to fix the problem.
+
+- First, check the nail.
+- Then **start** slowly; it is often easy.
+
+This method helps in most examples."""
+
+# The same content reformatted the ways the `format` generator does: emphasis removed,
+# bullets -> numbers, heading level changed, blank lines removed/added.
+REFORMATTED = [
+    ANSWER.replace("**", ""),
+    ANSWER.replace("- First", "1. First").replace("- Then", "2. Then"),
+    ANSWER.replace("## How", "#### How"),
+    ANSWER.replace("\n\n", "\n"),
+    ANSWER.replace("\n\n", "\n\n\n"),
+    ANSWER.replace("## How to start", "**How to start**"),
+]
+
+NEUTRAL = dict(quality_sd=0.0, markdown_bonus=0.0, markdown_cap=0.0, length_coef=0.0, position_bias=0.0,
+               error_penalty=0.0, rubric_focus=0.0, jitter_sd=0.0)
+
+
+def test_fingerprint_invariant_to_formatting_and_paraphrase() -> None:
+    fp = fingerprint(ANSWER)
+    for variant in REFORMATTED:
+        assert fingerprint(variant) == fp, variant
+    judge = SyntheticJudge()
+    for seed in range(5):
+        para = judge.paraphrase(ANSWER, seed)
+        assert fingerprint(para) == fp
+        assert judge.paraphrase(ANSWER, seed) == para  # deterministic
+    assert any(judge.paraphrase(ANSWER, s) != ANSWER for s in range(5))
+    # content changes do change it
+    assert fingerprint(ANSWER.replace("hammer", "wrench")) != fp
+    assert fingerprint(ANSWER + " Extra sentence.") != fp
+
+
+def test_paraphrase_swaps_only_table_words_and_keeps_case() -> None:
+    judge = SyntheticJudge(SyntheticJudgeConfig(paraphrase_rate=1.0))
+    assert judge.paraphrase("Use it. USE it. use it. Hammer.", 0) == "Utilize it. UTILIZE it. utilize it. Hammer."
+    assert judge.paraphrase(judge.paraphrase(ANSWER, 0), 0) == ANSWER  # every swap is to the partner
+    table_words = {w for pair in SYNONYMS for w in pair}
+    assert len(table_words) == 2 * len(SYNONYMS)  # each word in one pair only
+    for sentence in ERROR_SENTENCES:
+        assert not {w.lower() for w in re.findall(r"[A-Za-z]+", sentence)} & table_words
+
+
+def test_count_markdown_by_hand() -> None:
+    text = "# Title\n\n- a\n- b\n1. c\n2) d\n**bold** and __bold__ and `code`\n```\nx\n```\n| a | b |\n|---|---|"
+    # 1 heading + 2 bullets + 2 numbered + 2 bold + 1 inline code + 2 fences + 2 table rows
+    assert count_markdown(text) == 12
+    assert count_markdown("plain text only") == 0
+
+
+def test_insert_error_is_found_and_keeps_the_fingerprint() -> None:
+    judge = SyntheticJudge()
+    out, desc = judge.insert_error(ANSWER, seed=2)
+    k = find_inserted_error(out)
+    assert k is not None and ERROR_SENTENCES[k] in out and ERROR_SENTENCES[k] in desc
+    assert find_inserted_error(ANSWER) is None
+    assert fingerprint(out) == fingerprint(ANSWER)
+    assert find_inserted_error(judge.paraphrase(out, 1)) == k
+    assert find_inserted_error(out.replace(ERROR_SENTENCES[k], f"**{ERROR_SENTENCES[k]}**")) == k
+
+
+def _d0(config: SyntheticJudgeConfig, a: str, b: str, rubric=None) -> float:
+    return SyntheticJudge(config).components(render_pairwise("Q", a, b, rubric=rubric))["d0"]
+
+
+def test_each_bias_term_by_hand() -> None:
+    plain = "Use a hammer to fix it."
+    # position bias alone: identical answers differ by exactly the bonus for A
+    assert _d0(SyntheticJudgeConfig(**{**NEUTRAL, "position_bias": 0.4}), plain, plain) == pytest.approx(0.4, abs=1e-12)
+    # markdown: 3 bold spans at 0.15 each, capped at 0.6
+    bold = "Use a **hammer** to **fix** it **now**."
+    plain_now = "Use a hammer to fix it now."
+    cfg = SyntheticJudgeConfig(**{**NEUTRAL, "markdown_bonus": 0.15, "markdown_cap": 0.6})
+    assert _d0(cfg, bold, plain_now) == pytest.approx(0.45, abs=1e-12)
+    cfg = SyntheticJudgeConfig(**{**NEUTRAL, "markdown_bonus": 0.25, "markdown_cap": 0.6})
+    assert _d0(cfg, bold, plain_now) == pytest.approx(0.6, abs=1e-12)
+    # length: 0.25 * (log(1 + 12) - log(1 + 6)) words counted by hand
+    long = "Use a hammer to fix it, then check the nail twice more."
+    cfg = SyntheticJudgeConfig(**{**NEUTRAL, "length_coef": 0.25})
+    assert _d0(cfg, long, plain) == pytest.approx(0.25 * (math.log(13) - math.log(7)), abs=1e-12)
+    # inserted error, always detected: penalty 1.5 (quality and length switched off)
+    with_error, _ = SyntheticJudge().insert_error(plain, seed=0)
+    cfg = SyntheticJudgeConfig(**{**NEUTRAL, "error_penalty": 1.5, "error_detect_prob": 1.0})
+    assert _d0(cfg, with_error, plain) == pytest.approx(-1.5, abs=1e-12)
+    cfg = SyntheticJudgeConfig(**{**NEUTRAL, "error_penalty": 1.5, "error_detect_prob": 0.0})
+    assert _d0(cfg, with_error, plain) == 0.0
+    # rubric order: style first -> extra weight 0.5 on the markdown term (0.45 difference)
+    style_first = default_rubric("pairwise").reordered(["style", "correctness", "completeness", "safety", "conciseness"])
+    cfg = SyntheticJudgeConfig(**{**NEUTRAL, "markdown_bonus": 0.15, "markdown_cap": 0.6, "rubric_focus": 0.5})
+    assert _d0(cfg, bold, plain_now, rubric=style_first) == pytest.approx(0.45 * 1.5, abs=1e-12)
+    assert _d0(cfg, bold, plain_now) == pytest.approx(0.45, abs=1e-12)  # correctness first: quality focus, 0 here
+
+
+def test_verdict_thresholds_by_hand() -> None:
+    plain = "Use a hammer to fix it."
+    for bias, expected in [(0.0, "A=B"), (0.29, "A=B"), (0.3, "A>B"), (1.19, "A>B"), (1.2, "A>>B"), (-0.5, "B>A"), (-2.0, "B>>A")]:
+        cfg = SyntheticJudgeConfig(**{**NEUTRAL, "position_bias": bias, "tie_threshold": 0.3, "strong_threshold": 1.2})
+        reply = SyntheticJudge(cfg).reply(render_pairwise("Q", plain, plain), seed=0)
+        assert parse_pairwise(reply).value == expected
+
+
+def test_probabilities_match_scipy_and_reruns() -> None:
+    """Closed-form verdict probabilities vs scipy and vs 4000 reruns (seeds 0..3999).
+
+    Each frequency is checked within 5 binomial standard errors (+1e-3): for independent
+    draws the false-failure rate is below 1e-5 over the 15 checks; the seeds are fixed, so
+    the outcome is deterministic.
+    """
+    judge = SyntheticJudge(SyntheticJudgeConfig(jitter_sd=0.6))
+    msgs = render_pairwise("Q", ANSWER, "Use a hammer. It is easy.")
+    comp = judge.components(msgs)
+    probs = judge.verdict_probabilities(msgs)
+    sd = 0.6 * math.sqrt(2)
+    cdf = stats.norm(comp["d0"], sd).cdf
+    expected = {"B>>A": cdf(-1.2), "B>A": cdf(-0.3) - cdf(-1.2), "A=B": cdf(0.3) - cdf(-0.3),
+                "A>B": cdf(1.2) - cdf(0.3), "A>>B": 1 - cdf(1.2)}
+    for v, p in expected.items():
+        assert probs[v] == pytest.approx(p, abs=1e-12)
+    n = 4000
+    verdicts = [judge.judgment(msgs, s)["overall"] for s in range(n)]
+    for v, p in probs.items():
+        freq = verdicts.count(v) / n
+        assert abs(freq - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-3
+    scores = {"A>>B": 1.0, "A>B": 0.75, "A=B": 0.5, "B>A": 0.25, "B>>A": 0.0}
+    mc_mean = float(np.mean([scores[v] for v in verdicts]))
+    assert abs(mc_mean - judge.expected_score(msgs)) <= 5 * 0.5 / math.sqrt(n)
+    # single-answer ratings
+    single = render_single("Q", ANSWER)
+    rprobs = judge.verdict_probabilities(single)
+    assert sum(rprobs.values()) == pytest.approx(1.0, abs=1e-12)
+    ratings = [judge.judgment(single, s)["overall"] for s in range(n)]
+    for k, p in rprobs.items():
+        assert abs(ratings.count(k) / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-3
+    assert abs(np.mean(ratings) - judge.expected_score(single)) <= 5 * np.std(ratings) / math.sqrt(n) + 1e-3
+
+
+def test_replies_parse_and_agree_with_the_judgment() -> None:
+    judge = SyntheticJudge()
+    msgs = render_pairwise("Q", ANSWER, "Use a hammer.")
+    for seed in range(3):
+        parsed = parse_pairwise(judge.reply(msgs, seed))
+        j = judge.judgment(msgs, seed)
+        assert parsed.status == "ok" and parsed.value == j["overall"] and parsed.factors == j["factors"]
+    single = render_single("Q", ANSWER)
+    parsed = parse_single(judge.reply(single, 1))
+    j = judge.judgment(single, 1)
+    assert parsed.value == j["overall"] and parsed.factors == {k: float(v) for k, v in j["factors"].items()}
+    with pytest.raises(InputError, match="biasbound-task"):
+        judge.reply([{"role": "system", "content": "hello"}, {"role": "user", "content": "x"}])
+
+
+def _rewrite_messages(task: str, text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": f"biasbound-task: {task}\nRewrite the text."},
+            {"role": "user", "content": f"<<<RESPONSE\n{text}\nRESPONSE>>>"}]
+
+
+def test_http_server_speaks_the_protocol(monkeypatch) -> None:
+    monkeypatch.setenv("BIASBOUND_SYNTH_TEST_KEY", "sk-synthetic-test-0001")
+    config = SyntheticServerConfig(api_key_env="BIASBOUND_SYNTH_TEST_KEY", model="synth")
+    judge = SyntheticJudge(config.judge)
+    with serve_in_thread(config) as server:
+        url, stop = server
+        with urllib.request.urlopen(url + "/models") as resp:
+            assert json.load(resp)["data"][0]["id"] == "synth"
+        client = openai.OpenAI(base_url=url, api_key="sk-synthetic-test-0001", max_retries=0)
+        msgs = render_pairwise("Q", ANSWER, "Use a hammer.")
+        resp = client.chat.completions.create(model="synth", messages=msgs, seed=5)
+        assert resp.choices[0].message.content == judge.reply(msgs, 5)
+        assert resp.usage.prompt_tokens == sum(len(m["content"].split()) for m in msgs)
+        para = client.chat.completions.create(model="synth", messages=_rewrite_messages("paraphrase", ANSWER), seed=1)
+        assert parse_rewrite(para.choices[0].message.content).value == judge.paraphrase(ANSWER, 1)
+        err = client.chat.completions.create(model="synth", messages=_rewrite_messages("insert-error", ANSWER), seed=1)
+        parsed = parse_rewrite(err.choices[0].message.content, task="insert-error")
+        assert find_inserted_error(parsed.value) is not None and parsed.extra["inserted"].startswith("Inserted")
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=url, api_key="wrong", max_retries=0).chat.completions.create(model="synth", messages=msgs)
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(model="synth", messages=[{"role": "user", "content": "no task line"}])
+        assert server.stats()["n_requests"] == 4  # the 401 and the malformed one never reach the judge
+        stop()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url + "/models", timeout=2)
+
+
+def test_fault_injection_is_seeded_per_attempt() -> None:
+    msgs = render_single("Q", "Use a hammer.")
+    config = SyntheticServerConfig(fault_rate=0.5, fault_kinds=("500",), fault_seed=7)
+    outcomes = []
+    for _ in range(2):
+        with serve_in_thread(config) as server:
+            client = openai.OpenAI(base_url=server.url, api_key="EMPTY", max_retries=0)
+            run = []
+            for _ in range(12):
+                try:
+                    client.chat.completions.create(model="m", messages=msgs)
+                    run.append("ok")
+                except openai.InternalServerError:
+                    run.append("500")
+            outcomes.append(run)
+            assert [e["attempt"] for e in server.log] == list(range(12))
+    assert outcomes[0] == outcomes[1]  # reproducible
+    assert 0 < outcomes[0].count("500") < 12  # draws differ between attempts
+    with pytest.raises(InputError, match="'fault_kinds'"):
+        SyntheticServerConfig(fault_kinds=("teapot",))
+
+
+def test_serve_command_registers() -> None:
+    import typer
+
+    from biasbound.commands import serve
+
+    app = typer.Typer()
+    serve.register(app)
+    app.command("noop")(lambda: None)
+    result = CliRunner().invoke(app, ["serve-synthetic-judge", "--help"])
+    assert result.exit_code == 0 and "--fault-rate" in result.output and "--latency-ms" in result.output
+    config = serve.build_config(latency_ms=50, fault_rate=0.2, fault_kinds="429, timeout", position_bias=0.1)
+    assert config.fault_kinds == ("429", "timeout") and config.judge.position_bias == 0.1 and config.latency_ms == 50
+    with pytest.raises(InputError, match="fault-kinds"):
+        serve.build_config(fault_kinds=" , ")
