@@ -40,6 +40,7 @@ __all__ = [
     "FORMAT_OPERATIONS",
     "FormatGenerator",
     "MaskedText",
+    "code_like_fraction",
     "mask_protected",
     "reformat",
 ]
@@ -212,6 +213,23 @@ _LABEL = re.compile(
     r":(?=[ \t\r]|$)"
 )
 _BLOCK_LINE = re.compile(r"^[ \t]*\ue000[\ue010-\ue019]+\ue001[ \t\r]*$")
+_CODE_LIKE = re.compile(
+    r"^\s*(def |class |import |from \S+ import|return\b|for .*:$|if .*:$|while .*:$|print\(|#include|#!|"
+    r"public |private |function |const |let |var )|[;{}]\s*$|^\s*(//|/\*)|^\s*[\w.\[\]]+\s*[-+*/]?=\s*\S"
+)
+
+
+def code_like_fraction(masked_text: str) -> float:
+    """Fraction of non-blank prose lines (fenced blocks excluded) that look like code or equations.
+
+    Answers that paste code without fences (or are mostly ``x = ...`` equations) are
+    not reformatted by :class:`FormatGenerator`: there ``# comment`` would read as a
+    heading and ``*`` as emphasis.
+    """
+    lines = [ln for ln in masked_text.split("\n") if ln.strip() and not _BLOCK_LINE.match(ln)]
+    if not lines:
+        return 0.0
+    return sum(_CODE_LIKE.search(ln) is not None for ln in lines) / len(lines)
 
 
 def _emphasis_strip(text: str) -> tuple[str, int]:
@@ -450,13 +468,21 @@ class FormatGenerator(NeighborGenerator):
     name = "format"
 
     def __init__(
-        self, *, seed: int | None = None, operations: Sequence[str] | None = None, p_family: float = 0.5
+        self,
+        *,
+        seed: int | None = None,
+        operations: Sequence[str] | None = None,
+        p_family: float = 0.5,
+        max_code_like_fraction: float = 0.3,
     ) -> None:
         super().__init__(seed=seed)
         self.operations = FORMAT_OPERATIONS if operations is None else _check_operations(operations, "FormatGenerator")
         if not self.operations:
             raise InputError("The 'operations' parameter of FormatGenerator must name at least one operation. Got none.")
         self.p_family = check_in_range(p_family, "p_family", "FormatGenerator", low=0.0, high=1.0)
+        self.max_code_like_fraction = check_in_range(
+            max_code_like_fraction, "max_code_like_fraction", "FormatGenerator", low=0.0, high=1.0, low_open=True
+        )
 
     def _perturb(self, item: JudgeItem, rng: np.random.Generator, seed: int) -> Perturbation:
         details: dict[str, object] = {"seed": seed, "field": "answer"}
@@ -464,6 +490,13 @@ class FormatGenerator(NeighborGenerator):
             masked = mask_protected(item.answer)
         except InputError:
             details.update(operations=[], counts={}, reason="answer contains private-use characters U+E000-U+E0FF")
+            return self._result(item, "no applicable formatting change", details, status="not-applicable")
+        code_frac = code_like_fraction(masked.text)
+        if code_frac >= self.max_code_like_fraction:
+            details.update(
+                operations=[], counts={}, code_like_fraction=round(code_frac, 4),
+                reason=f"answer looks like unfenced code or equations ({code_frac:.0%} of prose lines)",
+            )
             return self._result(item, "no applicable formatting change", details, status="not-applicable")
         applicable = {
             fam: [op for op in ops if op in self.operations and _OPERATIONS[op](masked.text)[1] > 0]
