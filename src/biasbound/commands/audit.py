@@ -1,0 +1,176 @@
+"""`biasbound audit CERTIFICATE --neighbors FILE...`: re-audit a certificate on new neighbour data.
+
+The certificate's judge (and model, for a per-model certificate) is looked up in the new
+judgment files; the observed neighbours of the certificate's generators (swap, variant:NAME,
+rerun) give fresh distances ``||f(D) − f(D')||`` that :func:`biasbound.audit.audit_certificate`
+checks against the certified (τ, δ), σ and α.
+
+Exit codes: 0 = the audit supports the certificate ("holds"), 1 = it contradicts it
+("violated"), 3 = inconclusive (the confidence interval contains δ; more neighbours needed),
+2 = bad input (printed as one sentence by the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from biasbound._exceptions import DataFormatError, InputError
+
+__all__ = ["EXIT_CODES", "audit_on_files", "read_certificate", "register"]
+
+#: Exit code per audit verdict.
+EXIT_CODES: dict[str, int] = {"holds": 0, "violated": 1, "inconclusive": 3}
+
+
+def read_certificate(path: str | Path, *, model: str | None = None, judge: str | None = None) -> dict[str, Any]:
+    """Read one certificate dict from ``certificate*.json`` or pick one from ``certificates.json``.
+
+    Parameters
+    ----------
+    path:
+        A certificate JSON file, or the list of per-model certificates (``certificates.json``).
+    model, judge:
+        Select the per-model certificate from a list.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"The 'CERTIFICATE' argument of audit names {str(p)!r}, which is not a file.")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(f"not a JSON certificate ({exc.msg}).", path=str(p), line=exc.lineno) from None
+    if isinstance(data, list):
+        pick = [c for c in data if isinstance(c, Mapping)
+                and (model is None or c.get("scope", {}).get("model") == model)
+                and (judge is None or c.get("scope", {}).get("judge") == judge)]
+        if len(pick) != 1:
+            raise InputError(
+                f"The '--model' option of audit must select exactly one certificate of {str(p)!r}. "
+                f"Got {len(pick)} matches (model={model!r}, judge={judge!r})."
+            )
+        data = pick[0]
+    if not isinstance(data, Mapping) or "tau" not in data or "sigma" not in data:
+        raise DataFormatError("not a biasbound certificate (no 'tau'/'sigma' fields).", path=str(p))
+    return dict(data)
+
+
+def _distances(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+    from biasbound.neighbors.observed import observed_neighbors
+
+    scope = cert.get("scope") or {}
+    judge = scope.get("judge")
+    if judge is not None:
+        frame = frame[frame["judge"].astype(str) == str(judge)]
+        if frame.empty:
+            raise InputError(f"The '--neighbors' files of audit hold no judgment by the certificate's judge {judge!r}.")
+    gens = scope.get("generators_in_combination") or list((cert.get("generators") or {}).keys())
+    if not gens:
+        raise InputError("The 'CERTIFICATE' argument of audit records no neighbour generator to audit.")
+    parts, used = [], []
+    for g in gens:
+        present = (
+            (g == "swap" and frame["game"].eq(2).any())
+            or (g == "rerun" and frame["rerun"].gt(0).any())
+            or (g.startswith("variant:") and frame["variant"].eq(g.split(":", 1)[1]).any())
+        )
+        if present:
+            parts.append(observed_neighbors(frame, g))
+            used.append(g)
+    if not parts:
+        raise InputError(
+            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
+        )
+    nb = pd.concat(parts, ignore_index=True)
+    model = scope.get("model")
+    if model not in (None, "*"):
+        nb = nb[nb["model"].astype(str) == str(model)]
+    if len(nb) < 2:
+        raise InputError(f"The '--neighbors' files of audit hold {len(nb)} neighbour(s) for the certificate's scope; at least 2 are needed.")
+    diff = np.abs(nb["difference"].to_numpy(dtype=float))
+    dim = int(cert["dim"])
+    view = cert.get("view", "model")
+    if view == "leaderboard":
+        n_items = scope.get("n_items") or {}
+        per = nb["model"].astype(str).map(lambda m: n_items.get(m, np.nan)).to_numpy(dtype=float)
+        if np.isnan(per).any():
+            raise InputError("The '--neighbors' files of audit hold models that the leaderboard certificate does not cover.")
+        dist = diff / per
+        shifts = dist / math.sqrt(dim)
+    else:
+        dist = diff
+        if model not in (None, "*"):
+            shifts = dist / math.sqrt(dim)
+        else:
+            models = scope.get("models") or {}
+            dims = nb["model"].astype(str).map(lambda m: (models.get(m) or {}).get("dim", dim)).to_numpy(dtype=float)
+            shifts = dist / np.sqrt(dims)
+    center = cert.get("center") or {}
+    kind = center.get("kind") if isinstance(center, Mapping) else center
+    return dist, (shifts if kind == "batch" else None), used
+
+
+def audit_on_files(
+    certificate: str | Path,
+    neighbors: Sequence[str | Path],
+    *,
+    confidence: float = 0.99,
+    seed: int | None = 0,
+    model: str | None = None,
+    judge: str | None = None,
+    skip_bad: bool = False,
+) -> tuple[Any, dict[str, Any], list[str]]:
+    """Audit a certificate on neighbour data loaded from files.
+
+    Returns
+    -------
+    (AuditResult, certificate dict, generators audited)
+    """
+    from biasbound.audit import audit_certificate
+    from biasbound.commands.certify import load_inputs
+
+    cert = read_certificate(certificate, model=model, judge=judge)
+    loaded = load_inputs(neighbors, skip_bad=skip_bad)
+    dist, shifts, used = _distances(cert, loaded.frame)
+    result = audit_certificate(cert, dist, shifts, confidence=confidence, rng=seed)
+    return result, cert, used
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``audit`` command to ``app``."""
+
+    @app.command("audit")
+    def audit_command(
+        certificate: Path = typer.Argument(..., help="certificate.json (or certificates.json with --model)."),
+        neighbors: list[Path] = typer.Option(..., "--neighbors", help="Judgment files holding new neighbours."),
+        confidence: float = typer.Option(0.99, "--confidence", help="Confidence level of the audit bounds."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the Monte Carlo check (recorded)."),
+        model: str | None = typer.Option(None, "--model", help="Pick this model's certificate from a list."),
+        judge: str | None = typer.Option(None, "--judge", help="Pick this judge's certificate from a list."),
+        skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines."),
+    ) -> None:
+        """Re-audit a certificate on new neighbour data. Exit 0 holds, 1 violated, 3 inconclusive."""
+        res, cert, used = audit_on_files(certificate, neighbors, confidence=confidence, seed=seed,
+                                         model=model, judge=judge, skip_bad=skip_bad)
+        scope = cert.get("scope") or {}
+        color = {"holds": "green", "violated": "red"}.get(res.verdict, "yellow")
+        t = Table(title=f"Audit of {certificate} (judge {scope.get('judge')}, model {scope.get('model')})", show_header=False)
+        t.add_column("", style="bold")
+        t.add_column("")
+        t.add_row("verdict", f"[{color}]{res.verdict}[/]")
+        t.add_row("τ, δ, σ, α, d", f"{res.tau:g}, {res.delta:g}, {res.sigma:.4g}, {res.alpha:.4g}, {res.dim}")
+        t.add_row("neighbours audited", f"{res.n_neighbors} ({', '.join(used)})")
+        t.add_row("P(||M(D) − M(D')|| > τ)", f"{res.exact_probability:.3g}  [{res.exact_lcb:.3g}, {res.exact_ucb:.3g}] "
+                  f"at {res.confidence:g}")
+        t.add_row("Monte Carlo", f"{res.mc_probability:.3g} (upper {res.mc_ucb:.3g}, {res.n_mc} draws, seed {res.seed})")
+        Console().print(t)
+        raise typer.Exit(EXIT_CODES[res.verdict])

@@ -1,0 +1,259 @@
+"""End-to-end tests of biasbound.pipeline.certify on real data (embedded Arena-Hard set, LLMBar)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from biasbound import InfeasibleCertificateError, InputError
+from biasbound.certificate import Certificate
+from biasbound.pipeline import certify, parse_center, parse_neighbors
+
+
+@pytest.fixture(scope="module")
+def demo_runs(demo_set, tmp_path_factory):
+    """The embedded set certified with the paper and the tight calibration (no plots, for speed)."""
+    out = tmp_path_factory.mktemp("demo")
+    return {
+        m: certify(demo_set, method=m, out=out / m, progress=False, plots=False, tau=0.5, delta=0.01, seed=0)
+        for m in ("paper", "tight")
+    }, out
+
+
+@pytest.fixture(scope="module")
+def llmbar_two_judges(shared_data):
+    """LLMBar relabelled: judge = the judge LLM, model = the prompting strategy, score = picked the gold output.
+
+    Real judgments in both presentation orders (swap neighbours). GPT-4 and ChatGPT judge the
+    same strategies, so the panel leaderboard ranks strategies by the judges' mean accuracy.
+    """
+    from biasbound.data.tables import load_llmbar
+
+    frame = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz", view="gold").frame.copy()
+    parts = frame["judge"].str.split("/", n=1, expand=True)
+    frame["judge"], frame["model"] = parts[0], parts[1]
+    return frame[frame["judge"].isin(["GPT-4", "ChatGPT"])].reset_index(drop=True)
+
+
+def test_tight_keeps_at_least_the_paper_spread_and_certificates_verify(demo_runs):
+    runs, out = demo_runs
+    paper = runs["paper"].judges["ensemble"]
+    tight = runs["tight"].judges["ensemble"]
+    assert tight.calibration.alpha >= paper.calibration.alpha
+    for m in ("paper", "tight"):
+        cert = Certificate.read(out / m / "certificate.json")
+        assert cert.verify()
+        assert cert.tau == 0.5 and cert.delta == 0.01
+        per_model = json.loads((out / m / "certificates.json").read_text())
+        assert len(per_model) == 76
+        for d in per_model:
+            c = Certificate.from_dict(d)
+            assert c.verify()
+            assert c.sigma == runs[m].judges["ensemble"].calibration.sigma  # one shared σ per judge
+            assert c.alpha == runs[m].judges["ensemble"].calibration.alpha
+
+
+def test_leaderboard_original_scores_match_a_naive_recomputation(demo_set, demo_runs):
+    """original = mean game-1 score per model over non-missing items (computed here with a plain groupby)."""
+    runs, out = demo_runs
+    f = demo_set.frame
+    g1 = f[(f["game"] == 1) & (f["variant"] == "original") & (f["rerun"] == 0)]
+    naive = g1.groupby("model")["score"].mean()
+    lb = pd.read_csv(out / "tight" / "leaderboard.csv")
+    got = lb.set_index("model")["original"]
+    np.testing.assert_allclose(got.loc[naive.index].to_numpy(), naive.to_numpy(), rtol=0, atol=1e-12)
+    assert (lb["original_lo"] <= lb["original"]).all() and (lb["original"] <= lb["original_hi"]).all()
+    n_missing_naive = g1["score"].isna().groupby(g1["model"]).sum()
+    assert (lb.set_index("model")["n_missing"].loc[n_missing_naive.index].to_numpy() == n_missing_naive.to_numpy()).all()
+
+
+def test_winrates_match_the_published_leaderboard(demo_runs, shared_data):
+    runs, out = demo_runs
+    lb = pd.read_csv(out / "tight" / "leaderboard.csv").set_index("model")
+    pub = pd.read_csv(shared_data / "ko-arena-hard-v0.1" / "leaderboard_20250423" / "no_control.csv").set_index("model")
+    common = pub.index.intersection(lb.index)
+    assert len(common) >= 70
+    rho = stats.spearmanr(lb.loc[common, "winrate"], pub.loc[common, "score"]).statistic
+    assert rho >= 0.999
+
+
+def test_retention_is_reported_positive_and_recomputable(demo_runs):
+    runs, out = demo_runs
+    for m in ("paper", "tight"):
+        lb = pd.read_csv(out / m / "leaderboard.csv")
+        ret = json.loads((out / m / "retention.json").read_text())
+        rho = stats.spearmanr(lb["original"], lb["certified"]).statistic
+        tau_b = stats.kendalltau(lb["original"], lb["certified"]).statistic
+        assert ret["spearman"] == pytest.approx(rho, abs=1e-12)
+        assert ret["kendall_tau_b"] == pytest.approx(tau_b, abs=1e-12)
+        assert ret["spearman"] > 0
+        assert 0 < ret["alpha"] <= 1
+
+
+def test_mechanism_shrinks_exactly_and_noise_has_the_calibrated_scale(demo_runs):
+    """shrunk = α x + (1 − α)·0.5 exactly; Σ (certified − shrunk)² / σ² ~ χ²(N).
+
+    The χ² check is two-sided at p = 0.001: false-failure rate 0.1% if the noise is N(0, σ²).
+    """
+    runs, out = demo_runs
+    cal = runs["tight"].judges["ensemble"].calibration
+    sc = pd.read_parquet(out / "tight" / "scores.parquet")
+    sc = sc[sc["in_batch"]]
+    np.testing.assert_allclose(sc["shrunk"], cal.alpha * sc["original"] + (1 - cal.alpha) * 0.5, atol=1e-12)
+    z = (sc["certified"] - sc["shrunk"]).to_numpy() / cal.sigma
+    q = float(np.sum(z**2))
+    n = len(z)
+    p = 2 * min(stats.chi2.cdf(q, n), stats.chi2.sf(q, n))
+    assert p > 0.001
+
+
+def test_audit_recorded_pooled_and_per_model(demo_runs):
+    runs, out = demo_runs
+    j = runs["tight"].judges["ensemble"]
+    assert j.pooled_audit is not None
+    assert j.pooled_audit.n_neighbors == sum(a.n_neighbors for a in j.audits.values())
+    assert sum(j.verdict_counts.values()) == 76
+    cert = json.loads((out / "tight" / "certificate.json").read_text())
+    assert cert["audit"]["pooled"]["verdict"] == j.pooled_audit.verdict
+    # the pooled audit's point estimate sits below δ on the real data (σ ≤ σ_max and α ≤ α_max)
+    assert j.pooled_audit.exact_probability <= 0.01
+
+
+def test_same_seed_same_scores(demo_set, demo_runs, tmp_path):
+    runs, out = demo_runs
+    again = certify(demo_set, method="tight", out=None, progress=False, plots=False, seed=0)
+    a = runs["tight"].judges["ensemble"].scores
+    b = again.judges["ensemble"].scores
+    np.testing.assert_array_equal(a["certified"].to_numpy(), b["certified"].to_numpy())
+    other = certify(demo_set, method="tight", out=None, progress=False, plots=False, seed=1)
+    assert not np.allclose(other.judges["ensemble"].scores["certified"].to_numpy(), a["certified"].to_numpy(),
+                           equal_nan=True)
+
+
+def test_two_judges_give_per_judge_certificates_and_a_panel(llmbar_two_judges, tmp_path):
+    res = certify(llmbar_two_judges, out=tmp_path, progress=False, plots=True, seed=3)
+    assert set(res.judges) == {"GPT-4", "ChatGPT"}
+    for j in ("GPT-4", "ChatGPT"):
+        cert = Certificate.read(tmp_path / f"certificate-{j}.json")
+        assert cert.verify() and cert.scope["judge"] == j
+    per_model = [Certificate.from_dict(d) for d in json.loads((tmp_path / "certificates.json").read_text())]
+    assert all(c.verify() for c in per_model)
+    # every strategy is certified at its own dimension (its non-missing game-1 items) with its judge's σ
+    f = llmbar_two_judges
+    g1 = f[(f["game"] == 1) & f["score"].notna()]
+    naive_dim = g1.groupby(["judge", "model"]).size()
+    for c in per_model:
+        assert c.dim == naive_dim.loc[(c.scope["judge"], c.scope["model"])]
+        assert c.sigma == res.judges[c.scope["judge"]].calibration.sigma
+    assert len({c.dim for c in per_model}) > 1
+    panel = pd.read_csv(tmp_path / "panel_leaderboard.csv")
+    sc = pd.read_parquet(tmp_path / "scores.parquet")
+    # panel certified = item bootstrap mean of the per-item mean over judges (recomputed naively)
+    per_item = sc.groupby(["model", "item_id"])["certified"].mean()
+    naive = per_item.groupby(level="model").mean()
+    np.testing.assert_allclose(panel.set_index("model")["certified"].loc[naive.index], naive, atol=1e-12)
+    for name in ("judges.png", "ranking.png", "report.html", "retention.json", "leaderboard.csv"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_infeasible_judge_does_not_discard_the_other(llmbar_two_judges, tmp_path):
+    """With α fixed between the two judges' α_max, one judge is certified, the other reported."""
+    base = certify(llmbar_two_judges, out=None, progress=False, plots=False, method="paper", seed=3)
+    amax = {n: j.calibration.alpha_max for n, j in base.judges.items()}
+    lo, hi = sorted(amax.values())
+    assert lo < hi
+    alpha = (lo + hi) / 2
+    with pytest.raises(InfeasibleCertificateError) as info:
+        certify(llmbar_two_judges, out=tmp_path, progress=False, plots=False, method="paper", seed=3, alpha=alpha)
+    worse = min(amax, key=amax.get)
+    better = max(amax, key=amax.get)
+    partial = info.value.partial_result
+    assert set(partial.judges) == {better} and set(partial.failures) == {worse}
+    assert (tmp_path / "certificate.json").exists()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert worse in summary["failures"]
+
+
+@pytest.mark.parametrize("center", ["holdout", "batch", "ema:0.4"])
+def test_other_centres_certify(demo_set, center):
+    res = certify(demo_set, out=None, progress=False, plots=False, center=center, seed=0, bootstrap_rounds=200)
+    j = res.judges["ensemble"]
+    assert j.certificate.center["kind"] == center.split(":")[0]
+    assert j.certificate.verify()
+    assert all(c.verify() for c in j.model_certificates.values())
+    if center == "holdout":  # the centre items are excluded from the certified batch
+        assert j.scores["in_batch"].mean() == pytest.approx(0.7, abs=0.01)
+
+
+def test_leaderboard_view_one_certificate_per_judge(demo_set):
+    res = certify(demo_set, view="leaderboard", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=200)
+    j = res.judges["ensemble"]
+    assert j.certificate.view == "leaderboard" and j.certificate.dim == 76
+    assert j.model_certificates == {}
+    assert j.certificate.verify()
+    # deterministic bound on a Hamming-1 change of one model mean: 1 / min(n_items)
+    n = j.leaderboard["n_items"].min()
+    assert j.calibration.sensitivity <= 1 / n + 1e-12 or j.calibration.bound_used != "deterministic"
+
+
+def _synthetic_reruns(seed: int = 7) -> pd.DataFrame:
+    """A small single-answer table with a 'bold' variant and reruns (seeded; no missing values)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in ("m1", "m2", "m3"):
+        base = rng.uniform(0.2, 0.8, 200)
+        for i, b in enumerate(base):
+            rows.append((model, f"q{i}", "original", 0, b))
+            rows.append((model, f"q{i}", "original", 1, float(np.clip(b + rng.normal(0, 0.02), 0, 1))))
+            rows.append((model, f"q{i}", "bold", 0, float(np.clip(b + rng.normal(0.05, 0.05), 0, 1))))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "score"])
+    f["judge"], f["game"], f["verdict"], f["source"], f["line"] = "j", 0, None, "synthetic", np.arange(len(f)) + 1
+    return f
+
+
+def test_jitter_adjustment_matches_context_adjusted_rms():
+    f = _synthetic_reruns()
+    plain = certify(f, neighbors="variant:bold,rerun", out=None, progress=False, plots=False, seed=0, holdout=0.0,
+                    bootstrap_rounds=100)
+    adj = certify(f, neighbors="variant:bold,rerun", jitter_adjust=True, out=None, progress=False, plots=False,
+                  seed=0, holdout=0.0, bootstrap_rounds=100)
+    for model in ("m1", "m2", "m3"):
+        g = f[f["model"] == model].set_index(["item_id", "variant", "rerun"])["score"]
+        orig = g.xs(("original", 0), level=("variant", "rerun"))
+        bold = g.xs(("bold", 0), level=("variant", "rerun"))
+        rer = g.xs(("original", 1), level=("variant", "rerun"))
+        v = math.sqrt(np.mean((orig - bold.loc[orig.index]) ** 2))
+        r = math.sqrt(np.mean((orig - rer.loc[orig.index]) ** 2))
+        assert plain.judges["j"].estimates[model]["variant:bold"].delta_star == pytest.approx(v, rel=1e-12)
+        assert adj.judges["j"].estimates[model]["variant:bold"].delta_star == pytest.approx(math.sqrt(v * v - r * r), rel=1e-9)
+    assert adj.judges["j"].certificate.scope["generators_in_combination"] == ["variant:bold"]
+    assert any("rerun noise" in n for n in adj.judges["j"].certificate.scope["notes"])
+
+
+def test_bad_inputs_raise_one_sentence(demo_set):
+    with pytest.raises(InputError, match="'tau'"):
+        certify(demo_set, tau=0.0, out=None, progress=False)
+    with pytest.raises(InputError, match="'delta'"):
+        certify(demo_set, delta=1.0, out=None, progress=False)
+    with pytest.raises(InputError, match="'neighbors'"):
+        certify(demo_set, neighbors="shuffle", out=None, progress=False)
+    with pytest.raises(InputError, match="variant:bold"):
+        certify(demo_set, neighbors="swap,variant:bold", out=None, progress=False)
+    with pytest.raises(InputError, match="'jitter_adjust'"):
+        certify(demo_set, jitter_adjust=True, out=None, progress=False)
+    with pytest.raises(InputError, match="'center'"):
+        certify(demo_set, center="median", out=None, progress=False)
+
+
+def test_parsers():
+    assert parse_neighbors("swap, variant:x,swap") == ("swap", "variant:x")
+    assert parse_center("fixed:0.25") == ("fixed", 0.25)
+    assert parse_center("holdout") == ("holdout", None)
+    with pytest.raises(InputError):
+        parse_center("fixed:2")
