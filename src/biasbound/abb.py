@@ -624,7 +624,7 @@ class _Source:
 
 def _evaluate(
     src: _Source, *, tau: float, delta: float, dim: int, alpha: float | None, tau_split: float,
-    fractions: tuple[float, ...], radius_kind: str, fixed_dB: float | None, free_dD: float | None,
+    fractions: tuple[float, ...], radius_kind: str, fixed_dB: float | None, free_dB: float | None,
 ) -> dict[str, Any]:
     """Best split for one source; returns its candidate record."""
     rec: dict[str, Any] = {"name": src.name, "available": src.available, "reason": src.reason, "alpha": None,
@@ -636,7 +636,7 @@ def _evaluate(
     elif fixed_dB is not None:
         splits = [_split(delta, fixed_dB)]
     elif alpha is None:
-        splits = [_split(delta, delta - free_dD) if free_dD is not None else _split(delta, delta / 2)]
+        splits = [_split(delta, free_dB) if free_dB is not None else _split(delta, delta / 2)]
     else:
         splits = [_split(delta, delta - f * delta) for f in fractions]
     n_splits = len(splits)
@@ -713,13 +713,13 @@ def _evaluate(
     return rec
 
 
-def _free_delta_Delta(dim: int, delta: float) -> float:
-    """Largest delta_Delta whose delta_B keeps the exact chi2 radius <= the paper's LM radius at delta/2."""
+def _free_delta_B(dim: int, delta: float) -> float:
+    """Smallest delta_B (largest delta_Delta) whose exact chi2 radius is <= the paper's LM radius at delta/2."""
     target = _lm(dim, delta / 2)
     hi = delta / 2  # condition holds here: chi2 radius <= LM radius at the same delta_B
     lo = delta * 1e-15
     if _chi2r(dim, lo) <= target:
-        return delta - lo
+        return lo
     for _ in range(80):  # bisection on log(delta_B); keep the end where the condition holds
         mid = math.sqrt(lo * hi)
         if mid <= lo or mid >= hi:
@@ -728,7 +728,7 @@ def _free_delta_Delta(dim: int, delta: float) -> float:
             hi = mid
         else:
             lo = mid
-    return delta - hi
+    return hi
 
 
 def calibrate(
@@ -869,7 +869,7 @@ def calibrate(
         off = "method='paper' uses the Markov bound only"
         others = [_Source("deterministic", False, off), _Source("order-statistic", False, off)]
         fixed_dB = dB_given if dB_given is not None else dl / 2
-        radius_kind, fractions, free_dD = "laurent-massart", (0.5,), None
+        radius_kind, fractions, free_dB = "laurent-massart", (0.5,), None
     else:
         if md is None:
             det = _Source("deterministic", False, "no max_distance given")
@@ -894,13 +894,13 @@ def calibrate(
             raise InputError(f"The calibrate inputs must allow at least one bound ({reasons}).")
         fixed_dB = dB_given
         radius_kind, fractions = "chi2-exact", _MARKOV_FRACTIONS
-        free_dD = _free_delta_Delta(d, dl) if (al is None and dB_given is None) else None
+        free_dB = _free_delta_B(d, dl) if (al is None and dB_given is None) else None
 
     records = []
     for src in sources:
         fr = _ORDER_FRACTIONS if src.name == "order-statistic" else fractions
         records.append(_evaluate(src, tau=t, delta=dl, dim=d, alpha=al, tau_split=ts, fractions=fr,
-                                 radius_kind=radius_kind, fixed_dB=fixed_dB, free_dD=free_dD))
+                                 radius_kind=radius_kind, fixed_dB=fixed_dB, free_dB=free_dB))
     records += [{"name": o.name, "available": False, "reason": o.reason, "alpha": None, "alpha_max": None,
                  "sigma_max": None, "selected": False} for o in others]
     usable = [r for r in records if r["available"]]

@@ -137,7 +137,7 @@ def _check_finite_tree(value: Any, path: str) -> None:
 def _plain(value: Any) -> Any:
     """Convert numpy scalars/arrays and tuples to plain JSON types."""
     if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
+        return _plain(value.tolist())
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, dict):

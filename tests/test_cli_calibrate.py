@@ -1,0 +1,80 @@
+"""End-to-end tests of `biasbound calibrate` through biasbound.cli.main and once via a subprocess."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from biasbound.cli import main
+
+BASE = ["calibrate", "--sensitivity", "0.306", "--dim", "500", "--tau", "0.5", "--delta", "0.01"]
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert main(argv + ["--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_paper_json_matches_hand_formula(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, BASE + ["--alpha", "0.05", "--method", "paper"])
+    lt = math.log(200)
+    hand = (0.5 - 0.05 * 0.306 / math.sqrt(0.005)) / math.sqrt(2 * (500 + 2 * math.sqrt(500 * lt) + 2 * lt))
+    assert out["sigma_max"] == pytest.approx(hand, rel=1e-12) and out["sigma"] <= out["sigma_max"]
+    assert out["alpha"] == 0.05 and out["bound_used"] == "markov" and out["radius"] == "laurent-massart"
+    assert out["delta_B"] == 0.005 and out["delta_Delta"] == 0.005 and out["feasible"] is True
+    assert out["alpha_max"] == pytest.approx(0.5 * math.sqrt(0.005) / 0.306, rel=1e-12)
+
+
+def test_range_hamming_offers_deterministic_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, BASE + ["--range", "1", "--hamming", "4", "--alpha", "0.1"])
+    det = next(c for c in out["candidates"] if c["name"] == "deterministic")
+    assert det["available"]
+    # a.s. bound R sqrt(k) = 2: a = 0.1 * 2 = 0.2, no delta_Delta
+    markov = next(c for c in out["candidates"] if c["name"] == "markov")
+    best = max((c for c in out["candidates"] if c["available"]), key=lambda c: c["sigma_max"])
+    assert out["bound_used"] == best["name"] and out["sigma_max"] == best["sigma_max"]
+    assert markov["sigma_max"] is not None and det["delta_Delta"] == 0.0
+
+
+def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(BASE) == 0
+    out = capsys.readouterr().out
+    assert "alpha_max" in out and "sigma_max" in out and "markov" in out and "delta_B" in out
+
+
+def test_infeasible_red_sentence_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(BASE + ["--alpha", "0.9", "--method", "paper"]) == 2
+    err = capsys.readouterr().err
+    assert "alpha < 0.115 (alpha_max)" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [(["--tau", "0"], "tau"), (["--delta", "1.5"], "delta"), (["--alpha", "0"], "alpha"), (["--dim", "0"], "dim"),
+     (["--method", "exact"], "method"), (["--hamming", "0", "--range", "1"], "hamming")],
+)
+def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], name: str) -> None:
+    argv = list(BASE)
+    for flag, value in zip(args[::2], args[1::2]):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"'{name}'" in err and "Traceback" not in err
+
+
+def test_subprocess_no_traceback_on_bad_input() -> None:
+    exe = shutil.which("biasbound")
+    cmd = [exe] if exe else [sys.executable, "-m", "biasbound.cli"]
+    for bad in (["--tau", "-0.5", "--delta", "0.01"], ["--tau", "0.5", "--delta", "1.0"]):
+        proc = subprocess.run(cmd + ["calibrate", "--sensitivity", "0.3", "--dim", "100", *bad],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and "must be a float in" in proc.stderr
