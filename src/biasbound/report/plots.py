@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from scipy.stats import gaussian_kde
+from scipy.stats import gaussian_kde, norm
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
@@ -93,6 +94,20 @@ def _label(text: Any, limit: int = _MAX_LABEL) -> str:
     return _plain(s)
 
 
+def _wrap(text: str, width_in: float, fontsize: float = 12.0) -> str:
+    """Wrap a title so that it fits a figure ``width_in`` inches wide (about 0.55 em per character)."""
+    per_line = max(20, int(width_in * 72.0 / (0.55 * fontsize)))
+    return "\n".join(textwrap.fill(part, per_line, break_on_hyphens=False) for part in text.split("\n"))
+
+
+def _tick_rotation(labels: Sequence[str], slots: int) -> tuple[float, str]:
+    """Rotate x tick labels when they are many or long, so that they never overlap."""
+    longest = max((len(x) for x in labels), default=0)
+    if slots > 4 or longest * slots > 40:
+        return 25.0, "right"
+    return 0.0, "center"
+
+
 def _check_path(path: Any, where: str) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"The 'path' parameter of {where} must be a str or os.PathLike. Got {type(path).__name__} instead.")
@@ -146,6 +161,29 @@ def _fmt(x: float) -> str:
 
 
 # ----------------------------------------------------------------------------- Figure 1
+
+_KDE_EXACT_MAX = 20_000
+
+
+def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Gaussian KDE with Scott's bandwidth evaluated on ``grid``.
+
+    Up to 20,000 values this is :class:`scipy.stats.gaussian_kde`. Above, the kernel
+    sum runs over the distinct values weighted by their counts (exact), or, when there
+    are more than 4,096 distinct values, over the centres of 4,096 equal bins (each
+    value moves at most half a bin), always with the bandwidth scipy uses for the raw
+    data, ``h = sd(values, ddof=1) * n**(-1/5)``, so the cost stops growing with ``n``.
+    """
+    if values.size <= _KDE_EXACT_MAX:
+        return gaussian_kde(values)(grid)
+    h = float(np.std(values, ddof=1)) * float(values.size) ** (-0.2)
+    centres, counts = np.unique(values, return_counts=True)
+    if centres.size > 4096:
+        counts, edges = np.histogram(values, bins=4096)
+        keep = counts > 0
+        centres, counts = 0.5 * (edges[:-1] + edges[1:])[keep], counts[keep]
+    weights = counts / values.size
+    return (norm.pdf((grid[:, None] - centres[None, :]) / h) @ weights) / h
 
 
 def plot_score_kde(
@@ -215,20 +253,24 @@ def plot_score_kde(
 
     fig = _new_figure(8.0, 4.8)
     ax = fig.add_subplot()
-    for name, colour, values, missing in series:
+    for k, (name, colour, values, missing) in enumerate(series):
         label = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"
         label += f", {missing} missing)" if missing else ")"
         if values.size < 2 or float(np.ptp(values)) == 0.0:
-            ax.axvline(float(values[0]), color=colour, lw=2.2, ls="--", label=f"{label}: all equal, no density")
+            # No density exists; draw the point mass. Widths and dashes differ so coinciding lines stay visible.
+            ax.axvline(
+                float(values[0]), color=colour, lw=5.0 - 1.5 * k, ls=("-", "--", ":")[k], alpha=0.8,
+                label=f"{label}: all equal, no density",
+            )
             continue
-        density = gaussian_kde(values)(grid)
+        density = _kde(values, grid)
         ax.fill_between(grid, density, color=colour, alpha=0.22, lw=0)
         ax.plot(grid, density, color=colour, lw=2.0, label=label)
     ax.set_xlim(grid[0], grid[-1])
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel("per-item score")
     ax.set_ylabel("density (Gaussian KDE)")
-    heading = _plain(title) if title else "Judge scores before and after the bias-bounded transformation"
+    heading = _wrap(_plain(title), 8.0) if title else "Judge scores before and after the bias-bounded transformation"
     params = []
     if alpha is not None:
         params.append(f"α = {_fmt(alpha)}")
@@ -237,7 +279,7 @@ def plot_score_kde(
     if params:
         heading += "\n" + ", ".join(params)
     ax.set_title(heading)
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=8, frameon=False, ncols=1)
     ax.grid(axis="x", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, out)
@@ -389,7 +431,7 @@ def plot_ranking(
     heading = _plain(title) if title else "Leaderboard before and after the bias-bounded transformation"
     if n < n_total:
         heading += f" (top {n} of {n_total})"
-    fig.suptitle(heading, x=0.02, ha="left")
+    fig.suptitle(_wrap(heading, 9.0), x=0.02, ha="left")
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize=8, frameon=False, borderaxespad=0.2)
     return _save(fig, out)
 
@@ -475,7 +517,8 @@ def plot_sensitivity(
     ymax = max(candidates) if candidates else 1.0
     ymax = ymax if ymax > 0 else 1.0
 
-    fig = _new_figure(max(5.0, 1.4 + 1.15 * len(names)), 4.4)
+    fig_w = max(5.0, 1.4 + 1.15 * len(names))
+    fig = _new_figure(fig_w, 4.8)
     ax = fig.add_subplot()
     fin = np.isfinite(d)
     ax.bar(x[fin], d[fin], width=0.6, color=_ORIGINAL, alpha=0.85, label="Δ* (RMS sensitivity, point estimate)")
@@ -492,12 +535,14 @@ def plot_sensitivity(
         ax.annotate(text, xy=(xi, top_val), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=8)
     if tau is not None:
         ax.axhline(tau, color=_CERTIFIED, ls="--", lw=1.4, label=f"τ = {tau:.3g} (certified tolerance)")
-    ax.set_xticks(x, [_label(nm, 24) for nm in names], rotation=20 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+    tick_labels = [_label(nm, 24) for nm in names]
+    rotation, ha = _tick_rotation(tick_labels, len(names))
+    ax.set_xticks(x, tick_labels, rotation=rotation, ha=ha)
     ax.set_xlim(-0.6, len(names) - 0.4)
     ax.set_ylim(0.0, ymax * 1.3)
     ax.set_ylabel("‖f(D) − f(D′)‖₂, RMS over neighbours")
-    ax.set_title(_plain(title) if title else "Measured judge sensitivity per neighbour generator")
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    fig.suptitle(_wrap(_plain(title) if title else "Measured judge sensitivity per neighbour generator", fig_w))
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, frameon=False, borderaxespad=0.2)
     ax.grid(axis="y", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, out)
@@ -592,7 +637,8 @@ def plot_judge_retention(
     x = np.arange(len(judges), dtype=float)
 
     panel_w = max(3.2, 0.9 + 0.55 * len(judges) * len(settings))
-    fig = _new_figure(min(18.0, panel_w * len(metrics)), 4.6)
+    fig_w = min(18.0, panel_w * len(metrics))
+    fig = _new_figure(fig_w, 4.6)
     axes: list[Axes] = list(np.atleast_1d(fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]))
     for ax, metric in zip(axes, metrics):
         for k, setting in enumerate(settings):
@@ -619,7 +665,9 @@ def plot_judge_retention(
                     rotation=90 if len(settings) * len(judges) > 12 else 0,
                 )
         ax.axhline(0.0, color="black", lw=0.8)
-        ax.set_xticks(x, [_label(j, 20) for j in judges], rotation=25 if len(judges) > 3 else 0, ha="right" if len(judges) > 3 else "center")
+        tick_labels = [_label(j, 20) for j in judges]
+        rotation, ha = _tick_rotation(tick_labels, len(judges) * max(1, len(settings) // 2))
+        ax.set_xticks(x, tick_labels, rotation=rotation, ha=ha)
         ax.set_title(RETENTION_METRICS[metric])
         ax.set_ylim(ymin, 1.15)
         ax.grid(axis="y", alpha=0.3)
@@ -628,7 +676,7 @@ def plot_judge_retention(
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(settings), 6), fontsize=8, frameon=False, title="setting", title_fontsize=8)
-    fig.suptitle(_plain(title) if title else "Ranking retained after the bias-bounded transformation, per judge")
+    fig.suptitle(_wrap(_plain(title) if title else "Ranking retained after the bias-bounded transformation, per judge", fig_w))
     return _save(fig, out)
 
 
@@ -710,5 +758,5 @@ def plot_calibration_tradeoff(
     lines2 = ax2.get_legend_handles_labels()
     ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
-    ax.set_title(_plain(title) if title else "What each tolerance τ costs: shrinkage and noise")
+    ax.set_title(_wrap(_plain(title), 7.0) if title else "What each tolerance τ costs: shrinkage and noise")
     return _save(fig, out)
