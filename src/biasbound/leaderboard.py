@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sklearn
-from scipy import stats
+from scipy import sparse, stats
 from sklearn.linear_model import LogisticRegression
 
 from biasbound._exceptions import InputError
@@ -55,21 +55,34 @@ class BootstrapInterval:
         return iter((self.mean, self.lo, self.hi))
 
 
-def _item_counts(rng: np.random.Generator, n_items: int, rounds: int) -> np.ndarray:
-    """(rounds, n_items) multiplicity of each item in each bootstrap resample."""
-    idx = rng.integers(0, n_items, size=(rounds, n_items))
-    offsets = (np.arange(rounds) * n_items)[:, None]
-    return np.bincount((idx + offsets).ravel(), minlength=rounds * n_items).reshape(rounds, n_items).astype(float)
+_CHUNK_CELLS = 4_000_000  # rounds x items multiplicities held in memory at once
 
 
-def _ratio_bootstrap(num: np.ndarray, den: np.ndarray, counts: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Point estimate Σnum/Σden per row and percentile interval of the resampled ratio."""
+def _ratio_bootstrap(
+    num: np.ndarray | sparse.csr_array, den: np.ndarray | sparse.csr_array, rng: np.random.Generator, rounds: int, level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Point estimate Σnum/Σden per model (row) and percentile interval over item resamples.
+
+    Each round draws n_items item indices with replacement (the same for every model);
+    the multiplicity matrix of a chunk of rounds times ``num.T`` / ``den.T`` gives the
+    resampled sums. Rounds are processed in chunks so memory stays bounded.
+    """
+    n_models, n_items = num.shape
+    num_t, den_t = num.T, den.T
     with np.errstate(invalid="ignore", divide="ignore"):
-        point = num.sum(axis=1) / den.sum(axis=1)
-        reps = (counts @ num.T) / (counts @ den.T)  # (rounds, n_models); NaN when a resample has no data
+        point = np.asarray(num.sum(axis=1)).ravel() / np.asarray(den.sum(axis=1)).ravel()
+    reps = np.empty((rounds, n_models))
+    step = max(1, _CHUNK_CELLS // max(n_items, 1))
+    for start in range(0, rounds, step):
+        r = min(step, rounds - start)
+        idx = rng.integers(0, n_items, size=(r, n_items))
+        offsets = (np.arange(r) * n_items)[:, None]
+        counts = np.bincount((idx + offsets).ravel(), minlength=r * n_items).reshape(r, n_items).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps[start : start + r] = np.asarray(counts @ num_t) / np.asarray(counts @ den_t)  # NaN: no data in resample
     q = 100.0 * (1.0 - level) / 2.0
-    lo = np.full(point.shape, np.nan)
-    hi = np.full(point.shape, np.nan)
+    lo = np.full(n_models, np.nan)
+    hi = np.full(n_models, np.nan)
     has = np.isfinite(reps).any(axis=0)
     if has.any():
         lo[has], hi[has] = np.nanpercentile(reps[:, has], [q, 100.0 - q], axis=0)
@@ -114,12 +127,13 @@ def bootstrap_means(
     level = check_in_range(level, "level", "bootstrap_means", low=0.0, high=1.0, low_open=True, high_open=True)
     gen, seed = resolve_rng(rng)
     present = ~np.isnan(x)
-    counts = _item_counts(gen, x.shape[1], rounds)
-    mean, lo, hi = _ratio_bootstrap(np.where(present, x, 0.0), present.astype(float), counts, level)
+    mean, lo, hi = _ratio_bootstrap(np.where(present, x, 0.0), present.astype(float), gen, rounds, level)
     return BootstrapInterval(mean=mean, lo=lo, hi=hi, seed=seed, rounds=rounds, level=level)
 
 
-def _battle_matrices(frame: pd.DataFrame, weight: float, where: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], np.ndarray, np.ndarray]:
+def _battle_matrices(
+    frame: pd.DataFrame, weight: float, where: str
+) -> tuple[pd.DataFrame, sparse.csr_array, sparse.csr_array, list[str], np.ndarray, np.ndarray]:
     """Per (model, item) weighted wins and weights from pairwise rows of one judge."""
     need = {"model", "item_id", "variant", "rerun", "game", "score"}
     if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
@@ -140,10 +154,8 @@ def _battle_matrices(frame: pd.DataFrame, weight: float, where: str) -> tuple[pd
     models, m_idx = np.unique(rows["model"].to_numpy(dtype=str), return_inverse=True)
     items, i_idx = np.unique(rows["item_id"].to_numpy(dtype=str), return_inverse=True)
     shape = (len(models), len(items))
-    num = np.zeros(shape)
-    den = np.zeros(shape)
-    np.add.at(num, (m_idx, i_idx), w * win)
-    np.add.at(den, (m_idx, i_idx), w)
+    num = sparse.csr_array((w * win, (m_idx, i_idx)), shape=shape)  # duplicates (the two games) are summed
+    den = sparse.csr_array((w, (m_idx, i_idx)), shape=shape)
     n_battles = np.bincount(m_idx, weights=ok.astype(float), minlength=len(models)).astype(np.int64)
     n_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=len(models)).astype(np.int64)
     return rows, num, den, [str(m) for m in models], n_battles, n_missing
@@ -203,8 +215,7 @@ def arena_hard_winrate(
     for judge in judges:
         sub = frame if judge is None else frame[frame["judge"] == judge]
         _, num, den, models, n_b, n_m = _battle_matrices(sub, float(weight), "arena_hard_winrate")
-        counts = _item_counts(gen, num.shape[1], rounds)
-        point, lo, hi = _ratio_bootstrap(num, den, counts, level)
+        point, lo, hi = _ratio_bootstrap(num, den, gen, rounds, level)
         part = pd.DataFrame(
             {"judge": judge, "model": models, "winrate": 100 * point, "lo": 100 * lo, "hi": 100 * hi, "n_battles": n_b, "n_missing": n_m}
         )
@@ -278,11 +289,14 @@ def bradley_terry(
     for judge, idx in wr.groupby("judge", sort=False, dropna=False).indices.items():
         sub = frame if judge is None or (isinstance(judge, float) and np.isnan(judge)) else frame[frame["judge"] == judge]
         _, num, den, models, _, _ = _battle_matrices(sub, float(weight), "bradley_terry")
-        p = num.sum(axis=1) / np.where(den.sum(axis=1) > 0, den.sum(axis=1), np.nan)
+        wins = np.asarray(num.sum(axis=1)).ravel()
+        total = np.asarray(den.sum(axis=1)).ravel()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = wins / total
         coef = np.full(len(models), np.nan)
         inner = (p > 0) & (p < 1)
         if inner.any():
-            coef[inner] = _fit_bt(num.sum(axis=1)[inner], (den - num).sum(axis=1)[inner])
+            coef[inner] = _fit_bt(wins[inner], (total - wins)[inner])
         coef[p == 1] = np.inf
         coef[p == 0] = -np.inf
         rating = pd.Series(_ELO_ANCHOR + _ELO_SCALE * coef, index=models)

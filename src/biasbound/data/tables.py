@@ -142,6 +142,12 @@ class JudgmentSet:
 # shared helpers (also used by arena_hard.py)
 
 
+def _const(value: str | None, index: pd.Index) -> pd.Series:
+    """A string column holding one value (or NA), built without a per-row Python conversion."""
+    one = pd.Series([value], dtype="str")
+    return pd.Series(one.array.take(np.zeros(len(index), dtype=np.intp)), index=index)
+
+
 def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
     """Raise on duplicated judgment keys (naming both lines) or drop the later copies."""
     dup = frame.duplicated(_KEY, keep="first")
@@ -278,11 +284,22 @@ def _detect_format(path: Path) -> str:
     )
 
 
-def _read(path: Path, fmt: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """Read a table and return it with the 1-based file line (row number for parquet) of each row."""
+def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
+    """Read a table and return it with the 1-based file line (row number for parquet) of each row.
+
+    CSV/TSV columns are read as text (ids keep leading zeros) except those named in
+    ``numeric``, read as float; when one of them holds a non-number the whole file is
+    re-read as text and checked row by row later.
+    """
     try:
         if fmt in ("csv", "tsv"):
-            raw = pd.read_csv(path, sep="," if fmt == "csv" else "\t", dtype=str, keep_default_na=True)
+            sep = "," if fmt == "csv" else "\t"
+            header = pd.read_csv(path, sep=sep, nrows=0).columns
+            try:
+                dtypes = {c: ("float64" if c in numeric else str) for c in header}
+                raw = pd.read_csv(path, sep=sep, dtype=dtypes, engine="pyarrow")
+            except ValueError:  # a numeric column holds text: read all as text, checked per row below
+                raw = pd.read_csv(path, sep=sep, dtype=str, engine="pyarrow")
             lines = np.arange(len(raw), dtype=np.int64) + 2  # header is line 1
         elif fmt == "jsonl":
             raw = pd.read_json(path, lines=True, dtype=False)
@@ -354,7 +371,9 @@ def load_table(
         fmt = check_one_of(fmt, "fmt", "load_table", ("csv", "tsv", "jsonl", "parquet"))
     if not path.is_file():
         raise DataFormatError("no such file.", path=str(path))
-    raw, lines = _read(path, fmt)
+    names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
+    numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
+    raw, lines = _read(path, fmt, numeric)
     return from_frame(
         raw,
         source=str(path),
@@ -388,6 +407,7 @@ def from_frame(
     """
     if not isinstance(raw, pd.DataFrame):
         raise TypeError(f"The 'raw' parameter of from_frame must be a pandas DataFrame. Got {type(raw).__name__} instead.")
+    scale_given = None if scale is None else _check_scale(scale, "load_table")
     mapping = {k: k for k in ("judge", "model", "item_id", "variant", "rerun", "game", "verdict", "score")}
     if columns:
         unknown = set(columns) - set(mapping)
@@ -419,27 +439,28 @@ def from_frame(
 
     def flag(mask: np.ndarray, reason: str) -> None:
         mask = np.asarray(mask, dtype=bool) & ~bad
-        if not mask.any():
-            return
-        if not skip_bad:
-            first = int(np.flatnonzero(mask)[0])
-            raise DataFormatError(reason + "; fix the row or pass skip_bad=True.", path=source, line=int(line_arr[first]))
         reasons[mask] = reason
         bad[mask] = True
+
+    def raise_first() -> None:
+        # the bad row with the smallest line, whatever check found it
+        if bad.any() and not skip_bad:
+            first = int(np.flatnonzero(bad)[np.argmin(line_arr[bad])])
+            raise DataFormatError(f"{reasons[first]}; fix the row or pass skip_bad=True.", path=source, line=int(line_arr[first]))
 
     out = pd.DataFrame(index=raw.index)
     for name in ("item_id", "model"):
         col = raw[mapping[name]]
-        empty = col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
-        flag(empty, f"empty {name}")
-        out[name] = col.astype(str).str.strip()
+        text = col.astype(str).str.strip()
+        flag(col.isna().to_numpy() | (text == "").to_numpy(), f"empty {name}")
+        out[name] = text
     if mapping["judge"] in raw.columns:
         col = raw[mapping["judge"]]
         flag(col.isna().to_numpy(), "empty judge")
         out["judge"] = col.astype(str)
     else:
-        out["judge"] = str(judge) if judge is not None else source
-    out["variant"] = raw[mapping["variant"]].fillna("original").astype(str) if mapping["variant"] in raw.columns else "original"
+        out["judge"] = _const(str(judge) if judge is not None else source, out.index)
+    out["variant"] = raw[mapping["variant"]].fillna("original").astype(str) if mapping["variant"] in raw.columns else _const("original", out.index)
     for name, allowed in (("rerun", None), ("game", (0, 1, 2))):
         if mapping[name] in raw.columns:
             vals = pd.to_numeric(raw[mapping[name]], errors="coerce").to_numpy(dtype=float)
@@ -449,32 +470,36 @@ def from_frame(
             out[name] = np.where(ok, vals, 0).astype(np.int64)
         else:
             out[name] = 0
-    out["verdict"] = raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None) if mapping["verdict"] in raw.columns else None
+    out["verdict"] = raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None) if mapping["verdict"] in raw.columns else _const(None, out.index)
 
     numeric: dict[str, np.ndarray] = {}
     for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors]:
         col = raw[col_name]
         vals = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
-        present = col.notna().to_numpy() & ~(col.astype(str).str.strip() == "").to_numpy()
+        present = col.notna().to_numpy().copy()
+        if not pd.api.types.is_numeric_dtype(col.dtype):
+            present &= ~(col.astype(str).str.strip() == "").to_numpy()
         flag(present & ~np.isfinite(vals), f"{name} {col_name!r} is not a finite number")
         numeric[name] = np.where(present & np.isfinite(vals), vals, np.nan)
 
+    raise_first()
     if scale is None:
         ok_rows = ~bad
         scale_used = infer_scale(numeric["score"][ok_rows])
         inferred = True
     else:
-        scale_used = _check_scale(scale, "load_table")
+        scale_used = scale_given
         inferred = False
     lo, hi = scale_used
     for name, vals in numeric.items():
         outside = np.isfinite(vals) & ((vals < lo) | (vals > hi))
         flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]")
+    raise_first()
     out["score"] = (numeric["score"] - lo) / (hi - lo)
     for fac in factors:
         col_name = fac if fac.startswith("factor_") else f"factor_{fac}"
         out[col_name] = (numeric[fac] - lo) / (hi - lo)
-    out["source"] = source
+    out["source"] = _const(source, out.index)
     out["line"] = line_arr
 
     if bad.any():

@@ -1,0 +1,160 @@
+"""Generic long-table loader, scale inference and the LLMBar adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasbound import DataFormatError, InputError
+from biasbound.data import COLUMNS, infer_scale, load_llmbar, load_table
+from biasbound.neighbors import observed_neighbors_for
+
+CSV = """item,system,rating,helpfulness
+i1,m1,1,2
+i2,m1,10,10
+i3,m1,,5
+i1,m2,4,4
+i2,m2,7,1
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_csv_with_column_mapping_inferred_scale_and_factors(tmp_path: Path) -> None:
+    path = write(tmp_path, "judge-a.csv", CSV)
+    js = load_table(path, columns={"item_id": "item", "model": "system", "score": "rating"}, factors=["helpfulness"])
+    f = js.frame
+    assert list(f.columns) == list(COLUMNS) + ["factor_helpfulness"]
+    assert js.report.scale == (1.0, 10.0) and js.report.scale_inferred
+    # (x - 1) / 9 by hand; the empty cell is a missing judgment, kept and counted
+    np.testing.assert_allclose(f["score"].to_numpy(), [0.0, 1.0, np.nan, 3 / 9, 6 / 9])
+    np.testing.assert_allclose(f["factor_helpfulness"].to_numpy(), [1 / 9, 1.0, 4 / 9, 3 / 9, 0.0])
+    assert js.report.missing == 1 and js.report.missing_by_model == {"m1": 1}
+    assert f["line"].tolist() == [2, 3, 4, 5, 6]
+    assert set(f["judge"]) == {"judge-a"} and set(f["variant"]) == {"original"}
+    assert set(f["game"]) == {0} and set(f["rerun"]) == {0}
+
+
+def test_jsonl_and_parquet_give_the_same_frame_as_csv(tmp_path: Path) -> None:
+    raw = pd.read_csv(write(tmp_path, "t.csv", CSV))
+    raw.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
+    raw.to_parquet(tmp_path / "t.parquet")
+    kw = {"columns": {"item_id": "item", "model": "system", "score": "rating"}, "judge": "j", "scale": (1, 10)}
+    a = load_table(tmp_path / "t.csv", **kw).frame
+    b = load_table(tmp_path / "t.jsonl", **kw).frame
+    c = load_table(tmp_path / "t.parquet", **kw).frame
+    cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    pd.testing.assert_frame_equal(a[cols], c[cols])
+    assert b["line"].tolist() == [1, 2, 3, 4, 5]  # JSONL: line k holds row k
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [([0.2, 0.9], (0, 1)), ([1, 1], (0, 1)), ([2, 4], (1, 5)), ([1, 6], (1, 7)), ([3, 9], (1, 10)), ([0, 5], (0, 10)), ([0, 55], (0, 100)), ([-2, 3], (-2, 3))],
+)
+def test_infer_scale(scores: list[float], expected: tuple[float, float]) -> None:
+    assert infer_scale(scores + [np.nan]) == expected
+
+
+def test_infer_scale_cannot_guess() -> None:
+    with pytest.raises(InputError, match="scale"):
+        infer_scale([np.nan])
+    with pytest.raises(InputError, match="equals 200"):
+        infer_scale([200, 200])
+
+
+def test_out_of_scale_score_names_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", "item_id,model,score\na,m,3\nb,m,6\nc,m,2\n")
+    with pytest.raises(DataFormatError, match="outside the scale") as err:
+        load_table(path, scale=(1, 5))
+    assert (err.value.path, err.value.line) == (str(path), 3)
+    js = load_table(path, scale=(1, 5), skip_bad=True)
+    assert len(js.frame) == 2 and js.report.skipped == ((str(path), 3, "score outside the scale [1, 5]"),)
+
+
+def test_non_numeric_score_and_empty_model_name_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", "item_id,model,score\na,m,3\nb,m,good\nc,,2\n")
+    with pytest.raises(DataFormatError, match="not a finite number") as err:
+        load_table(path)
+    assert err.value.line == 3
+    js = load_table(path, skip_bad=True)
+    assert [s[1] for s in js.report.skipped] == [3, 4]
+    assert js.report.scale == (1.0, 5.0)  # inferred from the rows kept (3 and 2)
+
+
+def test_missing_column_names_the_header(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", "item,model,score\na,m,3\n")
+    with pytest.raises(DataFormatError, match="'item_id'") as err:
+        load_table(path)
+    assert (err.value.path, err.value.line) == (str(path), 1)
+    with pytest.raises(DataFormatError, match="factor column 'depth'"):
+        load_table(path, columns={"item_id": "item"}, factors=["depth"])
+
+
+def test_duplicate_key_names_both_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", "item_id,model,score,rerun\na,m,3,0\nb,m,4,0\na,m,5,0\na,m,5,1\n")
+    with pytest.raises(DataFormatError, match="duplicated") as err:
+        load_table(path)
+    assert err.value.line == 4 and f"{path}:2" in str(err.value)
+
+
+def test_game_and_rerun_must_be_valid(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", "item_id,model,score,game\na,m,0.5,1\nb,m,0.5,3\n")
+    with pytest.raises(DataFormatError, match="game") as err:
+        load_table(path)
+    assert err.value.line == 3
+    with pytest.raises(InputError, match="'scale'"):
+        load_table(path, scale=(1, 1))
+    with pytest.raises(InputError, match="'columns'"):
+        load_table(path, columns={"question": "item_id"})
+    with pytest.raises(DataFormatError, match="unknown table format"):
+        load_table(write(tmp_path, "t.txt", "x"))
+
+
+# ------------------------------------------------------------------ LLMBar
+
+
+@pytest.fixture(scope="module")
+def llmbar_raw(shared_data: Path) -> pd.DataFrame:
+    return pd.read_csv(shared_data / "llmbar" / "judgments.csv.gz")
+
+
+def test_llmbar_loads_as_two_games_with_missing_winners_counted(shared_data: Path, llmbar_raw: pd.DataFrame) -> None:
+    js = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz")
+    f = js.frame
+    assert js.report.rows == 2 * len(llmbar_raw)
+    n_nan = int(llmbar_raw["winner_orig_order"].isna().sum() + llmbar_raw["winner_swapped_order"].isna().sum())
+    assert js.report.missing == n_nan
+    assert set(f["game"]) == {1, 2} and set(f["model"]) == {"output_1"}
+    # game 1 score is 1 exactly when the CSV says output 1 won in the original order
+    g1 = f[f["game"] == 1].reset_index(drop=True)
+    expected = np.where(llmbar_raw["winner_orig_order"].isna(), np.nan, (llmbar_raw["winner_orig_order"] == 1).astype(float))
+    np.testing.assert_array_equal(g1["score"].to_numpy(), expected)
+    assert g1["line"].tolist() == list(range(2, len(llmbar_raw) + 2))
+
+
+def test_llmbar_gold_view_reproduces_the_published_accuracy(shared_data: Path) -> None:
+    f = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz", view="gold").frame
+    sub = f[(f["judge"] == "GPT-4/Vanilla") & f["item_id"].str.startswith("LLMBar/Natural#")]
+    correct = sub.groupby("game")["score"].sum()
+    assert (correct[1], correct[2]) == (95, 96)  # shared/data README: 95/100 and 96/100
+
+
+def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llmbar_raw: pd.DataFrame) -> None:
+    f = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz").frame
+    nb = observed_neighbors_for(f, judge="GPT-4/Vanilla", model="output_1", generator="swap")
+    raw = llmbar_raw[(llmbar_raw["judge"] == "GPT-4") & (llmbar_raw["strategy"] == "Vanilla")].dropna(subset=["winner_orig_order", "winner_swapped_order"])
+    flips = int((raw["winner_orig_order"] != raw["winner_swapped_order"]).sum())
+    assert flips > 0
+    assert int(np.count_nonzero(nb.differences)) == flips
+    rms = float(np.sqrt(np.mean(nb.distances**2)))
+    assert rms == pytest.approx(np.sqrt(flips / len(raw)))  # |Δ| is 0 or 1
+    assert rms > 0
