@@ -108,7 +108,9 @@ def _check_items(items: Sequence[JudgeItem], where: str) -> list[JudgeItem]:
     return items
 
 
-def _plan(items: Sequence[JudgeItem], generator: NeighborGenerator, m: int, rng: Any, replace: bool, where: str):
+def _plan(
+    items: Sequence[JudgeItem], generator: NeighborGenerator, m: int, rng: Any, replace: bool, where: str
+) -> tuple[list[JudgeItem], int, list[int], list[int]]:
     items = _check_items(items, where)
     if not isinstance(generator, NeighborGenerator):
         raise TypeError(f"The 'generator' parameter of {where} must be a NeighborGenerator. Got {type(generator).__name__} instead.")
