@@ -50,7 +50,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential, wait_random
 
 from biasbound._exceptions import InputError, JudgeError
 from biasbound._validation import check_in_range, check_int
@@ -101,7 +101,7 @@ class JudgeConfig:
     max_attempts:
         Cap on HTTP attempts per call, retries included (>= 1).
     max_parse_attempts:
-        Cap on attempts whose reply had no usable verdict (>= 1, <= ``max_attempts``).
+        Cap on attempts whose reply had no usable verdict (>= 1; ``max_attempts`` caps it too).
     timeout:
         Seconds before an HTTP attempt is abandoned (counts as a retryable timeout).
     backoff_initial, backoff_max, backoff_jitter:
@@ -148,7 +148,7 @@ class JudgeConfig:
             raise InputError(f"The 'base_url' parameter of {where} must be an http(s) URL. Got {self.base_url!r} instead.")
         check_int(self.concurrency, "concurrency", where, low=1)
         check_int(self.max_attempts, "max_attempts", where, low=1)
-        check_int(self.max_parse_attempts, "max_parse_attempts", where, low=1, high=self.max_attempts)
+        check_int(self.max_parse_attempts, "max_parse_attempts", where, low=1)
         check_int(self.max_tokens, "max_tokens", where, low=1)
         check_int(self.base_seed, "base_seed", where, low=0)
         if self.requests_per_minute is not None:
@@ -334,7 +334,7 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "biasbound", "biasbound.judge")
+_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "httpx2", "httpcore2", "biasbound", "biasbound.judge")
 
 
 @contextmanager
@@ -495,7 +495,7 @@ class _Run:
 
         retrying = AsyncRetrying(
             stop=stop,
-            wait=wait_exponential_jitter(initial=cfg.backoff_initial, max=cfg.backoff_max, jitter=cfg.backoff_jitter),
+            wait=wait_exponential(multiplier=cfg.backoff_initial, max=cfg.backoff_max) + wait_random(0, cfg.backoff_jitter),
             retry=retry_if_exception(_retryable),
             reraise=True,
         )
