@@ -90,6 +90,17 @@ def test_rubric_and_item_validation():
         Perturbation(pair_item(), "x", {}, status="maybe")
 
 
+def test_rubric_round_trips_through_factor_pairs():
+    class Factor:  # duck-typed stand-in for the judge package's RubricFactor
+        def __init__(self, name, emphasis):
+            self.name, self.emphasis = name, emphasis
+
+    r = default_rubric("pairwise")
+    assert Rubric.from_factors(r.pairs()) == r
+    assert Rubric.from_factors([Factor(n, e) for n, e in r.pairs()]) == r
+    assert r.pairs()[0] == ("correctness", r.emphasis["correctness"])
+
+
 def test_answer_positions_follow_arena_hard_games():
     it = pair_item()
     assert (it.answer_a, it.answer_b) == ("Baseline answer.", ORIGINAL)

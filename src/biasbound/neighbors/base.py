@@ -82,6 +82,20 @@ class Rubric:
         object.__setattr__(self, "factors", factors)
         object.__setattr__(self, "emphasis", MappingProxyType({f: self.emphasis[f] for f in factors}))
 
+    @classmethod
+    def from_factors(cls, factors: Any) -> Rubric:
+        """Build from ``(name, emphasis)`` pairs or objects with ``.name``/``.emphasis``.
+
+        Accepts the factors of ``biasbound.judge.prompts.Rubric`` (pass ``rubric.factors``)
+        without importing the judge package.
+        """
+        pairs = [(f.name, f.emphasis) if hasattr(f, "name") else tuple(f) for f in factors]
+        return cls(factors=tuple(n for n, _ in pairs), emphasis=dict(pairs))
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """Return ``((name, emphasis), ...)`` in rubric order (to build the judge's rubric)."""
+        return tuple((f, self.emphasis[f]) for f in self.factors)
+
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"factors": [...], "emphasis": {...}}`` (JSON-ready)."""
         return {"factors": list(self.factors), "emphasis": dict(self.emphasis)}
