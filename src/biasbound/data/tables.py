@@ -182,7 +182,7 @@ def _finish(
     frame = frame[list(COLUMNS) + factor_cols].reset_index(drop=True)
     frame = frame.astype(
         {"judge": "str", "model": "str", "item_id": "str", "variant": "str", "rerun": "int64",
-         "game": "int64", "score": "float64", "source": "str", "line": "int64"}
+         "game": "int64", "score": "float64", "verdict": "str", "source": "str", "line": "int64"}
     )
     for c in factor_cols:
         frame[c] = frame[c].astype("float64")
