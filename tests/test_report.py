@@ -173,6 +173,18 @@ def test_large_input_kde_matches_scipy() -> None:
     np.testing.assert_allclose(_kde(continuous, grid), ref, atol=1e-3 * ref.max())
 
 
+def test_score_kde_zooms_on_strongly_shrunk_scores(eight_scores: dict[str, np.ndarray], plot_dir: Path) -> None:
+    """With α = 0.04 the transformed scores span < 25% of the original range: a zoom panel is added (taller figure)."""
+    s = next(iter(eight_scores.values()))
+    finite = s[np.isfinite(s)]
+    wide = check_png(plot_score_kde(s, stand_in_certified(finite, alpha=0.4, sigma=0.01, seed=1), plot_dir / "score_kde_wide.png"))
+    narrow = check_png(
+        plot_score_kde(s, stand_in_certified(finite, alpha=0.04, sigma=0.005, seed=1), plot_dir / "score_kde_zoom.png",
+                       shrunk=0.04 * finite + 0.48, alpha=0.04, sigma=0.005)
+    )
+    assert narrow.shape[0] > 1.4 * wide.shape[0]
+
+
 def test_score_kde_nan_counted_not_fatal(tmp_path: Path) -> None:
     original = np.array([0.0, 0.5, np.nan, 1.0, 0.25, np.nan])
     check_png(plot_score_kde(original, original[::-1], tmp_path / "nan.png"))

@@ -251,25 +251,48 @@ def plot_score_kde(
     span = hi - lo if hi > lo else 1.0
     grid = np.linspace(lo - 0.12 * span, hi + 0.12 * span, 600)
 
-    fig = _new_figure(8.0, 4.8)
-    ax = fig.add_subplot()
+    # When the transformed scores occupy a small part of the range (strong shrinkage),
+    # a second panel zooms on them so that their shape stays visible.
+    after = [v for name, _, v, _ in series if name != "original"]
+    a_lo = min(float(v.min()) for v in after)
+    a_hi = max(float(v.max()) for v in after)
+    zoom = hi > lo and 0.0 < a_hi - a_lo < 0.25 * (hi - lo)
+
+    fig = _new_figure(8.0, 7.6 if zoom else 4.8)
+    if zoom:
+        ax, ax_zoom = fig.subplots(2, 1, height_ratios=[1.0, 0.8])
+    else:
+        ax, ax_zoom = fig.add_subplot(), None
+    a_span = a_hi - a_lo
+    zoom_grid = np.linspace(a_lo - 0.12 * a_span, a_hi + 0.12 * a_span, 600)
     for k, (name, colour, values, missing) in enumerate(series):
         label = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"
         label += f", {missing} missing)" if missing else ")"
-        if values.size < 2 or float(np.ptp(values)) == 0.0:
-            # No density exists; draw the point mass. Widths and dashes differ so coinciding lines stay visible.
-            ax.axvline(
-                float(values[0]), color=colour, lw=5.0 - 1.5 * k, ls=("-", "--", ":")[k], alpha=0.8,
-                label=f"{label}: all equal, no density",
-            )
-            continue
-        density = _kde(values, grid)
-        ax.fill_between(grid, density, color=colour, alpha=0.22, lw=0)
-        ax.plot(grid, density, color=colour, lw=2.0, label=label)
+        for axis, g in ((ax, grid), (ax_zoom, zoom_grid)):
+            if axis is None or (axis is ax_zoom and name == "original"):
+                continue
+            if values.size < 2 or float(np.ptp(values)) == 0.0:
+                # No density exists; draw the point mass. Widths and dashes differ so coinciding lines stay visible.
+                axis.axvline(
+                    float(values[0]), color=colour, lw=5.0 - 1.5 * k, ls=("-", "--", ":")[k], alpha=0.8,
+                    label=f"{label}: all equal, no density",
+                )
+                continue
+            density = _kde(values, g)
+            axis.fill_between(g, density, color=colour, alpha=0.22, lw=0)
+            axis.plot(g, density, color=colour, lw=2.0, label=label)
     ax.set_xlim(grid[0], grid[-1])
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel("per-item score")
     ax.set_ylabel("density (Gaussian KDE)")
+    if ax_zoom is not None:
+        ax.axvspan(zoom_grid[0], zoom_grid[-1], color=_GREY, alpha=0.12, lw=0)
+        ax_zoom.set_xlim(zoom_grid[0], zoom_grid[-1])
+        ax_zoom.set_ylim(bottom=0.0)
+        ax_zoom.set_xlabel("per-item score (zoom on the transformed scores, grey band above)")
+        ax_zoom.set_ylabel("density (Gaussian KDE)")
+        ax_zoom.grid(axis="x", alpha=0.3)
+        ax_zoom.spines[["top", "right"]].set_visible(False)
     heading = _wrap(_plain(title), 8.0) if title else "Judge scores before and after the bias-bounded transformation"
     params = []
     if alpha is not None:
@@ -329,11 +352,13 @@ def plot_ranking(
 ) -> Path:
     """Draw the leaderboard before and after the transformation with 95% CIs (paper Figure 2).
 
-    Models are rows, ordered by their original score (best at the top). Each row
-    shows the original mean score and its CI (blue) and the certified mean score
-    and its CI (vermilion), joined by a thin grey line; the right margin gives the
-    rank before → after, coloured by the direction of the change. The figure height
-    grows with the number of models so that 76 labels stay legible.
+    Models are rows, ordered by their original score (best at the top). The left
+    panel shows the original mean score and its CI (blue), the right panel the
+    certified mean score and its CI (vermilion) on its own x-range (shrinkage
+    compresses the certified scores, which would look flat on the original's scale),
+    so a rank change shows as a zigzag on the right; the right margin gives the rank
+    before → after, coloured by the direction of the change. The figure height grows
+    with the number of models so that 76 labels stay legible.
 
     Parameters
     ----------
@@ -372,32 +397,32 @@ def plot_ranking(
     n = len(frame)
     y = np.arange(n, dtype=float)[::-1]  # best model at the top
 
-    values = frame[["original_lo", "original_hi", "certified_lo", "certified_hi", "original", "certified"]].to_numpy()
-    finite = values[np.isfinite(values)]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    span = hi - lo if hi > lo else 1.0
-
-    fig = _new_figure(9.0, 1.6 + 0.27 * n)
-    ax = fig.add_subplot()
-    off = 0.17 if n > 1 else 0.08
-    for kind, colour, dy, marker in (("original", _ORIGINAL, off, "o"), ("certified", _CERTIFIED, -off, "D")):
+    height = 1.7 + 0.27 * n
+    fig = _new_figure(10.0, height)
+    ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
+    for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
         v = frame[kind].to_numpy()
         clo = frame[f"{kind}_lo"].to_numpy()
         chi = frame[f"{kind}_hi"].to_numpy()
         ok = np.isfinite(clo) & np.isfinite(chi)
-        ax.hlines(y[ok] + dy, clo[ok], chi[ok], color=colour, lw=1.6, alpha=0.75)
+        ax.hlines(y[ok], clo[ok], chi[ok], color=colour, lw=1.8, alpha=0.7)
         fin = np.isfinite(v)
-        ax.plot(v[fin], y[fin] + dy, ls="none", marker=marker, ms=4.5, color=colour, label=f"{kind} mean (95% CI)")
-    both = np.isfinite(frame["original"].to_numpy()) & np.isfinite(frame["certified"].to_numpy())
-    for yi, a, b in zip(y[both], frame["original"].to_numpy()[both], frame["certified"].to_numpy()[both]):
-        ax.plot([a, b], [yi + off, yi - off], color=_GREY, lw=0.6, alpha=0.6)
-
-    ax.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
-    ax.set_ylim(-0.7, n - 0.3)
-    ax.set_xlim(lo - 0.04 * span, hi + 0.04 * span)
-    ax.set_xlabel("mean per-item score")
-    ax.grid(axis="x", alpha=0.3)
-    ax.spines[["top", "right"]].set_visible(False)
+        ax.plot(v[fin], y[fin], ls="none", marker=marker, ms=4.5, color=colour)
+        # Each panel has its own x-range: the certified scores are shrunk toward the
+        # center, and on the original's scale their spread and CIs would be invisible.
+        vals = np.concatenate([v, clo, chi])
+        vals = vals[np.isfinite(vals)]
+        lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
+        span = hi - lo if hi > lo else max(abs(lo) * 0.1, 0.05)
+        ax.set_xlim(lo - 0.06 * span, hi + 0.06 * span)
+        ax.set_title(f"{kind} mean score (95% CI)", fontsize=10, color=colour, loc="left")
+        ax.set_xlabel("mean per-item score")
+        ax.grid(axis="x", alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(axis="x", labelsize=8)
+    ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
+    ax_o.set_ylim(-0.7, n - 0.3)
+    ax_c.tick_params(axis="y", left=False)
 
     # Rank before -> after in the right margin, coloured by the direction of the change.
     width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
@@ -406,7 +431,7 @@ def plot_ranking(
             colour = _GREY
         else:
             colour = "#1a9641" if r1 < r0 else ("#c0392b" if r1 > r0 else "#333333")
-        ax.annotate(
+        ax_c.annotate(
             f"{_rank_text(r0):>{width}} → {_rank_text(r1)}",
             xy=(1.0, yi),
             xycoords=("axes fraction", "data"),
@@ -418,7 +443,7 @@ def plot_ranking(
             color=colour,
             family="monospace",
         )
-    ax.annotate(
+    ax_c.annotate(
         "rank\nbefore → after",
         xy=(1.0, 1.0),
         xycoords="axes fraction",
@@ -431,8 +456,7 @@ def plot_ranking(
     heading = _plain(title) if title else "Leaderboard before and after the bias-bounded transformation"
     if n < n_total:
         heading += f" (top {n} of {n_total})"
-    fig.suptitle(_wrap(heading, 9.0), x=0.02, ha="left")
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize=8, frameon=False, borderaxespad=0.2)
+    fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
     return _save(fig, out)
 
 
@@ -461,8 +485,8 @@ def plot_sensitivity(
     """Draw the RMS sensitivity Δ* measured for each neighbour generator.
 
     One bar per generator at its point estimate Δ* (Definition 3.4); when an upper
-    confidence bound is present a black whisker runs from Δ* up to the UCB. The
-    number of neighbours ``m`` is written above each bar. ``tau`` draws the
+    confidence bound is present a black whisker runs from Δ* up to the UCB. Δ*, the
+    UCB and the number of neighbours ``m`` are written under each bar. ``tau`` draws the
     certified tolerance as a dashed reference line.
 
     Parameters
@@ -517,7 +541,10 @@ def plot_sensitivity(
     ymax = max(candidates) if candidates else 1.0
     ymax = ymax if ymax > 0 else 1.0
 
-    fig_w = max(5.0, 1.4 + 1.15 * len(names))
+    # Labels stay horizontal (name, Δ*, UCB, m on separate lines); each bar gets room for its longest line.
+    tick_labels = [_label(nm, 24) for nm in names]
+    longest = max(len(t) for t in tick_labels)
+    fig_w = min(24.0, max(5.0, 1.4 + len(names) * max(1.3, 0.085 * max(longest, 22))))
     fig = _new_figure(fig_w, 4.8)
     ax = fig.add_subplot()
     fin = np.isfinite(d)
@@ -527,17 +554,18 @@ def plot_sensitivity(
         base = np.where(fin, d, 0.0)
         ax.vlines(x[has_ucb], base[has_ucb], u[has_ucb], color="black", lw=1.5)
         ax.plot(x[has_ucb], u[has_ucb], ls="none", marker="_", ms=18, mew=2, color="black", label="upper confidence bound")
-    for xi, di, ui, m in zip(x, d, u, ms):
-        top_val = np.nanmax([di, ui]) if np.isfinite([di, ui]).any() else 0.0
-        text = "n/a" if not math.isfinite(di) else f"{di:.3g}"
-        if m is not None:
-            text += f"\nm = {m}"
-        ax.annotate(text, xy=(xi, top_val), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    for xi, di in zip(x, d):
+        if not math.isfinite(di):
+            ax.annotate("Δ* n/a", xy=(xi, 0.0), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=8)
     if tau is not None:
         ax.axhline(tau, color=_CERTIFIED, ls="--", lw=1.4, label=f"τ = {tau:.3g} (certified tolerance)")
-    tick_labels = [_label(nm, 24) for nm in names]
-    rotation, ha = _tick_rotation(tick_labels, len(names))
-    ax.set_xticks(x, tick_labels, rotation=rotation, ha=ha)
+    details = []
+    for di, ui, m in zip(d, u, ms):
+        line = f"Δ* {di:.3g}" if math.isfinite(di) else "Δ* n/a"
+        if math.isfinite(ui):
+            line += f", UCB {ui:.3g}"
+        details.append(line + ("" if m is None else f"\nm = {m}"))
+    ax.set_xticks(x, [f"{t}\n{dt}" for t, dt in zip(tick_labels, details)], fontsize=8.5)
     ax.set_xlim(-0.6, len(names) - 0.4)
     ax.set_ylim(0.0, ymax * 1.3)
     ax.set_ylabel("‖f(D) − f(D′)‖₂, RMS over neighbours")
