@@ -201,3 +201,29 @@ def test_audit_validates_input() -> None:
         audit(**base, mean_shifts=[0.1])
     with pytest.raises(InputError, match="'dim'"):
         audit(**{**base, "dim": 0})
+
+
+def test_max_distance_scales_bounds_so_small_samples_can_hold():
+    """With the certificate's almost-sure bound D, every p_i <= p(D) = p_max, so 150 neighbours suffice."""
+    rng = np.random.default_rng(11)
+    dist = rng.uniform(0.0, 1.0, size=150)
+    kw = dict(tau=0.5, delta=0.01, sigma=0.0074, alpha=0.25, dim=500, distances=dist, rng=3, n_mc=2000)
+    plain = audit(**kw)
+    bounded = audit(**kw, max_distance=1.0)
+    assert plain.verdict == "inconclusive"  # KL bound ~ log(100)/150 = 0.03 > delta
+    assert bounded.verdict == "holds"
+    # p_max is the exceedance probability of the farthest admissible neighbour, computed independently.
+    scale = 2 * 0.0074**2
+    expected_pmax = ncx2.sf(0.25 / scale, 500, 0.25**2 / scale)
+    assert bounded.p_max == pytest.approx(expected_pmax, rel=1e-9)
+    p = ncx2.sf(0.25 / scale, 500, (0.25 * dist) ** 2 / scale)
+    assert np.all(p <= bounded.p_max * (1 + 1e-12))
+    assert bounded.exact_ucb <= bounded.p_max
+    assert bounded.exact_ucb >= bounded.exact_probability
+
+
+def test_distance_beyond_the_assumed_bound_is_a_violation():
+    dist = np.array([0.1, 0.2, 1.5])
+    res = audit(tau=0.5, delta=0.01, sigma=0.0074, alpha=0.25, dim=500, distances=dist, rng=0, n_mc=100, max_distance=1.0)
+    assert res.bound_violations == 1
+    assert res.verdict == "violated"

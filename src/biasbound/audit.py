@@ -59,6 +59,14 @@ class AuditResult:
         ``"fixed"`` (no ``mean_shifts``) or ``"batch"``.
     seed : int
         Seed of the Monte Carlo draws.
+    max_distance : float or None
+        The almost-sure bound on ``||f(D) - f(D')||`` the certificate assumed, when it assumed one.
+    p_max : float
+        ``Pr[||Δ_eff + B|| > τ]`` at the largest possible neighbour (``1.0`` without ``max_distance``):
+        every ``p_i`` lies in ``[0, p_max]``, which scales the confidence bounds.
+    bound_violations : int
+        Held-out neighbours farther than ``max_distance``; any such neighbour falsifies the
+        certificate's own assumption and makes the verdict ``"violated"``.
     """
 
     n_neighbors: int
@@ -77,6 +85,9 @@ class AuditResult:
     dim: int
     center: str
     seed: int
+    max_distance: float | None = None
+    p_max: float = 1.0
+    bound_violations: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -127,6 +138,7 @@ def audit(
     confidence: float = 0.99,
     n_mc: int = 20000,
     rng: np.random.Generator | int | None = None,
+    max_distance: float | None = None,
 ) -> AuditResult:
     """Check a ``(τ, δ)`` A-BB claim on held-out neighbours.
 
@@ -153,6 +165,12 @@ def audit(
         Monte Carlo draws (``>= 1``).
     rng : numpy.random.Generator, int or None
         Randomness of the Monte Carlo check; the seed is recorded.
+    max_distance : float, optional
+        An almost-sure bound on the raw distances that the certificate assumed (the
+        deterministic bound). Each ``p_i`` then lies in ``[0, p_max]`` with ``p_max`` the
+        exceedance probability of the farthest admissible neighbour, so the KL–Chernoff bounds
+        are applied to ``p_i / p_max`` (much tighter when ``p_max`` is small). A held-out distance
+        above ``max_distance`` falsifies the assumption: the verdict is then ``"violated"``.
 
     Returns
     -------
@@ -162,8 +180,11 @@ def audit(
     -----
     ``M(D) - M(D') = Δ_eff + B`` with ``B = Z - Z' ~ N(0, 2σ²I_d)`` independent of the neighbour.
     Exact part: ``p_i = ncx2.sf(τ²/(2σ²), d, ||Δ_eff,i||²/(2σ²))``; the claimed probability is the
-    population mean ``E p(D')``; the ``p_i`` are i.i.d. in ``[0, 1]``, so the KL–Chernoff bounds
-    (Hoeffding 1963) at ``confidence`` bracket it. Monte Carlo part: each draw picks a held-out
+    population mean ``E p(D')``; the ``p_i`` are i.i.d. in ``[0, p_max]`` (``p_max = 1`` unless
+    ``max_distance`` is given), so the KL–Chernoff bounds (Hoeffding 1963) on ``p_i / p_max`` at
+    ``confidence``, multiplied back by ``p_max``, bracket it. ``p`` is increasing in ``||Δ_eff||``,
+    and ``||Δ_eff||² <= α²D² + (1-α²)D² `` for a batch centre (``s_i <= ||Δ_i||`` by Cauchy–Schwarz),
+    ``α²D²`` for a fixed one, with ``D = max_distance``. Monte Carlo part: each draw picks a held-out
     neighbour uniformly and one noise vector (drawn as a noncentral chi-square variate), giving
     i.i.d. Bernoulli(``mean p_i``) outcomes; its Clopper–Pearson bound checks the exact computation
     for the empirical neighbour distribution (it says nothing beyond those neighbours).
@@ -188,6 +209,16 @@ def audit(
             )
         if np.any(s < 0):
             raise InputError(f"The 'mean_shifts' parameter of {where} must be non-negative. Got minimum {s.min()!r} instead.")
+    n_violations = 0
+    p_max = 1.0
+    if max_distance is not None:
+        max_distance = check_in_range(max_distance, "max_distance", where, low=0.0)
+        n_violations = int(np.count_nonzero(d > max_distance))
+        if s is not None:
+            n_violations += int(np.count_nonzero(s > max_distance))
+        d_max = np.array([max_distance])
+        s_max = None if s is None else d_max
+        p_max = float(exceedance_probabilities(effective_sq_distances(d_max, alpha, s_max), tau=tau, sigma=sigma, dim=dim)[0])
     gen, seed = resolve_rng(rng)
 
     sq_eff = effective_sq_distances(d, alpha, s)
@@ -195,8 +226,13 @@ def audit(
     m = int(d.size)
     beta = 1.0 - confidence
     exact = float(np.mean(p))
-    ucb = _kl_bound(min(1.0, exact), m, beta, upper=True)
-    lcb = _kl_bound(min(1.0, exact), m, beta, upper=False)
+    if n_violations == 0 and p_max < 1.0:
+        scaled = min(1.0, exact / p_max) if p_max > 0.0 else 0.0
+        ucb = p_max * _kl_bound(scaled, m, beta, upper=True)
+        lcb = p_max * _kl_bound(scaled, m, beta, upper=False)
+    else:
+        ucb = _kl_bound(min(1.0, exact), m, beta, upper=True)
+        lcb = _kl_bound(min(1.0, exact), m, beta, upper=False)
 
     idx = gen.integers(0, m, size=n_mc)
     if sigma == 0.0:
@@ -208,7 +244,9 @@ def audit(
     k = int(np.count_nonzero(hits))
     mc_ucb = float(binomtest(k, n_mc, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high)
 
-    if ucb <= delta:
+    if n_violations:
+        verdict = "violated"
+    elif ucb <= delta:
         verdict = "holds"
     elif lcb > delta:
         verdict = "violated"
@@ -231,6 +269,9 @@ def audit(
         dim=dim,
         center="fixed" if s is None else "batch",
         seed=seed,
+        max_distance=max_distance,
+        p_max=p_max,
+        bound_violations=n_violations,
     )
 
 
@@ -258,7 +299,8 @@ def audit_certificate(
     mean_shifts : array_like of shape (m,), optional
         Required when the centre kind is ``"batch"``; rejected otherwise.
     **kw
-        ``confidence``, ``n_mc``, ``rng`` for :func:`audit`.
+        ``confidence``, ``n_mc``, ``rng`` for :func:`audit`. When the certificate used the
+        deterministic bound, its almost-sure ``sensitivity`` is passed as ``max_distance``.
 
     Returns
     -------
@@ -294,6 +336,8 @@ def audit_certificate(
     dim = values["dim"]
     if isinstance(dim, float) and dim.is_integer():
         dim = int(dim)
+    if _get(certificate, "bound_used") == "deterministic" and _get(certificate, "sensitivity") is not None:
+        kw = {**kw, "max_distance": float(_get(certificate, "sensitivity"))}
     return audit(
         tau=values["tau"],
         delta=values["delta"],

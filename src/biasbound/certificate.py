@@ -402,8 +402,9 @@ def make_certificate(
     calibration : Calibration
         From :func:`biasbound.abb.calibrate`.
     sensitivity : dict or object with ``to_dict()``, optional
-        The combined sensitivity (``how``, ``delta_star``, ``ucb``, ``components``: each with
-        ``name``, ``delta_star``, ``m``, ``ucb``).  Plain dicts keep this module free of
+        The combined sensitivity (``how``, ``delta_star``, ``ucb`` and either ``generators``:
+        name -> ``{delta_star, m, ucb}`` as :func:`biasbound.sensitivity.combine` gives, or
+        ``components``: records each with ``name``, ``delta_star``, ``m``, ``ucb``).  Plain dicts keep this module free of
         ``sensitivity.py`` types.
     center_kind : {"fixed", "holdout", "ema", "batch"}
         How the shrinkage centre was chosen.
@@ -446,9 +447,16 @@ def make_certificate(
         raise InputError(f"The 'data_sha256' parameter of {where} must be a 64-character hex digest. Got {data_sha256!r} instead.")
     sens = _as_dict(sensitivity)
     generators: dict[str, Any] = {}
-    for comp in sens.get("components", ()) or ():
-        c = _as_dict(comp)
-        generators[str(c.get("name"))] = {"delta_star": c.get("delta_star"), "m": c.get("m"), "ucb": c.get("ucb")}
+    if isinstance(sens.get("generators"), dict):
+        # sensitivity.CombinedSensitivity: name -> {delta_star, m, ucb} (unfloored).
+        for name, comp in sens["generators"].items():
+            c = _as_dict(comp)
+            generators[str(name)] = {"delta_star": c.get("delta_star"), "m": c.get("m"), "ucb": c.get("ucb")}
+    else:
+        # A plain list of per-generator records, each with its name.
+        for comp in sens.get("components", ()) or ():
+            c = _as_dict(comp)
+            generators[str(c.get("name"))] = {"delta_star": c.get("delta_star"), "m": c.get("m"), "ucb": c.get("ucb")}
     ucb = sens.get("ucb")
     cv: Any = None if center_value is None else _plain(np.asarray(center_value, dtype=float))
     sel = calibration.selected
