@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from biasbound.commands import calibrate, schematic
+from biasbound.commands import audit, calibrate, certify, demo, schematic, serve
 
-COMMAND_MODULES = (calibrate, schematic)
+COMMAND_MODULES = (calibrate, schematic, certify, audit, demo, serve)
 
 __all__ = ["COMMAND_MODULES"]
