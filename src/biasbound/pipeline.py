@@ -66,8 +66,8 @@ _WHERE = "certify"
 _SCORE_RANGE = 1.0  # certified per-item scores live on [0, 1]
 _GEN_RE = re.compile(r"^(swap|rerun|variant:[^,\s]+)$")
 _GEN_TEXT = {
-    "swap": "swap (one item's presentation order swapped)",
-    "rerun": "rerun (one item re-judged with a new sampling seed)",
+    "swap": "one item's presentation order swapped",
+    "rerun": "one item re-judged with a new sampling seed",
 }
 
 
@@ -139,7 +139,7 @@ def parse_center(spec: str) -> tuple[str, float | None]:
 def describe_generator(name: str) -> str:
     """A plain-words description of a generator for the certificate's guarantee sentence."""
     if name.startswith("variant:"):
-        return f"{name} (one item's response replaced by its '{name.split(':', 1)[1]}' variant)"
+        return f"one item's response replaced by its '{name.split(':', 1)[1]}' variant"
     return _GEN_TEXT.get(name, name)
 
 
@@ -648,6 +648,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
                 distances=grp["dist"].to_numpy(),
                 mean_shifts=grp["shift"].to_numpy() if s.center_kind == "batch" else None,
                 dim=int(d_m[m]), confidence=s.confidence, n_mc=min(s.n_mc, 5000), rng=audit_seeds[i],
+                max_distance=max_distance,
             )
     pooled = None
     if len(held_rows) >= 2:
@@ -655,7 +656,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             tau=s.tau, delta=s.delta, sigma=cal.sigma, alpha=cal.alpha,
             distances=held_rows["dist"].to_numpy(),
             mean_shifts=held_rows["shift"].to_numpy() if s.center_kind == "batch" else None,
-            dim=dim, confidence=s.confidence, n_mc=s.n_mc, rng=audit_seeds[-1],
+            dim=dim, confidence=s.confidence, n_mc=s.n_mc, rng=audit_seeds[-1], max_distance=max_distance,
         )
     counts = {"holds": 0, "violated": 0, "inconclusive": 0, "not audited": 0}
     for a in audits.values():
