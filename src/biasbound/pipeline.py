@@ -27,8 +27,9 @@ Decisions made where the contracts are silent (documented again in the outputs):
 * **Audit.** Per model on its held-out neighbours (all generators pooled), and pooled over
   the judge's models (the average over models, with ``dim`` = the largest model dimension,
   which can only raise the violation probability). With ~150 held-out neighbours per model
-  at δ = 0.01 most per-model verdicts are "inconclusive" (a KL bound on 150 draws cannot go
-  below δ unless the per-neighbour probabilities are essentially zero); the pooled verdict
+  at δ = 0.01 a per-model verdict can be "inconclusive" (a KL bound on 150 draws only goes
+  below δ when the per-neighbour probabilities are essentially zero; the almost-sure distance
+  bound passed to the audit helps); the pooled verdict
   is the headline and the per-model verdict counts are reported beside it.
 * **Jitter adjustment** (``jitter_adjust=True`` with a ``rerun`` generator): every other
   generator's Δ* and UCB are replaced by ``context_adjusted_rms(x, Δ*_rerun)`` and the rerun
