@@ -465,7 +465,7 @@ def report_inputs(real_leaderboard: pd.DataFrame, eight_scores: dict[str, np.nda
     plots = {
         "score_kde": plot_score_kde(s, stand_in_certified(s[np.isfinite(s)], alpha=0.4, sigma=0.05, seed=1), d / "score_kde.png"),
         "ranking": plot_ranking(lb, d / "ranking.png"),
-        "sensitivity": plot_sensitivity(real_swap_generators(eight_scores), d / "sensitivity.png", tau=0.5),
+        "sensitivity-ensemble": plot_sensitivity(real_swap_generators(eight_scores), d / "sensitivity.png", tau=0.5),
     }
     means = lb["original"].to_numpy()
     cert = lb["certified"].to_numpy()
@@ -531,11 +531,12 @@ def test_report_contents(report_inputs: dict[str, object], tmp_path: Path) -> No
     assert f"{report_inputs['retention']['spearman']:.4g}" in visible
     assert "0.84 (min 0.62, 3 pairs)" in visible  # mean of 0.91, 0.62, 0.99 is 0.84
     # the missing counts: leaderboard total and the load report
-    assert f"<strong>{int(lb['n_missing'].sum())}</strong> missing" in visible
+    assert f"<strong>{int(lb['n_missing'].sum())}</strong> missing score(s)" in visible
     assert "unknown verdict &#39;A&gt;&gt;&gt;B&#39;" in visible or "unknown verdict 'A&gt;&gt;&gt;B'" in visible
     for section in ("The guarantee", "Audit on held-out neighbours", "Certificate parameters", "What it cost", "Leaderboard before and after", "Missing and failed judgments", "Plots"):
         assert f"<h2>{section}</h2>" in text
     assert "per_model_verdicts" in visible and "holds=7, inconclusive=1" in visible
+    assert "Judge: ensemble." in visible  # per-judge plot names get their caption and the judge
 
 
 def test_report_violated_and_no_certificate(report_inputs: dict[str, object], tmp_path: Path) -> None:
@@ -561,7 +562,10 @@ def test_report_violated_and_no_certificate(report_inputs: dict[str, object], tm
         summary={"status": "infeasible"},
         leaderboard=lb[["model", "original"]],
         certificates=[],
-        retention={"paper": {"spearman": 0.5}, "tight": {"spearman": float("nan")}},
+        retention={
+            "paper": {"spearman": 0.5, "expected_distortion": {"per_model": {"a": 1.0, "b": 3.0}, "total": 4.0, "mean": 2.0}},
+            "tight": {"spearman": float("nan")},
+        },
         plots={},
         load_report=None,
         audit=None,
@@ -569,6 +573,7 @@ def test_report_violated_and_no_certificate(report_inputs: dict[str, object], tm
     assert "No certificate was issued" in none
     assert "not audited" in none
     assert "<td>paper</td><td>0.5</td>" in none and "<td>tight</td><td>n/a</td>" in none
+    assert "<td>mean 2, total 4, 2 values</td>" in none  # per-model distortion summarised, not dumped
 
 
 def test_report_rejects_bad_input(report_inputs: dict[str, object], tmp_path: Path) -> None:

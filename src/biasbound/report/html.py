@@ -38,7 +38,10 @@ _WHERE = "write_report"
 
 _PLOT_CAPTIONS: dict[str, str] = {
     "score_kde": "Per-item judge scores before and after the bias-bounded transformation (Gaussian KDE).",
-    "ranking": "Leaderboard before and after, mean per-item score with its 95% bootstrap CI; right: rank before → after.",
+    "ranking": (
+        "Leaderboard before (left) and after (right, on its own scale) the transformation: mean per-item score "
+        "with its 95% bootstrap CI; right margin: rank before → after."
+    ),
     "sensitivity": "Measured RMS sensitivity Δ* per neighbour generator, with its upper confidence bound and the number of neighbours m.",
     "judges": "Rank correlation between original and certified model scores, per judge and setting.",
     "tradeoff": "Shrinkage α and noise σ as the tolerance τ varies.",
@@ -229,19 +232,31 @@ def _audit_blocks(audit: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
     return blocks, facts
 
 
+def _certificate_name(cert: Mapping[str, Any], index: int) -> str:
+    """A short name from the scope's judge and model (the full scope is shown in the table)."""
+    scope = cert.get("scope")
+    parts = []
+    if isinstance(scope, Mapping):
+        for key in ("judge", "model"):
+            value = scope.get(key)
+            if value is not None and not isinstance(value, (Mapping, list, tuple)) and str(value) not in ("", "*"):
+                parts.append(f"{key} {value}")
+    return ", ".join(parts) if parts else f"certificate {index + 1}"
+
+
 def _certificate_view(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
-    rows: list[tuple[str, str]] = []
+    rows: list[tuple[str, dict[str, Any]]] = []
     for key, label in _CERT_FIELDS:
         if key not in cert:
             continue
         value = cert[key]
         if key == "center" and isinstance(value, Mapping):
-            text = f"{value.get('kind', '?')} ({format_number(value.get('value'))})"
+            node = {"kind": "scalar", "text": f"{value.get('kind', '?')} ({format_number(value.get('value'))})"}
         else:
-            text = _inline(value)
-        rows.append((label, text))
+            node = _tree(value)
+        rows.append((label, node))
     known = {k for k, _ in _CERT_FIELDS} | _CERT_SKIP
-    rows += [(str(k), _inline(v)) for k, v in cert.items() if k not in known]
+    rows += [(str(k), _tree(v)) for k, v in cert.items() if k not in known]
     generators = []
     gens = cert.get("generators") or {}
     if isinstance(gens, Mapping):
@@ -255,8 +270,7 @@ def _certificate_view(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
                     "m": format_number(g.get("m")),
                 }
             )
-    scope = cert.get("scope")
-    name = _inline(scope) if isinstance(scope, Mapping) and scope else f"certificate {index + 1}"
+    name = _certificate_name(cert, index)
     audit = cert.get("audit")
     return {
         "name": name,
@@ -275,6 +289,29 @@ def _certificate_view(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
             str(audit.get("verdict", "—")) if isinstance(audit, Mapping) else "—",
         ],
     }
+
+
+def _summary_cell(value: Any) -> str:
+    """One table cell for a metric that may be a scalar, a list (per pair) or a dict (per model)."""
+    if isinstance(value, Mapping):
+        parts = []
+        if "mean" in value:
+            parts.append(f"mean {format_number(value['mean'])}")
+        if "total" in value:
+            parts.append(f"total {format_number(value['total'])}")
+        if not parts:
+            parts = [f"{k}={format_number(v)}" for k, v in value.items() if not isinstance(v, (Mapping, list, tuple, np.ndarray))]
+        nested = [v for v in value.values() if isinstance(v, Mapping)]
+        if nested:
+            parts.append(f"{len(nested[0])} values")
+        return ", ".join(parts) if parts else "—"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        arr = np.asarray(value, dtype=float)
+        arr = arr[np.isfinite(arr)]
+        if arr.size == 0:
+            return "n/a"
+        return f"{format_number(float(arr.mean()))} (min {format_number(float(arr.min()))}, {arr.size} values)"
+    return format_number(value)
 
 
 def _pair_keep(metrics: Mapping[str, Any]) -> str:
@@ -300,7 +337,7 @@ def _retention_rows(retention: Mapping[str, Any] | None) -> list[dict[str, Any]]
         if _RETENTION_MARKERS & set(node):
             cells = []
             for key, _ in _RETENTION_COLUMNS:
-                cells.append(_pair_keep(node) if key == "pair_keep" else format_number(node.get(key)))
+                cells.append(_pair_keep(node) if key == "pair_keep" else _summary_cell(node.get(key)))
             known = {k for k, _ in _RETENTION_COLUMNS} | set(_PAIR_KEEP_KEYS)
             extra = ", ".join(
                 f"{k}={_inline(v)}" for k, v in node.items() if k not in known and not isinstance(v, (list, tuple, np.ndarray, Mapping))
@@ -375,6 +412,16 @@ def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
     return {"headers": headers, "rows": rows, "n_missing": n_missing, "change_col": headers.index("change") if has_ranks else -1}
 
 
+def _caption(name: str) -> str:
+    """The caption of a known plot; ``<plot>-<judge>`` names (one plot per judge) get the judge appended."""
+    if name in _PLOT_CAPTIONS:
+        return _PLOT_CAPTIONS[name]
+    for key, caption in _PLOT_CAPTIONS.items():
+        if name.startswith(key + "-"):
+            return f"{caption} Judge: {name[len(key) + 1:]}."
+    return name
+
+
 def _embed_plot(name: str, path: Any) -> dict[str, str]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"The 'plots' parameter of {_WHERE} must map {name!r} to a file path. Got {type(path).__name__} instead.")
@@ -387,7 +434,7 @@ def _embed_plot(name: str, path: Any) -> dict[str, str]:
         raise InputError(f"The 'plots' parameter of {_WHERE} must name PNG files. Got {str(p)!r} for {name!r}, which is not a PNG.")
     return {
         "name": name,
-        "caption": _PLOT_CAPTIONS.get(name, name),
+        "caption": _caption(name),
         "uri": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
     }
 
