@@ -5,21 +5,24 @@ each, with everything the judge prompt is built from). A neighbour ``D'`` differ
 ``D`` in exactly one item, replaced by the ``item`` of a :class:`Perturbation`
 (paper, Def. "Neighboring Judgment Contexts"). Generators never talk to a judge: the
 LLM-backed ones receive a ``complete`` coroutine function from the caller.
+
+:class:`Rubric` and :func:`default_rubric` are defined in :mod:`biasbound.rubric` (one type
+shared with the judge templates) and re-exported here.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
-from types import MappingProxyType
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_int, check_one_of, resolve_rng
+from biasbound.rubric import Rubric, default_rubric
 
 __all__ = [
     "CompleteFn",
@@ -36,108 +39,6 @@ CompleteFn = Callable[[list[dict[str, str]]], Awaitable[str]]
 
 PerturbationStatus = Literal["applied", "not-applicable", "failed"]
 _STATUSES: tuple[str, ...] = ("applied", "not-applicable", "failed")
-
-
-@dataclass(frozen=True)
-class Rubric:
-    """The judge's rubric: ordered factor names and one emphasis sentence per factor.
-
-    Parameters
-    ----------
-    factors:
-        Factor names in the order the judge prompt lists them (lower case, unique),
-        e.g. ``("correctness", "completeness", "safety", "conciseness", "style")``.
-    emphasis:
-        Factor name -> the sentence telling the judge what the factor means and how
-        much it matters. Every factor needs one; no other keys are allowed.
-        Stored read-only.
-
-    Notes
-    -----
-    The ``schematic`` generator changes the order of ``factors`` or rewords entries of
-    ``emphasis``; the judge templates render both, so the response stays untouched.
-    ``emphasis`` does not take part in ``hash`` (equality still compares it).
-    """
-
-    factors: tuple[str, ...]
-    emphasis: Mapping[str, str] = field(hash=False)
-
-    def __post_init__(self) -> None:
-        factors = tuple(self.factors) if not isinstance(self.factors, str) else (self.factors,)
-        if not factors or not all(isinstance(f, str) and f.strip() for f in factors):
-            raise InputError(
-                f"The 'factors' parameter of Rubric must be a non-empty tuple of non-empty strings. Got {self.factors!r} instead."
-            )
-        if len(set(factors)) != len(factors):
-            raise InputError(f"The 'factors' parameter of Rubric must not repeat a factor. Got {factors!r} instead.")
-        if not isinstance(self.emphasis, Mapping):
-            raise TypeError(
-                f"The 'emphasis' parameter of Rubric must be a mapping factor -> sentence. Got {type(self.emphasis).__name__} instead."
-            )
-        if set(self.emphasis) != set(factors) or not all(isinstance(v, str) for v in self.emphasis.values()):
-            raise InputError(
-                "The 'emphasis' parameter of Rubric must map exactly the factors "
-                f"{list(factors)} to sentences. Got keys {sorted(self.emphasis)} instead."
-            )
-        object.__setattr__(self, "factors", factors)
-        object.__setattr__(self, "emphasis", MappingProxyType({f: self.emphasis[f] for f in factors}))
-
-    @classmethod
-    def from_factors(cls, factors: Any) -> Rubric:
-        """Build from ``(name, emphasis)`` pairs or objects with ``.name``/``.emphasis``.
-
-        Accepts the factors of ``biasbound.judge.prompts.Rubric`` (pass ``rubric.factors``)
-        without importing the judge package.
-        """
-        pairs = [(f.name, f.emphasis) if hasattr(f, "name") else tuple(f) for f in factors]
-        return cls(factors=tuple(n for n, _ in pairs), emphasis=dict(pairs))
-
-    def pairs(self) -> tuple[tuple[str, str], ...]:
-        """Return ``((name, emphasis), ...)`` in rubric order (to build the judge's rubric)."""
-        return tuple((f, self.emphasis[f]) for f in self.factors)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return ``{"factors": [...], "emphasis": {...}}`` (JSON-ready)."""
-        return {"factors": list(self.factors), "emphasis": dict(self.emphasis)}
-
-
-_PAIRWISE_EMPHASIS: dict[str, str] = {
-    "correctness": "Information must be factually accurate and free of errors or misleading statements; "
-    "follow every instruction in the prompt, including requested format and role.",
-    "completeness": "The answer must contain everything the intended audience needs to understand and use it.",
-    "safety": "The answer must not help cause harm or break the law; declining the unsafe part of a request is correct.",
-    "conciseness": "Avoid rambling, padding and needless detail; short answers are preferred unless the prompt asks for depth.",
-    "style": "Use a clear, friendly tone with varied sentences and vocabulary; avoid formulaic lists and stock phrases.",
-}
-
-_SINGLE_EMPHASIS: dict[str, str] = {
-    "helpfulness": "How far the answer actually solves the user's problem.",
-    "relevance": "Whether every part of the answer addresses the question that was asked.",
-    "accuracy": "Whether the facts, code and reasoning are correct.",
-    "depth": "How thoroughly the answer treats the substance of the question.",
-    "creativity": "Whether the answer shows original, well-chosen ideas where they help.",
-    "detail": "Whether the level of detail suits the question.",
-}
-
-
-def default_rubric(kind: str = "pairwise") -> Rubric:
-    """Return the rubric the judge templates use unless told otherwise.
-
-    Parameters
-    ----------
-    kind:
-        ``"pairwise"`` (Arena-Hard factors: correctness, completeness, safety,
-        conciseness, style) or ``"single"`` (MT-Bench factors: helpfulness, relevance,
-        accuracy, depth, creativity, detail).
-
-    Returns
-    -------
-    Rubric
-        Factors in the order listed in ``docs/DESIGN.md`` ("Judge protocol").
-    """
-    check_one_of(kind, "kind", "default_rubric", ("pairwise", "single"))
-    emphasis = _PAIRWISE_EMPHASIS if kind == "pairwise" else _SINGLE_EMPHASIS
-    return Rubric(factors=tuple(emphasis), emphasis=dict(emphasis))
 
 
 @dataclass(frozen=True)

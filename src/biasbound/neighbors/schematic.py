@@ -13,7 +13,7 @@ import numpy as np
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_int, check_one_of
-from biasbound.neighbors.base import JudgeItem, NeighborGenerator, Perturbation, Rubric
+from biasbound.neighbors.base import JudgeItem, NeighborGenerator, Perturbation
 
 __all__ = ["EMPHASIS_BANK", "GENERIC_EMPHASIS", "SchematicGenerator"]
 
@@ -146,7 +146,7 @@ class SchematicGenerator(NeighborGenerator):
                 new = options[int(rng.integers(len(options)))]
                 reworded[factor] = {"before": emphasis[factor], "after": new}
                 emphasis[factor] = new
-        new_rubric = Rubric(factors=tuple(factors), emphasis=emphasis)
+        new_rubric = rubric.with_changes(factors=tuple(factors), emphasis=emphasis)  # keeps the kind
         parts = []
         if mode in ("reorder", "both"):
             parts.append("factor order " + " > ".join(rubric.factors) + "  ->  " + " > ".join(factors))
