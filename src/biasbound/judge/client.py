@@ -31,7 +31,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,11 @@ from rich.text import Text
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential, wait_random
 
 from biasbound._exceptions import InputError, JudgeError
+
+try:  # the openai SDK >= 3 ships its transport as ``httpx2``; older releases use ``httpx``
+    import httpx2 as _httpx
+except ImportError:  # pragma: no cover - depends on the installed SDK
+    import httpx as _httpx
 from biasbound._validation import check_in_range, check_int
 from biasbound.judge.cache import JudgeCache, cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
@@ -62,6 +67,7 @@ __all__ = [
     "JudgeConfig",
     "JudgeRequest",
     "JudgeResult",
+    "JudgeSession",
     "RedactingFilter",
     "judge_many",
     "judge_many_sync",
@@ -566,6 +572,162 @@ class _RateColumn(ProgressColumn):
 # --------------------------------------------------------------------------- public entry points
 
 
+class JudgeSession:
+    """One open judge endpoint: a single ``AsyncOpenAI`` client (one connection pool), the cache and the limits.
+
+    Use it when a caller makes several batches of calls (the runner: originals, rewrites,
+    neighbours) so that the client, its connection pool and the concurrency/rate limits
+    are shared; :func:`judge_many` is a one-batch session.
+
+    Parameters
+    ----------
+    config:
+        Endpoint, concurrency and retry policy.
+    cache:
+        A :class:`JudgeCache`, a path to one (opened here, closed on exit), or ``None``.
+
+    Attributes
+    ----------
+    counts:
+        Running totals over the session: ``requests`` (results returned), ``cache_hits``,
+        ``calls`` (distinct calls made over HTTP), ``attempts`` (HTTP attempts, retries included).
+
+    Raises
+    ------
+    JudgeError
+        On entry when no API key is available for a non-local endpoint.
+
+    Examples
+    --------
+    >>> async def go(config, requests):  # doctest: +SKIP
+    ...     async with JudgeSession(config, cache="cache.sqlite") as session:
+    ...         first = await session.judge(requests)
+    ...         text = await session.complete(messages)
+    """
+
+    def __init__(self, config: JudgeConfig, *, cache: JudgeCache | str | Path | None = None) -> None:
+        if not isinstance(config, JudgeConfig):
+            raise TypeError(f"The 'config' parameter of JudgeSession must be a JudgeConfig. Got {type(config).__name__} instead.")
+        self.config = config
+        self._cache_arg = cache
+        self.cache: JudgeCache | None = None
+        self._own_cache = False
+        self._stack: ExitStack | None = None
+        self._run: _Run | None = None
+        self._client: openai.AsyncOpenAI | None = None
+        self.counts: dict[str, int] = {"requests": 0, "cache_hits": 0, "calls": 0, "attempts": 0}
+
+    async def __aenter__(self) -> JudgeSession:
+        api_key, secret = _api_key(self.config)
+        self._own_cache = self._cache_arg is not None and not isinstance(self._cache_arg, JudgeCache)
+        self.cache = JudgeCache(self._cache_arg) if self._own_cache else self._cache_arg  # type: ignore[assignment]
+        self._stack = ExitStack()
+        self._stack.enter_context(_redacting_logs(secret))
+        cfg = self.config
+        # one connection pool sized to the concurrency, reused by every call of the session
+        http_client = openai.DefaultAsyncHttpxClient(
+            limits=_httpx.Limits(max_connections=cfg.concurrency, max_keepalive_connections=cfg.concurrency),
+            timeout=_httpx.Timeout(cfg.timeout),
+        )
+        self._client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key, max_retries=0, timeout=cfg.timeout,
+                                          http_client=http_client)
+        self._run = _Run(cfg, self.cache, self._client, secret)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if self._client is not None:
+                await self._client.close()
+        finally:
+            self._client = None
+            if self._stack is not None:
+                self._stack.close()
+                self._stack = None
+            if self._own_cache and self.cache is not None:
+                self.cache.close()
+                self.cache = None
+
+    def _active(self) -> _Run:
+        if self._run is None or self._client is None:
+            raise JudgeError("The JudgeSession is not open; use 'async with JudgeSession(...) as session'.")
+        if self._run.abort is not None:
+            raise self._run.abort
+        return self._run
+
+    async def judge(
+        self,
+        requests: Sequence[JudgeRequest],
+        *,
+        progress: bool = False,
+        retry_failed: bool = False,
+        description: str = "judging",
+    ) -> list[JudgeResult]:
+        """Judge every request (cached, concurrent, retried) and return the results in request order.
+
+        See :func:`judge_many` for the parameters, the result and the errors.
+        """
+        run = self._active()
+        requests = list(requests)
+        for i, r in enumerate(requests):
+            if not isinstance(r, JudgeRequest):
+                raise TypeError(f"The 'requests' parameter of judge_many must hold JudgeRequest objects. Got {type(r).__name__} at index {i} instead.")
+        store = self.cache
+        calls = [_resolve(r, self.config) for r in requests]
+        results: list[JudgeResult | None] = [None] * len(calls)
+        todo: dict[str, list[int]] = {}
+        for i, call in enumerate(calls):
+            entry = store.get(call.cache_key) if store is not None else None
+            if entry is not None and (entry["status"] == "ok" or not retry_failed):
+                results[i] = _from_cache(call, entry)
+            else:
+                todo.setdefault(call.cache_key, []).append(i)
+        n_cached = len(requests) - sum(map(len, todo.values()))
+        columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
+            task_id = bar.add_task(f"{description} ({n_cached} cached)", total=len(requests))
+            bar.advance(task_id, n_cached)
+
+            async def one(indices: list[int]) -> None:
+                result = await run.judge(calls[indices[0]])
+                for j in indices:
+                    results[j] = result if j == indices[0] else dataclasses.replace(
+                        result, key=calls[j].request.key, messages=calls[j].request.messages,
+                        metadata=calls[j].request.metadata)
+                bar.advance(task_id, len(indices))
+                if run.abort is not None:
+                    raise run.abort
+
+            tasks = [asyncio.ensure_future(one(indices)) for indices in todo.values()]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+        out = [r for r in results if r is not None]
+        self.counts["requests"] += len(out)
+        self.counts["cache_hits"] += sum(r.from_cache for r in out)
+        self.counts["calls"] += len(todo)
+        self.counts["attempts"] += sum(results[ix[0]].attempts for ix in todo.values() if results[ix[0]] is not None)  # type: ignore[union-attr]
+        return out
+
+    async def complete(self, messages: Sequence[Mapping[str, str]], *, key: str = "complete", rerun: int = 0) -> str:
+        """One chat call through the session (cached, retried); returns the reply text.
+
+        Shaped for the LLM neighbour generators' ``complete(messages)`` argument.
+
+        Raises
+        ------
+        JudgeError
+            When the call ends ``failed`` or ``missing`` (the generator records it as a rejected attempt).
+        """
+        (result,) = await self.judge([JudgeRequest(key=key, messages=messages, rerun=rerun)])
+        if result.status != "ok" or result.raw is None:
+            raise JudgeError(f"The call {key!r} to {self.config.base_url} ended {result.status}: {result.reason}.")
+        return result.raw
+
+
 async def judge_many(
     requests: Sequence[JudgeRequest],
     *,
@@ -607,50 +769,8 @@ async def judge_many(
     for i, r in enumerate(requests):
         if not isinstance(r, JudgeRequest):
             raise TypeError(f"The 'requests' parameter of judge_many must hold JudgeRequest objects. Got {type(r).__name__} at index {i} instead.")
-    api_key, secret = _api_key(config)
-    own_cache = cache is not None and not isinstance(cache, JudgeCache)
-    store: JudgeCache | None = JudgeCache(cache) if own_cache else cache  # type: ignore[arg-type]
-    calls = [_resolve(r, config) for r in requests]
-    results: list[JudgeResult | None] = [None] * len(calls)
-    todo: dict[str, list[int]] = {}
-    for i, call in enumerate(calls):
-        entry = store.get(call.cache_key) if store is not None else None
-        if entry is not None and (entry["status"] == "ok" or not retry_failed):
-            results[i] = _from_cache(call, entry)
-        else:
-            todo.setdefault(call.cache_key, []).append(i)
-    try:
-        with _redacting_logs(secret):
-            client = openai.AsyncOpenAI(base_url=config.base_url, api_key=api_key, max_retries=0, timeout=config.timeout)
-            run = _Run(config, store, client, secret)
-            columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                       _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-            with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
-                task_id = bar.add_task(f"judging ({len(requests) - sum(map(len, todo.values()))} cached)", total=len(requests))
-                bar.advance(task_id, len(requests) - sum(map(len, todo.values())))
-
-                async def one(indices: list[int]) -> None:
-                    result = await run.judge(calls[indices[0]])
-                    for j in indices:
-                        results[j] = result if j == indices[0] else dataclasses.replace(
-                            result, key=calls[j].request.key, messages=calls[j].request.messages,
-                            metadata=calls[j].request.metadata)
-                    bar.advance(task_id, len(indices))
-                    if run.abort is not None:
-                        raise run.abort
-
-                tasks = [asyncio.ensure_future(one(indices)) for indices in todo.values()]
-                try:
-                    await asyncio.gather(*tasks)
-                finally:
-                    for t in tasks:
-                        t.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
-                    await client.close()
-    finally:
-        if own_cache and store is not None:
-            store.close()
-    return [r for r in results if r is not None]
+    async with JudgeSession(config, cache=cache) as session:
+        return await session.judge(requests, progress=progress, retry_failed=retry_failed)
 
 
 def judge_many_sync(
