@@ -17,6 +17,23 @@ from biasbound.commands import COMMAND_MODULES
 
 __all__ = ["app", "main"]
 
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """Click's usage-error classes: typer >= 0.20 bundles its own copy of click beside the real one."""
+    import click
+
+    classes: list[type[Exception]] = [click.exceptions.ClickException]
+    try:
+        from typer._click.exceptions import ClickException as TyperClickException
+    except ImportError:  # typer without a bundled click
+        pass
+    else:
+        classes.append(TyperClickException)
+    return tuple(classes)
+
+
+_USAGE_ERRORS = _usage_errors()
+
 app = typer.Typer(
     name="biasbound",
     help="Provably bias-bounded LLM-as-a-judge scores: measure, calibrate, certify, audit.",
@@ -59,13 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         err.print("[bold red]aborted[/]")
         return 130
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
+    except _USAGE_ERRORS as exc:  # unknown option, bad value: click's one-line usage message
+        exc.show()
+        return int(exc.exit_code)
     return 0
 
 
