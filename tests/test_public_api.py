@@ -1,0 +1,34 @@
+"""The public surface: a sorted __all__ whose every name resolves, and a light import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import biasbound
+
+
+def test_all_is_sorted_and_unique():
+    names = [n for n in biasbound.__all__ if n != "__version__"]
+    assert names == sorted(names)
+    assert len(set(biasbound.__all__)) == len(biasbound.__all__)
+
+
+def test_every_public_name_resolves():
+    for name in biasbound.__all__:
+        assert getattr(biasbound, name) is not None, name
+
+
+def test_unknown_attribute_raises():
+    try:
+        biasbound.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_import_does_not_load_pandas_or_http():
+    code = "import sys, biasbound; print(sorted(m for m in ('pandas', 'openai', 'matplotlib', 'sklearn') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.strip() == "[]"
