@@ -1,0 +1,76 @@
+"""`biasbound run CONFIG.yaml`: judge, perturb, judge the neighbours, certify, report (see biasbound.runner).
+
+Also runnable on its own (``python -m biasbound.commands.run CONFIG.yaml``) with the same
+error handling as ``biasbound``: a biasbound error is one red sentence on stderr and exit
+code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+__all__ = ["main", "register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``run`` command to ``app``."""
+
+    @app.command("run")
+    def run_command(
+        config: Path = typer.Argument(..., help="The YAML run configuration (see biasbound.config)."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars."),
+    ) -> None:
+        """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
+        from biasbound.commands.certify import print_summary
+        from biasbound.runner import run
+
+        result = run(config, progress=not no_progress)
+        console = Console()
+        if result.certification is not None:
+            print_summary(result.certification, console)
+        t = result.summary["totals"]
+        console.print(
+            f"judge calls: {t.get('requests', 0)} requested, {t.get('cache_hits', 0)} from the cache, "
+            f"{t.get('attempts', 0)} HTTP attempts ({t.get('retries', 0)} retries); "
+            f"missing or failed judgments: {result.summary['missing_judgments']} (never scored); "
+            f"outputs in {result.config.output}",
+            soft_wrap=True, highlight=False,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``run`` command alone with ``biasbound``'s error handling; return the exit code."""
+    from biasbound.cli import _USAGE_ERRORS  # the same usage-error classes as the main CLI
+    from biasbound._exceptions import BiasboundError
+
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    register(app)
+
+    @app.callback()
+    def _root() -> None:
+        """biasbound run."""
+
+    err = Console(stderr=True)
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        app(args=["run", *args], standalone_mode=False)
+    except BiasboundError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except (typer.Exit, SystemExit) as exc:
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            code = getattr(exc, "code", 0)
+        return int(code or 0)
+    except _USAGE_ERRORS as exc:
+        exc.show()
+        return int(exc.exit_code)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

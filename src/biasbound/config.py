@@ -1,0 +1,583 @@
+"""The YAML configuration of ``biasbound run``: schema, defaults and validation.
+
+Every problem is reported as one sentence naming the file, the key and the allowed
+values (:class:`biasbound.DataFormatError` with ``path`` set to the config file), e.g.::
+
+    run.yaml: The key 'neighbors.generators' must list generators among 'agreeable', 'format',
+    'paraphrase', 'rerun', 'schematic', 'swap'. Got 'bold' instead.
+
+Relative paths in the file are resolved against the folder of the config file.
+
+Schema (defaults in brackets)::
+
+    data:                       # Arena-Hard layout ...
+      questions: question.jsonl     # {uid|question_id, prompt|turns}
+      answers: model_answer/        # a folder of <model>.jsonl files, or a list of files
+      baseline: gpt-4-0314          # the baseline model (pairwise template)
+      models: [gpt-3.5-turbo-0125]  # [every answer file except the baseline]
+      n_items: 80                   # [all] seeded subset of the questions
+      include_baseline: false       # [false] also judge the baseline against itself (as Arena-Hard
+                                    # lists the baseline); certify needs at least 2 models
+    # ... or a generic table: data: {table: answers.csv, baseline: ..., n_items: ...}
+    #     columns item_id, question, model, answer[, baseline]
+    judge:
+      base_url: http://127.0.0.1:8011/v1
+      model: gpt-4o-mini
+      name: my-judge                # [model] the judge name in the outputs
+      api_key_env: OPENAI_API_KEY   # the variable holding the key (never the key itself)
+      concurrency: 8                # [8]
+      rpm: null                     # [no cap] request starts per minute
+      sampling: {temperature: 0.0, max_tokens: 4096, top_p: null, seed: 0}
+      prices: {prompt_per_million: null, completion_per_million: null}
+      retry: {max_attempts: 6, max_parse_attempts: 3, timeout: 120, backoff_initial: 1,
+              backoff_max: 30, backoff_jitter: 1}
+    rewriter: {...same keys as judge...}   # endpoint of the paraphrase/agreeable generators
+    allow_judge_as_rewriter: false  # [false] let the judge itself rewrite when no rewriter is given
+    template: pairwise              # [pairwise] or single (1-10 grading)
+    rubric: [{name: correctness, emphasis: "..."}, ...]   # [the default rubric of the template]
+    neighbors:
+      generators: [swap, format, paraphrase, schematic, agreeable, rerun]
+      neighbors_per_generator: 40   # m [50]; Hamming-1: one item perturbed per neighbour
+      options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}
+    tau: 0.5                        # [0.5]
+    delta: 0.01                     # [0.01]
+    calibration: {method: tight, combine: max, alpha: null, beta: 0.05, holdout: 0.3,
+                  center: "fixed:0.5"}
+    view: model                     # [model] or leaderboard
+    jitter_adjust: false            # [false]
+    bootstrap_rounds: 1000          # [1000]
+    plots: true                     # [true]
+    seed: 0                         # [0] master seed
+    output: runs/my-run             # required: the output folder
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from biasbound._exceptions import DataFormatError
+
+__all__ = [
+    "GENERATOR_NAMES",
+    "LLM_GENERATORS",
+    "CalibrationConfig",
+    "DataConfig",
+    "EndpointConfig",
+    "NeighborsConfig",
+    "RunConfig",
+    "load_config",
+    "parse_config",
+]
+
+#: Generators ``run`` can use, in the order they are judged.
+GENERATOR_NAMES: tuple[str, ...] = ("swap", "format", "paraphrase", "schematic", "agreeable", "rerun")
+#: Generators that need a rewriting LLM.
+LLM_GENERATORS: tuple[str, ...] = ("paraphrase", "agreeable")
+
+_TOP_KEYS = ("data", "judge", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
+             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")
+_ENDPOINT_KEYS = ("base_url", "model", "name", "api_key_env", "concurrency", "rpm", "sampling", "prices", "retry")
+_SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
+_PRICE_KEYS = ("prompt_per_million", "completion_per_million")
+_RETRY_KEYS = ("max_attempts", "max_parse_attempts", "timeout", "backoff_initial", "backoff_max", "backoff_jitter")
+_DATA_KEYS = ("questions", "answers", "table", "baseline", "models", "n_items", "include_baseline")
+_NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options")
+_CALIBRATION_KEYS = ("method", "combine", "alpha", "beta", "holdout", "center")
+
+
+# ----------------------------------------------------------------------------------------
+# records
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EndpointConfig:
+    """An OpenAI-compatible endpoint (the judge, or the rewriter of the LLM generators).
+
+    Attributes mirror :class:`biasbound.judge.JudgeConfig`; ``name`` is the label used in
+    the outputs (``model_judgment/<name>/``).
+    """
+
+    base_url: str
+    model: str
+    name: str
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    rpm: float | None = None
+    temperature: float = 0.0
+    max_tokens: int = 4096
+    top_p: float | None = None
+    seed: int = 0
+    prompt_price_per_million: float | None = None
+    completion_price_per_million: float | None = None
+    max_attempts: int = 6
+    max_parse_attempts: int = 3
+    timeout: float = 120.0
+    backoff_initial: float = 1.0
+    backoff_max: float = 30.0
+    backoff_jitter: float = 1.0
+
+    def judge_config(self) -> Any:
+        """The :class:`biasbound.judge.JudgeConfig` for this endpoint."""
+        from biasbound.judge.client import JudgeConfig
+
+        return JudgeConfig(
+            base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, concurrency=self.concurrency,
+            requests_per_minute=self.rpm, max_attempts=self.max_attempts, max_parse_attempts=self.max_parse_attempts,
+            timeout=self.timeout, backoff_initial=self.backoff_initial, backoff_max=self.backoff_max,
+            backoff_jitter=self.backoff_jitter, temperature=self.temperature, max_tokens=self.max_tokens,
+            top_p=self.top_p, base_seed=self.seed, prompt_price_per_million=self.prompt_price_per_million,
+            completion_price_per_million=self.completion_price_per_million,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (holds the variable name, never a key)."""
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the questions and answers are.
+
+    Attributes
+    ----------
+    questions, answers:
+        Arena-Hard layout: ``question.jsonl`` and the answer files (``None``/empty for a table).
+    table:
+        A generic table (CSV/TSV/JSONL/Parquet) with item_id, question, model, answer[, baseline].
+    baseline:
+        The baseline model (Arena-Hard layout) or ``None`` (a table's ``baseline`` column).
+    models:
+        Models to judge (``None``: every model except the baseline).
+    n_items:
+        Seeded subset size of the questions (``None``: all).
+    include_baseline:
+        Also judge the baseline model's answers against themselves (pairwise), as a model.
+    """
+
+    questions: Path | None
+    answers: tuple[Path, ...]
+    table: Path | None
+    baseline: str | None
+    models: tuple[str, ...] | None
+    n_items: int | None
+    include_baseline: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"include_baseline": self.include_baseline, "questions": None if self.questions is None else str(self.questions),
+                "answers": [str(p) for p in self.answers], "table": None if self.table is None else str(self.table),
+                "baseline": self.baseline, "models": None if self.models is None else list(self.models),
+                "n_items": self.n_items}
+
+
+@dataclass(frozen=True)
+class NeighborsConfig:
+    """Which generators, how many neighbours each (``m``), generator options."""
+
+    generators: tuple[str, ...]
+    m: int
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"generators": list(self.generators), "neighbors_per_generator": self.m,
+                "options": {k: dict(v) for k, v in self.options.items()}}
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """The arguments passed on to :func:`biasbound.pipeline.certify`."""
+
+    tau: float = 0.5
+    delta: float = 0.01
+    method: str = "tight"
+    combine: str = "max"
+    alpha: float | None = None
+    beta: float | None = 0.05
+    holdout: float = 0.3
+    center: str = "fixed:0.5"
+    view: str = "model"
+    jitter_adjust: bool = False
+    bootstrap_rounds: int = 1000
+    plots: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated ``biasbound run`` configuration (see the module docstring for the schema)."""
+
+    path: Path | None
+    data: DataConfig
+    judge: EndpointConfig
+    rewriter: EndpointConfig | None
+    rewriter_is_judge: bool
+    template: str
+    rubric: tuple[tuple[str, str], ...] | None
+    neighbors: NeighborsConfig
+    calibration: CalibrationConfig
+    seed: int
+    output: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (recorded in the run summary)."""
+        return {
+            "config_file": None if self.path is None else str(self.path),
+            "data": self.data.to_dict(), "judge": self.judge.to_dict(),
+            "rewriter": None if self.rewriter is None else self.rewriter.to_dict(),
+            "rewriter_is_judge": self.rewriter_is_judge, "template": self.template,
+            "rubric": None if self.rubric is None else [list(p) for p in self.rubric],
+            "neighbors": self.neighbors.to_dict(), "calibration": self.calibration.to_dict(),
+            "seed": self.seed, "output": str(self.output),
+        }
+
+
+# ----------------------------------------------------------------------------------------
+# validation helpers
+# ----------------------------------------------------------------------------------------
+class _Reader:
+    """Typed access to a nested mapping; every error names the file and the dotted key."""
+
+    def __init__(self, source: Path | None, base: Path) -> None:
+        self.source = source
+        self.base = base
+
+    def fail(self, key: str, what: str, value: Any) -> DataFormatError:
+        shown = value if isinstance(value, (int, float, bool)) or value is None else repr(value)
+        if isinstance(value, str):
+            shown = repr(value)
+        return DataFormatError(f"The key {key!r} must be {what}. Got {shown} instead.",
+                               path=None if self.source is None else str(self.source))
+
+    def mapping(self, value: Any, key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"a mapping with keys among {', '.join(map(repr, allowed))}", type(value).__name__)
+        unknown = [k for k in value if k not in allowed]
+        if unknown:
+            where = f"{key}.{unknown[0]}" if key else str(unknown[0])
+            parent = f"under {key!r}" if key else "at the top level"
+            raise DataFormatError(
+                f"The key {where!r} is not allowed {parent}; allowed keys are {', '.join(map(repr, allowed))}.",
+                path=None if self.source is None else str(self.source),
+            )
+        return dict(value)
+
+    def string(self, value: Any, key: str, *, default: str | None = None, required: bool = False) -> str | None:
+        if value is None:
+            if required:
+                raise self.fail(key, "a non-empty string (it is required)", None)
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, "a non-empty string", value)
+        return value
+
+    def choice(self, value: Any, key: str, options: tuple[str, ...], default: str) -> str:
+        if value is None:
+            return default
+        if value not in options:
+            raise self.fail(key, f"one of {', '.join(map(repr, options))}", value)
+        return str(value)
+
+    def number(self, value: Any, key: str, *, default: float | None, low: float | None = None,
+               high: float | None = None, low_open: bool = False, high_open: bool = False,
+               optional: bool = False) -> float | None:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+        what = f"a number in {interval}" + (" or null" if optional else "")
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+            raise self.fail(key, what, value)
+        v = float(value)
+        if low is not None and (v <= low if low_open else v < low):
+            raise self.fail(key, what, value)
+        if high is not None and (v >= high if high_open else v > high):
+            raise self.fail(key, what, value)
+        return v
+
+    def integer(self, value: Any, key: str, *, default: int | None, low: int | None = None,
+                optional: bool = False) -> int | None:
+        what = "an int" + ("" if low is None else f" >= {low}") + (" or null" if optional else "")
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise self.fail(key, what, value)
+        if low is not None and int(value) < low:
+            raise self.fail(key, what, value)
+        return int(value)
+
+    def boolean(self, value: Any, key: str, default: bool) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(key, "true or false", value)
+        return value
+
+    def path(self, value: Any, key: str, *, must_exist: bool = True, kind: str = "file") -> Path:
+        text = self.string(value, key, required=True)
+        p = Path(str(text)).expanduser()
+        if not p.is_absolute():
+            p = self.base / p
+        if must_exist:
+            ok = p.is_file() if kind == "file" else (p.is_dir() if kind == "folder" else p.exists())
+            if not ok:
+                raise self.fail(key, f"an existing {kind if kind != 'any' else 'file or folder'}", str(p))
+        return p
+
+
+def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
+    d = r.mapping(raw, key, _ENDPOINT_KEYS)
+    base_url = r.string(d.get("base_url"), f"{key}.base_url", required=True)
+    parsed = urlparse(str(base_url))
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise r.fail(f"{key}.base_url", "an http(s) URL such as 'http://127.0.0.1:8011/v1'", base_url)
+    model = r.string(d.get("model"), f"{key}.model", required=True)
+    name = r.string(d.get("name"), f"{key}.name", default=model)
+    env = r.string(d.get("api_key_env"), f"{key}.api_key_env", default="OPENAI_API_KEY")
+    if env is not None and (not env.replace("_", "").isalnum() or env[0].isdigit()):
+        raise r.fail(f"{key}.api_key_env", "the NAME of an environment variable (letters, digits, '_'), not a key", "<hidden>")
+    sampling = r.mapping(d.get("sampling"), f"{key}.sampling", _SAMPLING_KEYS)
+    prices = r.mapping(d.get("prices"), f"{key}.prices", _PRICE_KEYS)
+    retry = r.mapping(d.get("retry"), f"{key}.retry", _RETRY_KEYS)
+    return EndpointConfig(
+        base_url=str(base_url), model=str(model), name=str(name), api_key_env=str(env),
+        concurrency=int(r.integer(d.get("concurrency"), f"{key}.concurrency", default=8, low=1)),  # type: ignore[arg-type]
+        rpm=r.number(d.get("rpm"), f"{key}.rpm", default=None, low=0, low_open=True, optional=True),
+        temperature=float(r.number(sampling.get("temperature"), f"{key}.sampling.temperature", default=0.0, low=0, high=2)),  # type: ignore[arg-type]
+        max_tokens=int(r.integer(sampling.get("max_tokens"), f"{key}.sampling.max_tokens", default=4096, low=1)),  # type: ignore[arg-type]
+        top_p=r.number(sampling.get("top_p"), f"{key}.sampling.top_p", default=None, low=0, high=1, low_open=True, optional=True),
+        seed=int(r.integer(sampling.get("seed"), f"{key}.sampling.seed", default=0, low=0)),  # type: ignore[arg-type]
+        prompt_price_per_million=r.number(prices.get("prompt_per_million"), f"{key}.prices.prompt_per_million",
+                                          default=None, low=0, optional=True),
+        completion_price_per_million=r.number(prices.get("completion_per_million"), f"{key}.prices.completion_per_million",
+                                              default=None, low=0, optional=True),
+        max_attempts=int(r.integer(retry.get("max_attempts"), f"{key}.retry.max_attempts", default=6, low=1)),  # type: ignore[arg-type]
+        max_parse_attempts=int(r.integer(retry.get("max_parse_attempts"), f"{key}.retry.max_parse_attempts", default=3, low=1)),  # type: ignore[arg-type]
+        timeout=float(r.number(retry.get("timeout"), f"{key}.retry.timeout", default=120.0, low=0, low_open=True)),  # type: ignore[arg-type]
+        backoff_initial=float(r.number(retry.get("backoff_initial"), f"{key}.retry.backoff_initial", default=1.0, low=0)),  # type: ignore[arg-type]
+        backoff_max=float(r.number(retry.get("backoff_max"), f"{key}.retry.backoff_max", default=30.0, low=0)),  # type: ignore[arg-type]
+        backoff_jitter=float(r.number(retry.get("backoff_jitter"), f"{key}.retry.backoff_jitter", default=1.0, low=0)),  # type: ignore[arg-type]
+    )
+
+
+def _data(r: _Reader, raw: Any) -> DataConfig:
+    d = r.mapping(raw, "data", _DATA_KEYS)
+    if not d:
+        raise r.fail("data", "a mapping with 'questions' and 'answers' (Arena-Hard layout) or 'table'", None)
+    table = None
+    questions = None
+    answers: tuple[Path, ...] = ()
+    if d.get("table") is not None:
+        if d.get("questions") is not None or d.get("answers") is not None:
+            raise r.fail("data.table", "used without 'data.questions'/'data.answers' (give one layout)", str(d["table"]))
+        table = r.path(d["table"], "data.table")
+    else:
+        questions = r.path(d.get("questions"), "data.questions")
+        raw_answers = d.get("answers")
+        if isinstance(raw_answers, (list, tuple)):
+            if not raw_answers:
+                raise r.fail("data.answers", "a folder of <model>.jsonl answer files or a non-empty list of files", [])
+            answers = tuple(r.path(a, f"data.answers[{i}]") for i, a in enumerate(raw_answers))
+        else:
+            folder = r.path(raw_answers, "data.answers", kind="any")
+            if folder.is_dir():
+                answers = tuple(sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(".jsonl")))
+                if not answers:
+                    raise r.fail("data.answers", "a folder holding <model>.jsonl answer files", str(folder))
+            else:
+                answers = (folder,)
+    baseline = r.string(d.get("baseline"), "data.baseline")
+    models_raw = d.get("models")
+    models: tuple[str, ...] | None = None
+    if models_raw is not None:
+        if isinstance(models_raw, str):
+            models_raw = [models_raw]
+        if not isinstance(models_raw, (list, tuple)) or not models_raw or not all(isinstance(m, str) and m for m in models_raw):
+            raise r.fail("data.models", "a non-empty list of model names", models_raw)
+        models = tuple(models_raw)
+    n_items = r.integer(d.get("n_items"), "data.n_items", default=None, low=2, optional=True)
+    include = r.boolean(d.get("include_baseline"), "data.include_baseline", False)
+    return DataConfig(questions=questions, answers=answers, table=table, baseline=baseline, models=models, n_items=n_items,
+                      include_baseline=include)
+
+
+def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
+    d = r.mapping(raw, "neighbors", _NEIGHBOR_KEYS)
+    gens_raw = d.get("generators", ["swap"] if template == "pairwise" else ["format"])
+    if isinstance(gens_raw, str):
+        gens_raw = [g.strip() for g in gens_raw.split(",") if g.strip()]
+    allowed = ", ".join(map(repr, GENERATOR_NAMES))
+    if not isinstance(gens_raw, (list, tuple)) or not gens_raw:
+        raise r.fail("neighbors.generators", f"a non-empty list of generators among {allowed}", gens_raw)
+    gens: list[str] = []
+    for g in gens_raw:
+        if g not in GENERATOR_NAMES:
+            raise r.fail("neighbors.generators", f"a list of generators among {allowed}", g)
+        if g not in gens:
+            gens.append(str(g))
+    if template == "single" and "swap" in gens:
+        raise r.fail("neighbors.generators", "free of 'swap' with template 'single' (a single answer has no position to swap)",
+                     "swap")
+    m = int(r.integer(d.get("neighbors_per_generator"), "neighbors.neighbors_per_generator", default=50, low=2))  # type: ignore[arg-type]
+    opts = r.mapping(d.get("options"), "neighbors.options", GENERATOR_NAMES)
+    options = {}
+    for name, o in opts.items():
+        if not isinstance(o, Mapping):
+            raise r.fail(f"neighbors.options.{name}", "a mapping of generator options", o)
+        options[name] = dict(o)
+    ordered = tuple(g for g in GENERATOR_NAMES if g in gens)
+    return NeighborsConfig(generators=ordered, m=m, options=options)
+
+
+def _rubric(r: _Reader, raw: Any, template: str) -> tuple[tuple[str, str], ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise r.fail("rubric", "a non-empty list of {name, emphasis} entries", raw)
+    pairs = []
+    for i, entry in enumerate(raw):
+        e = r.mapping(entry, f"rubric[{i}]", ("name", "emphasis"))
+        pairs.append((str(r.string(e.get("name"), f"rubric[{i}].name", required=True)),
+                      str(r.string(e.get("emphasis"), f"rubric[{i}].emphasis", required=True))))
+    from biasbound._exceptions import InputError
+    from biasbound.rubric import Rubric
+
+    try:
+        Rubric.from_factors(pairs, kind=template)
+    except InputError as exc:
+        raise DataFormatError(f"The key 'rubric' is not a valid rubric: {exc}",
+                              path=None if r.source is None else str(r.source)) from None
+    return tuple(pairs)
+
+
+def _calibration(r: _Reader, top: Mapping[str, Any]) -> CalibrationConfig:
+    c = r.mapping(top.get("calibration"), "calibration", _CALIBRATION_KEYS)
+    center = r.string(c.get("center"), "calibration.center", default="fixed:0.5")
+    from biasbound._exceptions import InputError
+    from biasbound.pipeline import parse_center
+
+    try:
+        parse_center(str(center))
+    except InputError:
+        raise r.fail("calibration.center", "one of 'fixed:X' (X in [0, 1]), 'ema:X', 'holdout', 'batch'", center) from None
+    beta_raw = c.get("beta", 0.05)
+    beta = None if beta_raw is None or beta_raw == "none" else r.number(
+        beta_raw, "calibration.beta", default=0.05, low=0, high=1, low_open=True, high_open=True)
+    return CalibrationConfig(
+        tau=float(r.number(top.get("tau"), "tau", default=0.5, low=0, low_open=True)),  # type: ignore[arg-type]
+        delta=float(r.number(top.get("delta"), "delta", default=0.01, low=0, high=1, low_open=True, high_open=True)),  # type: ignore[arg-type]
+        method=r.choice(c.get("method"), "calibration.method", ("tight", "paper"), "tight"),
+        combine=r.choice(c.get("combine"), "calibration.combine", ("max", "rms"), "max"),
+        alpha=r.number(c.get("alpha"), "calibration.alpha", default=None, low=0, high=1, low_open=True, optional=True),
+        beta=beta,
+        holdout=float(r.number(c.get("holdout"), "calibration.holdout", default=0.3, low=0, high=0.9)),  # type: ignore[arg-type]
+        center=str(center),
+        view=r.choice(top.get("view"), "view", ("model", "leaderboard"), "model"),
+        jitter_adjust=r.boolean(top.get("jitter_adjust"), "jitter_adjust", False),
+        bootstrap_rounds=int(r.integer(top.get("bootstrap_rounds"), "bootstrap_rounds", default=1000, low=1)),  # type: ignore[arg-type]
+        plots=r.boolean(top.get("plots"), "plots", True),
+    )
+
+
+def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path | None = None) -> RunConfig:
+    """Validate a configuration already read from YAML.
+
+    Parameters
+    ----------
+    raw:
+        The mapping read from the file.
+    source:
+        The config file (named in every error).
+    base:
+        Folder against which relative paths are resolved (default: the file's folder, else the cwd).
+
+    Returns
+    -------
+    RunConfig
+
+    Raises
+    ------
+    DataFormatError
+        One sentence naming the file, the key and the allowed values.
+    """
+    src = None if source is None else Path(source)
+    base_dir = Path(base) if base is not None else (src.parent if src is not None else Path.cwd())
+    r = _Reader(src, base_dir.resolve())
+    top = r.mapping(raw, "", _TOP_KEYS)
+    if not top:
+        raise r.fail("data", "present: the config file is empty or not a mapping", None)
+    template = r.choice(top.get("template"), "template", ("pairwise", "single"), "pairwise")
+    data = _data(r, top.get("data"))
+    if template == "pairwise" and data.table is None and data.baseline is None:
+        raise r.fail("data.baseline", "the name of the baseline model (template 'pairwise' compares every answer with it)",
+                     None)
+    if data.include_baseline and (template != "pairwise" or data.baseline is None):
+        raise r.fail("data.include_baseline", "false unless template is 'pairwise' and 'data.baseline' is set", True)
+    if template == "single" and data.baseline is not None:
+        raise r.fail("data.baseline", "absent with template 'single' (single grading has no baseline)", data.baseline)
+    judge = _endpoint(r, top.get("judge"), "judge")
+    neighbors = _neighbors(r, top.get("neighbors"), template)
+    allow = r.boolean(top.get("allow_judge_as_rewriter"), "allow_judge_as_rewriter", False)
+    rewriter = None if top.get("rewriter") is None else _endpoint(r, top.get("rewriter"), "rewriter")
+    needs = [g for g in neighbors.generators if g in LLM_GENERATORS]
+    rewriter_is_judge = False
+    if needs and rewriter is None:
+        if not allow:
+            raise DataFormatError(
+                f"The key 'rewriter' must name an endpoint for the generators {', '.join(map(repr, needs))}: none is "
+                "given, and the judge does not rewrite its own inputs unless 'allow_judge_as_rewriter: true' is set.",
+                path=None if src is None else str(src),
+            )
+        rewriter, rewriter_is_judge = judge, True
+    rubric = _rubric(r, top.get("rubric"), template)
+    calibration = _calibration(r, top)
+    if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
+        raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
+    seed = int(r.integer(top.get("seed"), "seed", default=0, low=0))  # type: ignore[arg-type]
+    output = r.path(top.get("output"), "output", must_exist=False)
+    return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
+                     template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
+                     output=output)
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a ``biasbound run`` YAML file.
+
+    Parameters
+    ----------
+    path:
+        The YAML file.
+
+    Returns
+    -------
+    RunConfig
+
+    Raises
+    ------
+    DataFormatError
+        The file is missing, is not valid YAML, or a key holds a value outside its allowed
+        set (one sentence naming the file, the key and the allowed values).
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataFormatError("The config file does not exist; pass the path of a YAML file.", path=str(p))
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise DataFormatError("The config file is not valid YAML; fix the syntax.", path=str(p),
+                              line=None if line is None else line + 1) from None
+    return parse_config(raw, source=p)

@@ -1,0 +1,634 @@
+"""``biasbound run CONFIG.yaml``: judge → perturb → judge neighbours → measure → certify → report.
+
+One YAML file (:mod:`biasbound.config`) names the questions and answers, the judge
+endpoint and template, the neighbour generators and the certification settings.
+:func:`run` then
+
+1. judges the original context: every (model, item) in game 1 and game 2 for the
+   pairwise template (Arena-Hard's two orders), or once for single 1-10 grading;
+2. draws the neighbours, Hamming-1 (one item perturbed per neighbour): for each
+   generator and model, ``m`` items without replacement with a seed derived from the
+   master seed, the generator and the model; each drawn item is perturbed with its own
+   item-derived seed (:meth:`NeighborGenerator.perturb` with ``rng=None``), so a
+   perturbation never depends on which other items were drawn -- the population the
+   ``m`` neighbours are sampled from is one fixed perturbation per item. ``swap`` is a
+   census: both games of every item are judged in step 1 anyway;
+3. judges the neighbours (variant ``<generator>`` = game-1 judgment of the perturbed item;
+   ``rerun`` = game 1 at rerun index 1, i.e. seed base + 1);
+4. builds a :class:`~biasbound.data.JudgmentSet` (canonical f(D) = game 1, variant
+   ``original``, rerun 0; the swap neighbour = game 2 in the model's view, as the
+   Arena-Hard loader has it) and calls :func:`biasbound.pipeline.certify` with neighbours
+   ``swap``, ``variant:<generator>`` and ``rerun``;
+5. writes certify's outputs plus ``model_judgment/<judge>/<model>.jsonl`` (Arena-Hard's
+   judgment format, pairwise), ``judgments.parquet`` (every judgment incl. neighbours,
+   with status and reason), ``neighbors.jsonl`` (every perturbation: what changed, the
+   generator details, rejected attempts) and ``run_summary.json`` (calls, cache hits,
+   retries, failures with reasons, missing verdicts, tokens, cost, seeds).
+
+Resuming: every finished call (judge and rewriter) is committed to the SQLite cache
+``<output>/judge_cache.sqlite``; perturbations are deterministic given the seed (the
+rewriter's replies come from the cache), so a restarted run regenerates the same
+neighbours and repeats no finished call. Failed or missing judgments are scored NaN --
+counted, reported, never scored. Perturbations that did not apply (``not-applicable``:
+nothing to change; ``failed``: no acceptable rewrite) are recorded in ``neighbors.jsonl``
+and counted but not judged: they are not neighbours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+import zlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import DataFormatError, InputError, JudgeError
+from biasbound.config import LLM_GENERATORS, RunConfig, load_config
+
+__all__ = [
+    "CERTIFY_NAMES",
+    "RunResult",
+    "item_messages",
+    "load_items",
+    "run",
+    "run_async",
+    "score_of",
+]
+
+#: Generator name -> the neighbour name ``pipeline.certify`` reads from the judgment table.
+CERTIFY_NAMES: dict[str, str] = {
+    "swap": "swap", "format": "variant:format", "paraphrase": "variant:paraphrase",
+    "schematic": "variant:schematic", "agreeable": "variant:agreeable", "rerun": "rerun",
+}
+_CACHE_NAME = "judge_cache.sqlite"
+_MAX_LISTED_FAILURES = 200
+
+
+# ----------------------------------------------------------------------------------------
+# results
+# ----------------------------------------------------------------------------------------
+@dataclass
+class RunResult:
+    """What :func:`run` produced.
+
+    Attributes
+    ----------
+    config:
+        The validated configuration.
+    judgments:
+        The :class:`~biasbound.data.JudgmentSet` given to ``certify`` (neighbours included).
+    certification:
+        The :class:`~biasbound.pipeline.CertifyResult` (``None`` when certify failed; see ``summary``).
+    summary:
+        The run summary (also in ``run_summary.json``).
+    outputs:
+        ``{name: path}`` of every file written.
+    perturbations:
+        ``{generator: [(model, item_index, Perturbation), ...]}`` in draw order.
+    """
+
+    config: RunConfig
+    judgments: Any
+    certification: Any
+    summary: dict[str, Any]
+    outputs: dict[str, Path]
+    perturbations: dict[str, list[tuple[str, int, Any]]] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------------------
+# loading questions and answers
+# ----------------------------------------------------------------------------------------
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for ln, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                rec = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(f"malformed JSON ({exc.msg} at column {exc.colno}).", path=str(path), line=ln) from None
+            if not isinstance(rec, dict):
+                raise DataFormatError("a record must be a JSON object.", path=str(path), line=ln)
+            out.append((ln, rec))
+    return out
+
+
+def _question_text(rec: Mapping[str, Any]) -> str | None:
+    if isinstance(rec.get("prompt"), str):
+        return rec["prompt"]
+    turns = rec.get("turns")
+    if isinstance(turns, list) and turns and isinstance(turns[0], Mapping) and isinstance(turns[0].get("content"), str):
+        return turns[0]["content"]
+    return None
+
+
+def _answer_text(rec: Mapping[str, Any]) -> str | None:
+    msgs = rec.get("messages")
+    if isinstance(msgs, list):
+        for m in reversed(msgs):
+            if isinstance(m, Mapping) and m.get("role") == "assistant":
+                c = m.get("content")
+                if isinstance(c, Mapping):
+                    c = c.get("answer")
+                return c if isinstance(c, str) else None
+    choices = rec.get("choices")  # Arena-Hard v0.1 answer files of the older layout
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        turns = choices[0].get("turns")
+        if isinstance(turns, list) and turns and isinstance(turns[0], Mapping) and isinstance(turns[0].get("content"), str):
+            return turns[0]["content"]
+    return None
+
+
+@dataclass(frozen=True)
+class _Context:
+    item_ids: tuple[str, ...]
+    questions: dict[str, str]
+    answers: dict[str, dict[str, str]]  # model -> item -> answer
+    baseline: dict[str, str] | None  # item -> baseline answer (pairwise)
+    models: tuple[str, ...]
+    skipped: dict[str, Any]
+
+
+def _load_arena_hard(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, int]]:
+    data = cfg.data
+    questions: dict[str, str] = {}
+    assert data.questions is not None  # guaranteed by the config schema, not an input check
+    skipped: Counter[str] = Counter()
+    for ln, rec in _read_jsonl(data.questions):
+        qid = rec.get("uid", rec.get("question_id"))
+        text = _question_text(rec)
+        if qid is None or text is None:
+            raise DataFormatError("a question needs 'uid' (or 'question_id') and 'prompt' (or 'turns').",
+                                  path=str(data.questions), line=ln)
+        questions[str(qid)] = text
+    answers: dict[str, dict[str, str]] = {}
+    for path in data.answers:
+        for ln, rec in _read_jsonl(path):
+            qid = rec.get("uid", rec.get("question_id"))
+            model = rec.get("model", path.name.rsplit(".jsonl", 1)[0])
+            if qid is None:
+                raise DataFormatError("an answer needs 'uid' (or 'question_id').", path=str(path), line=ln)
+            text = _answer_text(rec)
+            if text is None or not text.strip():
+                skipped[f"empty answer ({model})"] += 1
+                continue
+            answers.setdefault(str(model), {})[str(qid)] = text
+    return questions, answers, dict(skipped)
+
+
+def _load_table(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str] | None, dict[str, int]]:
+    path = cfg.data.table
+    assert path is not None  # guaranteed by the config schema
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".csv"):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    elif name.endswith(".tsv"):
+        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    elif name.endswith(".jsonl"):
+        frame = pd.read_json(path, lines=True, dtype=False)
+    elif name.endswith(".parquet"):
+        frame = pd.read_parquet(path)
+    else:
+        raise DataFormatError("the answer table must be .csv, .tsv, .jsonl or .parquet.", path=str(path))
+    need = ["item_id", "question", "model", "answer"]
+    miss = [c for c in need if c not in frame.columns]
+    if miss:
+        raise DataFormatError(f"the answer table lacks the column(s) {miss}; it needs item_id, question, model, answer[, baseline].",
+                              path=str(path), line=1)
+    questions: dict[str, str] = {}
+    answers: dict[str, dict[str, str]] = {}
+    baseline: dict[str, str] | None = {} if "baseline" in frame.columns else None
+    skipped: Counter[str] = Counter()
+    for k, row in enumerate(frame.itertuples(index=False), start=2):
+        qid, q, model, ans = str(row.item_id), row.question, str(row.model), row.answer
+        if not isinstance(q, str) or not q.strip():
+            raise DataFormatError("empty question.", path=str(path), line=k)
+        questions.setdefault(qid, q)
+        if isinstance(ans, str) and ans.strip():
+            answers.setdefault(model, {})[qid] = ans
+        else:
+            skipped[f"empty answer ({model})"] += 1
+        if baseline is not None:
+            b = getattr(row, "baseline")
+            if isinstance(b, str) and b.strip():
+                baseline.setdefault(qid, b)
+    return questions, answers, baseline, dict(skipped)
+
+
+def load_items(cfg: RunConfig) -> _Context:
+    """Load questions and answers, pick the seeded subset of items and the models to judge.
+
+    Items are the questions that have a baseline answer (pairwise); a model without an
+    answer to a chosen item is not judged on it (counted in ``skipped``).
+    """
+    data = cfg.data
+    baseline_answers: dict[str, str] | None
+    if data.table is not None:
+        questions, answers, baseline_answers, skipped = _load_table(cfg)
+        if cfg.template == "pairwise" and data.baseline is not None:
+            baseline_answers = answers.pop(data.baseline, None)
+            if baseline_answers is None:
+                raise InputError(f"The key 'data.baseline' of {cfg.path} names {data.baseline!r}, which has no rows in {data.table}.")
+        if cfg.template == "pairwise" and not baseline_answers:
+            raise InputError(f"The template 'pairwise' of {cfg.path} needs baseline answers: add a 'baseline' column to "
+                             f"{data.table} or set 'data.baseline' to a model of the table.")
+        if cfg.template == "single":
+            baseline_answers = None
+    else:
+        questions, answers, skipped = _load_arena_hard(cfg)
+        baseline_answers = None
+        if cfg.template == "pairwise":
+            if data.baseline not in answers:
+                raise InputError(f"The key 'data.baseline' of {cfg.path} must name a model with an answer file; "
+                                 f"got {data.baseline!r}, models: {sorted(answers)}.")
+            baseline_answers = answers.pop(str(data.baseline))
+    if data.models is not None:
+        unknown = [m for m in data.models if m not in answers]
+        if unknown:
+            raise InputError(f"The key 'data.models' of {cfg.path} must name models with answers; {unknown[0]!r} has none "
+                             f"(models: {sorted(answers)}).")
+        models = tuple(data.models)
+    else:
+        models = tuple(sorted(answers))
+    answers = {m: answers[m] for m in models}
+    if data.include_baseline and baseline_answers is not None and data.baseline not in answers:
+        models = (*models, str(data.baseline))
+        answers[str(data.baseline)] = dict(baseline_answers)
+    if not models:
+        raise InputError(f"The data of {cfg.path} hold no model to judge besides the baseline.")
+    pool = sorted(q for q in questions if baseline_answers is None or q in baseline_answers)
+    if len(pool) < 2:
+        raise InputError(f"The data of {cfg.path} hold {len(pool)} usable question(s); at least 2 are needed.")
+    if data.n_items is not None and data.n_items < len(pool):
+        rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, zlib.crc32(b"items")]))
+        chosen = sorted(pool[i] for i in rng.choice(len(pool), size=data.n_items, replace=False))
+    else:
+        chosen = pool
+    no_answer = {m: int(sum(q not in answers[m] for q in chosen)) for m in models}
+    skipped = dict(skipped)
+    skipped["no answer for a chosen item"] = {m: n for m, n in no_answer.items() if n}
+    return _Context(item_ids=tuple(chosen), questions=questions, answers=answers,
+                    baseline=baseline_answers, models=models, skipped=skipped)
+
+
+# ----------------------------------------------------------------------------------------
+# judging helpers
+# ----------------------------------------------------------------------------------------
+def item_messages(item: Any) -> list[dict[str, str]]:
+    """The judge's chat messages for a :class:`~biasbound.neighbors.JudgeItem` (its game, rubric, answers)."""
+    from biasbound.judge.prompts import render_pairwise, render_single
+
+    if item.baseline is None:
+        return render_single(item.question, item.answer, rubric=item.rubric)
+    return render_pairwise(item.question, item.answer_a, item.answer_b, rubric=item.rubric)
+
+
+def score_of(result: Any, game: int) -> float:
+    """The model's-view score on [0, 1] of a judge result; NaN unless ``status == "ok"``.
+
+    Pairwise verdicts map as Arena-Hard's (game 1: ``B>>A`` = 1 ... ``A>>B`` = 0; game 2
+    mirrored); a single rating r in [1, 10] maps to ``(r - 1) / 9``.
+    """
+    from biasbound.data.arena_hard import verdict_score
+
+    if result.status != "ok" or result.verdict is None:
+        return math.nan
+    if game == 0:
+        return (float(result.verdict) - 1.0) / 9.0
+    return verdict_score(str(result.verdict), game)
+
+
+def _request(item: Any, tag: str) -> Any:
+    from biasbound.judge.client import JudgeRequest
+
+    key = f"{item.model}/{item.item_id}/{tag}/g{item.game}/r{item.rerun}"
+    return JudgeRequest(key=key, messages=item_messages(item), rerun=item.rerun,
+                        metadata={"model": item.model, "item_id": item.item_id, "variant": item.variant,
+                                  "game": item.game, "rerun": item.rerun, "tag": tag})
+
+
+def _sub_seed(master: int, *labels: str) -> int:
+    ss = np.random.SeedSequence([master, *(zlib.crc32(lab.encode("utf-8")) for lab in labels)])
+    return int(ss.generate_state(1, dtype=np.uint64)[0] % np.uint64(2**63))
+
+
+def _stage_stats(results: Sequence[Any]) -> dict[str, Any]:
+    status = Counter(r.status for r in results)
+    fresh = list({r.cache_key: r for r in results if not r.from_cache}.values())  # one per distinct call
+    tokens_p = sum(r.prompt_tokens or 0 for r in fresh)
+    tokens_c = sum(r.completion_tokens or 0 for r in fresh)
+    costs = [r.cost for r in fresh if r.cost is not None]
+    reasons = Counter(r.reason.split(" after ")[0] for r in results if r.status != "ok" and r.reason)
+    return {
+        "requests": len(results), "ok": status.get("ok", 0), "missing": status.get("missing", 0),
+        "failed": status.get("failed", 0), "cache_hits": sum(r.from_cache for r in results),
+        "calls": len(fresh), "attempts": sum(r.attempts for r in fresh),
+        "retries": sum(max(0, r.attempts - 1) for r in fresh), "prompt_tokens": tokens_p, "completion_tokens": tokens_c,
+        "cost": float(sum(costs)) if costs else None, "failure_reasons": dict(reasons),
+    }
+
+
+def _merge_stats(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for p in parts:
+        for k, v in p.items():
+            if k == "failure_reasons":
+                agg = Counter(out.get(k, {}))
+                agg.update(v)
+                out[k] = dict(agg)
+            elif k == "cost":
+                out[k] = v if out.get(k) is None else (out[k] if v is None else out[k] + v)
+            else:
+                out[k] = out.get(k, 0) + v
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# the run
+# ----------------------------------------------------------------------------------------
+async def run_async(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
+    """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
+    from biasbound.data.tables import from_frame
+    from biasbound.judge.cache import JudgeCache
+    from biasbound.judge.client import JudgeSession
+    from biasbound.neighbors.base import JudgeItem
+    from biasbound.neighbors.registry import make_generator, sample_indices
+    from biasbound.neighbors.swap import SwapGenerator
+    from biasbound.rubric import Rubric, default_rubric
+
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    t_start = time.monotonic()
+    out = cfg.output
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = load_items(cfg)
+    judge_name = cfg.judge.name
+    rubric = (default_rubric(cfg.template) if cfg.rubric is None else Rubric.from_factors(cfg.rubric, kind=cfg.template))
+    pairwise = cfg.template == "pairwise"
+    game0 = 1 if pairwise else 0
+
+    items: dict[str, list[Any]] = {}
+    for model in ctx.models:
+        items[model] = [
+            JudgeItem(item_id=q, question=ctx.questions[q], answer=ctx.answers[model][q],
+                      baseline=ctx.baseline[q] if pairwise and ctx.baseline is not None else None,
+                      model=model, rubric=rubric, game=game0)
+            for q in ctx.item_ids if q in ctx.answers[model]
+        ]
+    gens = cfg.neighbors.generators
+    notes: list[str] = []
+    cache = JudgeCache(out / _CACHE_NAME)
+    stages: dict[str, dict[str, Any]] = {}
+    failures: list[dict[str, Any]] = []
+    perturbations: dict[str, list[tuple[str, int, Any]]] = {}
+    gen_summaries: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = []
+    arena_games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
+
+    def record(results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
+        stages[stage] = _merge_stats([stages[stage], _stage_stats(results)]) if stage in stages else _stage_stats(results)
+        for r, (item, variant) in zip(results, tags):
+            rows.append({
+                "judge": judge_name, "model": item.model, "item_id": item.item_id, "variant": variant,
+                "rerun": item.rerun, "game": item.game, "score": score_of(r, item.game),
+                "verdict": None if r.verdict is None else str(r.verdict), "status": r.status, "reason": r.reason,
+                "attempts": r.attempts, "from_cache": r.from_cache, "cache_key": r.cache_key, "stage": stage,
+            })
+            if r.status != "ok" and len(failures) < _MAX_LISTED_FAILURES:
+                failures.append({"stage": stage, "key": r.key, "status": r.status, "reason": r.reason})
+
+    try:
+        async with JudgeSession(cfg.judge.judge_config(), cache=cache) as judge_session:
+            # 1. the original context (both games for pairwise)
+            orig_items: list[Any] = []
+            for model in ctx.models:
+                for it in items[model]:
+                    orig_items.append(it)
+                    if pairwise:
+                        orig_items.append(it.with_changes(game=2))
+            reqs = [_request(it, "original") for it in orig_items]
+            res = await judge_session.judge(reqs, progress=progress, description="judging the original context")
+            record(res, "original", [(it, "original") for it in orig_items])
+            for it, r in zip(orig_items, res):
+                arena_games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
+
+            # 2. neighbours (seeded, Hamming-1, one perturbation per item)
+            rewriter_session = None
+            if any(g in LLM_GENERATORS for g in gens):
+                if cfg.rewriter_is_judge:
+                    rewriter_session = judge_session
+                    notes.append("The judge endpoint also rewrote the answers for paraphrase/agreeable "
+                                 "('allow_judge_as_rewriter: true').")
+                else:
+                    assert cfg.rewriter is not None  # guaranteed by the config schema
+                    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache)
+                    await rewriter_session.__aenter__()
+            try:
+                neighbour_items: list[tuple[Any, str]] = []
+                for g in gens:
+                    opts = dict(cfg.neighbors.options.get(g, {}))
+                    gen_seed = _sub_seed(cfg.seed, "generator", g)
+                    if g == "swap":
+                        gen = SwapGenerator(seed=gen_seed)
+                        perturbations[g] = [(m, k, gen.perturb(it)) for m in ctx.models for k, it in enumerate(items[m])]
+                        gen_summaries[g] = {**gen.summary(), "m": "census (all items, both games judged)"}
+                        continue
+                    try:
+                        gen = make_generator(g, seed=gen_seed, **opts)
+                    except InputError as exc:
+                        raise InputError(f"The key 'neighbors.options.{g}' of {cfg.path} is not accepted: {exc}") from None
+                    drawn: list[tuple[str, int, Any]] = []
+                    for model in ctx.models:
+                        n = len(items[model])
+                        m = min(cfg.neighbors.m, n)
+                        if m < cfg.neighbors.m:
+                            notes.append(f"{g}: model {model!r} has {n} items, fewer than neighbors_per_generator="
+                                         f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
+                        idx, _ = sample_indices(n, m, _sub_seed(cfg.seed, "sample", g, model))
+                        idx = [int(i) for i in idx]
+                        if gen.requires_llm:
+                            assert rewriter_session is not None
+                            gate = asyncio.Semaphore(cfg.rewriter.concurrency if cfg.rewriter else 8)
+
+                            async def one(k: int, _gen: Any = gen, _model: str = model) -> tuple[str, int, Any]:
+                                async with gate:
+                                    p = await _gen.perturb_async(items[_model][k], None, rewriter_session.complete)
+                                return _model, k, p
+
+                            drawn += list(await asyncio.gather(*(one(k) for k in idx)))
+                        else:
+                            drawn += [(model, k, gen.perturb(items[model][k])) for k in idx]
+                    perturbations[g] = drawn
+                    gen_summaries[g] = {**gen.summary(), "m": cfg.neighbors.m}
+                    for _, _, p in drawn:
+                        if p.status == "applied":
+                            neighbour_items.append((p.item, g))
+            finally:
+                if rewriter_session is not None and rewriter_session is not judge_session:
+                    await rewriter_session.__aexit__(None, None, None)
+                    stages["rewrites"] = {"requests": rewriter_session.counts["requests"],
+                                          "cache_hits": rewriter_session.counts["cache_hits"],
+                                          "calls": rewriter_session.counts["calls"],
+                                          "attempts": rewriter_session.counts["attempts"]}
+
+            # 3. judge the neighbours
+            reqs = [_request(it, g) for it, g in neighbour_items]
+            res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
+            record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
+            judge_counts = dict(judge_session.counts)
+    finally:
+        cache_counts = cache.counts()
+        cache.close()
+
+    # 4. the judgment table
+    frame = pd.DataFrame(rows)
+    frame = frame.sort_values(["model", "item_id", "variant", "rerun", "game"], kind="stable").reset_index(drop=True)
+    outputs: dict[str, Path] = {}
+    frame.to_parquet(out / "judgments.parquet", index=False)
+    outputs["judgments"] = out / "judgments.parquet"
+    jset = from_frame(frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]],
+                      source="judgments.parquet", scale=(0.0, 1.0), judge=judge_name)
+
+    # 5. Arena-Hard judgment files, neighbours, summary
+    outputs.update(_write_arena_hard(out, judge_name, arena_games, pairwise, cfg))
+    outputs["neighbors"] = _write_neighbors(out / "neighbors.jsonl", perturbations, frame, game0)
+    neighbour_names = [CERTIFY_NAMES[g] for g in gens]
+    summary: dict[str, Any] = {
+        "config": cfg.to_dict(), "judge": judge_name, "template": cfg.template, "seed": cfg.seed,
+        "items": len(ctx.item_ids), "models": list(ctx.models), "skipped_inputs": ctx.skipped,
+        "stages": stages, "totals": _merge_stats([v for k, v in stages.items() if k != "rewrites"]),
+        "session_counts": judge_counts, "cache": cache_counts,
+        "missing_judgments": int(frame["score"].isna().sum()),
+        "missing_by_status": {k: int(v) for k, v in frame.loc[frame["score"].isna(), "status"].value_counts().items()},
+        "failures": failures, "generators": gen_summaries,
+        "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in perturbations.items()},
+        "certify_neighbors": neighbour_names, "notes": notes,
+    }
+
+    # 6. certify
+    from biasbound._exceptions import BiasboundError
+    from biasbound.pipeline import certify
+
+    c = cfg.calibration
+    certification = None
+    try:
+        certification = certify(
+            jset, tau=c.tau, delta=c.delta, neighbors=neighbour_names, method=c.method, combine=c.combine,
+            alpha=c.alpha, beta=c.beta, holdout=c.holdout, seed=cfg.seed, view=c.view, center=c.center,
+            jitter_adjust=c.jitter_adjust, bootstrap_rounds=c.bootstrap_rounds, out=out, progress=progress,
+            plots=c.plots,
+        )
+        outputs.update(certification.outputs)
+        summary["certify"] = {"status": "ok"}
+    except BiasboundError as exc:
+        summary["certify"] = {"status": "failed", "reason": str(exc)}
+        partial = getattr(exc, "partial_result", None)
+        if partial is not None:
+            outputs.update(partial.outputs)
+        summary["seconds"] = round(time.monotonic() - t_start, 3)
+        _write_json(out / "run_summary.json", summary)
+        raise
+    summary["seconds"] = round(time.monotonic() - t_start, 3)
+    outputs["run_summary"] = _write_json(out / "run_summary.json", summary)
+    return RunResult(config=cfg, judgments=jset, certification=certification, summary=summary, outputs=outputs,
+                     perturbations=perturbations)
+
+
+def run(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
+    """Run ``biasbound run``: judge → perturb → judge neighbours → certify → outputs.
+
+    Parameters
+    ----------
+    config:
+        A :class:`~biasbound.config.RunConfig` or the path of a YAML config file.
+    progress:
+        Show progress bars on stderr.
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    DataFormatError
+        A config or input file problem (one sentence naming the file and the key or line).
+    JudgeError
+        The judge endpoint refused the requests (bad key, model or URL); finished calls stay cached.
+    InfeasibleCertificateError
+        ``certify`` could not certify (the outputs of the judging steps are written first).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_async(config, progress=progress))
+    raise JudgeError("run cannot be called inside a running event loop; use 'await run_async(...)' instead.")
+
+
+# ----------------------------------------------------------------------------------------
+# writers
+# ----------------------------------------------------------------------------------------
+def _write_json(path: Path, obj: Any) -> Path:
+    from biasbound.pipeline import _jsonable
+
+    path.write_text(json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _safe(name: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "x"
+
+
+def _write_arena_hard(out: Path, judge: str, games: dict[str, dict[str, list[Any]]], pairwise: bool,
+                      cfg: RunConfig) -> dict[str, Path]:
+    """``model_judgment/<judge>/<model>.jsonl`` in Arena-Hard's format (pairwise only)."""
+    from biasbound.judge.parsing import to_arena_hard_record
+
+    if not pairwise:
+        return {}
+    folder = out / "model_judgment" / _safe(judge)
+    folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for model, per_item in games.items():
+        path = folder / f"{_safe(model)}.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for qid in sorted(per_item):
+                rec = to_arena_hard_record(question_id=qid, model=model, judge=judge, games=per_item[qid],
+                                           baseline=cfg.data.baseline)
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        written[f"arena_hard:{model}"] = path
+    return written
+
+
+def _write_neighbors(path: Path, perturbations: dict[str, list[tuple[str, int, Any]]], frame: pd.DataFrame,
+                     game0: int) -> Path:
+    """One JSON line per perturbation: what changed, generator details, the judged scores."""
+    canon = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
+    canon_score = dict(zip(zip(canon["model"], canon["item_id"]), canon["score"]))
+    lookup = {(r.model, r.item_id, r.variant, r.rerun, r.game): (r.score, r.status)
+              for r in frame.itertuples(index=False)}
+    with open(path, "w", encoding="utf-8") as fh:
+        for g, drawn in perturbations.items():
+            for draw, (model, k, p) in enumerate(drawn):
+                rec = p.to_record()
+                it = p.item
+                judged = lookup.get((model, it.item_id, it.variant, it.rerun, it.game)) if p.status == "applied" else None
+                orig = canon_score.get((model, it.item_id), math.nan)
+                rec.update({
+                    "model": model, "item_index": k, "draw": draw, "generator": g,
+                    "judged": judged is not None, "judgment_status": None if judged is None else judged[1],
+                    "original_score": None if orig != orig else float(orig),
+                    "neighbor_score": None if judged is None or judged[0] != judged[0] else float(judged[0]),
+                    "rubric": it.rubric.to_dict() if g == "schematic" else None,
+                })
+                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+    return path
