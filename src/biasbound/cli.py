@@ -19,16 +19,20 @@ __all__ = ["app", "main"]
 
 
 def _usage_errors() -> tuple[type[Exception], ...]:
-    """Click's usage-error classes: typer >= 0.20 bundles its own copy of click beside the real one."""
-    import click
-
-    classes: list[type[Exception]] = [click.exceptions.ClickException]
+    """Click's usage-error classes: newer typer bundles its own copy of click, older typer uses the real one."""
+    classes: list[type[Exception]] = []
     try:
         from typer._click.exceptions import ClickException as TyperClickException
-    except ImportError:  # typer without a bundled click
+    except ImportError:  # typer that still depends on the real click
         pass
     else:
         classes.append(TyperClickException)
+    try:
+        from click.exceptions import ClickException
+    except ImportError:  # typer >= 0.20 needs no click
+        pass
+    else:
+        classes.append(ClickException)
     return tuple(classes)
 
 
