@@ -79,6 +79,7 @@ logger = logging.getLogger("biasbound.judge")
 _REDACTED = "[REDACTED]"
 _RETRY_STATUS = frozenset({408, 409, 429})
 _ABORT_STATUS = frozenset({401, 403, 404})
+_POOL_SHARD = 8  # connections per httpx pool (see JudgeSession.__aenter__)
 _LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "host.docker.internal"})
 
 
@@ -441,10 +442,12 @@ def _resolve(request: JudgeRequest, config: JudgeConfig) -> _Call:
 class _Run:
     """State shared by the calls of one ``judge_many`` run."""
 
-    def __init__(self, config: JudgeConfig, cache: JudgeCache | None, client: openai.AsyncOpenAI, secret: str | None) -> None:
+    def __init__(self, config: JudgeConfig, cache: JudgeCache | None, clients: Sequence[openai.AsyncOpenAI],
+                 secret: str | None) -> None:
         self.config = config
         self.cache = cache
-        self.client = client
+        self.clients = tuple(clients)
+        self._next_client = 0
         self.secret = secret
         self.semaphore = asyncio.Semaphore(config.concurrency)
         self.limiter = _RateLimiter(config.requests_per_minute)
@@ -485,18 +488,31 @@ class _Run:
                                           "seed": call.seed}
                 if call.top_p is not None:
                     kwargs["top_p"] = call.top_p
-                response = await self.client.chat.completions.create(**kwargs)
-            usage = getattr(response, "usage", None)
-            if usage is not None:
-                state["prompt"] = (state["prompt"] or 0) + int(usage.prompt_tokens or 0)
-                state["completion"] = (state["completion"] or 0) + int(usage.completion_tokens or 0)
-            choice = response.choices[0] if response.choices else None
-            text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
+                # The SDK's own transport (auth, headers, status errors, timeouts) without its per-call
+                # request transform and pydantic response model: ~2x less client CPU per call.
+                client = self.clients[self._next_client % len(self.clients)]
+                self._next_client += 1
+                http = await client.post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
+            try:
+                response = http.json()
+                usage = response.get("usage") or None
+                choices = response.get("choices") or []
+                choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+                message = choice.get("message") or {}
+                text = message.get("content") if isinstance(message, dict) else None
+            except (ValueError, AttributeError) as exc:
+                raise openai.APIResponseValidationError(response=http, body=None,
+                                                        message=f"malformed chat-completions response: {exc}") from None
+            text = text if isinstance(text, str) else ""
+            finish_reason = choice.get("finish_reason")
+            if isinstance(usage, dict):
+                state["prompt"] = (state["prompt"] or 0) + int(usage.get("prompt_tokens") or 0)
+                state["completion"] = (state["completion"] or 0) + int(usage.get("completion_tokens") or 0)
             state["raw"] = text
             parsed = parse_reply(text, call.request.task, factors=call.factors)
             if parsed.status != "ok" and not (parsed.reason or "").startswith("ambiguous"):
                 state["parse_failures"] += 1
-                raise _Unparseable(parsed, getattr(choice, "finish_reason", None))
+                raise _Unparseable(parsed, finish_reason)
             return parsed
 
         retrying = AsyncRetrying(
@@ -615,6 +631,7 @@ class JudgeSession:
         self._stack: ExitStack | None = None
         self._run: _Run | None = None
         self._client: openai.AsyncOpenAI | None = None
+        self._clients: list[openai.AsyncOpenAI] = []
         self.counts: dict[str, int] = {"requests": 0, "cache_hits": 0, "calls": 0, "attempts": 0}
 
     async def __aenter__(self) -> JudgeSession:
@@ -624,22 +641,30 @@ class JudgeSession:
         self._stack = ExitStack()
         self._stack.enter_context(_redacting_logs(secret))
         cfg = self.config
-        # one connection pool sized to the concurrency, reused by every call of the session
-        http_client = openai.DefaultAsyncHttpxClient(
-            limits=_httpx.Limits(max_connections=cfg.concurrency, max_keepalive_connections=cfg.concurrency),
-            timeout=_httpx.Timeout(cfg.timeout),
-        )
-        self._client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key, max_retries=0, timeout=cfg.timeout,
-                                          http_client=http_client)
-        self._run = _Run(cfg, self.cache, self._client, secret)
+        # Connection pools sized to the concurrency and reused by every call of the session. httpcore's
+        # pool scans all its connections on every request, so the pool is split into shards of at
+        # most _POOL_SHARD connections (one AsyncOpenAI client each, used round-robin).
+        n_shards = max(1, -(-cfg.concurrency // _POOL_SHARD))
+        per = -(-cfg.concurrency // n_shards)
+        self._clients = []
+        for _ in range(n_shards):
+            http_client = openai.DefaultAsyncHttpxClient(
+                limits=_httpx.Limits(max_connections=per, max_keepalive_connections=per),
+                timeout=_httpx.Timeout(cfg.timeout),
+            )
+            self._clients.append(openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key, max_retries=0,
+                                                    timeout=cfg.timeout, http_client=http_client))
+        self._client = self._clients[0]
+        self._run = _Run(cfg, self.cache, self._clients, secret)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         try:
-            if self._client is not None:
-                await self._client.close()
+            for c in self._clients:
+                await c.close()
         finally:
             self._client = None
+            self._clients = []
             if self._stack is not None:
                 self._stack.close()
                 self._stack = None
