@@ -26,5 +26,5 @@ def test_unknown_option_is_a_usage_error_not_a_traceback():
 def test_every_command_is_registered(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("calibrate", "schematic", "certify", "audit", "demo", "serve-synthetic-judge"):
+    for command in ("calibrate", "schematic", "certify", "audit", "demo", "run", "serve-synthetic-judge"):
         assert command in out

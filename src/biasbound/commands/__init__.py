@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from biasbound.commands import audit, calibrate, certify, demo, schematic, serve
+from biasbound.commands import audit, calibrate, certify, demo, run, schematic, serve
 
-COMMAND_MODULES = (calibrate, schematic, certify, audit, demo, serve)
+COMMAND_MODULES = (calibrate, schematic, certify, audit, demo, run, serve)
 
 __all__ = ["COMMAND_MODULES"]
