@@ -13,9 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import sklearn
 from scipy import sparse, stats
-from sklearn.linear_model import LogisticRegression
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
@@ -131,34 +129,81 @@ def bootstrap_means(
     return BootstrapInterval(mean=mean, lo=lo, hi=hi, seed=seed, rounds=rounds, level=level)
 
 
-def _battle_matrices(
-    frame: pd.DataFrame, weight: float, where: str
-) -> tuple[pd.DataFrame, sparse.csr_array, sparse.csr_array, list[str], np.ndarray, np.ndarray]:
-    """Per (model, item) weighted wins and weights from pairwise rows of one judge."""
+_DENSE_CELLS = 4_000_000  # models x items cells above which the battle sums are kept sparse
+
+
+@dataclass(frozen=True)
+class _Battles:
+    """One judge's battles: per (model, item) weighted wins ``num`` and weights ``den``."""
+
+    judge: Any
+    num: np.ndarray | sparse.csr_array
+    den: np.ndarray | sparse.csr_array
+    models: list[str]
+    n_battles: np.ndarray
+    n_missing: np.ndarray
+
+
+def _battles(frame: pd.DataFrame, weight: float, where: str) -> list[_Battles]:
+    """Per-judge battle matrices from the pairwise rows (variant "original", rerun 0, games 1, 2).
+
+    Judges are taken in sorted order (one ``None`` judge when the frame has no judge column);
+    models and items in sorted order of their text within each judge. Ids are factorised once
+    for the whole frame, so a 10^6-row table costs a few hash passes instead of string sorts.
+    """
+    from biasbound.data.tables import _sorted_codes
+
     need = {"model", "item_id", "variant", "rerun", "game", "score"}
     if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
         raise InputError(f"The 'frame' parameter of {where} must be a judgment table with columns {sorted(need)}.")
-    rows = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])]
-    if rows.empty:
-        raise InputError(f"The 'frame' parameter of {where} must hold pairwise judgments (game 1 or 2, variant 'original', rerun 0). Got none instead.")
-    s = rows["score"].to_numpy(dtype=float)
-    ok = ~np.isnan(s)
-    off = ok & ~np.isin(s, _GRID)
-    if off.any():
-        raise InputError(
-            f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
-            f"Got {s[off][0]!r} instead."
-        )
-    w = np.where(np.isin(s, (0.0, 1.0)), weight, 1.0) * ok
-    win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
-    models, m_idx = np.unique(rows["model"].to_numpy(dtype=str), return_inverse=True)
-    items, i_idx = np.unique(rows["item_id"].to_numpy(dtype=str), return_inverse=True)
-    shape = (len(models), len(items))
-    num = sparse.csr_array((w * win, (m_idx, i_idx)), shape=shape)  # duplicates (the two games) are summed
-    den = sparse.csr_array((w, (m_idx, i_idx)), shape=shape)
-    n_battles = np.bincount(m_idx, weights=ok.astype(float), minlength=len(models)).astype(np.int64)
-    n_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=len(models)).astype(np.int64)
-    return rows, num, den, [str(m) for m in models], n_battles, n_missing
+    keep_all = ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy(dtype=bool)
+    score_all = frame["score"].to_numpy(dtype=float)
+    m_all, model_names = _sorted_codes(frame["model"])
+    i_all, _ = _sorted_codes(frame["item_id"])
+    if "judge" in frame.columns:
+        judges = sorted(frame["judge"].unique().tolist())
+        j_codes, j_uniques = pd.factorize(frame["judge"], sort=False)
+        order = np.argsort(j_codes, kind="stable")
+        starts = np.searchsorted(j_codes[order], np.arange(len(j_uniques) + 1))
+        groups = {j_uniques[k]: order[starts[k] : starts[k + 1]] for k in range(len(j_uniques))}
+        selections = [(judge, groups.get(judge, np.empty(0, dtype=np.intp))) for judge in judges]
+    else:
+        selections = [(None, np.arange(len(frame)))]
+    out = []
+    for judge, ix in selections:
+        ix = ix[keep_all[ix]]
+        if ix.size == 0:
+            raise InputError(
+                f"The 'frame' parameter of {where} must hold pairwise judgments (game 1 or 2, variant 'original', rerun 0). Got none instead."
+            )
+        s = score_all[ix]
+        ok = ~np.isnan(s)
+        off = ok & ~np.isin(s, _GRID)
+        if off.any():
+            raise InputError(
+                f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
+                f"Got {s[off][0]!r} instead."
+            )
+        w = np.where(np.isin(s, (0.0, 1.0)), weight, 1.0) * ok
+        win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
+        m_codes, m_idx = np.unique(m_all[ix], return_inverse=True)
+        i_codes, i_idx = np.unique(i_all[ix], return_inverse=True)
+        shape = (len(m_codes), len(i_codes))
+        num: np.ndarray | sparse.csr_array
+        den: np.ndarray | sparse.csr_array
+        if shape[0] * shape[1] <= _DENSE_CELLS:
+            # the two games of an item are summed; every value is a multiple of 1/2, so the
+            # sums (and the bootstrap products below) are exact in any order
+            flat = m_idx * shape[1] + i_idx
+            num = np.bincount(flat, weights=w * win, minlength=shape[0] * shape[1]).reshape(shape)
+            den = np.bincount(flat, weights=w, minlength=shape[0] * shape[1]).reshape(shape)
+        else:
+            num = sparse.csr_array((w * win, (m_idx, i_idx)), shape=shape)  # duplicates (the two games) are summed
+            den = sparse.csr_array((w, (m_idx, i_idx)), shape=shape)
+        n_battles = np.bincount(m_idx, weights=ok.astype(float), minlength=shape[0]).astype(np.int64)
+        n_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=shape[0]).astype(np.int64)
+        out.append(_Battles(judge, num, den, [str(m) for m in model_names[m_codes]], n_battles, n_missing))
+    return out
 
 
 def arena_hard_winrate(
@@ -206,25 +251,40 @@ def arena_hard_winrate(
     games are excluded and counted (``n_missing``). The bootstrap resamples questions,
     paired across models, not individual battle rows.
     """
-    rounds = check_int(rounds, "rounds", "arena_hard_winrate", low=1)
-    level = check_in_range(level, "level", "arena_hard_winrate", low=0.0, high=1.0, low_open=True, high_open=True)
-    weight = check_int(weight, "weight", "arena_hard_winrate", low=1)
+    table, _ = _winrate(frame, baseline=baseline, rounds=rounds, level=level, weight=weight, rng=rng,
+                        where="arena_hard_winrate")
+    return table
+
+
+def _winrate(
+    frame: pd.DataFrame,
+    *,
+    baseline: str | None,
+    rounds: int,
+    level: float,
+    weight: int,
+    rng: np.random.Generator | int | None,
+    where: str,
+) -> tuple[pd.DataFrame, list[_Battles]]:
+    """:func:`arena_hard_winrate` and the per-judge battles it was computed from."""
+    rounds = check_int(rounds, "rounds", where, low=1)
+    level = check_in_range(level, "level", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    weight = check_int(weight, "weight", where, low=1)
     gen, seed = resolve_rng(rng)
-    judges = sorted(frame["judge"].unique().tolist()) if isinstance(frame, pd.DataFrame) and "judge" in frame.columns else [None]
+    battles = _battles(frame, float(weight), where)
     parts = []
-    for judge in judges:
-        sub = frame if judge is None else frame[frame["judge"] == judge]
-        _, num, den, models, n_b, n_m = _battle_matrices(sub, float(weight), "arena_hard_winrate")
-        point, lo, hi = _ratio_bootstrap(num, den, gen, rounds, level)
+    for b in battles:
+        point, lo, hi = _ratio_bootstrap(b.num, b.den, gen, rounds, level)
         part = pd.DataFrame(
-            {"judge": judge, "model": models, "winrate": 100 * point, "lo": 100 * lo, "hi": 100 * hi, "n_battles": n_b, "n_missing": n_m}
+            {"judge": b.judge, "model": b.models, "winrate": 100 * point, "lo": 100 * lo, "hi": 100 * hi,
+             "n_battles": b.n_battles, "n_missing": b.n_missing}
         )
         if baseline is not None:
             part.loc[part["model"] == baseline, ["winrate", "lo", "hi"]] = 50.0
         parts.append(part.sort_values("winrate", ascending=False, kind="stable"))
     out = pd.concat(parts, ignore_index=True)
     out.attrs.update({"seed": seed, "rounds": rounds, "level": level, "weight": weight, "baseline": baseline})
-    return out
+    return out, battles
 
 
 def _logit10(p: np.ndarray) -> np.ndarray:
@@ -234,6 +294,9 @@ def _logit10(p: np.ndarray) -> np.ndarray:
 
 def _fit_bt(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
     """Unpenalised logistic regression of battles vs the baseline → log10-odds per model."""
+    import sklearn  # imported here: scikit-learn takes ~0.4 s to import and only Bradley–Terry needs it
+    from sklearn.linear_model import LogisticRegression
+
     m = len(wins)
     x = np.zeros((2 * m, m))
     x[np.arange(m), np.arange(m)] = math.log(_ELO_BASE)
@@ -283,27 +346,37 @@ def bradley_terry(
     A model that wins (loses) every weighted battle has ``bt = +inf`` (``-inf``): the
     maximum-likelihood rating does not exist, and it is reported rather than clipped.
     """
-    wr = arena_hard_winrate(frame, baseline=baseline, rounds=rounds, level=level, weight=weight, rng=rng)
+    wr, battles = _winrate(frame, baseline=baseline, rounds=rounds, level=level, weight=weight, rng=rng,
+                           where="bradley_terry")
+    return _bradley_terry_from(wr, battles, baseline)
+
+
+def _bradley_terry_from(wr: pd.DataFrame, battles: list[_Battles], baseline: str | None) -> pd.DataFrame:
+    """Bradley–Terry table from a win-rate table and the battles it was computed from.
+
+    ``arena_hard_winrate`` and ``bradley_terry`` with the same arguments and seed give
+    ``wr`` and this table; callers that need both compute the win rates (and their
+    bootstrap) once with :func:`_winrate` and pass them here.
+    """
     bt = np.full(len(wr), np.nan)
-    parts = []
-    for judge, idx in wr.groupby("judge", sort=False, dropna=False).indices.items():
-        sub = frame if judge is None or (isinstance(judge, float) and np.isnan(judge)) else frame[frame["judge"] == judge]
-        _, num, den, models, _, _ = _battle_matrices(sub, float(weight), "bradley_terry")
-        wins = np.asarray(num.sum(axis=1)).ravel()
-        total = np.asarray(den.sum(axis=1)).ravel()
+    judge_idx = wr.groupby("judge", sort=False, dropna=False).indices
+    for b in battles:
+        key = b.judge if b.judge is not None else next(iter(judge_idx))
+        idx = judge_idx[key]
+        wins = np.asarray(b.num.sum(axis=1)).ravel()
+        total = np.asarray(b.den.sum(axis=1)).ravel()
         with np.errstate(invalid="ignore", divide="ignore"):
             p = wins / total
-        coef = np.full(len(models), np.nan)
+        coef = np.full(len(b.models), np.nan)
         inner = (p > 0) & (p < 1)
         if inner.any():
             coef[inner] = _fit_bt(wins[inner], (total - wins)[inner])
         coef[p == 1] = np.inf
         coef[p == 0] = -np.inf
-        rating = pd.Series(_ELO_ANCHOR + _ELO_SCALE * coef, index=models)
+        rating = pd.Series(_ELO_ANCHOR + _ELO_SCALE * coef, index=b.models)
         if baseline is not None and baseline in rating.index:
             rating[baseline] = _ELO_ANCHOR
         bt[idx] = rating.loc[wr["model"].to_numpy()[idx]].to_numpy()
-        parts.append(idx)
     out = pd.DataFrame(
         {
             "judge": wr["judge"].to_numpy(),

@@ -39,6 +39,7 @@ Decisions made where the contracts are silent (documented again in the outputs):
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -269,17 +270,6 @@ def _spawn_seeds(master: int, n: int) -> list[int]:
     return [int(c.generate_state(1, dtype=np.uint64)[0] % (2**63)) for c in children]
 
 
-def _group_split(keys: pd.Series, share: float, rng: np.random.Generator) -> np.ndarray:
-    """Boolean mask marking a seeded ``floor(share·n_g)`` random rows of each group ``g`` (vectorised)."""
-    n = len(keys)
-    if n == 0 or share <= 0:
-        return np.zeros(n, dtype=bool)
-    u = pd.Series(rng.random(n), index=keys.index)
-    rank = u.groupby(keys.to_numpy(), sort=False).rank(method="first").to_numpy()
-    size = keys.groupby(keys.to_numpy(), sort=False).transform("size").to_numpy()
-    return rank <= np.floor(share * size)
-
-
 def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     if isinstance(judgments, pd.DataFrame):
         return judgments, None
@@ -337,28 +327,6 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
 
 
 # --------------------------------------------------------------------------------------
-# adapters to the data / neighbour modules
-# --------------------------------------------------------------------------------------
-def _canonical(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
-    """f(D) per (judge, model, item_id): columns judge, model, item_id, score (NaN = missing)."""
-    from biasbound.neighbors.observed import canonical_scores
-
-    out = canonical_scores(frame, generator)
-    if "score" not in out.columns:  # tolerate an 'original' column name
-        out = out.rename(columns={"original": "score"})
-    return out[["judge", "model", "item_id", "score"]]
-
-
-def _neighbours(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
-    """Observed Hamming-1 neighbours: columns judge, model, item_id, difference (missing pairs dropped)."""
-    from biasbound.neighbors.observed import observed_neighbors
-
-    nb = observed_neighbors(frame, generator)
-    nb = nb[["judge", "model", "item_id", "difference"]]
-    return nb[np.isfinite(nb["difference"].to_numpy(dtype=float))]
-
-
-# --------------------------------------------------------------------------------------
 # settings
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -396,44 +364,112 @@ class _Settings:
 # --------------------------------------------------------------------------------------
 # per-judge certification
 # --------------------------------------------------------------------------------------
-def _split_vectors(valid: pd.DataFrame, col: str) -> dict[str, np.ndarray]:
-    """{model: values of ``col`` in item order}, from a frame sorted by model then item (no row loop)."""
-    models, starts = np.unique(valid["model"].to_numpy(), return_index=True)
-    values = valid[col].to_numpy(dtype=float)
-    bounds = list(starts[1:]) + [len(values)]
-    return {str(m): values[a:b] for m, a, b in zip(models, starts, bounds)}
+def _group_bounds(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows grouped by an integer key, row order kept within a group.
+
+    Returns ``(order, keys, bounds)``: the rows of group ``keys[g]`` are
+    ``order[bounds[g]:bounds[g + 1]]``, in their original order.
+    """
+    order = np.argsort(key, kind="stable")
+    keys, starts = np.unique(key[order], return_index=True)
+    return order, keys, np.append(starts, len(key))
+
+
+def _group_split(keys: np.ndarray, share: float, rng: np.random.Generator) -> np.ndarray:
+    """Boolean mask marking a seeded ``floor(share·n_g)`` random rows of each group ``g`` (vectorised).
+
+    ``keys`` are non-negative integer group codes. Each row gets a uniform draw (one
+    ``rng.random(n)`` call, in row order); a group's rows with the ``floor(share·n_g)``
+    smallest draws are marked (ties by row order, as ``rank(method="first")``).
+    """
+    n = len(keys)
+    if n == 0 or share <= 0:
+        return np.zeros(n, dtype=bool)
+    u = rng.random(n)
+    order = np.lexsort((u, keys))
+    size = np.bincount(keys)
+    start = np.cumsum(size) - size
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(1, n + 1) - start[keys[order]]
+    return rank <= np.floor(share * size[keys])
+
+
+@dataclass
+class _Neighbours:
+    """The observed neighbours of one judge on certified items, one entry per neighbour.
+
+    Rows are in generator order, then in the judgment table's row order.
+    """
+
+    model: np.ndarray  # model code (index into the judge's sorted model names)
+    generator: np.ndarray  # index into the generator tuple
+    dist: np.ndarray
+    shift: np.ndarray
+
+    def take(self, mask: np.ndarray) -> _Neighbours:
+        return _Neighbours(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask])
+
+    def __len__(self) -> int:
+        return len(self.dist)
+
+
+def _neighbour_codes(
+    fj: pd.DataFrame, generator: str, m_all: np.ndarray, i_all: np.ndarray, model_names: np.ndarray,
+    item_names: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observed Hamming-1 neighbours of :func:`biasbound.neighbors.observed.observed_neighbors`
+    as (model code, item code, difference) arrays; pairs with a non-finite difference dropped."""
+    from biasbound.neighbors import observed as obs
+
+    obs._check_frame(fj, "observed_neighbors")
+    kind, name = obs._parse_generator(generator, "observed_neighbors")
+    matched = obs._match(fj, kind, name, generator, False)
+    if matched is not None:
+        nb_pos, canon_pos, _, _, _ = matched
+        score = fj["score"].to_numpy(dtype=float)
+        diff = score[canon_pos] - score[nb_pos]
+        m, i = m_all[nb_pos], i_all[nb_pos]
+    else:  # keys with missing values: the merge path, its ids looked up by their text
+        nb = obs.observed_neighbors(fj, generator)
+        diff = nb["difference"].to_numpy(dtype=float)
+        m = np.searchsorted(model_names, nb["model"].to_numpy(dtype=str))
+        i = np.searchsorted(item_names, nb["item_id"].to_numpy(dtype=str))
+    ok = np.isfinite(diff)
+    return m[ok], i[ok], diff[ok]
 
 
 def _estimates(
-    cal_rows: pd.DataFrame, s: _Settings, units: Sequence[str], max_distance: float
+    groups: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]], s: _Settings, units: Sequence[str],
+    max_distance: float,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Per (unit, generator) SensitivityEstimate from the calibration share of the neighbours."""
+    """Per (unit, generator) SensitivityEstimate from the calibration share of the neighbours.
+
+    ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order).
+    """
     from biasbound.sensitivity import context_adjusted_rms, estimate
 
     notes: list[str] = []
     k = len(s.used)
     beta_k = None if s.beta is None else s.beta / k
-    grouped = {key: grp for key, grp in cal_rows.groupby(["unit", "generator"], sort=False)}
     out: dict[str, dict[str, Any]] = {}
     for unit in units:
         per: dict[str, Any] = {}
         for g in s.generators:
-            grp = grouped.get((unit, g))
-            n = 0 if grp is None else len(grp)
+            grp = groups.get((unit, g))
+            n = 0 if grp is None else len(grp[0])
             needs_ucb = beta_k is not None and g in s.used
-            if n < (2 if needs_ucb else 1):
+            if grp is None or n < (2 if needs_ucb else 1):
                 who = "the leaderboard" if unit == "*" else f"model {unit!r}"
                 raise InputError(
                     f"The 'neighbors' parameter of {_WHERE}: generator {g!r} has {n} observed neighbour(s) for {who} "
                     f"after the {s.holdout:g} hold-out, fewer than the 2 a sensitivity bound needs."
                 )
-            shifts = grp["shift"].to_numpy() if s.center_kind == "batch" else None
             per[g] = estimate(
-                grp["dist"].to_numpy(),
+                grp[0],
                 name=g,
                 beta=beta_k if needs_ucb else None,
                 max_distance=max_distance,
-                mean_shifts=shifts,
+                mean_shifts=grp[1] if s.center_kind == "batch" else None,
             )
         if s.jitter_adjust:
             intr = per["rerun"].delta_star
@@ -483,28 +519,30 @@ def _judge_sensitivity(estimates: dict[str, dict[str, Any]], s: _Settings) -> tu
     return judge, (max(shifts) if shifts else 0.0), per_unit
 
 
-def _dominating_sample(cal_rows: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+def _dominating_sample(unit: np.ndarray, dist: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Element-wise max over units of sorted equal-size subsamples of each unit's distances.
 
-    Its k-th order statistic dominates every unit's k-th order statistic from an i.i.d. sample
-    of the same size, so an order-statistic bound computed from it holds for every unit.
+    ``unit`` holds integer unit codes and ``dist`` the distances (row order). Its k-th order
+    statistic dominates every unit's k-th order statistic from an i.i.d. sample of the same
+    size, so an order-statistic bound computed from it holds for every unit.
     """
-    counts = cal_rows.groupby("unit").size()
+    _, inv, counts = np.unique(unit, return_inverse=True, return_counts=True)
     m = int(counts.min())
-    u = pd.Series(rng.random(len(cal_rows)), index=cal_rows.index)
-    keep = u.groupby(cal_rows["unit"].to_numpy()).rank(method="first").to_numpy() <= m
-    sub = cal_rows.loc[keep, ["unit", "dist"]].sort_values(["unit", "dist"], ascending=[True, False])
-    mat = sub["dist"].to_numpy().reshape(len(counts), m)
+    u = rng.random(len(unit))
+    order = np.lexsort((u, inv))
+    start = np.cumsum(counts) - counts
+    rank = np.empty(len(unit), dtype=np.int64)
+    rank[order] = np.arange(1, len(unit) + 1) - start[inv[order]]
+    keep = rank <= m
+    sub_unit, sub_dist = inv[keep], dist[keep]
+    mat = sub_dist[np.lexsort((-sub_dist, sub_unit))].reshape(len(counts), m)
     return mat.max(axis=0)
 
 
 def _make_certificate(cal: Any, **kw: Any) -> Any:
     from biasbound.certificate import make_certificate
 
-    # Work-around: certificate._plain cannot convert a 0-d array, so a scalar centre is set afterwards.
-    value = kw.pop("center_value")
-    cert = make_certificate(cal, center_value=None, **kw)
-    return dataclasses.replace(cert, center={"kind": cert.center["kind"], "value": float(value)})
+    return make_certificate(cal, **kw)
 
 
 def _sha(values: np.ndarray) -> str:
@@ -513,71 +551,105 @@ def _sha(values: np.ndarray) -> str:
     return sha256_of_array(np.asarray(values, dtype=float))
 
 
+def _str_column(names: np.ndarray, codes: np.ndarray) -> Any:
+    """A pandas ``str`` column holding ``names[codes]`` (taken in Arrow, no per-row Python strings)."""
+    return pd.array(names, dtype="str").take(codes)
+
+
 def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) -> JudgeCertification:
-    """Certify one judge (both views)."""
+    """Certify one judge (both views).
+
+    Models and items are handled as integer codes into their sorted names (one
+    factorisation of the judge's table), so the canonical scores, neighbour pairs, splits
+    and groupings are numpy operations; the names come back only in the outputs.
+    """
     from biasbound.abb import apply_mechanism, calibrate
     from biasbound.audit import audit
+    from biasbound.data.tables import _sorted_codes
+    from biasbound.neighbors import observed as obs
 
     rng = np.random.default_rng(judge_seed)
     notes: list[str] = []
-    canon = _canonical(fj, s.generators[0]).sort_values(["model", "item_id"], kind="stable").reset_index(drop=True)
-    canon["model"] = canon["model"].astype(str)
-    canon["item_id"] = canon["item_id"].astype(str)
-    isna = canon["score"].isna()
-    n_missing = isna.groupby(canon["model"]).sum().astype(int)
-    valid = canon.loc[~isna].reset_index(drop=True)
+    # f(D): canonical scores (observed.canonical_scores) sorted by model, then item
+    obs._check_frame(fj, "canonical_scores")
+    kind0, _ = obs._parse_generator(s.generators[0], "canonical_scores")
+    m_all, model_names = _sorted_codes(fj["model"])
+    i_all, item_names = _sorted_codes(fj["item_id"])
+    cpos = np.flatnonzero(obs._canonical_rows(fj, kind0))
+    cpos = cpos[np.lexsort((i_all[cpos], m_all[cpos]))]
+    canon = _Canon(m=m_all[cpos], i=i_all[cpos], score=fj["score"].to_numpy(dtype=float)[cpos],
+                   model_names=model_names, item_names=item_names)
+    present = ~np.isnan(canon.score)
+    n_miss_codes = np.bincount(canon.m, weights=(~present).astype(float), minlength=len(model_names))
+    canon_models = np.unique(canon.m)
+    n_missing = pd.Series(n_miss_codes[canon_models].astype(int), index=model_names[canon_models])
+    v_pos = np.flatnonzero(present)  # rows of canon in the certified batch
     centers: dict[str, float] | None = None
-    center_rows = valid.iloc[:0]
     if s.center_kind == "holdout":
-        mask = _group_split(valid["model"], s.holdout, rng)
-        center_rows = valid.loc[mask]
-        valid = valid.loc[~mask].reset_index(drop=True)
-        centers = {str(k): float(v) for k, v in center_rows.groupby("model")["score"].mean().items()}
+        mask = _group_split(canon.m[v_pos], s.holdout, rng)
+        c_pos = v_pos[mask]
+        means_c = pd.Series(canon.score[c_pos]).groupby(canon.m[c_pos]).mean()
+        centers = {str(model_names[k]): float(v) for k, v in means_c.items()}
+        v_pos = v_pos[~mask]
         notes.append(
             f"Holdout centre: a seeded {s.holdout:g} share of each model's items was used only to compute the "
             "centre and is excluded from the certified batch (and from the neighbours)."
         )
-    d_m = valid.groupby("model").size()
+    v_m, v_i, v_score = canon.m[v_pos], canon.i[v_pos], canon.score[v_pos]
+    d_codes = np.bincount(v_m, minlength=len(model_names))
+    model_codes = np.flatnonzero(d_codes)
+    d_m = pd.Series(d_codes[model_codes].astype(np.int64), index=model_names[model_codes])
     models = [str(m) for m in d_m.index]
     if not models:
         raise InputError(f"The 'judgments' parameter of {_WHERE} holds no non-missing score for judge {judge!r}.")
     if centers is not None and set(centers) != set(models):
         raise InputError(f"The 'holdout' parameter of {_WHERE} leaves some model of judge {judge!r} without centre items; raise it.")
 
-    # observed neighbours on certified items
-    parts = []
-    for g in s.generators:
-        nb = _neighbours(fj, g).copy()
-        nb["generator"] = g
-        parts.append(nb)
-    nb = pd.concat(parts, ignore_index=True)
-    nb["model"] = nb["model"].astype(str)
-    nb["item_id"] = nb["item_id"].astype(str)
-    nb = nb.merge(valid[["model", "item_id"]], on=["model", "item_id"], how="inner")
-    absdiff = nb["difference"].abs().to_numpy(dtype=float)
+    # observed neighbours on certified items (pipeline order: generators, then table rows)
+    n_items_all = max(len(item_names), 1)
+    batch_keys = v_m.astype(np.int64) * n_items_all + v_i  # sorted: canon is sorted by (model, item)
+    nb_m, nb_g, nb_d = [], [], []
+    for gi, g in enumerate(s.generators):
+        m, i, diff = _neighbour_codes(fj, g, m_all, i_all, model_names, item_names)
+        key = m.astype(np.int64) * n_items_all + i
+        at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
+        inside = batch_keys[at] == key if len(batch_keys) else np.zeros(len(key), dtype=bool)
+        nb_m.append(m[inside])
+        nb_g.append(np.full(int(inside.sum()), gi, dtype=np.int64))
+        nb_d.append(diff[inside])
+    nb_model = np.concatenate(nb_m)
+    absdiff = np.abs(np.concatenate(nb_d))
     if s.view == "model":
-        nb["unit"] = nb["model"]
-        dims = nb["model"].map(d_m).to_numpy(dtype=float)
-        nb["dist"] = absdiff
-        nb["shift"] = absdiff / np.sqrt(dims)
+        unit = nb_model
+        dist = absdiff
+        shift = absdiff / np.sqrt(d_codes[nb_model].astype(float))
         max_distance = _SCORE_RANGE  # Hamming-1 on [0, 1]: ||Δ|| = |Δ_i| <= 1
         dim = int(d_m.max())
         center_max = max_distance / math.sqrt(int(d_m.min()))
         units = models
     else:
-        n_items = nb["model"].map(d_m).to_numpy(dtype=float)
-        nb["unit"] = "*"
-        nb["dist"] = absdiff / n_items
+        unit = np.zeros(len(nb_model), dtype=np.intp)
+        dist = absdiff / d_codes[nb_model].astype(float)
         dim = len(models)
-        nb["shift"] = nb["dist"] / math.sqrt(dim)
+        shift = dist / math.sqrt(dim)
         max_distance = _SCORE_RANGE / int(d_m.min())
         center_max = max_distance / math.sqrt(dim)
         units = ["*"]
-    held = _group_split(nb["unit"] + "\x00" + nb["generator"], s.holdout, rng)
-    cal_rows = nb.loc[~held]
-    held_rows = nb.loc[held]
+    nb = _Neighbours(model=unit, generator=np.concatenate(nb_g), dist=dist, shift=shift)
+    n_gen = len(s.generators)
+    held = _group_split(nb.model.astype(np.int64) * n_gen + nb.generator, s.holdout, rng)
+    cal_rows = nb.take(~held)
+    held_rows = nb.take(held)
 
-    estimates, est_notes = _estimates(cal_rows, s, units, max_distance)
+    def unit_name(code: int) -> str:
+        return str(model_names[code]) if s.view == "model" else "*"
+
+    order, keys, bounds = _group_bounds(cal_rows.model.astype(np.int64) * n_gen + cal_rows.generator)
+    groups = {}
+    for k, a, b in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+        rows = order[a:b]
+        groups[(unit_name(k // n_gen), s.generators[k % n_gen])] = (cal_rows.dist[rows], cal_rows.shift[rows])
+    estimates, est_notes = _estimates(groups, s, units, max_distance)
     notes += est_notes
     judge_sens, s_mu, per_unit = _judge_sensitivity(estimates, s)
 
@@ -590,8 +662,8 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     if s.beta is not None and judge_sens.ucb is not None:
         cal_kw.update(beta=s.beta, sensitivity_ucb=judge_sens.ucb)
         if len(s.used) == 1 and s.center_kind != "batch":
-            used_rows = cal_rows[cal_rows["generator"] == s.used[0]]
-            cal_kw["distances"] = _dominating_sample(used_rows, rng)
+            used = cal_rows.generator == s.generators.index(s.used[0])
+            cal_kw["distances"] = _dominating_sample(cal_rows.model[used], cal_rows.dist[used], rng)
     try:
         cal = calibrate(dim=dim, alpha=s.alpha, **cal_kw)
     except InfeasibleCertificateError as exc:
@@ -604,8 +676,10 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
         )
 
     # mechanism
+    v_bounds = np.append(np.searchsorted(v_m, model_codes), len(v_m))  # v_m is sorted
+    values = {m: v_score[a:b] for m, a, b in zip(models, v_bounds[:-1], v_bounds[1:])}
+    means = None
     if s.view == "model":
-        values = _split_vectors(valid, "score")
         seeds = dict(zip(models, _spawn_seeds(judge_seed, len(models))))
         cal_by_dim: dict[int, Any] = {dim: cal}
         shrunk_parts, cert_parts, mech = [], [], {}
@@ -620,10 +694,11 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             mech[m] = (res, c, cal_by_dim[dm])
             shrunk_parts.append(np.asarray(res.shrunk, dtype=float))
             cert_parts.append(np.asarray(res.certified, dtype=float))
-        valid["shrunk"] = np.concatenate(shrunk_parts)
-        valid["certified"] = np.concatenate(cert_parts)
+        v_shrunk = np.concatenate(shrunk_parts)
+        v_cert = np.concatenate(cert_parts)
     else:
-        means = valid.groupby("model")["score"].mean().reindex(models).to_numpy(dtype=float)
+        # pandas' groupby mean (compensated summation), as the model means have always been computed
+        means = pd.Series(v_score).groupby(v_m).mean().to_numpy(dtype=float)
         seeds = {"*": _spawn_seeds(judge_seed, 1)[0]}
         if s.center_kind == "holdout":
             c_arr: Any = np.array([centers[m] for m in models])  # type: ignore[index]
@@ -638,16 +713,17 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     audit_seeds = _spawn_seeds(judge_seed + 1, len(units) + 1)
     audits: dict[str, Any] = {}
     if s.view == "model":
-        held_by = {k: g for k, g in held_rows.groupby("model")}
+        order, keys, bounds = _group_bounds(held_rows.model)
+        held_by = {str(model_names[k]): order[a:b] for k, a, b in zip(keys.tolist(), bounds[:-1], bounds[1:])}
         for i, m in enumerate(models):
-            grp = held_by.get(m)
-            if grp is None or len(grp) < 2:
+            rows = held_by.get(m)
+            if rows is None or len(rows) < 2:
                 audits[m] = None
                 continue
             audits[m] = audit(
                 tau=s.tau, delta=s.delta, sigma=cal.sigma, alpha=cal.alpha,
-                distances=grp["dist"].to_numpy(),
-                mean_shifts=grp["shift"].to_numpy() if s.center_kind == "batch" else None,
+                distances=held_rows.dist[rows],
+                mean_shifts=held_rows.shift[rows] if s.center_kind == "batch" else None,
                 dim=int(d_m[m]), confidence=s.confidence, n_mc=min(s.n_mc, 5000), rng=audit_seeds[i],
                 max_distance=max_distance,
             )
@@ -655,8 +731,8 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     if len(held_rows) >= 2:
         pooled = audit(
             tau=s.tau, delta=s.delta, sigma=cal.sigma, alpha=cal.alpha,
-            distances=held_rows["dist"].to_numpy(),
-            mean_shifts=held_rows["shift"].to_numpy() if s.center_kind == "batch" else None,
+            distances=held_rows.dist,
+            mean_shifts=held_rows.shift if s.center_kind == "batch" else None,
             dim=dim, confidence=s.confidence, n_mc=s.n_mc, rng=audit_seeds[-1], max_distance=max_distance,
         )
     counts = {"holds": 0, "violated": 0, "inconclusive": 0, "not audited": 0}
@@ -733,26 +809,56 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     judge_cert = judge_cert.with_audit({"pooled": pooled_dict, "verdict_counts": counts,
                                         "per_model": {m: (None if a is None else a.verdict) for m, a in audits.items()}})
 
-    # scores table
-    scores = canon.copy()
-    scores["judge"] = judge
-    scores = scores.rename(columns={"score": "original"})
+    # scores table: one row per canonical (model, item), in canon order
+    in_batch = np.zeros(len(canon.m), dtype=bool)
+    in_batch[v_pos] = True
+    scores = pd.DataFrame({"model": _str_column(model_names, canon.m), "item_id": _str_column(item_names, canon.i),
+                           "original": canon.score})
+    scores.insert(0, "judge", judge)
     if s.view == "model":
-        scores = scores.merge(valid[["model", "item_id", "shrunk", "certified"]], on=["model", "item_id"], how="left")
+        for col, vals in (("shrunk", v_shrunk), ("certified", v_cert)):
+            full = np.full(len(canon.m), np.nan)
+            full[v_pos] = vals
+            scores[col] = full
     else:
         res, _, _ = mech["*"]
-        lv = pd.DataFrame({"model": models, "shrunk_model": np.asarray(res.shrunk), "certified_model": np.asarray(res.certified)})
-        scores = scores.merge(lv, on="model", how="left")
-    key = pd.MultiIndex.from_frame(scores[["model", "item_id"]])
-    scores["in_batch"] = key.isin(pd.MultiIndex.from_frame(valid[["model", "item_id"]]))
+        for col, vals in (("shrunk_model", res.shrunk), ("certified_model", res.certified)):
+            by_code = np.full(len(model_names), np.nan)
+            by_code[model_codes] = np.asarray(vals, dtype=float)
+            scores[col] = by_code[canon.m]
+    scores["in_batch"] = in_batch
+    if s.view == "model":  # the table carries the judgments' attrs (load report), as it always has
+        scores.attrs = copy.deepcopy(fj.attrs)
 
     jc = JudgeCertification(
         judge=judge, view=s.view, calibration=cal, sensitivity=judge_sens, estimates=estimates,
         certificate=judge_cert, model_certificates=model_certs, audits=audits, pooled_audit=pooled,
         verdict_counts=counts, scores=scores, leaderboard=pd.DataFrame(), retention={}, seeds=seeds, notes=notes,
     )
-    jc.leaderboard, jc.retention = _judge_leaderboard(fj, jc, s, canon, valid, mech, d_m, n_missing, rng)
+    batch = _Batch(pos=v_pos, values=values, means=means, certified=None if s.view != "model" else v_cert)
+    jc.leaderboard, jc.retention = _judge_leaderboard(fj, jc, s, canon, batch, mech, d_m, n_missing, rng)
     return jc
+
+
+@dataclass
+class _Canon:
+    """f(D) of one judge: the canonical rows sorted by (model, item), as codes into sorted names."""
+
+    m: np.ndarray
+    i: np.ndarray
+    score: np.ndarray  # NaN = missing
+    model_names: np.ndarray
+    item_names: np.ndarray
+
+
+@dataclass
+class _Batch:
+    """The certified batch: canon rows ``pos`` (non-missing, centre hold-out removed)."""
+
+    pos: np.ndarray
+    values: dict[str, np.ndarray]  # {model: scores in item order}
+    means: np.ndarray | None  # model means (leaderboard view)
+    certified: np.ndarray | None  # per-row certified scores (model view)
 
 
 def _center_for(s: _Settings, centers: dict[str, float] | None, model: str, x: np.ndarray) -> float:
@@ -789,8 +895,8 @@ def _judge_leaderboard(
     fj: pd.DataFrame,
     jc: JudgeCertification,
     s: _Settings,
-    canon: pd.DataFrame,
-    valid: pd.DataFrame,
+    canon: _Canon,
+    batch: _Batch,
     mech: dict[str, Any],
     d_m: pd.Series,
     n_missing: pd.Series,
@@ -799,9 +905,12 @@ def _judge_leaderboard(
     from biasbound import leaderboard as lb
 
     models = [str(m) for m in d_m.index]
-    all_models = sorted(set(canon["model"]))
-    items = pd.Index(sorted(canon["item_id"].unique()))
-    orig_mat = _matrix(canon, "score", all_models, items)
+    # (model, item) matrices over every model and item of f(D), both in sorted order
+    row_codes, rows = np.unique(canon.m, return_inverse=True)
+    col_codes, cols = np.unique(canon.i, return_inverse=True)
+    all_models = [str(m) for m in canon.model_names[row_codes]]
+    orig_mat = np.full((len(row_codes), len(col_codes)), np.nan)
+    orig_mat[rows, cols] = canon.score
     b_seed = int(rng.integers(2**63))
     o_mean, o_lo, o_hi = _boot(orig_mat, s.bootstrap_rounds, b_seed)
     table = pd.DataFrame({
@@ -813,12 +922,22 @@ def _judge_leaderboard(
     })
     cal = jc.calibration
     if s.view == "model":
-        cert_mat = _matrix(valid, "certified", all_models, items)
+        if len(np.unique(rows[batch.pos])) == len(row_codes) and len(np.unique(cols[batch.pos])) == len(col_codes):
+            cert_mat = np.full(orig_mat.shape, np.nan)
+            cert_mat[rows[batch.pos], cols[batch.pos]] = batch.certified
+        else:
+            # Some model or item has no certified score: built by the pivot these matrices always came
+            # from, whose memory layout (column-major after its reindex) sets the summation order of
+            # the bootstrap means, so the certified means keep their last bit.
+            frame = pd.DataFrame({"model": _str_column(canon.model_names, canon.m[batch.pos]),
+                                  "item_id": _str_column(canon.item_names, canon.i[batch.pos]),
+                                  "certified": batch.certified})
+            cert_mat = _matrix(frame, "certified", all_models,
+                               pd.Index([str(x) for x in canon.item_names[col_codes]]))
         c_mean, c_lo, c_hi = _boot(cert_mat, s.bootstrap_rounds, b_seed)
         table["certified"], table["certified_lo"], table["certified_hi"] = c_mean, c_lo, c_hi
         sigma_model = np.array([cal.sigma / math.sqrt(max(int(d_m.get(m, 1)), 1)) for m in all_models])
-        vectors = _split_vectors(valid, "score")
-        distortion = {m: float(lb.expected_distortion(vectors[m], cal.alpha, mech[m][1], cal.sigma)) for m in models}
+        distortion = {m: float(lb.expected_distortion(batch.values[m], cal.alpha, mech[m][1], cal.sigma)) for m in models}
     else:
         res, c_arr, _ = mech["*"]
         noise = np.asarray(res.certified, dtype=float) - np.asarray(res.shrunk, dtype=float)
@@ -834,18 +953,20 @@ def _judge_leaderboard(
                          for m, hi in zip(all_models, o_hi)])
         table["certified_lo"], table["certified_hi"] = lo_s, hi_s
         sigma_model = np.full(len(all_models), cal.sigma)
-        means = valid.groupby("model")["score"].mean().reindex(models).to_numpy(dtype=float)
-        distortion = {"*": float(lb.expected_distortion(means, cal.alpha, c_arr, cal.sigma))}
+        distortion = {"*": float(lb.expected_distortion(batch.means, cal.alpha, c_arr, cal.sigma))}
     table["rank_original"] = lb.rank(table["original"].to_numpy())
     table["rank_certified"] = lb.rank(table["certified"].to_numpy())
     for col in ("winrate", "winrate_lo", "winrate_hi", "bt", "bt_lo", "bt_hi"):
         table[col] = np.nan
     if _is_pairwise(fj):
-        wr = lb.arena_hard_winrate(fj, rounds=s.bootstrap_rounds, rng=b_seed).set_index("model")
+        # one win-rate bootstrap serves both tables (bradley_terry with the same seed recomputes it)
+        wr_table, battles = lb._winrate(fj, baseline=None, rounds=s.bootstrap_rounds, level=0.95, weight=3, rng=b_seed,
+                                        where="arena_hard_winrate")
+        bt = lb._bradley_terry_from(wr_table, battles, None).set_index("model")
+        wr = wr_table.set_index("model")
         table["winrate"] = table["model"].map(wr["winrate"])
         table["winrate_lo"] = table["model"].map(wr["lo"])
         table["winrate_hi"] = table["model"].map(wr["hi"])
-        bt = lb.bradley_terry(fj, rounds=s.bootstrap_rounds, rng=b_seed).set_index("model")
         table["bt"] = table["model"].map(bt["bt"])
         table["bt_lo"] = table["model"].map(bt["lo"])
         table["bt_hi"] = table["model"].map(bt["hi"])

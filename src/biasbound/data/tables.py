@@ -139,7 +139,37 @@ class JudgmentSet:
 
 
 # ----------------------------------------------------------------------------------------
-# shared helpers (also used by arena_hard.py)
+# shared helpers (also used by arena_hard.py, neighbors/observed.py, leaderboard.py, pipeline.py)
+
+
+def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the values' text and the sorted distinct texts they index.
+
+    The result equals ``np.unique(np.asarray(values).astype(str), return_inverse=True)``
+    (sorted by code point, every value converted with ``str``) but a pandas string column
+    is factorised directly (hashing its Arrow data) and only the distinct values are
+    converted and sorted, which is ~10x faster on 10^6 rows.
+
+    Parameters
+    ----------
+    values:
+        A column (Series, Index or array) of ids.
+
+    Returns
+    -------
+    codes, names
+        ``codes`` (n,) ``intp`` with ``names[codes]`` equal to the text of each value;
+        ``names`` the sorted distinct texts (a numpy ``str`` array).
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
+        s = pd.Series(s.to_numpy(dtype=str))  # the np.unique conversion: every value through str
+    codes, uniques = pd.factorize(s, sort=False)
+    names = np.asarray(uniques, dtype=str)
+    order = np.argsort(names, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order), dtype=np.intp)
+    return rank[codes], names[order]
 
 
 def _const(value: str | None, index: pd.Index) -> pd.Series:

@@ -130,10 +130,16 @@ def canonical_scores(frame: pd.DataFrame, generator: str = "swap") -> pd.DataFra
     """
     frame = _check_frame(frame, "canonical_scores")
     kind, _ = _parse_generator(generator, "canonical_scores")
-    mask = _canonical_mask(frame)
-    if kind == "swap":
-        mask &= frame["game"] == 1
+    mask = _canonical_rows(frame, kind)
     return frame.loc[mask, ["judge", "model", "item_id", "score", "source", "line"]].reset_index(drop=True)
+
+
+def _canonical_rows(frame: pd.DataFrame, kind: str) -> np.ndarray:
+    """Boolean mask of the canonical rows of a generator kind (game 1 only for ``swap``)."""
+    mask = _canonical_mask(frame).to_numpy(dtype=bool)
+    if kind == "swap":
+        mask = mask & (frame["game"] == 1).to_numpy(dtype=bool)
+    return mask
 
 
 def _neighbor_rows(frame: pd.DataFrame, kind: str, name: str | None) -> pd.DataFrame:
@@ -174,6 +180,120 @@ def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = 
     """
     frame = _check_frame(frame, "observed_neighbors")
     kind, name = _parse_generator(generator, "observed_neighbors")
+    matched = _match(frame, kind, name, str(generator), skip_bad)
+    if matched is None:
+        return _observed_neighbors_merge(frame, kind, name, str(generator), skip_bad)
+    nb_pos, canon_pos, dims, n_missing, n_unmatched = matched
+    cols: dict[str, object] = {}
+    for col in ("judge", "model", "item_id"):
+        series = frame[col]
+        # a string column keeps its dtype; any other goes through numpy as the merge path does
+        cols[col] = (series.array.take(nb_pos) if isinstance(series.dtype, pd.StringDtype)
+                     else series.to_numpy()[nb_pos])
+    score = frame["score"].to_numpy(dtype=float)
+    cols["original"] = score[canon_pos]
+    cols["neighbor"] = score[nb_pos]
+    cols["rerun"] = frame["rerun"].to_numpy(dtype=np.int64)[nb_pos]
+    out = pd.DataFrame(cols)
+    out["difference"] = out["original"] - out["neighbor"]
+    out["dim"] = dims
+    out = out[["judge", "model", "item_id", "original", "neighbor", "difference", "rerun", "dim"]]
+    out.attrs.update({"generator": str(generator), "missing": n_missing, "unmatched": n_unmatched})
+    return out
+
+
+_KEY_LIMIT = 2**62
+
+
+def _row_key(frame: pd.DataFrame, columns: list[str]) -> np.ndarray | None:
+    """One int64 code per row for the tuple of ``columns`` (equal tuples ⇔ equal codes).
+
+    None when a column holds a missing value (merges match missing keys; the merge path
+    reproduces that).
+    """
+    key: np.ndarray | None = None
+    size = 1
+    for col in columns:
+        codes, uniques = pd.factorize(frame[col], sort=False)
+        if codes.size and codes.min() < 0:
+            return None
+        n = max(len(uniques), 1)
+        if key is None:
+            key, size = codes.astype(np.int64), n
+            continue
+        if size * n >= _KEY_LIMIT:  # re-number the tuples seen so far before widening
+            key, seen = pd.factorize(key, sort=False)
+            key, size = key.astype(np.int64), max(len(seen), 1)
+        key = key * n + codes
+        size *= n
+    assert key is not None  # columns is never empty
+    return key
+
+
+def _match(
+    frame: pd.DataFrame, kind: str, name: str | None, generator: str, skip_bad: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
+    """Pair every neighbour row with its canonical row, on integer row keys.
+
+    Returns
+    -------
+    (nb_pos, canon_pos, dims, missing, unmatched) or None
+        Row positions in ``frame`` of each neighbour with both sides present (frame order)
+        and of its canonical row, the group dimension ``d`` of each, and the counts of
+        :func:`observed_neighbors`. None when the keys hold missing values or the canonical
+        keys repeat: the caller then uses the merge path (same result, same errors).
+    """
+    canon_mask = _canonical_rows(frame, kind)
+    if kind == "swap":
+        nb_mask = ((frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)).to_numpy(dtype=bool)
+        on = ["judge", "model", "item_id"]
+    else:
+        nb_mask = _neighbor_mask(frame, kind, name)
+        on = ["judge", "model", "item_id", "game"]
+    group = _row_key(frame, _GROUP)
+    key = _row_key(frame, on)
+    if group is None or key is None:
+        return None
+    canon_pos = np.flatnonzero(canon_mask)
+    canon_index = pd.Index(key[canon_pos])
+    if not canon_index.is_unique:
+        return None
+    nb_pos = np.flatnonzero(nb_mask)
+    found = canon_index.get_indexer(key[nb_pos])
+    unmatched = found < 0
+    n_unmatched = int(unmatched.sum())
+    if n_unmatched and not skip_bad:
+        row = frame.iloc[int(nb_pos[np.argmax(unmatched)])]
+        raise DataFormatError(
+            f"{generator} neighbour of judge {row['judge']!r}, model {row['model']!r}, item {row['item_id']!r} has no "
+            "canonical judgment (variant 'original', rerun 0) to compare with; add it or pass skip_bad=True.",
+            path=str(row["source"]),
+            line=int(row["line"]),
+        )
+    nb_pos, match_pos = nb_pos[~unmatched], canon_pos[found[~unmatched]]
+    score = frame["score"].to_numpy(dtype=float)
+    ok = ~np.isnan(score[match_pos]) & ~np.isnan(score[nb_pos])
+    n_missing = int((~ok).sum())
+    nb_pos, match_pos = nb_pos[ok], match_pos[ok]
+    # d of a (judge, model) group: its non-missing canonical scores for this generator
+    present = canon_pos[~np.isnan(score[canon_pos])]
+    g_codes, g_uniques = pd.factorize(group, sort=False)
+    dims = np.bincount(g_codes[present], minlength=len(g_uniques)).astype(np.int64)[g_codes[nb_pos]]
+    return nb_pos, match_pos, dims, n_missing, n_unmatched
+
+
+def _neighbor_mask(frame: pd.DataFrame, kind: str, name: str | None) -> np.ndarray:
+    if kind == "swap":
+        mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
+    elif kind == "variant":
+        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+    else:
+        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & frame["game"].isin([0, 1])
+    return mask.to_numpy(dtype=bool)
+
+
+def _observed_neighbors_merge(frame: pd.DataFrame, kind: str, name: str | None, generator: str, skip_bad: bool) -> pd.DataFrame:
+    """:func:`observed_neighbors` by pandas merges: the path for keys with missing values or repeats."""
     canon = canonical_scores(frame, generator)
     if kind == "swap":
         canon_key = canon[["judge", "model", "item_id", "score"]]
