@@ -91,7 +91,7 @@ def test_faults_kill9_and_resume(tmp_path) -> None:
         # 2. the same config in a subprocess, killed with SIGKILL mid-run
         cfg_b = write_config(tmp_path / "b.yaml", server.url, "out_b")
         db = tmp_path / "out_b" / "judge_cache.sqlite"
-        proc = subprocess.Popen([sys.executable, "-m", "biasbound.commands.run", str(cfg_b), "--no-progress"],
+        proc = subprocess.Popen([sys.executable, "-m", "biasbound.cli", "run", str(cfg_b), "--no-progress"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 60
@@ -137,7 +137,7 @@ def test_api_key_never_written_or_printed(tmp_path, capfd, caplog) -> None:
             cfg = write_config(tmp_path / "k.yaml", server.url, "out_k", key_env=KEY_ENV,
                                neighbors={"generators": ["swap", "paraphrase", "rerun"], "neighbors_per_generator": 10})
             result = run(cfg, progress=True)
-            proc = subprocess.run([sys.executable, "-m", "biasbound.commands.run", str(cfg)], capture_output=True,
+            proc = subprocess.run([sys.executable, "-m", "biasbound.cli", "run", str(cfg)], capture_output=True,
                                   env={**os.environ}, timeout=120)
     finally:
         del os.environ[KEY_ENV]

@@ -255,3 +255,24 @@ def test_serve_command_registers() -> None:
     assert config.fault_kinds == ("429", "timeout") and config.judge.position_bias == 0.1 and config.latency_ms == 50
     with pytest.raises(InputError, match="fault-kinds"):
         serve.build_config(fault_kinds=" , ")
+
+
+def test_synthetic_paraphrase_never_touches_code_and_retries_differ() -> None:
+    from biasbound.testing.synthetic import SyntheticJudge, SyntheticJudgeConfig
+
+    judge = SyntheticJudge(SyntheticJudgeConfig(paraphrase_rate=1.0))
+    text = "We use this to help.\n\n```python\nuse = help(big)\n```\nThen `use big` and use it.\n~~~~\nuse\n~~~~\nshow"
+    out = judge.paraphrase(text, 1)
+    assert "```python\nuse = help(big)\n```" in out and "`use big`" in out and "~~~~\nuse\n~~~~" in out
+    assert out.startswith("We utilize this to assist.") and out.endswith("demonstrate")
+
+    half = SyntheticJudge(SyntheticJudgeConfig(paraphrase_rate=0.5))
+    prose = " ".join(["use help big show start need make"] * 6)
+
+    def request(attempt: int) -> list[dict[str, str]]:
+        system = f"biasbound-task: paraphrase\nbiasbound-variation: 7\nbiasbound-attempt: {attempt}"
+        return [{"role": "system", "content": system}, {"role": "user", "content": f"<<<RESPONSE\n{prose}\nRESPONSE>>>"}]
+
+    replies = {half.reply(request(a), seed=0) for a in range(4)}
+    assert len(replies) > 1  # a retried rewrite is a new draw, as from a sampled LLM
+    assert half.reply(request(2), seed=0) == half.reply(request(2), seed=0)  # and still reproducible

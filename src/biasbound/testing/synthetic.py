@@ -262,6 +262,21 @@ def _single_parts(user: str) -> str:
     return answer
 
 
+#: Fenced code blocks (``` or ~~~, any fence length) and inline code spans, kept by the paraphraser.
+_CODE_SPLIT = re.compile(r"((?:^|\n)(?P<fence>`{3,}|~{3,})[^\n]*\n.*?\n(?P=fence)[^\n]*(?=\n|$)|`[^`\n]+`)", re.S)
+
+
+def _rewrite_variation(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The ``biasbound-variation``/``biasbound-attempt`` header lines as one integer (0 when absent).
+
+    A retried rewrite request differs only in these lines; folding them into the seed lets a
+    retry get a different rewrite, as a sampled LLM would.
+    """
+    system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
+    found = re.findall(r"^biasbound-(?:variation|attempt):\s*(\d+)\s*$", system, flags=re.M)
+    return int(hashlib.sha256(":".join(found).encode()).hexdigest()[:12], 16) if found else 0
+
+
 def _rewrite_input(user: str, task: str) -> str:
     m = re.search(r"^<<<RESPONSE[ \t]*\n(.*?)\n?^RESPONSE>>>[ \t]*$", user, re.M | re.S)
     if m is None:
@@ -470,7 +485,13 @@ class SyntheticJudge:
                 return partner[0].upper() + partner[1:]
             return partner
 
-        return re.sub(r"[A-Za-z]+", swap, text)
+        # Like a careful rewriter: code (fenced blocks, inline spans) is never touched.
+        out, pos = [], 0
+        for code in _CODE_SPLIT.finditer(text):
+            out += [re.sub(r"[A-Za-z]+", swap, text[pos : code.start()]), code.group(0)]
+            pos = code.end()
+        out.append(re.sub(r"[A-Za-z]+", swap, text[pos:]))
+        return "".join(out)
 
     def insert_error(self, text: str, seed: int | None) -> tuple[str, str]:
         """Insert one known false sentence after the first paragraph (or at the end); return (text, description)."""
@@ -490,6 +511,8 @@ class SyntheticJudge:
         """The reply text for a chat request (any of the four protocol tasks)."""
         task = task_of(messages)
         user = _user_message(messages)
+        if task in ("paraphrase", "insert-error"):
+            seed = (0 if seed is None else int(seed)) + _rewrite_variation(messages)
         if task == "paraphrase":
             return f"<<<RESPONSE\n{self.paraphrase(_rewrite_input(user, task), seed)}\nRESPONSE>>>"
         if task == "insert-error":
