@@ -572,7 +572,7 @@ def test_report_violated_and_no_certificate(report_inputs: dict[str, object], tm
     ).read_text(encoding="utf-8")
     assert "No certificate was issued" in none
     assert "not audited" in none
-    assert "<td>paper</td><td>0.5</td>" in none and "<td>tight</td><td>n/a</td>" in none
+    assert "<td>paper</td><td>0.5000</td>" in none and "<td>tight</td><td>n/a</td>" in none
     assert "<td>mean 2, total 4, 2 values</td>" in none  # per-model distortion summarised, not dumped
 
 
@@ -595,3 +595,12 @@ def test_report_rejects_bad_input(report_inputs: dict[str, object], tmp_path: Pa
 def test_public_names_sorted() -> None:
     assert report.__all__ == sorted(report.__all__)
     assert all(hasattr(report, n) for n in report.__all__)
+
+
+def test_correlations_show_four_decimals_so_near_one_is_not_one():
+    from biasbound.report.html import format_correlation
+
+    assert format_correlation(0.99997) == "1.0000"
+    assert format_correlation(0.9942095) == "0.9942"
+    assert format_correlation(float("nan")) == "n/a"
+    assert format_correlation(None) == "—"

@@ -156,6 +156,13 @@ def format_number(value: Any) -> str:
     return str(value)
 
 
+def format_correlation(value: Any) -> str:
+    """A correlation with four decimals, so 0.99997 reads "1.0000" and not a perfect "1"."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(float(value)):
+        return f"{float(value):.4f}"
+    return format_number(value)
+
+
 def _ci(lo: Any, hi: Any) -> str:
     if lo is None and hi is None:
         return ""
@@ -337,7 +344,12 @@ def _retention_rows(retention: Mapping[str, Any] | None) -> list[dict[str, Any]]
         if _RETENTION_MARKERS & set(node):
             cells = []
             for key, _ in _RETENTION_COLUMNS:
-                cells.append(_pair_keep(node) if key == "pair_keep" else _summary_cell(node.get(key)))
+                if key == "pair_keep":
+                    cells.append(_pair_keep(node))
+                elif key in _RETENTION_MARKERS:
+                    cells.append(format_correlation(node.get(key)))
+                else:
+                    cells.append(_summary_cell(node.get(key)))
             known = {k for k, _ in _RETENTION_COLUMNS} | set(_PAIR_KEEP_KEYS)
             extra = ", ".join(
                 f"{k}={_inline(v)}" for k, v in node.items() if k not in known and not isinstance(v, (list, tuple, np.ndarray, Mapping))
