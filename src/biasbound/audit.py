@@ -10,6 +10,7 @@ This module imports numpy and scipy only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -117,13 +118,42 @@ def exceedance_probabilities(sq_eff: np.ndarray, *, tau: float, sigma: float, di
         return (sq_eff > tau * tau).astype(float)
     scale = 2.0 * sigma * sigma
     x = tau * tau / scale
-    lam = sq_eff / scale
+    # each distinct distance is evaluated once (scores on a grid repeat a handful of distances);
+    # the survival function is element-wise, so the values are those of the full evaluation
+    sq_eff = np.asarray(sq_eff, dtype=float)
+    uniq, inverse = np.unique(sq_eff, return_inverse=True)
+    lam = uniq / scale
+    if lam.size <= _CACHED_DISTANCES:  # few distinct distances: audits of many models share them
+        p = np.array(_survival(x, dim, tuple(lam.tolist())), dtype=float)
+    else:
+        p = _survival_array(x, dim, lam)
+    return np.clip(p[inverse.ravel()].reshape(sq_eff.shape), 0.0, 1.0)
+
+
+_CACHED_DISTANCES = 64
+
+
+def _survival_array(x: float, dim: int, lam: np.ndarray) -> np.ndarray:
+    """``Pr[χ'²_dim(λ) > x]`` for each λ (central χ² where λ = 0)."""
     p = np.empty_like(lam)
     zero = lam == 0.0
     p[zero] = chi2.sf(x, dim)
     if np.any(~zero):
         p[~zero] = ncx2.sf(x, dim, lam[~zero])
-    return np.clip(p, 0.0, 1.0)
+    return p
+
+
+@functools.lru_cache(maxsize=1024)
+def _survival(x: float, dim: int, lam: tuple[float, ...]) -> tuple[float, ...]:
+    """:func:`_survival_array` memoised on exact inputs (the per-model audits of a judge share
+    τ, σ and the grid of score differences, and often the dimension)."""
+    return tuple(_survival_array(x, dim, np.array(lam, dtype=float)).tolist())
+
+
+@functools.lru_cache(maxsize=256)
+def _clopper_pearson_upper(k: int, n: int, confidence: float) -> float:
+    """One-sided (upper) Clopper–Pearson bound; cached, as many audits share ``(k, n)``."""
+    return float(binomtest(k, n, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high)
 
 
 def audit(
@@ -242,7 +272,7 @@ def audit(
         w = gen.noncentral_chisquare(dim, sq_eff[idx] / scale)
         hits = w > tau * tau / scale
     k = int(np.count_nonzero(hits))
-    mc_ucb = float(binomtest(k, n_mc, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high)
+    mc_ucb = _clopper_pearson_upper(k, n_mc, confidence)
 
     if n_violations:
         verdict = "violated"

@@ -172,6 +172,16 @@ def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray
     return rank[codes], names[order]
 
 
+def _compact(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for codes in ``[0, size)``, in O(n + size).
+
+    Returns the distinct codes (sorted) and each entry's index into them.
+    """
+    seen = np.bincount(codes, minlength=size) > 0
+    position = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), position[codes]
+
+
 def _const(value: str | None, index: pd.Index) -> pd.Series:
     """A string column holding one value (or NA), built without a per-row Python conversion."""
     one = pd.Series([value], dtype="str")

@@ -19,6 +19,7 @@ With Δ_i = f(D)_i − f(D′)_i and d the number of non-missing canonical items
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,33 +206,35 @@ def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = 
 _KEY_LIMIT = 2**62
 
 
-def _row_key(frame: pd.DataFrame, columns: list[str]) -> np.ndarray | None:
+def _row_key(frame: pd.DataFrame, columns: list[str], codes: Mapping[str, np.ndarray] | None = None) -> np.ndarray | None:
     """One int64 code per row for the tuple of ``columns`` (equal tuples ⇔ equal codes).
 
+    ``codes`` may hold ready integer codes of some columns (equal values ⇔ equal codes).
     None when a column holds a missing value (merges match missing keys; the merge path
     reproduces that).
     """
-    key: np.ndarray | None = None
+    key = np.zeros(len(frame), dtype=np.int64)
     size = 1
     for col in columns:
-        codes, uniques = pd.factorize(frame[col], sort=False)
-        if codes.size and codes.min() < 0:
-            return None
-        n = max(len(uniques), 1)
-        if key is None:
-            key, size = codes.astype(np.int64), n
-            continue
+        if codes is not None and col in codes:
+            col_codes = np.asarray(codes[col], dtype=np.int64)
+            n = int(col_codes.max()) + 1 if col_codes.size else 1
+        else:
+            col_codes, uniques = pd.factorize(frame[col], sort=False)
+            if col_codes.size and col_codes.min() < 0:
+                return None
+            n = max(len(uniques), 1)
         if size * n >= _KEY_LIMIT:  # re-number the tuples seen so far before widening
             key, seen = pd.factorize(key, sort=False)
             key, size = key.astype(np.int64), max(len(seen), 1)
-        key = key * n + codes
+        key = key * n + col_codes
         size *= n
-    assert key is not None  # columns is never empty
     return key
 
 
 def _match(
-    frame: pd.DataFrame, kind: str, name: str | None, generator: str, skip_bad: bool
+    frame: pd.DataFrame, kind: str, name: str | None, generator: str, skip_bad: bool,
+    codes: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
     """Pair every neighbour row with its canonical row, on integer row keys.
 
@@ -242,6 +245,9 @@ def _match(
         and of its canonical row, the group dimension ``d`` of each, and the counts of
         :func:`observed_neighbors`. None when the keys hold missing values or the canonical
         keys repeat: the caller then uses the merge path (same result, same errors).
+
+    ``codes`` optionally gives integer codes of key columns that the caller has already
+    factorised (equal values ⇔ equal codes), to skip hashing them again.
     """
     canon_mask = _canonical_rows(frame, kind)
     if kind == "swap":
@@ -250,8 +256,8 @@ def _match(
     else:
         nb_mask = _neighbor_mask(frame, kind, name)
         on = ["judge", "model", "item_id", "game"]
-    group = _row_key(frame, _GROUP)
-    key = _row_key(frame, on)
+    group = _row_key(frame, _GROUP, codes)
+    key = _row_key(frame, on, codes)
     if group is None or key is None:
         return None
     canon_pos = np.flatnonzero(canon_mask)
