@@ -227,3 +227,31 @@ def test_distance_beyond_the_assumed_bound_is_a_violation():
     res = audit(tau=0.5, delta=0.01, sigma=0.0074, alpha=0.25, dim=500, distances=dist, rng=0, n_mc=100, max_distance=1.0)
     assert res.bound_violations == 1
     assert res.verdict == "violated"
+
+
+# ----------------------------------------------------------------------------- memoised evaluation
+
+
+@pytest.mark.parametrize("n_distinct", [5, 500])
+def test_exceedance_probabilities_equal_elementwise_scipy(n_distinct: int) -> None:
+    """Distinct distances evaluated once (and memoised when few) give scipy's per-element values exactly."""
+    from scipy.stats import chi2
+
+    rng = np.random.default_rng(4)
+    values = np.r_[0.0, rng.random(n_distinct - 1) * 0.01]
+    sq = rng.choice(values, size=(40, 30))
+    tau, sigma, dim = 0.5, 0.05, 37
+    x = tau * tau / (2 * sigma * sigma)
+    ref = np.array([[chi2.sf(x, dim) if v == 0 else ncx2.sf(x, dim, v / (2 * sigma * sigma)) for v in row] for row in sq])
+    for _ in range(2):  # the second call is served from the memo when few distances
+        np.testing.assert_array_equal(exceedance_probabilities(sq, tau=tau, sigma=sigma, dim=dim), ref)
+
+
+def test_audit_monte_carlo_bound_is_clopper_pearson() -> None:
+    """The (memoised) Monte Carlo bound equals scipy's one-sided exact interval for the observed count."""
+    d = np.full(50, 0.2)
+    for seed in (1, 2):
+        res = audit(tau=0.5, delta=0.05, sigma=0.2, alpha=1.0, distances=d, dim=3, n_mc=400, rng=seed)
+        k = round(res.mc_probability * res.n_mc)
+        want = binomtest(k, 400, alternative="less").proportion_ci(confidence_level=0.99, method="exact").high
+        assert res.mc_ucb == want

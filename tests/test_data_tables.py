@@ -158,3 +158,32 @@ def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llm
     rms = float(np.sqrt(np.mean(nb.distances**2)))
     assert rms == pytest.approx(np.sqrt(flips / len(raw)))  # |Δ| is 0 or 1
     assert rms > 0
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.Series(["b", "a", "é", "Z", "a", "10", "2"], dtype="str"),
+        pd.Series([3, 1, 10, 2, 1], dtype=object),
+        pd.Series(["x", None, "a", "x"], dtype=object),
+        pd.Series(["x", None, "a"], dtype="str"),
+        pd.Series([], dtype="str"),
+    ],
+)
+def test_sorted_codes_equal_numpy_unique_of_the_text(values: pd.Series) -> None:
+    from biasbound.data.tables import _sorted_codes
+
+    codes, names = _sorted_codes(values)
+    names_ref, codes_ref = np.unique(values.to_numpy(dtype=str), return_inverse=True)
+    np.testing.assert_array_equal(names, names_ref)
+    np.testing.assert_array_equal(codes, codes_ref)
+
+
+def test_compact_equals_numpy_unique() -> None:
+    from biasbound.data.tables import _compact
+
+    codes = np.random.default_rng(0).integers(0, 50, 1000) * 3
+    uniq, inverse = _compact(codes, 150)
+    uniq_ref, inverse_ref = np.unique(codes, return_inverse=True)
+    np.testing.assert_array_equal(uniq, uniq_ref)
+    np.testing.assert_array_equal(inverse, inverse_ref)

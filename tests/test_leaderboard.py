@@ -217,3 +217,70 @@ def test_expected_distortion_against_monte_carlo() -> None:
     assert exact == pytest.approx((1 - alpha) ** 2 * np.sum((f - mu) ** 2) + 50 * sigma**2)
     assert abs(sq.mean() - exact) <= 5 * sq.std(ddof=1) / np.sqrt(len(sq))
     assert expected_distortion(f, 1.0, mu, 0.0) == 0.0
+
+
+# ------------------------------------------------------------------ fast paths = the plain computation
+
+
+def dense_ratio_bootstrap(num: np.ndarray, den: np.ndarray, seed: int, rounds: int, level: float):
+    """Reference: dense products of the multiplicity matrix and NaN-aware percentiles for every model."""
+    rng = np.random.default_rng(seed)
+    n = num.shape[1]
+    idx = rng.integers(0, n, size=(rounds, n))
+    counts = np.bincount((idx + (np.arange(rounds) * n)[:, None]).ravel(), minlength=rounds * n).reshape(rounds, n)
+    counts = counts.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = num.sum(axis=1) / den.sum(axis=1)
+        reps = (counts @ num.T) / (counts @ den.T)
+    q = 100 * (1 - level) / 2
+    lo, hi = np.full(num.shape[0], np.nan), np.full(num.shape[0], np.nan)
+    has = np.isfinite(reps).any(axis=0)
+    lo[has], hi[has] = np.nanpercentile(reps[:, has], [q, 100 - q], axis=0)
+    return point, lo, hi
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.02, 0.4])
+@pytest.mark.parametrize("grid", [False, True])
+def test_bootstrap_means_is_bit_identical_to_dense_products(missing: float, grid: bool) -> None:
+    """Sparse missing counts and np.percentile on complete columns change no bit of the result."""
+    rng = np.random.default_rng(21)
+    x = rng.random((9, 120))
+    if grid:
+        x = np.round(x * 4) / 4
+    x[rng.random(x.shape) < missing] = np.nan
+    x[:, 0] = np.nan  # an item nobody answered
+    if missing:
+        x[3, :115] = np.nan  # a model with data in few resamples: NaN resamples in its column
+    res = bootstrap_means(x, rounds=400, level=0.9, rng=8)
+    present = ~np.isnan(x)
+    ref = dense_ratio_bootstrap(np.where(present, x, 0.0), present.astype(float), 8, 400, 0.9)
+    for got, want in zip(res, ref):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_shared_resample_counts_equal_drawing_them() -> None:
+    from biasbound.leaderboard import _bootstrap_means, _draw_counts
+
+    x = np.random.default_rng(2).random((5, 300))
+    counts = _draw_counts(17, 1000, 300)
+    shared = _bootstrap_means(x, rounds=1000, level=0.95, rng=17, counts=counts)
+    own = bootstrap_means(x, rounds=1000, level=0.95, rng=17)
+    for got, want in zip(shared, own):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(InputError, match="resample counts"):
+        _bootstrap_means(x[:, :200], rounds=1000, level=0.95, rng=17, counts=counts)
+
+
+def test_one_winrate_bootstrap_gives_both_tables(demo_set) -> None:
+    """certify's shortcut (one win-rate bootstrap reused by Bradley–Terry) equals the two public calls."""
+    from biasbound.leaderboard import _bradley_terry_from, _draw_counts, _winrate
+
+    f = demo_set.frame
+    wr = arena_hard_winrate(f, rounds=200, rng=4)
+    bt = bradley_terry(f, rounds=200, rng=4)
+    n_items = f["item_id"].nunique()
+    wr2, battles = _winrate(f, baseline=None, rounds=200, level=0.95, weight=3, rng=4, where="arena_hard_winrate",
+                            counts=_draw_counts(4, 200, n_items))
+    pd.testing.assert_frame_equal(wr2, wr, check_exact=True)
+    pd.testing.assert_frame_equal(_bradley_terry_from(wr2, battles, None), bt, check_exact=True)
+    assert wr2.attrs == wr.attrs

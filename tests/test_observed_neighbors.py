@@ -148,3 +148,53 @@ def test_leaderboard_view_against_brute_force(demo_set) -> None:
         assert np.sqrt(len(diff)) * abs(diff.mean()) == pytest.approx(row["mean_shift"], abs=1e-12)
     assert set(lv["dim"]) == {76}
     assert lv.loc[lv["model"] == "o4-mini-high", "n_items"].iloc[0] == 500
+
+
+def _shuffled_table(seed: int = 11) -> pd.DataFrame:
+    """Two judges, swap + a 'bold' variant + two reruns, ~5% missing scores, rows in random order."""
+    rng = np.random.default_rng(seed)
+    grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    rows = []
+    for judge in ("jB", "jA"):
+        for model in ("m-10", "m-2", "modèle"):
+            for item in [f"q{i}" for i in range(30)]:
+                for variant, rerun, game in (("original", 0, 1), ("original", 0, 2), ("original", 1, 1),
+                                             ("original", 2, 1), ("bold", 0, 1)):
+                    score = np.nan if rng.random() < 0.05 else grid[rng.integers(0, 5)]
+                    rows.append((judge, model, item, variant, rerun, game, score))
+    raw = pd.DataFrame(rows, columns=["judge", "model", "item_id", "variant", "rerun", "game", "score"])
+    raw = raw.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    return from_frame(raw, source="s.csv", lines=np.arange(2, len(raw) + 2), scale=(0, 1)).frame
+
+
+@pytest.mark.parametrize("generator", ["swap", "rerun", "variant:bold"])
+def test_row_key_matching_equals_the_merge_reference(generator: str) -> None:
+    """The integer row-key path of observed_neighbors gives the pandas-merge result exactly (rows, order, dtypes)."""
+    from biasbound.neighbors.observed import _observed_neighbors_merge, _parse_generator
+
+    f = _shuffled_table()
+    kind, name = _parse_generator(generator, "test")
+    fast = observed_neighbors(f, generator)
+    ref = _observed_neighbors_merge(f, kind, name, generator, False)
+    pd.testing.assert_frame_equal(fast, ref, check_exact=True)
+    assert fast.attrs == ref.attrs and fast.attrs["missing"] > 0
+    # unmatched neighbours: dropped and counted with skip_bad, else the first one (in row order) is named
+    cut = f.drop(index=f.index[(f["variant"] == "original") & (f["rerun"] == 0) & f["game"].isin([0, 1])][:7])
+    fast = observed_neighbors(cut, generator, skip_bad=True)
+    ref = _observed_neighbors_merge(cut, kind, name, generator, True)
+    pd.testing.assert_frame_equal(fast, ref, check_exact=True)
+    assert fast.attrs == ref.attrs and fast.attrs["unmatched"] > 0
+    with pytest.raises(DataFormatError) as fast_err:
+        observed_neighbors(cut, generator)
+    with pytest.raises(DataFormatError) as ref_err:
+        _observed_neighbors_merge(cut, kind, name, generator, False)
+    assert str(fast_err.value) == str(ref_err.value)
+
+
+def test_missing_key_values_take_the_merge_path() -> None:
+    """A missing model id cannot be an integer key; the merge path matches it as pandas does."""
+    f = _shuffled_table().head(400).copy()
+    f["model"] = f["model"].astype(object)
+    f.loc[f["model"] == "m-2", "model"] = None
+    out = observed_neighbors(f, "swap", skip_bad=True)
+    assert out["model"].isna().any()

@@ -257,3 +257,44 @@ def test_parsers():
     assert parse_center("holdout") == ("holdout", None)
     with pytest.raises(InputError):
         parse_center("fixed:2")
+
+
+# ------------------------------------------------------------------ vectorised helpers = their pandas form
+
+
+def test_group_split_equals_the_groupby_rank_rule():
+    """floor(share·n_g) rows with the smallest draws per group (ties by row), as a pandas groupby rank."""
+    from biasbound.pipeline import _group_split
+
+    keys = np.random.default_rng(1).integers(0, 7, 500)
+    mask = _group_split(keys, 0.3, np.random.default_rng(9))
+    u = pd.Series(np.random.default_rng(9).random(500))
+    rank = u.groupby(keys).rank(method="first")
+    size = u.groupby(keys).transform("size")
+    np.testing.assert_array_equal(mask, (rank <= np.floor(0.3 * size)).to_numpy())
+    assert not _group_split(keys, 0.0, np.random.default_rng(9)).any()
+
+
+def test_order_within_groups_equals_lexsort_with_ties():
+    from biasbound.pipeline import _order_within
+
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 5, 300)
+    for u in (rng.random(300), np.round(rng.random(300), 1)):  # the second has many ties
+        np.testing.assert_array_equal(_order_within(keys, u), np.lexsort((u, keys)))
+
+
+def test_dominating_sample_is_the_elementwise_max_of_sorted_subsamples():
+    from biasbound.pipeline import _dominating_sample
+
+    rng = np.random.default_rng(3)
+    unit = np.repeat([4, 1, 9], [40, 25, 31])
+    dist = rng.random(unit.size)
+    got = _dominating_sample(unit, dist, np.random.default_rng(5))
+    u = np.random.default_rng(5).random(unit.size)
+    subsamples = []
+    for k in (1, 4, 9):  # each unit's 25 distances with the smallest draws, sorted descending
+        rows = np.flatnonzero(unit == k)
+        keep = rows[np.argsort(u[rows], kind="stable")[:25]]
+        subsamples.append(np.sort(dist[keep])[::-1])
+    np.testing.assert_array_equal(got, np.max(subsamples, axis=0))
