@@ -967,7 +967,8 @@ def _judge_leaderboard(
     })
     cal = jc.calibration
     if s.view == "model":
-        if len(np.unique(rows[batch.pos])) == len(row_codes) and len(np.unique(cols[batch.pos])) == len(col_codes):
+        if (np.bincount(rows[batch.pos], minlength=len(row_codes)).all()
+                and np.bincount(cols[batch.pos], minlength=len(col_codes)).all()):
             cert_mat = np.full(orig_mat.shape, np.nan)
             cert_mat[rows[batch.pos], cols[batch.pos]] = batch.certified
         else:

@@ -204,14 +204,17 @@ def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = 
 
 
 _KEY_LIMIT = 2**62
+_TABLE_LIMIT = 2**20  # key ranges up to this (plus 4 per row) are matched through a direct table
 
 
-def _row_key(frame: pd.DataFrame, columns: list[str], codes: Mapping[str, np.ndarray] | None = None) -> np.ndarray | None:
+def _row_key(
+    frame: pd.DataFrame, columns: list[str], codes: Mapping[str, np.ndarray] | None = None
+) -> tuple[np.ndarray, int] | None:
     """One int64 code per row for the tuple of ``columns`` (equal tuples ⇔ equal codes).
 
-    ``codes`` may hold ready integer codes of some columns (equal values ⇔ equal codes).
-    None when a column holds a missing value (merges match missing keys; the merge path
-    reproduces that).
+    Returns the codes and their range ``size`` (all codes lie in ``[0, size)``). ``codes``
+    may hold ready integer codes of some columns (equal values ⇔ equal codes). None when a
+    column holds a missing value (merges match missing keys; the merge path reproduces that).
     """
     key = np.zeros(len(frame), dtype=np.int64)
     size = 1
@@ -229,7 +232,7 @@ def _row_key(frame: pd.DataFrame, columns: list[str], codes: Mapping[str, np.nda
             key, size = key.astype(np.int64), max(len(seen), 1)
         key = key * n + col_codes
         size *= n
-    return key
+    return key, size
 
 
 def _match(
@@ -256,16 +259,24 @@ def _match(
     else:
         nb_mask = _neighbor_mask(frame, kind, name)
         on = ["judge", "model", "item_id", "game"]
-    group = _row_key(frame, _GROUP, codes)
-    key = _row_key(frame, on, codes)
-    if group is None or key is None:
+    group_key = _row_key(frame, _GROUP, codes)
+    row_key = _row_key(frame, on, codes)
+    if group_key is None or row_key is None:
         return None
+    (group, group_size), (key, size) = group_key, row_key
     canon_pos = np.flatnonzero(canon_mask)
-    canon_index = pd.Index(key[canon_pos])
-    if not canon_index.is_unique:
-        return None
     nb_pos = np.flatnonzero(nb_mask)
-    found = canon_index.get_indexer(key[nb_pos])
+    if size <= _TABLE_LIMIT + 4 * len(frame):  # a direct lookup table over the key range
+        if np.bincount(key[canon_pos], minlength=size).max(initial=0) > 1:
+            return None
+        table = np.full(size, -1, dtype=np.int64)
+        table[key[canon_pos]] = np.arange(len(canon_pos))
+        found = table[key[nb_pos]]
+    else:
+        canon_index = pd.Index(key[canon_pos])
+        if not canon_index.is_unique:
+            return None
+        found = canon_index.get_indexer(key[nb_pos])
     unmatched = found < 0
     n_unmatched = int(unmatched.sum())
     if n_unmatched and not skip_bad:
@@ -283,8 +294,10 @@ def _match(
     nb_pos, match_pos = nb_pos[ok], match_pos[ok]
     # d of a (judge, model) group: its non-missing canonical scores for this generator
     present = canon_pos[~np.isnan(score[canon_pos])]
-    g_codes, g_uniques = pd.factorize(group, sort=False)
-    dims = np.bincount(g_codes[present], minlength=len(g_uniques)).astype(np.int64)[g_codes[nb_pos]]
+    if group_size > _TABLE_LIMIT + 4 * len(frame):
+        group, seen = pd.factorize(group, sort=False)
+        group_size = len(seen)
+    dims = np.bincount(group[present], minlength=group_size).astype(np.int64)[group[nb_pos]]
     return nb_pos, match_pos, dims, n_missing, n_unmatched
 
 
