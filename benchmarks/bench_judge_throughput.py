@@ -1,17 +1,26 @@
 """Judge-client throughput against the synthetic server (a script, not a test).
 
-N judge calls at a fixed server latency and client concurrency; the ideal wall time is
-``N * latency / concurrency``. Reports achieved throughput as a share of that bound.
+N judge calls through :func:`biasbound.judge.judge_many_sync` (the openai SDK's
+``AsyncOpenAI`` as transport) at a fixed server latency and client concurrency. The ideal
+wall time is ``N * latency / concurrency``; the script reports achieved throughput as a share
+of that bound, the client's CPU per call, the server's CPU per call (read from
+``/proc/<pid>/stat``) and the machine's load average, for every repetition.
+
 The server runs in a separate process so the two do not share one GIL.
 
 Usage::
 
-    python benchmarks/bench_judge_throughput.py --n 2000 --latency-ms 50 --concurrency 64 [--cache] [--raw]
+    python benchmarks/bench_judge_throughput.py --n 2000 --latency-ms 50 --concurrency 64 \\
+        [--repeat 3] [--raw] [--cache] [--progress] [--pin]
 
-``--raw`` first measures the server alone: the same N requests sent by a bare asyncio +
-httpx client (the openai SDK's transport package, no SDK, no retries, no parsing). The
-judge client cannot beat that figure; if it is far below the ideal, the server (or the
-machine) is the bottleneck, not the client.
+``--raw`` first measures the server alone: the same N requests sent by a bare client
+(aiohttp when installed, else httpx2; no SDK, no retries, no parsing). The judge client
+cannot beat that figure. ``--pin`` pins the server to CPU 1 and the client to CPU 0.
+
+Where the time goes: at 90% of the bound (1152 calls/s for 50 ms at concurrency 64) the
+client and the server together may spend at most ``n_cpus / 1152`` CPU-seconds per call
+(1.74 ms on 2 idle cores), and the single-threaded client at most 0.87 ms. The script prints
+that budget next to the measured CPU per call.
 """
 
 from __future__ import annotations
@@ -20,37 +29,74 @@ import argparse
 import asyncio
 import json
 import multiprocessing as mp
+import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from biasbound.judge import JudgeConfig, JudgeRequest, judge_many_sync, render_single
 from biasbound.testing.server import SyntheticServerConfig, run_server
 
 
-def _serve(latency_ms: float, queue: mp.Queue) -> None:
+def _serve(latency_ms: float, queue: mp.Queue, cpu: int | None) -> None:
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     run_server(SyntheticServerConfig(latency_ms=latency_ms), host="127.0.0.1", port=0, on_ready=queue.put)
 
 
-async def _raw(url: str, requests: list, concurrency: int) -> tuple[float, float, int]:
-    """Send every request's body with a bare httpx client; return (wall s, client CPU s, n ok)."""
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``; ``None`` elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _raw(url: str, bodies: list[bytes], concurrency: int) -> tuple[float, float, int, str]:
+    """Send every body with a bare client; return (wall s, client CPU s, n ok, client name)."""
+    gate = asyncio.Semaphore(concurrency)
+    try:
+        import aiohttp
+    except ImportError:
+        aiohttp = None  # type: ignore[assignment]
+    if aiohttp is not None:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+            async def one_aiohttp(body: bytes) -> int:
+                async with gate, session.post(url + "/chat/completions", data=body,
+                                              headers={"Content-Type": "application/json"}) as resp:
+                    await resp.read()
+                    return resp.status
+            t0, c0 = time.perf_counter(), time.process_time()
+            codes = await asyncio.gather(*(one_aiohttp(b) for b in bodies))
+            return time.perf_counter() - t0, time.process_time() - c0, codes.count(200), "aiohttp"
     try:
         import httpx2 as httpx
     except ImportError:  # older openai SDKs use httpx
         import httpx  # type: ignore[no-redef]
-    bodies = [json.dumps({"model": "synth", "messages": list(r.messages), "temperature": 0.0, "max_tokens": 4096,
-                          "seed": 0}) for r in requests]
-    gate = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
-        async def one(body: str) -> int:
+        async def one_httpx(body: bytes) -> int:
             async with gate:
                 resp = await client.post(url + "/chat/completions", content=body,
                                          headers={"Content-Type": "application/json"})
                 return resp.status_code
         t0, c0 = time.perf_counter(), time.process_time()
-        codes = await asyncio.gather(*(one(b) for b in bodies))
-        return time.perf_counter() - t0, time.process_time() - c0, codes.count(200)
+        codes = await asyncio.gather(*(one_httpx(b) for b in bodies))
+        return time.perf_counter() - t0, time.process_time() - c0, codes.count(200), httpx.__name__
+
+
+def _load() -> str:
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def _line(label: str, n: int, wall: float, cpu: float, server_cpu: float | None, ideal: float, extra: str = "") -> str:
+    server = "n/a" if server_cpu is None else f"{server_cpu / n * 1e3:.2f}"
+    return (f"{label}: {n / wall:5.0f} calls/s  efficiency={ideal / wall:6.1%}  wall={wall:.2f} s  "
+            f"client CPU {cpu / n * 1e3:.2f} ms/call  server CPU {server} ms/call  {extra}{_load()}")
 
 
 def main() -> None:
@@ -58,42 +104,63 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=1, help="repetitions of each measurement (fresh requests each)")
     parser.add_argument("--cache", action="store_true", help="write every result to a SQLite cache too")
-    parser.add_argument("--raw", action="store_true", help="first measure the server alone with a bare httpx client")
+    parser.add_argument("--progress", action="store_true", help="show the rich progress bar (on stderr)")
+    parser.add_argument("--raw", action="store_true", help="first measure the server alone with a bare client")
+    parser.add_argument("--pin", action="store_true", help="pin the server to CPU 1 and the client to CPU 0")
     args = parser.parse_args()
+    if args.n < 1 or args.concurrency < 1 or args.latency_ms <= 0 or args.repeat < 1:
+        parser.error("--n, --concurrency and --repeat must be >= 1 and --latency-ms > 0")
+
+    n, ideal = args.n, args.n * args.latency_ms / 1000.0 / args.concurrency
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    print(f"N={n} latency={args.latency_ms:g} ms concurrency={args.concurrency} cache={args.cache} "
+          f"progress={args.progress} pin={args.pin}  ideal {n / ideal:.0f} calls/s ({ideal:.2f} s); 90% needs "
+          f"client+server CPU <= {cpus / (0.9 * n / ideal) * 1e3:.2f} ms/call on {cpus} idle CPUs and the "
+          f"one-thread client <= {1 / (0.9 * n / ideal) * 1e3:.2f} ms/call")
 
     queue: mp.Queue = mp.Queue()
-    server = mp.Process(target=_serve, args=(args.latency_ms, queue), daemon=True)
+    server = mp.Process(target=_serve, args=(args.latency_ms, queue, 1 if args.pin else None), daemon=True)
     server.start()
     url = queue.get(timeout=30)
+    if args.pin:
+        os.sched_setaffinity(0, {0})
+    effs: dict[str, list[float]] = {"raw": [], "judge": []}
     try:
-        requests = [JudgeRequest(key=f"item{i}", messages=render_single(f"Question {i}?", f"Answer {i}: use a hammer."))
-                    for i in range(args.n)]
-        if args.raw:
-            raw_requests = [JudgeRequest(key=f"raw{i}", messages=render_single(f"Raw question {i}?", f"Answer {i}."))
-                            for i in range(args.n)]
-            r_wall, r_cpu, r_ok = asyncio.run(_raw(url, raw_requests, args.concurrency))
-        config = JudgeConfig(base_url=url, model="synth", api_key_env="BIASBOUND_BENCH_UNSET",
-                             concurrency=args.concurrency, timeout=30.0)
-        with tempfile.TemporaryDirectory() as tmp:
-            cache = Path(tmp) / "bench.sqlite" if args.cache else None
-            t0, c0 = time.perf_counter(), time.process_time()
-            results = judge_many_sync(requests, config=config, cache=cache, progress=False)
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        for rep in range(args.repeat):
+            if args.raw:
+                bodies = [json.dumps({"model": "synth", "messages": render_single(f"Raw {rep} question {i}?", f"Answer {i}."),
+                                      "temperature": 0.0, "max_tokens": 4096, "seed": 0}).encode() for i in range(n)]
+                s0 = _cpu_seconds(server.pid)
+                wall, cpu, ok, name = asyncio.run(_raw(url, bodies, args.concurrency))
+                s1 = _cpu_seconds(server.pid)
+                effs["raw"].append(ideal / wall)
+                print(_line(f"server alone (bare {name})", n, wall, cpu, None if s0 is None or s1 is None else s1 - s0,
+                            ideal, f"ok={ok}  "), flush=True)
+            requests = [JudgeRequest(key=f"item{i}", messages=render_single(f"Run {rep} question {i}?",
+                                                                              f"Answer {i}: use a hammer."))
+                        for i in range(n)]
+            config = JudgeConfig(base_url=url, model="synth", api_key_env="BIASBOUND_BENCH_UNSET",
+                                 concurrency=args.concurrency, timeout=30.0)
+            with tempfile.TemporaryDirectory() as tmp:
+                cache: Any = Path(tmp) / "bench.sqlite" if args.cache else None
+                s0 = _cpu_seconds(server.pid)
+                t0, c0 = time.perf_counter(), time.process_time()
+                results = judge_many_sync(requests, config=config, cache=cache, progress=args.progress)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                s1 = _cpu_seconds(server.pid)
+            ok = sum(r.status == "ok" for r in results)
+            effs["judge"].append(ideal / wall)
+            print(_line("judge_many (openai SDK)", n, wall, cpu, None if s0 is None or s1 is None else s1 - s0, ideal,
+                        f"ok={ok}  "), flush=True)
     finally:
         server.terminate()
         server.join(timeout=5)
-    ok = sum(r.status == "ok" for r in results)
-    if args.raw:
-        ideal = args.n * args.latency_ms / 1000.0 / args.concurrency
-        print(f"server alone (bare httpx client): wall={r_wall:.2f} s  {args.n / r_wall:.0f} calls/s  "
-              f"efficiency={ideal / r_wall:.1%}  ok={r_ok}  bare-client CPU {r_cpu / args.n * 1e3:.2f} ms per call")
-    bound = args.n * args.latency_ms / 1000.0 / args.concurrency
-    print(f"calls={args.n} ok={ok} latency={args.latency_ms:g} ms concurrency={args.concurrency} cache={args.cache}")
-    print(f"wall={wall:.2f} s  ideal={bound:.2f} s  throughput={args.n / wall:.0f} calls/s "
-          f"(ideal {args.n / bound:.0f} calls/s)  efficiency={bound / wall:.1%}")
-    print(f"client CPU {cpu:.2f} s = {cpu / args.n * 1e3:.2f} ms per call (the client alone cannot exceed "
-          f"{args.n / cpu:.0f} calls/s on one core)")
+    for key, values in effs.items():
+        if values:
+            print(f"{key}: efficiency best {max(values):.1%}  median {statistics.median(values):.1%} "
+                  f"over {len(values)} run(s)")
 
 
 if __name__ == "__main__":

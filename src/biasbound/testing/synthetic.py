@@ -136,16 +136,29 @@ _ERROR_TOKENS: tuple[tuple[str, ...], ...] = tuple(tuple(canonical_tokens(s)) fo
 
 
 def _find_sub(tokens: Sequence[str], sub: Sequence[str]) -> int:
+    """Index of the first occurrence of the token run ``sub`` in ``tokens`` (-1 when absent)."""
     n = len(sub)
-    for i in range(len(tokens) - n + 1):
-        if tuple(tokens[i:i + n]) == tuple(sub):
+    if n == 0:
+        return 0
+    first, rest = sub[0], list(sub[1:])
+    last_start = len(tokens) - n
+    i = -1
+    while i < last_start:
+        try:  # list.index scans in C: most texts hold no error sentence's first word at all
+            i = tokens.index(first, i + 1, last_start + 1)
+        except ValueError:
+            return -1
+        if list(tokens[i + 1:i + n]) == rest:
             return i
     return -1
 
 
 def find_inserted_error(text: str) -> int | None:
     """Index into :data:`ERROR_SENTENCES` of the first inserted error sentence found in ``text``, or ``None``."""
-    tokens = canonical_tokens(text)
+    return _find_error(canonical_tokens(text))
+
+
+def _find_error(tokens: list[str]) -> int | None:
     for k, sub in enumerate(_ERROR_TOKENS):
         if _find_sub(tokens, sub) >= 0:
             return k
@@ -166,7 +179,11 @@ def _without_errors(tokens: list[str]) -> list[str]:
 
 def fingerprint(text: str) -> str:
     """Content fingerprint: invariant to formatting, to synonym-table swaps and to inserted error sentences."""
-    return hashlib.sha256(" ".join(_without_errors(canonical_tokens(text))).encode("utf-8")).hexdigest()
+    return _fingerprint_of(canonical_tokens(text))
+
+
+def _fingerprint_of(tokens: list[str]) -> str:
+    return hashlib.sha256(" ".join(_without_errors(tokens)).encode("utf-8")).hexdigest()
 
 
 def count_markdown(text: str) -> int:
@@ -329,15 +346,15 @@ class SyntheticJudge:
     def terms(self, answer: str, *, first_factor: str | None = None) -> AnswerTerms:
         """The deterministic terms of ``answer`` under a rubric whose first factor is ``first_factor``."""
         c = self.config
-        tokens = canonical_tokens(answer)
-        fp = fingerprint(answer)
+        tokens = canonical_tokens(answer)  # tokenised once for the fingerprint, the length and the error search
+        fp = _fingerprint_of(tokens)
         words = len(tokens)
         quality = c.quality_sd * self._z("quality", fp)
         n_md = count_markdown(answer)
         md = min(c.markdown_cap, c.markdown_bonus * n_md)
         log_words = math.log1p(words)
         length = c.length_coef * log_words
-        err_k = find_inserted_error(answer)
+        err_k = _find_error(tokens)
         detected = err_k is not None and self._u("detect", fp, err_k) < c.error_detect_prob
         err = c.error_penalty if detected else 0.0
         features = {"quality": quality - err, "length": log_words, "brevity": -log_words, "markdown": md}
