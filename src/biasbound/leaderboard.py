@@ -70,6 +70,7 @@ class _Present:
         self._missing_t = sparse.csc_array(missing.T.astype(float))
 
     def sum(self, axis: int) -> np.ndarray:
+        """Sum of the dense matrix along ``axis`` (the point estimate's denominators)."""
         return self.dense.sum(axis=axis)
 
     def resampled(self, chunk: np.ndarray) -> np.ndarray:

@@ -425,9 +425,11 @@ class _Neighbours:
     shift: np.ndarray
 
     def take(self, mask: np.ndarray) -> _Neighbours:
+        """The neighbours selected by a boolean mask (order kept)."""
         return _Neighbours(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask])
 
     def __len__(self) -> int:
+        """Number of neighbours."""
         return len(self.dist)
 
 
@@ -573,6 +575,7 @@ def _dominating_sample(unit: np.ndarray, dist: np.ndarray, rng: np.random.Genera
 
 
 def _make_certificate(cal: Any, **kw: Any) -> Any:
+    """:func:`biasbound.certificate.make_certificate` (a scalar centre is recorded as a plain float)."""
     from biasbound.certificate import make_certificate
 
     return make_certificate(cal, **kw)
@@ -676,6 +679,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     held_rows = nb.take(held)
 
     def unit_name(code: int) -> str:
+        """The unit of a unit code: the model's name, or "*" for the leaderboard view."""
         return str(model_names[code]) if s.view == "model" else "*"
 
     order, keys, bounds = _group_bounds(cal_rows.model.astype(np.int64) * n_gen + cal_rows.generator)
@@ -944,6 +948,7 @@ def _judge_leaderboard(
     rng: np.random.Generator,
     codes: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The judge's leaderboard rows and retention figures (one shared item resample for all bootstraps)."""
     from biasbound import leaderboard as lb
     from biasbound.data.tables import _compact
 

@@ -302,6 +302,7 @@ def _match(
 
 
 def _neighbor_mask(frame: pd.DataFrame, kind: str, name: str | None) -> np.ndarray:
+    """Boolean mask of the neighbour rows of a generator kind (as :func:`_neighbor_rows` selects them)."""
     if kind == "swap":
         mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
     elif kind == "variant":
