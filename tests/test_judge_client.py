@@ -36,6 +36,7 @@ from biasbound.judge import (
     render_single,
     to_arena_hard_record,
 )
+from biasbound.judge.client import _aiohttp_available, _pool_sizes
 from biasbound.testing import SyntheticJudge, SyntheticServerConfig, serve_in_thread
 
 FAST_RETRY = dict(backoff_initial=0.01, backoff_max=0.05, backoff_jitter=0.01)
@@ -67,7 +68,13 @@ def _no_key(monkeypatch):
     monkeypatch.delenv("BIASBOUND_TEST_UNSET_KEY", raising=False)
 
 
-def test_ok_path_tokens_cost_and_arena_record(tmp_path) -> None:
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_ok_path_tokens_cost_and_arena_record(tmp_path, monkeypatch, transport) -> None:
+    """The same results over the SDK's aiohttp transport and its default httpx2 one."""
+    monkeypatch.setenv("BIASBOUND_JUDGE_TRANSPORT", transport)
+    url = "http://127.0.0.1:1/v1"
+    assert _aiohttp_available(url) is (transport == "aiohttp")
+    assert _pool_sizes(64, transport == "aiohttp") == ([64] if transport == "aiohttp" else [8] * 8)
     config = SyntheticServerConfig(latency_ms=5)
     judge = SyntheticJudge(config.judge)
     requests = make_requests(5)
@@ -323,3 +330,39 @@ def test_config_and_request_validation() -> None:
         JudgeRequest(key="k", messages=[{"role": "user", "content": "no system message"}])
     with pytest.raises(InputError, match="'messages'"):
         JudgeRequest(key="k", messages=[])
+
+
+def test_aiohttp_transport_is_not_used_through_a_proxy(monkeypatch) -> None:
+    for var in ("BIASBOUND_JUDGE_TRANSPORT", "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy",
+                "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    assert _aiohttp_available("https://judge.example.com/v1")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    assert not _aiohttp_available("https://judge.example.com/v1")  # httpx2 honours the proxy variables
+    assert _aiohttp_available("http://judge.example.com/v1")  # no proxy named for plain http
+    monkeypatch.setenv("NO_PROXY", "judge.example.com")
+    assert _aiohttp_available("https://judge.example.com/v1")
+
+
+def test_backoff_schedule_is_exponential_capped_plus_jitter(tmp_path, monkeypatch) -> None:
+    """Waits before retries 1..5: min(backoff_max, backoff_initial * 2**k) + U(0, jitter), jitter drawn by random.uniform."""
+    import biasbound.judge.client as client_module
+
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay: float, *args, **kwargs):
+        if delay > 0:
+            slept.append(delay)
+        return await real_sleep(0)
+
+    monkeypatch.setattr(client_module.random, "uniform", lambda low, high: high)  # the largest jitter
+    monkeypatch.setattr(client_module.asyncio, "sleep", recording_sleep)
+    failing = SyntheticServerConfig(task_fault_rates={"judge-single": 1.0}, fault_kinds=("500",))
+    with serve_in_thread(failing) as server:
+        cfg = config_for(server.url, concurrency=1, max_attempts=6, backoff_initial=0.5, backoff_max=3.0,
+                         backoff_jitter=0.25)
+        (result,) = judge_many_sync([make_requests(1)[-1]], config=cfg, progress=False)
+        assert server.stats()["n_requests"] == 6
+    assert result.status == "failed" and result.attempts == 6
+    assert slept == pytest.approx([0.5 + 0.25, 1.0 + 0.25, 2.0 + 0.25, 3.0 + 0.25, 3.0 + 0.25])

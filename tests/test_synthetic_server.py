@@ -276,3 +276,119 @@ def test_synthetic_paraphrase_never_touches_code_and_retries_differ() -> None:
     replies = {half.reply(request(a), seed=0) for a in range(4)}
     assert len(replies) > 1  # a retried rewrite is a new draw, as from a sampled LLM
     assert half.reply(request(2), seed=0) == half.reply(request(2), seed=0)  # and still reproducible
+
+
+# --------------------------------------------------------------------------- HTTP/1.1 framing of the asyncio server
+
+
+def _exchange(url: str, payload: bytes, *, expect_responses: int = 1, timeout: float = 5.0) -> tuple[list[tuple[int, dict[str, str], bytes]], bool]:
+    """Send raw bytes on one TCP connection; return the parsed responses and whether the server closed it."""
+    import socket
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    responses: list[tuple[int, dict[str, str], bytes]] = []
+    with socket.create_connection((parsed.hostname, parsed.port), timeout=timeout) as sock:
+        sock.sendall(payload)
+        buf, closed = b"", False
+        while len(responses) < expect_responses:
+            head_end = buf.find(b"\r\n\r\n")
+            if head_end >= 0:
+                lines = buf[:head_end].decode("latin-1").split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+                length = int(headers["content-length"])
+                if len(buf) >= head_end + 4 + length:
+                    responses.append((int(lines[0].split()[1]), headers, buf[head_end + 4:head_end + 4 + length]))
+                    buf = buf[head_end + 4 + length:]
+                    continue
+            chunk = sock.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            buf += chunk
+        if not closed:
+            sock.settimeout(0.5)
+            try:
+                closed = sock.recv(1) == b""
+            except TimeoutError:
+                closed = False
+    return responses, closed
+
+
+def _post(path: str, body: bytes, extra: str = "", version: str = "HTTP/1.1") -> bytes:
+    return (f"POST {path} {version}\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"{extra}\r\n").encode() + body
+
+
+def test_server_keep_alive_pipelining_and_connection_close() -> None:
+    judge = SyntheticJudge()
+    msgs = [render_single(f"Q{i}", f"Use a hammer {i} times.") for i in range(3)]
+    bodies = [json.dumps({"model": "m", "messages": m, "seed": i}).encode() for i, m in enumerate(msgs)]
+    with serve_in_thread(SyntheticServerConfig(latency_ms=20)) as server:
+        # three requests written at once on one keep-alive connection: three answers, in order, connection open
+        responses, closed = _exchange(server.url, b"".join(_post("/v1/chat/completions", b) for b in bodies),
+                                      expect_responses=3)
+        assert [code for code, _, _ in responses] == [200, 200, 200] and not closed
+        texts = [json.loads(body)["choices"][0]["message"]["content"] for _, _, body in responses]
+        assert texts == [judge.reply(m, i) for i, m in enumerate(msgs)]
+        # 'Connection: close' and HTTP/1.0 without keep-alive: one answer, then the server closes
+        for extra, version in (("Connection: close\r\n", "HTTP/1.1"), ("", "HTTP/1.0")):
+            responses, closed = _exchange(server.url, _post("/chat/completions", bodies[0], extra, version))
+            assert responses[0][0] == 200 and responses[0][1]["connection"] == "close" and closed
+        # HTTP/1.0 asking for keep-alive stays open
+        responses, closed = _exchange(server.url, _post("/v1/chat/completions", bodies[1], "Connection: keep-alive\r\n",
+                                                        "HTTP/1.0"))
+        assert responses[0][0] == 200 and not closed
+        assert server.stats()["n_requests"] == 6
+
+
+def test_server_rejects_what_it_cannot_frame() -> None:
+    with serve_in_thread() as server:
+        chunked = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   b"2\r\n{}\r\n0\r\n\r\n")
+        responses, closed = _exchange(server.url, chunked)
+        assert responses[0][0] == 501 and "Content-Length" in json.loads(responses[0][2])["error"]["message"] and closed
+        for raw, code in ((b"GARBAGE\r\n\r\n", 400), (b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: x1\r\n\r\n", 400),
+                          (b"GET /v1/models HTTP/1.1\r\nbad header line\r\n\r\n", 400)):
+            responses, closed = _exchange(server.url, raw)
+            assert responses[0][0] == code and closed, raw
+        responses, closed = _exchange(server.url, b"PUT /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert responses[0][0] == 501 and not closed  # well-framed: the connection stays usable
+        responses, _ = _exchange(server.url, b"GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert responses[0][0] == 404
+        responses, _ = _exchange(server.url, _post("/v1/chat/completions", b"{not json"))
+        assert responses[0][0] == 400
+        responses, _ = _exchange(server.url, b"GET /v1/stats HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert json.loads(responses[0][2])["n_requests"] == 0  # none of the above reached the judge
+
+
+def test_server_waits_on_timers_not_threads() -> None:
+    """16 requests at 1 s latency are all in flight at once (a blocking server would hold one at a time per thread)."""
+    import concurrent.futures
+
+    msgs = render_single("Q", "Use a hammer.")
+    with serve_in_thread(SyntheticServerConfig(latency_ms=1000)) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="EMPTY", max_retries=0)
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            replies = list(pool.map(lambda s: client.chat.completions.create(model="m", messages=msgs, seed=s), range(16)))
+        assert server.stats()["max_in_flight"] == 16 and server.stats()["in_flight"] == 0
+    assert [r.choices[0].message.content for r in replies] == [SyntheticJudge().reply(msgs, s) for s in range(16)]
+
+
+def test_run_server_in_the_foreground_stops_on_ctrl_c(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom biasbound.testing.server import SyntheticServerConfig, run_server\n"
+              "run_server(SyntheticServerConfig(model='fg'), port=0, on_ready=lambda u: print(u, flush=True))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        with urllib.request.urlopen(url + "/models", timeout=5) as resp:
+            assert json.load(resp)["data"][0]["id"] == "fg"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -575,8 +575,10 @@ _PAYLOAD_FIELDS = ("task", "status", "verdict", "factors", "extra", "raw", "reas
 
 
 def _payload(result: JudgeResult) -> dict[str, Any]:
-    d = result.to_dict()
-    return {k: d[k] for k in _PAYLOAD_FIELDS}
+    # Field by field: ``to_dict`` (dataclasses.asdict) would deep-copy the messages only to drop them.
+    d = {k: getattr(result, k) for k in _PAYLOAD_FIELDS}
+    d["factors"], d["extra"] = dict(result.factors), dict(result.extra)
+    return d
 
 
 def _from_cache(call: _Call, entry: Mapping[str, Any]) -> JudgeResult:
@@ -641,17 +643,6 @@ def _http_client(connections: int, timeout: float, aiohttp: bool) -> Any:
     limits = _httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     factory = openai.DefaultAioHttpClient if aiohttp else openai.DefaultAsyncHttpxClient
     return factory(limits=limits, timeout=_httpx.Timeout(timeout), verify=_ssl_context())
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's event loop when it is installed (an optional speed-up), else asyncio's default."""
-    if os.environ.get("BIASBOUND_EVENT_LOOP", "").strip().lower() == "asyncio":
-        return None
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
 
 
 @functools.lru_cache(maxsize=1)
@@ -880,7 +871,5 @@ def judge_many_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            return runner.run(judge_many(requests, config=config, cache=cache, progress=progress,
-                                         retry_failed=retry_failed))
+        return asyncio.run(judge_many(requests, config=config, cache=cache, progress=progress, retry_failed=retry_failed))
     raise JudgeError("judge_many_sync cannot run inside a running event loop; use 'await judge_many(...)' instead.")

@@ -27,6 +27,7 @@ import asyncio
 import hashlib
 import json
 import os
+import signal
 import socket
 import threading
 import time
@@ -501,7 +502,10 @@ class _Serving:
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
-    """A new event loop: uvloop's when it is installed (an optional speed-up), else asyncio's."""
+    """A new event loop: uvloop's when it is installed (an optional speed-up, ~10% less server CPU per
+    request) unless ``BIASBOUND_EVENT_LOOP=asyncio``, else asyncio's."""
+    if os.environ.get("BIASBOUND_EVENT_LOOP", "").strip().lower() == "asyncio":
+        return asyncio.new_event_loop()
     try:
         import uvloop
     except ImportError:
@@ -622,6 +626,13 @@ def run_server(
     try:
         serving = _Serving(config or SyntheticServerConfig(), loop)
         url = loop.run_until_complete(serving.start(host, port))
+        handled = False
+        if threading.current_thread() is threading.main_thread():
+            try:  # Ctrl-C stops the loop between callbacks, never inside one
+                loop.add_signal_handler(signal.SIGINT, loop.stop)
+                handled = True
+            except (NotImplementedError, RuntimeError):  # e.g. Windows' proactor loop
+                handled = False
         if on_ready is not None:
             on_ready(url)
         try:
@@ -629,6 +640,8 @@ def run_server(
         except KeyboardInterrupt:
             pass
         finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
             serving.shutdown()
     finally:
         loop.close()
