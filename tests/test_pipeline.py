@@ -298,3 +298,18 @@ def test_dominating_sample_is_the_elementwise_max_of_sorted_subsamples():
         keep = rows[np.argsort(u[rows], kind="stable")[:25]]
         subsamples.append(np.sort(dist[keep])[::-1])
     np.testing.assert_array_equal(got, np.max(subsamples, axis=0))
+
+
+def test_a_judge_with_one_model_is_certified_and_rank_retention_is_undefined(shared_data):
+    """LLMBar's default view: per judge one 'model' (P(output 1 wins)); nothing to rank, still certified."""
+    from biasbound.data.tables import load_llmbar
+
+    js = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz")
+    frame = js.frame[js.frame["judge"] == "GPT-4/Vanilla"].reset_index(drop=True)
+    res = certify(frame, out=None, progress=False, plots=False, seed=0, bootstrap_rounds=200)
+    jc = res.judges["GPT-4/Vanilla"]
+    assert jc.certificate.verify()["holds"] is True
+    assert jc.pooled_audit.verdict == "holds"
+    ret = res.retention["GPT-4/Vanilla"] if "GPT-4/Vanilla" in res.retention else res.retention
+    assert ret["spearman"] is None and ret["pairs_kept_probability"] == [] and "two" in ret["note"]
+    assert len(res.leaderboard) == 1

@@ -1032,8 +1032,13 @@ def _judge_leaderboard(
         table["bt_lo"] = table["model"].map(bt["lo"])
         table["bt_hi"] = table["model"].map(bt["hi"])
     ok = table["certified"].notna().to_numpy()
-    ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],
-                            alpha=cal.alpha, sigma_model=sigma_model[ok]))
+    if ok.sum() >= 2:
+        ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],
+                                alpha=cal.alpha, sigma_model=sigma_model[ok]))
+    else:  # one model: nothing to rank, so rank retention is undefined (reported as such, not an error)
+        ret = {"spearman": None, "kendall_tau_b": None, "pearson": None, "pairs_kept_probability": [],
+               "pairs_kept_mean": None, "alpha": cal.alpha, "spread_ratio": None,
+               "note": "rank retention needs at least two certified models; this judge has one"}
     ret["expected_distortion"] = {
         "per_model": distortion,
         "total": float(sum(distortion.values())),
@@ -1339,7 +1344,7 @@ def certify(
     if errors:
         first = errors[0]
         where = f"; the outputs of the other judges were written to {out_path}" if (out_path and done) else ""
-        msg = (f"{len(errors)} of {len(judge_names)} judge(s) could not be certified: {first}{where}."
+        msg = (f"{len(errors)} of {len(judge_names)} judge(s) could not be certified: {str(first).rstrip('.')}{where}."
                if len(judge_names) > 1 else str(first))
         exc_out: BiasboundError
         if isinstance(first, InfeasibleCertificateError):
