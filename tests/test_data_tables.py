@@ -187,3 +187,12 @@ def test_compact_equals_numpy_unique() -> None:
     uniq_ref, inverse_ref = np.unique(codes, return_inverse=True)
     np.testing.assert_array_equal(uniq, uniq_ref)
     np.testing.assert_array_equal(inverse, inverse_ref)
+
+
+@pytest.mark.parametrize("name, text", [("empty.jsonl", ""), ("header.csv", "item_id,model,score\n")])
+def test_a_file_without_rows_is_named_as_empty(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataFormatError, match="holds no judgment rows") as info:
+        load_table(path, scale=(0.0, 1.0))
+    assert info.value.path == str(path)

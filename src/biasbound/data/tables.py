@@ -349,6 +349,8 @@ def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset()) -> tuple[
             lines = np.arange(len(raw), dtype=np.int64) + 1
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise DataFormatError(f"cannot be read as {fmt}: {exc}", path=str(path)) from exc
+    if len(raw) == 0:
+        raise DataFormatError("holds no judgment rows; give a file with at least one judgment.", path=str(path))
     return raw, lines
 
 
