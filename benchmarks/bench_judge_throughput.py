@@ -17,10 +17,33 @@ Usage::
 (aiohttp when installed, else httpx2; no SDK, no retries, no parsing). The judge client
 cannot beat that figure. ``--pin`` pins the server to CPU 1 and the client to CPU 0.
 
-Where the time goes: at 90% of the bound (1152 calls/s for 50 ms at concurrency 64) the
-client and the server together may spend at most ``n_cpus / 1152`` CPU-seconds per call
-(1.74 ms on 2 idle cores), and the single-threaded client at most 0.87 ms. The script prints
-that budget next to the measured CPU per call.
+``--transport httpx`` runs the judge client on the SDK's httpx2 client instead of its aiohttp one.
+
+Budget
+------
+At 90% of the bound (1152 calls/s for 50 ms at concurrency 64) the one-thread client may spend
+at most 0.87 ms CPU per call, and client + server together at most ``n_cpus / 1152`` s per call
+(1.74 ms on 2 idle cores). The script prints that budget next to the measured CPU per call.
+
+Measured (2-core shared machine, load average 1.6-2.3 from other jobs, N=2000, 3 runs each)
+------------------------------------------------------------------------------------------
+* server alone (bare aiohttp client): 909-1114 calls/s (71-87% of the bound), server CPU
+  0.35-0.48 ms/call. The former thread-per-connection stdlib server: 590-610 calls/s, 0.79 ms/call.
+* ``judge_many`` (openai SDK, aiohttp transport): 350-549 calls/s (27-43%), client CPU
+  1.67-2.58 ms/call; with ``--cache`` or ``--progress`` no measurable difference (a cache commit
+  is 0.07 ms); on the SDK's httpx2 transport 234-329 calls/s, 2.85-3.63 ms/call. Before this
+  work: 204-340 calls/s, 2.4-3.9 ms/call.
+* where the client's time goes (py-spy, ~2.2 ms/call): httpx2 request/response objects 33%,
+  openai SDK request building 17% + its pydantic options 10%, aiohttp 15% (+2% adapter), the
+  asyncio loop 12%, biasbound itself 11% (verdict parsing 5%, the client 4.5%, cache keys 1.5%).
+  With a zero-cost mock transport, ``AsyncOpenAI.post`` alone costs 0.63-0.86 ms/call.
+
+Why 90% is out of reach here: the SDK's own per-call cost with no network at all (>= 0.63 ms)
+plus the cheapest measured HTTP client (bare aiohttp, >= 0.37 ms) already exceed the 0.87 ms a
+single-threaded client may spend; and client (>= 1.5 ms) + server (>= 0.32 ms) exceed the
+1.74 ms that even two idle cores allow, so a multi-process client could not reach it on this
+machine either. It needs the client spread over >= 2 processes on >= 4 idle cores (about
+1152 x 2.1 ms = 2.4 cores busy), or a core about twice as fast.
 """
 
 from __future__ import annotations
@@ -109,14 +132,18 @@ def main() -> None:
     parser.add_argument("--progress", action="store_true", help="show the rich progress bar (on stderr)")
     parser.add_argument("--raw", action="store_true", help="first measure the server alone with a bare client")
     parser.add_argument("--pin", action="store_true", help="pin the server to CPU 1 and the client to CPU 0")
+    parser.add_argument("--transport", choices=("auto", "httpx"), default="auto",
+                        help="the judge client's HTTP client: the SDK's aiohttp one when installed (auto) or httpx2")
     args = parser.parse_args()
     if args.n < 1 or args.concurrency < 1 or args.latency_ms <= 0 or args.repeat < 1:
         parser.error("--n, --concurrency and --repeat must be >= 1 and --latency-ms > 0")
 
+    if args.transport == "httpx":
+        os.environ["BIASBOUND_JUDGE_TRANSPORT"] = "httpx"
     n, ideal = args.n, args.n * args.latency_ms / 1000.0 / args.concurrency
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     print(f"N={n} latency={args.latency_ms:g} ms concurrency={args.concurrency} cache={args.cache} "
-          f"progress={args.progress} pin={args.pin}  ideal {n / ideal:.0f} calls/s ({ideal:.2f} s); 90% needs "
+          f"progress={args.progress} pin={args.pin} transport={args.transport}  ideal {n / ideal:.0f} calls/s ({ideal:.2f} s); 90% needs "
           f"client+server CPU <= {cpus / (0.9 * n / ideal) * 1e3:.2f} ms/call on {cpus} idle CPUs and the "
           f"one-thread client <= {1 / (0.9 * n / ideal) * 1e3:.2f} ms/call")
 

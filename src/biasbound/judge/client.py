@@ -3,7 +3,12 @@
 One async path for every judge call (``judge_many``):
 
 * ``openai.AsyncOpenAI(base_url=..., api_key=..., max_retries=0)`` -- the SDK's own
-  retries are off so the policy below is the only one;
+  retries are off so the policy below is the only one. Its HTTP client is the SDK's
+  aiohttp-backed ``openai.DefaultAioHttpClient`` when ``aiohttp`` is installed (half the
+  client CPU per call of the default httpx2 one at high concurrency) and no proxy is set for
+  the endpoint; else ``openai.DefaultAsyncHttpxClient``. ``BIASBOUND_JUDGE_TRANSPORT=httpx``
+  forces the latter. Calls go through ``client.post(..., cast_to=Response)``: the SDK's
+  auth, headers, status errors and timeouts without its typed request/response models;
 * at most ``concurrency`` HTTP requests in flight (``asyncio.Semaphore``) and, optionally,
   at most ``requests_per_minute`` request starts per minute;
 * retries with exponential backoff and jitter (a plain loop, ``_Run._with_retries``) decided per
@@ -656,7 +661,7 @@ def _ssl_context() -> Any:
 
 
 class JudgeSession:
-    """One open judge endpoint: a single ``AsyncOpenAI`` client (one connection pool), the cache and the limits.
+    """One open judge endpoint: its ``AsyncOpenAI`` client(s) and connection pool, the cache and the limits.
 
     Use it when a caller makes several batches of calls (the runner: originals, rewrites,
     neighbours) so that the client, its connection pool and the concurrency/rate limits
