@@ -366,3 +366,17 @@ def test_backoff_schedule_is_exponential_capped_plus_jitter(tmp_path, monkeypatc
         assert server.stats()["n_requests"] == 6
     assert result.status == "failed" and result.attempts == 6
     assert slept == pytest.approx([0.5 + 0.25, 1.0 + 0.25, 2.0 + 0.25, 3.0 + 0.25, 3.0 + 0.25])
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_refused_connection_is_retried_then_failed_with_the_transport_reason(monkeypatch, transport) -> None:
+    import socket
+
+    monkeypatch.setenv("BIASBOUND_JUDGE_TRANSPORT", transport)
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cfg = config_for(f"http://127.0.0.1:{port}/v1", max_attempts=2)
+    (result,) = judge_many_sync([make_requests(1)[-1]], config=cfg, progress=False)
+    assert result.status == "failed" and result.attempts == 2 and result.verdict is None
+    assert "after 2 attempt(s)" in result.reason and "connect" in result.reason.lower()

@@ -468,7 +468,13 @@ class _Run:
             what = f"HTTP {exc.status_code} {type(exc).__name__}"
         else:
             what = type(exc).__name__
-        return self.clean(f"{what}: {exc}")[:500]
+        text = f"{what}: {exc}"
+        cause = exc.__cause__
+        if cause is not None and str(cause) and str(cause) not in text:
+            # the transport's own words, e.g. "Cannot connect to host ..." behind an APITimeoutError
+            # (the SDK's aiohttp adapter maps a refused connection to a connect timeout)
+            text += f" ({type(cause).__name__}: {cause})"
+        return self.clean(text)[:500]
 
     def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         p, c = self.config.prompt_price_per_million, self.config.completion_price_per_million
