@@ -1,0 +1,64 @@
+"""The certify pipeline: judgments → neighbours → sensitivity → calibration → mechanism → audit → outputs.
+
+``certify`` takes a loaded judgment set (one row per judgment, see docs/DESIGN.md
+"Judgment tables") and, for each judge it holds, measures the judge's sensitivity on
+the observed Hamming-1 neighbours (position swaps, prompt variants, reruns), calibrates
+one shrinkage + Gaussian mechanism per judge (Thm 3.1 / Prop. B.3 of the paper, or the
+tight calibration of :mod:`biasbound.abb`), applies it to every model's per-item score
+vector, audits the certificate on a held-out share of the neighbours and writes the
+certificates, scores, leaderboard, retention figures, plots and an HTML report.
+
+Decisions made where the contracts are silent (documented again in the outputs):
+
+* **One calibration per judge.** In the ``model`` view every model gets its own
+  certificate, but all models of a judge share the judge's (α, σ) so that certified
+  scores stay comparable: the calibration uses the MAX over models of the per-model
+  combined sensitivity (and of its upper confidence bound), which upper-bounds every
+  model's own sensitivity, and ``dim`` = the largest number of certified items (σ_max
+  decreases in d, so σ is admissible for every model). Each model's certificate is then
+  re-derived at its own ``dim`` with the judge's α and σ fixed, so that
+  ``Certificate.verify()`` checks exactly the statement made for that model.
+* **Order-statistic bound only for a single generator.** Its quantile statement is about
+  one neighbour distribution; with several generators (max or RMS combination) only the
+  Markov and deterministic bounds are offered to the tight calibrator. With one generator
+  and several models, each model's held-in distances are subsampled to the smallest
+  per-model count and the element-wise maximum of the sorted samples is passed: its
+  order statistics dominate every model's own, so the bound holds for each model.
+* **Audit.** Per model on its held-out neighbours (all generators pooled), and pooled over
+  the judge's models (the average over models, with ``dim`` = the largest model dimension,
+  which can only raise the violation probability). With ~150 held-out neighbours per model
+  at δ = 0.01 a per-model verdict can be "inconclusive" (a KL bound on 150 draws only goes
+  below δ when the per-neighbour probabilities are essentially zero; the almost-sure distance
+  bound passed to the audit helps); the pooled verdict
+  is the headline and the per-model verdict counts are reported beside it.
+* **Jitter adjustment** (``jitter_adjust=True`` with a ``rerun`` generator): every other
+  generator's Δ* and UCB are replaced by ``context_adjusted_rms(x, Δ*_rerun)`` and the rerun
+  generator itself is left out of the combination; the certificate then bounds bias beyond
+  rerun noise only, and rerun noise must be modelled separately (recorded in the scope).
+
+Modules (private; import from ``biasbound.pipeline``):
+
+* ``_settings``: parameter parsing and validation, seeds, the judgments table checks;
+* ``_results``: the result records and their JSON form;
+* ``_neighbours``: neighbours, hold-out splits and sensitivity of one judge;
+* ``_judge``: calibration, mechanism, audits and certificates of one judge;
+* ``_leaderboard``: leaderboard, retention and the panel;
+* ``_outputs``: the files written (JSON, tables, plots, report);
+* ``_certify``: the entry point :func:`certify`.
+"""
+
+from __future__ import annotations
+
+from biasbound.pipeline._certify import certify
+from biasbound.pipeline._neighbours import _dominating_sample, _group_split, _order_within  # noqa: F401 (tests)
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable  # noqa: F401 (runner)
+from biasbound.pipeline._settings import describe_generator, parse_center, parse_neighbors
+
+__all__ = [
+    "CertifyResult",
+    "JudgeCertification",
+    "certify",
+    "describe_generator",
+    "parse_center",
+    "parse_neighbors",
+]

@@ -1,0 +1,164 @@
+"""The entry point :func:`certify`: validate, certify each judge, build the leaderboards, write outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
+from biasbound.pipeline._judge import _certify_judge
+from biasbound.pipeline._leaderboard import _panel
+from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable
+from biasbound.pipeline._settings import _as_frame, _check_frame, _spawn_seeds, check_settings
+
+__all__ = ["certify"]
+
+
+def certify(
+    judgments: Any,
+    *,
+    tau: float = 0.5,
+    delta: float = 0.01,
+    neighbors: str | Sequence[str] = ("swap",),
+    method: str = "tight",
+    combine: str = "max",
+    alpha: float | None = None,
+    beta: float | None = 0.05,
+    holdout: float = 0.3,
+    seed: int | None = 0,
+    view: str = "model",
+    center: str = "fixed:0.5",
+    jitter_adjust: bool = False,
+    bootstrap_rounds: int = 1000,
+    out: str | Path | None = None,
+    progress: bool = True,
+    confidence: float = 0.99,
+    n_mc: int = 20000,
+    plots: bool = True,
+) -> CertifyResult:
+    """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
+
+    Parameters
+    ----------
+    judgments : JudgmentSet or pandas.DataFrame
+        Judgments in the contract schema (docs/DESIGN.md "Judgment tables").
+    tau, delta : float
+        The A-BB tolerance ``τ > 0`` and failure probability ``δ ∈ (0, 1)`` (Def. 3.5).
+    neighbors : str or sequence of str
+        Observed generators: ``swap``, ``rerun``, ``variant:NAME`` (comma-separated string allowed).
+    method : {"tight", "paper"}
+        Calibration method of :func:`biasbound.abb.calibrate`.
+    combine : {"max", "rms"}
+        Combination over generators (paper, "Combination Logic"); components floored at 1e-3.
+    alpha : float, optional
+        Shrinkage (Lipschitz constant) in (0, 1]; chosen by the calibrator when None.
+    beta : float or None
+        Confidence level of the sensitivity upper bound (β/K per generator); None uses the
+        point estimate Δ* as the paper does.
+    holdout : float
+        Share in [0, 0.9] of each model's neighbours held out of calibration for the audit
+        (and, for ``center="holdout"``, of each model's items used for the centre).
+    seed : int or None
+        Master seed; per-model mechanism seeds are spawned from it (SeedSequence) and recorded.
+    view : {"model", "leaderboard"}
+        ``model``: f(D) = a model's per-item scores, one certificate per model.
+        ``leaderboard``: f(D) = the vector of model mean scores, one certificate per judge.
+    center : str
+        ``fixed:X`` (default ``fixed:0.5``), ``ema:X``, ``holdout`` or ``batch``.
+    jitter_adjust : bool
+        Fold rerun jitter out of the other generators (needs a ``rerun`` generator and another one).
+    bootstrap_rounds : int
+        Rounds of the item bootstrap for the leaderboard CIs (≥ 1000 recommended).
+    out : path, optional
+        Output folder; nothing is written when None.
+    progress : bool
+        Show a progress bar on stderr.
+    confidence : float
+        Confidence level of the audits.
+    n_mc : int
+        Monte Carlo draws of the pooled audit (per-model audits use at most 5000).
+    plots : bool
+        Write the plots and report.html (when ``out`` is given).
+
+    Returns
+    -------
+    CertifyResult
+
+    Raises
+    ------
+    InputError
+        For a parameter outside its range or judgments that lack the requested neighbours.
+    InfeasibleCertificateError
+        When a judge cannot be certified; raised after the other judges' outputs are written
+        (the partial :class:`CertifyResult` is attached as ``exc.partial_result``).
+
+    Notes
+    -----
+    Implements Algorithm 1 of the paper with Lipschitz shrinkage (Prop. B.3) and the tight
+    calibration of :mod:`biasbound.abb`; see the module docstring for the decisions on shared
+    calibration, order statistics, audits and jitter adjustment.
+    """
+    s = check_settings(
+        tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha, beta=beta,
+        holdout=holdout, seed=seed, view=view, center=center, jitter_adjust=jitter_adjust,
+        bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc,
+    )
+    master = s.seed
+    frame, load_report = _as_frame(judgments)
+    frame = _check_frame(frame, s.generators)
+    out_path = None if out is None else Path(out)
+
+    judge_names = sorted(str(j) for j in pd.unique(frame["judge"]))
+    judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
+    if len(judge_names) == 1:  # the one group is the whole table (same rows, order and index)
+        groups = {judge_names[0]: frame}
+    else:
+        groups = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    done: dict[str, JudgeCertification] = {}
+    failures: dict[str, str] = {}
+    errors: list[BiasboundError] = []
+
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=not progress) as bar:
+        task = bar.add_task("certifying", total=len(judge_names) + (1 if out_path is not None else 0))
+        for name in judge_names:
+            bar.update(task, description=f"certifying {name}")
+            try:
+                done[name] = _certify_judge(groups[name], name, s, judge_seeds[name])
+            except (InfeasibleCertificateError, InputError) as exc:
+                failures[name] = str(exc)
+                errors.append(exc)
+            bar.advance(task)
+        lbd = (pd.concat([j.leaderboard for j in done.values()], ignore_index=True) if done
+               else pd.DataFrame(columns=["judge", "model"]))
+        result = CertifyResult(
+            judges=done, failures=failures, leaderboard=lbd, panel=None,
+            retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
+            load_report=load_report, settings=_jsonable(s.to_dict()),
+        )
+        result.panel = _panel(result, s)
+        if out_path is not None:
+            bar.update(task, description="writing outputs")
+            _write_core(result, out_path, s)
+            if plots and done:
+                _write_plots_and_report(result, out_path, s)
+            bar.advance(task)
+    if errors:
+        first = errors[0]
+        where = f"; the outputs of the other judges were written to {out_path}" if (out_path and done) else ""
+        msg = (f"{len(errors)} of {len(judge_names)} judge(s) could not be certified: {str(first).rstrip('.')}{where}."
+               if len(judge_names) > 1 else str(first))
+        exc_out: BiasboundError
+        if isinstance(first, InfeasibleCertificateError):
+            exc_out = InfeasibleCertificateError(msg, alpha_max=first.alpha_max)
+        else:
+            exc_out = InputError(msg)
+        exc_out.partial_result = result  # type: ignore[attr-defined]
+        raise exc_out
+    return result

@@ -1,0 +1,177 @@
+"""Leaderboards and retention: one judge's leaderboard rows (item-bootstrap intervals, win rate,
+Bradley–Terry) and retention figures, and the panel leaderboard over judges.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, _Batch, _Canon, _jsonable
+from biasbound.pipeline._settings import _Settings, _spawn_seeds
+
+
+def _str_column(names: np.ndarray, codes: np.ndarray) -> Any:
+    """A pandas ``str`` column holding ``names[codes]`` (taken in Arrow, no per-row Python strings)."""
+    return pd.array(names, dtype="str").take(codes)
+
+
+def _matrix(df: pd.DataFrame, col: str, models: list[str], items: pd.Index) -> np.ndarray:
+    """(n_models, n_items) matrix of ``col`` with NaN where absent (pivot, no row loop)."""
+    mat = df.pivot_table(index="model", columns="item_id", values=col, aggfunc="first", dropna=False)
+    return mat.reindex(index=models, columns=items).to_numpy(dtype=float)
+
+
+def _boot(
+    matrix: np.ndarray, rounds: int, seed: int, counts: list[np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-model mean and 95% percentile item-bootstrap interval (paired over models, seeded).
+
+    ``counts``: the resample counts of ``seed`` (``leaderboard._draw_counts``), shared by the
+    bootstraps that use the same seed and number of items (they would draw the same ones).
+    """
+    from biasbound.leaderboard import _bootstrap_means
+
+    b = _bootstrap_means(matrix, rounds=rounds, level=0.95, rng=seed, counts=counts)
+    return np.asarray(b.mean), np.asarray(b.lo), np.asarray(b.hi)
+
+
+def _is_pairwise(frame: pd.DataFrame) -> bool:
+    games = set(pd.unique(frame["game"]))
+    return {1, 2} <= games
+
+
+def _judge_leaderboard(
+    fj: pd.DataFrame,
+    jc: JudgeCertification,
+    s: _Settings,
+    canon: _Canon,
+    batch: _Batch,
+    mech: dict[str, Any],
+    d_m: pd.Series,
+    n_missing: pd.Series,
+    rng: np.random.Generator,
+    codes: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The judge's leaderboard rows and retention figures (one shared item resample for all bootstraps)."""
+    from biasbound import leaderboard as lb
+    from biasbound.data.tables import _compact
+
+    models = [str(m) for m in d_m.index]
+    # (model, item) matrices over every model and item of f(D), both in sorted order
+    row_codes, rows = _compact(canon.m, len(canon.model_names))
+    col_codes, cols = _compact(canon.i, len(canon.item_names))
+    all_models = [str(m) for m in canon.model_names[row_codes]]
+    orig_mat = np.full((len(row_codes), len(col_codes)), np.nan)
+    orig_mat[rows, cols] = canon.score
+    b_seed = int(rng.integers(2**63))
+    # one item resample for every bootstrap of this judge (all are seeded with b_seed)
+    counts = lb._draw_counts(b_seed, s.bootstrap_rounds, orig_mat.shape[1])
+    o_mean, o_lo, o_hi = _boot(orig_mat, s.bootstrap_rounds, b_seed, counts)
+    table = pd.DataFrame({
+        "judge": jc.judge,
+        "model": all_models,
+        "n_items": np.sum(~np.isnan(orig_mat), axis=1).astype(int),
+        "n_missing": [int(n_missing.get(m, 0)) for m in all_models],
+        "original": o_mean, "original_lo": o_lo, "original_hi": o_hi,
+    })
+    cal = jc.calibration
+    if s.view == "model":
+        if (np.bincount(rows[batch.pos], minlength=len(row_codes)).all()
+                and np.bincount(cols[batch.pos], minlength=len(col_codes)).all()):
+            cert_mat = np.full(orig_mat.shape, np.nan)
+            cert_mat[rows[batch.pos], cols[batch.pos]] = batch.certified
+        else:
+            # Some model or item has no certified score: built by the pivot these matrices always came
+            # from, whose memory layout (column-major after its reindex) sets the summation order of
+            # the bootstrap means, so the certified means keep their last bit.
+            frame = pd.DataFrame({"model": _str_column(canon.model_names, canon.m[batch.pos]),
+                                  "item_id": _str_column(canon.item_names, canon.i[batch.pos]),
+                                  "certified": batch.certified})
+            cert_mat = _matrix(frame, "certified", all_models,
+                               pd.Index([str(x) for x in canon.item_names[col_codes]]))
+        c_mean, c_lo, c_hi = _boot(cert_mat, s.bootstrap_rounds, b_seed, counts)
+        table["certified"], table["certified_lo"], table["certified_hi"] = c_mean, c_lo, c_hi
+        sigma_model = np.array([cal.sigma / math.sqrt(max(int(d_m.get(m, 1)), 1)) for m in all_models])
+        distortion = {m: float(lb.expected_distortion(batch.values[m], cal.alpha, mech[m][1], cal.sigma)) for m in models}
+    else:
+        res, c_arr, _ = mech["*"]
+        noise = np.asarray(res.certified, dtype=float) - np.asarray(res.shrunk, dtype=float)
+        cmap = dict(zip(models, np.asarray(res.certified, dtype=float)))
+        nmap = dict(zip(models, noise))
+        center = np.broadcast_to(np.asarray(c_arr, dtype=float), (len(models),))
+        cen = dict(zip(models, center))
+        table["certified"] = [cmap.get(m, np.nan) for m in all_models]
+        # interval: the item-bootstrap interval of the shrunk mean, shifted by the released noise draw
+        lo_s = np.array([cal.alpha * lo + (1 - cal.alpha) * cen.get(m, np.nan) + nmap.get(m, np.nan)
+                         for m, lo in zip(all_models, o_lo)])
+        hi_s = np.array([cal.alpha * hi + (1 - cal.alpha) * cen.get(m, np.nan) + nmap.get(m, np.nan)
+                         for m, hi in zip(all_models, o_hi)])
+        table["certified_lo"], table["certified_hi"] = lo_s, hi_s
+        sigma_model = np.full(len(all_models), cal.sigma)
+        distortion = {"*": float(lb.expected_distortion(batch.means, cal.alpha, c_arr, cal.sigma))}
+    table["rank_original"] = lb.rank(table["original"].to_numpy())
+    table["rank_certified"] = lb.rank(table["certified"].to_numpy())
+    for col in ("winrate", "winrate_lo", "winrate_hi", "bt", "bt_lo", "bt_hi"):
+        table[col] = np.nan
+    if _is_pairwise(fj):
+        # one win-rate bootstrap serves both tables (bradley_terry with the same seed recomputes it)
+        wr_table, battles = lb._winrate(fj, baseline=None, rounds=s.bootstrap_rounds, level=0.95, weight=3, rng=b_seed,
+                                        where="arena_hard_winrate", codes=codes, counts=counts)
+        bt = lb._bradley_terry_from(wr_table, battles, None).set_index("model")
+        wr = wr_table.set_index("model")
+        table["winrate"] = table["model"].map(wr["winrate"])
+        table["winrate_lo"] = table["model"].map(wr["lo"])
+        table["winrate_hi"] = table["model"].map(wr["hi"])
+        table["bt"] = table["model"].map(bt["bt"])
+        table["bt_lo"] = table["model"].map(bt["lo"])
+        table["bt_hi"] = table["model"].map(bt["hi"])
+    ok = table["certified"].notna().to_numpy()
+    if ok.sum() >= 2:
+        ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],
+                                alpha=cal.alpha, sigma_model=sigma_model[ok]))
+    else:  # one model: nothing to rank, so rank retention is undefined (reported as such, not an error)
+        ret = {"spearman": None, "kendall_tau_b": None, "pearson": None, "pairs_kept_probability": [],
+               "pairs_kept_mean": None, "alpha": cal.alpha, "spread_ratio": None,
+               "note": "rank retention needs at least two certified models; this judge has one"}
+    ret["expected_distortion"] = {
+        "per_model": distortion,
+        "total": float(sum(distortion.values())),
+        "mean": float(np.mean(list(distortion.values()))),
+        "formula": "E||M(D) - f(D)||^2 = (1 - alpha)^2 ||f(D) - mu||^2 + d sigma^2",
+    }
+    ret.update({"judge": jc.judge, "view": s.view, "bootstrap_seed": b_seed, "bootstrap_rounds": s.bootstrap_rounds,
+                "sigma": cal.sigma, "n_models": int(ok.sum())})
+    return table.sort_values("rank_original", kind="stable").reset_index(drop=True), _jsonable(ret)
+
+
+def _panel(result: CertifyResult, s: _Settings) -> pd.DataFrame | None:
+    """Panel leaderboard: mean over judges of the certified scores, with a 95% item bootstrap CI."""
+    from biasbound import leaderboard as lb
+
+    if len(result.judges) < 2:
+        return None
+    lbd = result.leaderboard
+    if s.view == "model":
+        sc = pd.concat([j.scores for j in result.judges.values()], ignore_index=True)
+        per_item = sc.groupby(["model", "item_id"], sort=True)[["original", "certified"]].mean().reset_index()
+        models = sorted(per_item["model"].unique())
+        items = pd.Index(sorted(per_item["item_id"].unique()))
+        seed = _spawn_seeds(s.seed + 2, 1)[0]
+        c_mean, c_lo, c_hi = _boot(_matrix(per_item, "certified", models, items), s.bootstrap_rounds, seed)
+        o_mean, o_lo, o_hi = _boot(_matrix(per_item, "original", models, items), s.bootstrap_rounds, seed)
+        panel = pd.DataFrame({"judge": "panel", "model": models, "original": o_mean, "original_lo": o_lo,
+                              "original_hi": o_hi, "certified": c_mean, "certified_lo": c_lo, "certified_hi": c_hi})
+    else:
+        g = lbd.groupby("model")
+        panel = pd.DataFrame({"judge": "panel", "original": g["original"].mean(), "certified": g["certified"].mean()})
+        panel = panel.reset_index()
+        for c in ("original_lo", "original_hi", "certified_lo", "certified_hi"):
+            panel[c] = np.nan  # no item-level certified scores in the leaderboard view
+    panel["n_judges"] = panel["model"].map(lbd.groupby("model")["judge"].nunique()).astype(int)
+    panel["rank_original"] = lb.rank(panel["original"].to_numpy())
+    panel["rank_certified"] = lb.rank(panel["certified"].to_numpy())
+    return panel.sort_values("rank_original", kind="stable").reset_index(drop=True)

@@ -1,0 +1,228 @@
+"""The observed neighbours of one judge and its sensitivity: seeded group splits (calibration / audit
+hold-out), the neighbour pairs as integer codes, the per-generator estimates, their combination
+over generators and models, and the dominating sample for the order-statistic bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import InputError
+from biasbound.pipeline._settings import _WHERE, _Settings
+
+
+def _group_bounds(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows grouped by an integer key, row order kept within a group.
+
+    Returns ``(order, keys, bounds)``: the rows of group ``keys[g]`` are
+    ``order[bounds[g]:bounds[g + 1]]``, in their original order.
+    """
+    order = np.argsort(key, kind="stable")
+    keys, starts = np.unique(key[order], return_index=True)
+    return order, keys, np.append(starts, len(key))
+
+
+def _order_within(keys: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Rows sorted by non-negative integer key, then by ``u`` in [0, 1), ties by row.
+
+    Equals ``np.lexsort((u, keys))``. One sort of ``key + u`` gives that order whenever the
+    sums have no ties (the rounding of ``key + u`` is monotone within a key and cannot pass
+    ``key + 1`` without tying it); with a tie, the exact two-sort form is used.
+    """
+    combined = keys + u
+    order = np.argsort(combined)
+    if u.size < 2 or not np.any(combined[order[1:]] == combined[order[:-1]]):
+        return order
+    by_u = np.argsort(u, kind="stable")  # ties: keep them in row order, as lexsort does
+    return by_u[np.argsort(keys[by_u], kind="stable")]
+
+
+def _group_split(keys: np.ndarray, share: float, rng: np.random.Generator) -> np.ndarray:
+    """Boolean mask marking a seeded ``floor(share·n_g)`` random rows of each group ``g`` (vectorised).
+
+    ``keys`` are non-negative integer group codes. Each row gets a uniform draw (one
+    ``rng.random(n)`` call, in row order); a group's rows with the ``floor(share·n_g)``
+    smallest draws are marked (ties by row order, as ``rank(method="first")``).
+    """
+    n = len(keys)
+    if n == 0 or share <= 0:
+        return np.zeros(n, dtype=bool)
+    u = rng.random(n)
+    order = _order_within(keys, u)
+    size = np.bincount(keys)
+    start = np.cumsum(size) - size
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(1, n + 1) - start[keys[order]]
+    return rank <= np.floor(share * size[keys])
+
+
+@dataclass
+class _Neighbours:
+    """The observed neighbours of one judge on certified items, one entry per neighbour.
+
+    Rows are in generator order, then in the judgment table's row order.
+    """
+
+    model: np.ndarray  # model code (index into the judge's sorted model names)
+    generator: np.ndarray  # index into the generator tuple
+    dist: np.ndarray
+    shift: np.ndarray
+
+    def take(self, mask: np.ndarray) -> _Neighbours:
+        """The neighbours selected by a boolean mask (order kept)."""
+        return _Neighbours(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask])
+
+    def __len__(self) -> int:
+        """Number of neighbours."""
+        return len(self.dist)
+
+
+def _key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -> dict[str, np.ndarray]:
+    """Codes of the judge's id columns that equal-value matching may reuse.
+
+    Only for string columns without missing values, where equal text means equal value;
+    ``fj`` holds one judge, so its judge column is then one value.
+    """
+    codes: dict[str, np.ndarray] = {}
+    for col, values in (("judge", np.zeros(len(fj), dtype=np.intp)), ("model", m_all), ("item_id", i_all)):
+        series = fj[col]
+        if isinstance(series.dtype, pd.StringDtype) and not series.hasnans:
+            codes[col] = values
+    return codes
+
+
+def _neighbour_codes(
+    fj: pd.DataFrame, generator: str, m_all: np.ndarray, i_all: np.ndarray, model_names: np.ndarray,
+    item_names: np.ndarray, key_codes: Mapping[str, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observed Hamming-1 neighbours of :func:`biasbound.neighbors.observed.observed_neighbors`
+    as (model code, item code, difference) arrays; pairs with a non-finite difference dropped."""
+    from biasbound.neighbors import observed as obs
+
+    obs._check_frame(fj, "observed_neighbors")
+    kind, name = obs._parse_generator(generator, "observed_neighbors")
+    matched = obs._match(fj, kind, name, generator, False, key_codes)
+    if matched is not None:
+        nb_pos, canon_pos, _, _, _ = matched
+        score = fj["score"].to_numpy(dtype=float)
+        diff = score[canon_pos] - score[nb_pos]
+        m, i = m_all[nb_pos], i_all[nb_pos]
+    else:  # keys with missing values: the merge path, its ids looked up by their text
+        nb = obs.observed_neighbors(fj, generator)
+        diff = nb["difference"].to_numpy(dtype=float)
+        m = np.searchsorted(model_names, nb["model"].to_numpy(dtype=str))
+        i = np.searchsorted(item_names, nb["item_id"].to_numpy(dtype=str))
+    ok = np.isfinite(diff)
+    return m[ok], i[ok], diff[ok]
+
+
+def _estimates(
+    groups: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]], s: _Settings, units: Sequence[str],
+    max_distance: float,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Per (unit, generator) SensitivityEstimate from the calibration share of the neighbours.
+
+    ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order).
+    """
+    from biasbound.sensitivity import context_adjusted_rms, estimate
+
+    notes: list[str] = []
+    k = len(s.used)
+    beta_k = None if s.beta is None else s.beta / k
+    out: dict[str, dict[str, Any]] = {}
+    for unit in units:
+        per: dict[str, Any] = {}
+        for g in s.generators:
+            grp = groups.get((unit, g))
+            n = 0 if grp is None else len(grp[0])
+            needs_ucb = beta_k is not None and g in s.used
+            if grp is None or n < (2 if needs_ucb else 1):
+                who = "the leaderboard" if unit == "*" else f"model {unit!r}"
+                raise InputError(
+                    f"The 'neighbors' parameter of {_WHERE}: generator {g!r} has {n} observed neighbour(s) for {who} "
+                    f"after the {s.holdout:g} hold-out, fewer than the 2 a sensitivity bound needs."
+                )
+            per[g] = estimate(
+                grp[0],
+                name=g,
+                beta=beta_k if needs_ucb else None,
+                max_distance=max_distance,
+                mean_shifts=grp[1] if s.center_kind == "batch" else None,
+            )
+        if s.jitter_adjust:
+            intr = per["rerun"].delta_star
+            for g in s.used:
+                e = per[g]
+                per[g] = dataclasses.replace(
+                    e,
+                    delta_star=context_adjusted_rms(e.delta_star, intr),
+                    ucb=None if e.ucb is None else context_adjusted_rms(e.ucb, intr),
+                )
+        out[unit] = per
+    if s.jitter_adjust:
+        notes.append(
+            "Jitter-adjusted: each generator's sensitivity (point estimate and upper bound) had the rerun "
+            "RMS removed with context_adjusted_rms, so this certificate bounds bias beyond rerun noise only; "
+            "rerun noise must be modelled separately. The rerun RMS used is a point estimate."
+        )
+    if beta_k is not None and k > 1:
+        notes.append(f"Each generator's sensitivity upper bound is at level beta/K = {s.beta:g}/{k} (Bonferroni).")
+    return out, notes
+
+
+def _judge_sensitivity(estimates: dict[str, dict[str, Any]], s: _Settings) -> tuple[Any, float, dict[str, Any]]:
+    """Per-unit combination, then the judge-level envelope (max over units)."""
+    from biasbound.sensitivity import CombinedSensitivity, combine
+
+    per_unit = {u: combine([per[g] for g in s.used], how=s.combine) for u, per in estimates.items()}
+    shifts: list[float] = []
+    if s.center_kind == "batch":
+        for per in estimates.values():
+            vals = np.array([per[g].center_shift or 0.0 for g in s.used], dtype=float)
+            shifts.append(float(vals.max() if s.combine == "max" else math.sqrt(float(np.mean(vals**2)))))
+    combos = list(per_unit.values())
+    ucb = None
+    ucb_components = None
+    if all(c.ucb is not None for c in combos):
+        ucb = max(float(c.ucb) for c in combos)
+        ucb_components = {g: max(float(c.ucb_components[g]) for c in combos) for g in s.used}
+    judge = CombinedSensitivity(
+        how=s.combine,
+        delta_star=max(float(c.delta_star) for c in combos),
+        ucb=ucb,
+        components={g: max(float(c.components[g]) for c in combos) for g in s.used},
+        floor=combos[0].floor,
+        ucb_components=ucb_components,
+    )
+    return judge, (max(shifts) if shifts else 0.0), per_unit
+
+
+def _dominating_sample(unit: np.ndarray, dist: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Element-wise max over units of sorted equal-size subsamples of each unit's distances.
+
+    ``unit`` holds integer unit codes and ``dist`` the distances (row order). Its k-th order
+    statistic dominates every unit's k-th order statistic from an i.i.d. sample of the same
+    size, so an order-statistic bound computed from it holds for every unit.
+    """
+    from biasbound.data.tables import _compact
+
+    present, inv = _compact(unit, int(unit.max()) + 1)
+    counts = np.bincount(inv, minlength=len(present))
+    m = int(counts.min())
+    u = rng.random(len(unit))
+    order = _order_within(inv, u)
+    start = np.cumsum(counts) - counts
+    rank = np.empty(len(unit), dtype=np.int64)
+    rank[order] = np.arange(1, len(unit) + 1) - start[inv[order]]
+    keep = rank <= m
+    sub_unit, sub_dist = inv[keep], dist[keep]
+    mat = sub_dist[np.argsort(sub_unit, kind="stable")].reshape(len(counts), m)
+    mat = -np.sort(-mat, axis=1)  # each unit's kept distances, largest first
+    return mat.max(axis=0)

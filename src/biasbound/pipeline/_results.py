@@ -1,0 +1,151 @@
+"""What :func:`biasbound.pipeline.certify` returns (the result records), the per-judge records passed
+between its steps, and their conversion to JSON types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["CertifyResult", "JudgeCertification"]
+
+
+@dataclass
+class JudgeCertification:
+    """Everything certified for one judge.
+
+    Attributes
+    ----------
+    judge, view:
+        The judge name and the view (``"model"`` or ``"leaderboard"``).
+    calibration:
+        The judge-level :class:`biasbound.abb.Calibration` (shared α and σ).
+    sensitivity:
+        The judge-level combined sensitivity (max over models of the per-model combination).
+    estimates:
+        ``{model: {generator: SensitivityEstimate}}`` (``"*"`` as model in the leaderboard view).
+    certificate:
+        The judge-level certificate (``dim`` = the largest model dimension in the model view).
+    model_certificates:
+        ``{model: Certificate}`` in the model view (empty in the leaderboard view).
+    audits, pooled_audit, verdict_counts:
+        Per-model audits, the audit pooled over the judge's models, and the per-model verdict counts.
+    scores, leaderboard, retention:
+        Per-item scores, the judge's leaderboard rows and its retention figures.
+    seeds:
+        ``{model: seed}`` of the mechanism noise draws.
+    notes:
+        Plain sentences recorded in the certificate scope.
+    """
+
+    judge: str
+    view: str
+    calibration: Any
+    sensitivity: Any
+    estimates: dict[str, dict[str, Any]]
+    certificate: Any
+    model_certificates: dict[str, Any]
+    audits: dict[str, Any]
+    pooled_audit: Any
+    verdict_counts: dict[str, int]
+    scores: pd.DataFrame
+    leaderboard: pd.DataFrame
+    retention: dict[str, Any]
+    seeds: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CertifyResult:
+    """The result of :func:`certify`.
+
+    Attributes
+    ----------
+    judges:
+        ``{judge: JudgeCertification}`` for every judge that could be certified.
+    failures:
+        ``{judge: reason}`` for judges that could not be certified (e.g. infeasible).
+    leaderboard:
+        All judges' leaderboard rows (columns of docs/DESIGN.md "Pipeline outputs").
+    panel:
+        The panel leaderboard (mean of the judges' certified scores) when several judges.
+    retention:
+        ``{judge: retention dict}``.
+    outputs:
+        ``{name: path}`` of every file written.
+    seed:
+        The master seed.
+    load_report:
+        The loader's report as a dict (``None`` for a bare DataFrame).
+    """
+
+    judges: dict[str, JudgeCertification]
+    failures: dict[str, str]
+    leaderboard: pd.DataFrame
+    panel: pd.DataFrame | None
+    retention: dict[str, Any]
+    outputs: dict[str, Path]
+    seed: int
+    load_report: dict[str, Any] | None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def _jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, dataclasses, paths and objects with to_dict() to JSON types."""
+    kind = type(obj)  # exact built-in types first (the bulk of every record), same results as below
+    if obj is None or kind is str or kind is int or kind is bool:
+        return obj
+    if kind is float:
+        return obj if math.isfinite(obj) else None
+    if kind is dict:
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if kind is list or kind is tuple:
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "to_dict") and not isinstance(obj, (pd.DataFrame, pd.Series)):
+        return _jsonable(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+@dataclass
+class _Canon:
+    """f(D) of one judge: the canonical rows sorted by (model, item), as codes into sorted names."""
+
+    m: np.ndarray
+    i: np.ndarray
+    score: np.ndarray  # NaN = missing
+    model_names: np.ndarray
+    item_names: np.ndarray
+
+
+@dataclass
+class _Batch:
+    """The certified batch: canon rows ``pos`` (non-missing, centre hold-out removed)."""
+
+    pos: np.ndarray
+    values: dict[str, np.ndarray]  # {model: scores in item order}
+    means: np.ndarray | None  # model means (leaderboard view)
+    certified: np.ndarray | None  # per-row certified scores (model view)

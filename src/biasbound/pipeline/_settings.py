@@ -1,0 +1,265 @@
+"""The parameters of :func:`biasbound.pipeline.certify`: generator and centre parsing, their validation
+into one settings record, seeds spawned from the master seed, and the checks of the judgments table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import InputError
+from biasbound._validation import check_in_range, check_int, check_one_of, resolve_rng
+from biasbound.pipeline._results import _jsonable
+
+__all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
+
+
+_WHERE = "certify"
+_SCORE_RANGE = 1.0  # certified per-item scores live on [0, 1]
+_GEN_RE = re.compile(r"^(swap|rerun|variant:[^,\s]+)$")
+_GEN_TEXT = {
+    "swap": "one item's presentation order swapped",
+    "rerun": "one item re-judged with a new sampling seed",
+}
+
+
+def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
+    """Parse a generator list such as ``"swap,variant:bold,rerun"``.
+
+    Parameters
+    ----------
+    spec:
+        Comma-separated string or a sequence of generator names: ``swap``, ``rerun``,
+        ``variant:NAME``.
+
+    Returns
+    -------
+    tuple of str
+        The generator names, duplicates removed, order kept.
+    """
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for raw in items:
+        name = str(raw).strip()
+        if not name:
+            continue
+        if not _GEN_RE.match(name):
+            raise InputError(
+                f"The 'neighbors' parameter of {_WHERE} must list generators among 'swap', 'rerun' and "
+                f"'variant:NAME'. Got {name!r} instead."
+            )
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise InputError(f"The 'neighbors' parameter of {_WHERE} must name at least one generator. Got {spec!r} instead.")
+    return tuple(out)
+
+
+def parse_center(spec: str) -> tuple[str, float | None]:
+    """Parse a centre specification: ``fixed:X``, ``ema:X``, ``holdout`` or ``batch``.
+
+    Returns
+    -------
+    (kind, value)
+        ``value`` is the public centre for ``fixed``/``ema`` and ``None`` otherwise.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"The 'center' parameter of {_WHERE} must be a str. Got {type(spec).__name__} instead.")
+    s = spec.strip().lower()
+    if s in ("holdout", "batch"):
+        return s, None
+    m = re.match(r"^(fixed|ema):(.+)$", s)
+    if m:
+        try:
+            value = float(m.group(2))
+        except ValueError:
+            value = math.nan
+        if not (0.0 <= value <= 1.0):
+            raise InputError(
+                f"The 'center' parameter of {_WHERE} must hold a value in [0, 1] (scores are normalised). "
+                f"Got {spec!r} instead."
+            )
+        return m.group(1), value
+    raise InputError(
+        f"The 'center' parameter of {_WHERE} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
+    )
+
+
+def describe_generator(name: str) -> str:
+    """A plain-words description of a generator for the certificate's guarantee sentence."""
+    if name.startswith("variant:"):
+        return f"one item's response replaced by its '{name.split(':', 1)[1]}' variant"
+    return _GEN_TEXT.get(name, name)
+
+
+def _spawn_seeds(master: int, n: int) -> list[int]:
+    """``n`` independent seeds spawned from the master seed with numpy's SeedSequence."""
+    children = np.random.SeedSequence(master).spawn(n)
+    return [int(c.generate_state(1, dtype=np.uint64)[0] % (2**63)) for c in children]
+
+
+def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    if isinstance(judgments, pd.DataFrame):
+        return judgments, None
+    frame = getattr(judgments, "frame", None)
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"The 'judgments' parameter of {_WHERE} must be a JudgmentSet or a pandas DataFrame. "
+            f"Got {type(judgments).__name__} instead."
+        )
+    report = getattr(judgments, "report", None)
+    rep: dict[str, Any] | None
+    if report is None:
+        rep = None
+    elif hasattr(report, "to_dict"):
+        rep = _jsonable(report.to_dict())
+    elif dataclasses.is_dataclass(report):
+        rep = _jsonable(dataclasses.asdict(report))
+    else:
+        rep = _jsonable(dict(report))
+    return frame, rep
+
+
+def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFrame:
+    need = {"judge", "model", "item_id", "score"}
+    miss = sorted(need - set(frame.columns))
+    if miss:
+        raise InputError(
+            f"The 'judgments' parameter of {_WHERE} must have columns judge, model, item_id, score. Missing {miss}."
+        )
+    frame = frame.copy(deep=False)  # columns may be added below; the caller's frame is never changed
+    for col, default in (("variant", "original"), ("rerun", 0), ("game", 0)):
+        if col not in frame.columns:
+            frame[col] = default
+    if len(frame) == 0:
+        raise InputError(f"The 'judgments' parameter of {_WHERE} must hold at least one judgment. Got 0 rows instead.")
+    variants = set(frame["variant"].astype(str).unique())
+    for g in generators:
+        if g == "swap" and not frame["game"].isin([2]).any():
+            raise InputError(
+                f"The 'neighbors' parameter of {_WHERE} asks for 'swap', but the judgments hold no game-2 "
+                "(position-swapped) judgments; use a generator present in the data."
+            )
+        if g == "rerun" and not (frame["rerun"] > 0).any():
+            raise InputError(
+                f"The 'neighbors' parameter of {_WHERE} asks for 'rerun', but the judgments hold no rerun > 0; "
+                "use a generator present in the data."
+            )
+        if g.startswith("variant:") and g.split(":", 1)[1] not in variants:
+            have = sorted(variants - {"original"}) or ["none"]
+            raise InputError(
+                f"The 'neighbors' parameter of {_WHERE} asks for {g!r}, but that variant is not in the judgments "
+                f"(variants present: {', '.join(have)})."
+            )
+    return frame
+
+
+@dataclass(frozen=True)
+class _Settings:
+    tau: float
+    delta: float
+    generators: tuple[str, ...]
+    method: str
+    combine: str
+    alpha: float | None
+    beta: float | None
+    holdout: float
+    seed: int
+    view: str
+    center_kind: str
+    center_value: float | None
+    jitter_adjust: bool
+    bootstrap_rounds: int
+    confidence: float
+    n_mc: int
+
+    @property
+    def used(self) -> tuple[str, ...]:
+        """Generators entering the combination (rerun drops out under jitter adjustment)."""
+        if self.jitter_adjust:
+            return tuple(g for g in self.generators if g != "rerun")
+        return self.generators
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["center"] = self.center_kind if self.center_value is None else f"{self.center_kind}:{self.center_value:g}"
+        return d
+
+
+def check_settings(
+    *,
+    tau: float = 0.5,
+    delta: float = 0.01,
+    neighbors: str | Sequence[str] = ("swap",),
+    method: str = "tight",
+    combine: str = "max",
+    alpha: float | None = None,
+    beta: float | None = 0.05,
+    holdout: float = 0.3,
+    seed: int | None = 0,
+    view: str = "model",
+    center: str = "fixed:0.5",
+    jitter_adjust: bool = False,
+    bootstrap_rounds: int = 1000,
+    confidence: float = 0.99,
+    n_mc: int = 20000,
+) -> _Settings:
+    """Validate the parameters of :func:`biasbound.pipeline.certify` before any data is read.
+
+    The same checks, in the same order and with the same one-sentence errors, as ``certify``
+    runs at its entry (``certify`` calls this function); the defaults are ``certify``'s. The
+    ``certify`` command calls it before loading its inputs, so a bad option fails at once.
+
+    Parameters
+    ----------
+    tau, delta, neighbors, method, combine, alpha, beta, holdout, seed, view, center, jitter_adjust, \
+bootstrap_rounds, confidence, n_mc
+        As in :func:`biasbound.pipeline.certify`.
+
+    Returns
+    -------
+    _Settings
+        The validated settings, with the master seed resolved (``seed=None`` draws a fresh one).
+
+    Raises
+    ------
+    InputError
+        For a parameter outside its range.
+    TypeError
+        For a parameter of the wrong type.
+    """
+    tau = check_in_range(tau, "tau", _WHERE, low=0.0, low_open=True)
+    delta = check_in_range(delta, "delta", _WHERE, low=0.0, high=1.0, low_open=True, high_open=True)
+    gens = parse_neighbors(neighbors)
+    method = check_one_of(method, "method", _WHERE, ("tight", "paper"))
+    combine = check_one_of(combine, "combine", _WHERE, ("max", "rms"))
+    if alpha is not None:
+        alpha = check_in_range(alpha, "alpha", _WHERE, low=0.0, high=1.0, low_open=True)
+    if beta is not None:
+        beta = check_in_range(beta, "beta", _WHERE, low=0.0, high=1.0, low_open=True, high_open=True)
+    holdout = check_in_range(holdout, "holdout", _WHERE, low=0.0, high=0.9)
+    view = check_one_of(view, "view", _WHERE, ("model", "leaderboard"))
+    center_kind, center_value = parse_center(center)
+    if center_kind == "holdout" and holdout <= 0:
+        raise InputError(f"The 'holdout' parameter of {_WHERE} must be > 0 with center='holdout'. Got {holdout!r} instead.")
+    if not isinstance(jitter_adjust, bool):
+        raise TypeError(f"The 'jitter_adjust' parameter of {_WHERE} must be a bool. Got {type(jitter_adjust).__name__} instead.")
+    if jitter_adjust and ("rerun" not in gens or len(gens) < 2):
+        raise InputError(
+            f"The 'jitter_adjust' parameter of {_WHERE} needs a 'rerun' generator and at least one other generator. "
+            f"Got neighbors={','.join(gens)!r} instead."
+        )
+    bootstrap_rounds = check_int(bootstrap_rounds, "bootstrap_rounds", _WHERE, low=1)
+    confidence = check_in_range(confidence, "confidence", _WHERE, low=0.0, high=1.0, low_open=True, high_open=True)
+    n_mc = check_int(n_mc, "n_mc", _WHERE, low=1)
+    _, master = resolve_rng(seed)
+    return _Settings(tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
+                     holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
+                     jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
