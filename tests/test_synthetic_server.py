@@ -392,3 +392,16 @@ def test_run_server_in_the_foreground_stops_on_ctrl_c(tmp_path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_many_pipelined_requests_without_latency_are_answered_in_order() -> None:
+    """500 requests written at once and answered at once (a recursive reply->next-request chain would overflow the stack)."""
+    judge = SyntheticJudge()
+    msgs = [render_single("Q", f"Use {i} nails.") for i in range(500)]
+    payload = b"".join(_post("/v1/chat/completions", json.dumps({"model": "m", "messages": m, "seed": i}).encode())
+                       for i, m in enumerate(msgs))
+    with serve_in_thread() as server:
+        responses, closed = _exchange(server.url, payload, expect_responses=500, timeout=30)
+    assert not closed and [code for code, _, _ in responses] == [200] * 500
+    assert [json.loads(body)["choices"][0]["message"]["content"] for _, _, body in responses] == [
+        judge.reply(m, i) for i, m in enumerate(msgs)]

@@ -248,6 +248,7 @@ class _Connection(asyncio.Protocol):
         self.busy = False  # a request is being answered (its reply may be waiting on a timer)
         self.closed = False
         self.sent_continue = False
+        self.parsing = False  # inside _next (a reply sent at once must not re-enter it)
 
     # ---------------------------------------------------------------- asyncio.Protocol
 
@@ -269,17 +270,24 @@ class _Connection(asyncio.Protocol):
     # ---------------------------------------------------------------- framing
 
     def _next(self) -> None:
-        """Start answering the next complete request in the buffer, if there is one."""
-        while not self.busy and not self.closed and self.buffer:
-            try:
-                request = self._take()
-            except _BadRequest as exc:
-                self._send_error(exc.code, str(exc), "invalid_request_error", keep_alive=False)
-                return
-            if request is None:
-                return
-            self.busy = True
-            self._dispatch(request)
+        """Answer the complete requests in the buffer, one at a time (a loop, not a recursion, when they
+        are answered at once)."""
+        if self.parsing:
+            return
+        self.parsing = True
+        try:
+            while not self.busy and not self.closed and self.buffer:
+                try:
+                    request = self._take()
+                except _BadRequest as exc:
+                    self._send_error(exc.code, str(exc), "invalid_request_error", keep_alive=False)
+                    return
+                if request is None:
+                    return
+                self.busy = True
+                self._dispatch(request)
+        finally:
+            self.parsing = False
 
     def _take(self) -> _Request | None:
         buf = self.buffer
