@@ -27,9 +27,9 @@ at most 0.87 ms CPU per call, and client + server together at most ``n_cpus / 11
 
 Measured (2-core shared machine, load average 1.6-2.3 from other jobs, N=2000, 3 runs each)
 ------------------------------------------------------------------------------------------
-* server alone (bare aiohttp client): 909-1114 calls/s (71-87% of the bound), server CPU
-  0.35-0.48 ms/call. The former thread-per-connection stdlib server: 590-610 calls/s, 0.79 ms/call.
-* ``judge_many`` (openai SDK, aiohttp transport): 350-549 calls/s (27-43%), client CPU
+* server alone (bare aiohttp client): 778-1114 calls/s (61-87% of the bound), server CPU
+  0.35-0.55 ms/call. The former thread-per-connection stdlib server: 590-610 calls/s, 0.79 ms/call.
+* ``judge_many`` (openai SDK, aiohttp transport): 318-549 calls/s (25-43%), client CPU
   1.67-2.58 ms/call; with ``--cache`` or ``--progress`` no measurable difference (a cache commit
   is 0.07 ms); on the SDK's httpx2 transport 234-329 calls/s, 2.85-3.63 ms/call. Before this
   work: 204-340 calls/s, 2.4-3.9 ms/call.
