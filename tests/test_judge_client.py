@@ -345,7 +345,9 @@ def test_aiohttp_transport_is_not_used_through_a_proxy(monkeypatch) -> None:
 
 
 def test_backoff_schedule_is_exponential_capped_plus_jitter(tmp_path, monkeypatch) -> None:
-    """Waits before retries 1..5: min(backoff_max, backoff_initial * 2**k) + U(0, jitter), jitter drawn by random.uniform."""
+    """Waits before retries 1..5: min(backoff_max, backoff_initial * 2**k) + U(0, jitter) (tenacity's wait_random)."""
+    import random
+
     import biasbound.judge.client as client_module
 
     slept: list[float] = []
@@ -356,7 +358,7 @@ def test_backoff_schedule_is_exponential_capped_plus_jitter(tmp_path, monkeypatc
             slept.append(delay)
         return await real_sleep(0)
 
-    monkeypatch.setattr(client_module.random, "uniform", lambda low, high: high)  # the largest jitter
+    monkeypatch.setattr(random, "random", lambda: 1.0)  # the largest jitter
     monkeypatch.setattr(client_module.asyncio, "sleep", recording_sleep)
     failing = SyntheticServerConfig(task_fault_rates={"judge-single": 1.0}, fault_kinds=("500",))
     with serve_in_thread(failing) as server:

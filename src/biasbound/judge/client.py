@@ -11,7 +11,7 @@ One async path for every judge call (``judge_many``):
   auth, headers, status errors and timeouts without its typed request/response models;
 * at most ``concurrency`` HTTP requests in flight (``asyncio.Semaphore``) and, optionally,
   at most ``requests_per_minute`` request starts per minute;
-* retries with exponential backoff and jitter (a plain loop, ``_Run._with_retries``) decided per
+* retries with exponential backoff and jitter (``tenacity.AsyncRetrying``) decided per
   error type: 408, 409, 429, 5xx, timeouts and connection errors are retried; any other
   4xx is not. A reply without a usable verdict (garbage, truncated) is retried too, at
   most ``max_parse_attempts`` times. ``max_attempts`` caps all HTTP attempts of a call;
@@ -35,7 +35,6 @@ import functools
 import ipaddress
 import logging
 import os
-import random
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -58,6 +57,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential, wait_random
 
 from biasbound._exceptions import InputError, JudgeError
 
@@ -485,25 +485,27 @@ class _Run:
     async def _with_retries(self, attempt: Callable[[], Awaitable[ParsedReply]], state: dict[str, Any]) -> ParsedReply:
         """Run ``attempt`` until it returns, retrying per :func:`_retryable` with exponential backoff and jitter.
 
-        After failed attempt ``k + 1`` (k >= 0) the wait is ``min(backoff_max, backoff_initial * 2**k) +
-        U(0, backoff_jitter)``. The last exception is re-raised when it is not retryable, when the run was
-        aborted, after ``max_attempts`` HTTP attempts, or after ``max_parse_attempts`` unparseable replies.
-        (A plain loop: the same policy as ``tenacity.AsyncRetrying(wait_exponential + wait_random)`` without
-        its ~0.09 ms of bookkeeping per call.)
+        ``tenacity.AsyncRetrying``: after failed attempt ``k + 1`` (k >= 0) the wait is
+        ``min(backoff_max, backoff_initial * 2**k) + U(0, backoff_jitter)``. The last exception is
+        re-raised when it is not retryable, when the run was aborted, after ``max_attempts`` HTTP
+        attempts, or after ``max_parse_attempts`` unparseable replies.
         """
         cfg = self.config
-        k = 0
-        while True:
-            try:
-                return await attempt()
-            except (_Unparseable, openai.OpenAIError) as exc:
-                if not _retryable(exc) or self.abort is not None or state["attempts"] >= cfg.max_attempts:
-                    raise
-                if isinstance(exc, _Unparseable) and state["parse_failures"] >= cfg.max_parse_attempts:
-                    raise
-            delay = min(cfg.backoff_max, cfg.backoff_initial * 2.0**k) if k < 1024 else cfg.backoff_max
-            k += 1
-            await asyncio.sleep(max(0.0, delay) + random.uniform(0.0, cfg.backoff_jitter))
+
+        def stop(retry_state: RetryCallState) -> bool:
+            if self.abort is not None or state["attempts"] >= cfg.max_attempts:
+                return True
+            exc = retry_state.outcome.exception() if retry_state.outcome else None
+            return isinstance(exc, _Unparseable) and state["parse_failures"] >= cfg.max_parse_attempts
+
+        retrying = AsyncRetrying(
+            stop=stop,
+            wait=wait_exponential(multiplier=cfg.backoff_initial, max=cfg.backoff_max, exp_base=2)
+            + wait_random(0.0, cfg.backoff_jitter),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+        )
+        return await retrying(attempt)
 
     async def judge(self, call: _Call) -> JudgeResult:
         cfg = self.config
