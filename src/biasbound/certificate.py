@@ -186,7 +186,8 @@ class Certificate:
     guarantee : str
         The plain-language sentence.
     audit : dict or None
-        Audit result (see ``biasbound.audit``), added with :meth:`with_audit`.
+        Audit result (see ``biasbound.audit``), given to :func:`make_certificate` or added with
+        :meth:`with_audit`.
     created : str
         ISO 8601 UTC time.
     bound_details : dict
@@ -394,6 +395,7 @@ def make_certificate(
     scope: dict[str, Any] | None = None,
     neighbor_relation: str | None = None,
     created: str | None = None,
+    audit: dict[str, Any] | Any | None = None,
 ) -> Certificate:
     """Build the certificate for a calibration applied to one batch.
 
@@ -422,6 +424,9 @@ def make_certificate(
         Plain description of the neighbour relation for the guarantee sentence.
     created : str, optional
         ISO time; default now (UTC).
+    audit : dict or object with ``to_dict()``, optional
+        The audit record to store (as :meth:`Certificate.with_audit` would add it), so that a
+        certificate with its audit is built and validated once; ``None`` leaves it unset.
 
     Returns
     -------
@@ -445,6 +450,11 @@ def make_certificate(
         raise TypeError(f"The 'seed' parameter of {where} must be an int. Got {type(seed).__name__} instead.")
     if not isinstance(data_sha256, str) or len(data_sha256) != 64:
         raise InputError(f"The 'data_sha256' parameter of {where} must be a 64-character hex digest. Got {data_sha256!r} instead.")
+    if audit is not None:
+        if hasattr(audit, "to_dict"):
+            audit = audit.to_dict()
+        if not isinstance(audit, dict):
+            raise TypeError(f"The 'audit' parameter of {where} must be a dict or None. Got {type(audit).__name__} instead.")
     sens = _as_dict(sensitivity)
     generators: dict[str, Any] = {}
     if isinstance(sens.get("generators"), dict):
@@ -472,7 +482,8 @@ def make_certificate(
         generators=_plain(generators), combination=sens.get("how"), alpha=calibration.alpha,
         alpha_max=calibration.alpha_max, center={"kind": kind, "value": cv}, sigma=calibration.sigma,
         sigma_max=calibration.sigma_max, seed=int(seed), data_sha256=data_sha256, biasbound_version=__version__,
-        view=str(view), scope=_plain(dict(scope or {})), guarantee=sentence, audit=None,
+        view=str(view), scope=_plain(dict(scope or {})), guarantee=sentence,
+        audit=None if audit is None else _plain(audit),
         created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         bound_details=_plain(details),
     )

@@ -28,7 +28,11 @@ from biasbound.pipeline._settings import _SCORE_RANGE, _WHERE, _Settings, _spawn
 
 
 def _make_certificate(cal: Any, **kw: Any) -> Any:
-    """:func:`biasbound.certificate.make_certificate` (a scalar centre is recorded as a plain float)."""
+    """:func:`biasbound.certificate.make_certificate` (a scalar centre is recorded as a plain float).
+
+    The pipeline passes each certificate's audit record as ``audit=``, so every certificate is
+    built and validated once (not once more by ``with_audit``).
+    """
     from biasbound.certificate import make_certificate
 
     return make_certificate(cal, **kw)
@@ -255,6 +259,8 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
         "components": [{"name": g, **gen_table[g]} for g in s.used],
     }
     pooled_dict = None if pooled is None else _jsonable(pooled.to_dict())
+    judge_audit = {"pooled": pooled_dict, "verdict_counts": counts,
+                   "per_model": {m: (None if a is None else a.verdict) for m, a in audits.items()}}
     model_certs: dict[str, Any] = {}
     if s.view == "model":
         for m in models:
@@ -262,14 +268,14 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             x = values[m]
             scope = dict(base_scope, model=m, n_items=int(len(x)), n_missing=int(n_missing.get(m, 0)),
                          model_sensitivity=_jsonable(per_unit[m].to_dict()))
-            cert = _make_certificate(
-                cal_m, sensitivity=sens_record, center_kind=s.center_kind, center_value=float(c),
-                seed=int(seeds[m]), data_sha256=_sha(x), view="model", scope=scope, neighbor_relation=relation,
-            )
             a = audits[m]
             adict = {"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled_dict,
                      "verdict_counts": counts}
-            model_certs[m] = cert.with_audit(adict)
+            model_certs[m] = _make_certificate(
+                cal_m, sensitivity=sens_record, center_kind=s.center_kind, center_value=float(c),
+                seed=int(seeds[m]), data_sha256=_sha(x), view="model", scope=scope, neighbor_relation=relation,
+                audit=adict,
+            )
         all_x = np.concatenate([values[m] for m in models])
         jscope = dict(base_scope, model="*", models={
             m: {"dim": int(len(values[m])), "seed": int(seeds[m]), "data_sha256": model_certs[m].data_sha256}
@@ -281,6 +287,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             center_value=(float(s.center_value) if s.center_value is not None
                           else float(np.mean([mech[m][1] for m in models]))),
             seed=int(judge_seed), data_sha256=_sha(all_x), view="model", scope=jscope, neighbor_relation=relation,
+            audit=judge_audit,
         )
     else:
         res, c_arr, _ = mech["*"]
@@ -290,10 +297,8 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
         judge_cert = _make_certificate(
             cal, sensitivity=sens_record, center_kind=s.center_kind, center_value=cval,
             seed=int(seeds["*"]), data_sha256=_sha(means), view="leaderboard",
-            scope=jscope, neighbor_relation=relation,
+            scope=jscope, neighbor_relation=relation, audit=judge_audit,
         )
-    judge_cert = judge_cert.with_audit({"pooled": pooled_dict, "verdict_counts": counts,
-                                        "per_model": {m: (None if a is None else a.verdict) for m, a in audits.items()}})
 
     # scores table: one row per canonical (model, item), in canon order
     in_batch = np.zeros(len(canon.m), dtype=bool)
