@@ -205,13 +205,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound.pipeline import certify
+        from biasbound.pipeline._settings import check_settings
 
-        loaded = load_inputs(inputs, scale=parse_scale(scale), skip_bad=skip_bad)
+        raw_scale = parse_scale(scale)
+        beta_value = parse_beta(beta)
+        # certify's own parameter checks, run before any input is read: a bad option fails at once
+        check_settings(tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
+                       beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
+                       jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds)
+        loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad)
         console = Console()
         try:
             result = certify(
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
-                beta=parse_beta(beta), holdout=holdout, seed=seed, view=view, center=center,
+                beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates

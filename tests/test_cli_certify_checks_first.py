@@ -1,0 +1,72 @@
+"""`biasbound certify` checks its parameters before reading any input, with certify's own error sentence."""
+
+from __future__ import annotations
+
+import inspect
+
+import pandas as pd
+import pytest
+
+from biasbound import InputError
+from biasbound.cli import main
+from biasbound.commands import certify as certify_cmd
+from biasbound.pipeline import certify
+from biasbound.pipeline._settings import check_settings
+
+_FRAME = pd.DataFrame({"judge": ["j"], "model": ["m"], "item_id": ["q"], "score": [0.5], "game": [2]})
+
+
+@pytest.fixture()
+def no_loading(monkeypatch):
+    """Make load_inputs fail the test if the command reaches it."""
+    calls: list[object] = []
+
+    def load_inputs(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise InputError("load_inputs was called")
+
+    monkeypatch.setattr(certify_cmd, "load_inputs", load_inputs)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        (["--tau", "0"], {"tau": 0.0}),
+        (["--delta", "1.5"], {"delta": 1.5}),
+        (["--neighbors", "shuffle"], {"neighbors": "shuffle"}),
+        (["--method", "exact"], {"method": "exact"}),
+        (["--combine", "mean"], {"combine": "mean"}),
+        (["--alpha", "1.5"], {"alpha": 1.5}),
+        (["--beta", "1"], {"beta": 1.0}),
+        (["--holdout", "0.95"], {"holdout": 0.95}),
+        (["--view", "items"], {"view": "items"}),
+        (["--center", "fixed:2"], {"center": "fixed:2"}),
+        (["--center", "holdout", "--holdout", "0"], {"center": "holdout", "holdout": 0.0}),
+        (["--jitter-adjust"], {"jitter_adjust": True}),
+        (["--bootstrap-rounds", "0"], {"bootstrap_rounds": 0}),
+    ],
+)
+def test_bad_parameter_fails_before_loading(no_loading, tmp_path, capsys, args, kwargs):
+    with pytest.raises(InputError) as exc:
+        certify(_FRAME, **kwargs)
+    code = main(["certify", str(tmp_path / "never-read.jsonl"), "--out", str(tmp_path / "o"), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and no_loading == []
+    assert " ".join(err.split()) == f"error: {' '.join(str(exc.value).split())}"
+
+
+def test_good_parameters_reach_loading(no_loading, tmp_path, capsys):
+    code = main(["certify", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o"), "--beta", "none"])
+    assert code == 2 and len(no_loading) == 1
+    assert "load_inputs was called" in capsys.readouterr().err
+
+
+def test_check_settings_has_certifys_defaults_and_result():
+    cert_params = inspect.signature(certify).parameters
+    shared = inspect.signature(check_settings).parameters
+    assert set(shared) <= set(cert_params)
+    for name, p in shared.items():
+        assert p.default == cert_params[name].default, name
+    s = check_settings(neighbors="swap,rerun", center="fixed:0.25", seed=3)
+    assert (s.generators, s.center_kind, s.center_value, s.seed) == (("swap", "rerun"), "fixed", 0.25, 3)
