@@ -32,3 +32,15 @@ def test_import_does_not_load_pandas_or_http():
     code = "import sys, biasbound; print(sorted(m for m in ('pandas', 'openai', 'matplotlib', 'sklearn') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_judge_package_loads_the_openai_sdk_only_when_the_client_is_used():
+    code = (
+        "import sys\n"
+        "import biasbound.judge, biasbound.testing\n"
+        "before = 'openai' in sys.modules\n"
+        "from biasbound.judge import judge_many_sync\n"
+        "print(before, 'openai' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.split() == ["False", "True"]

@@ -6,16 +6,10 @@ neighbour generators and the synthetic judge server.
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from biasbound.judge.cache import JudgeCache, cache_key
-from biasbound.judge.client import (
-    JudgeConfig,
-    JudgeRequest,
-    JudgeResult,
-    RedactingFilter,
-    judge_many,
-    judge_many_sync,
-    redact,
-)
 from biasbound.judge.parsing import (
     PAIRWISE_VERDICTS,
     ParsedReply,
@@ -72,3 +66,19 @@ __all__ = [
     "task_of",
     "to_arena_hard_record",
 ]
+
+#: The client (and with it the openai SDK, ~1.7 s to import) loads on first use, so parsing,
+#: prompts and the synthetic judge do not pay for it.
+_LAZY = frozenset({"JudgeConfig", "JudgeRequest", "JudgeResult", "RedactingFilter", "judge_many", "judge_many_sync", "redact"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'biasbound.judge' has no attribute {name!r}")
+    value = getattr(importlib.import_module("biasbound.judge.client"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
