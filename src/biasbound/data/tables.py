@@ -139,7 +139,7 @@ class JudgmentSet:
 
 
 # ----------------------------------------------------------------------------------------
-# shared helpers (also used by arena_hard.py, neighbors/observed.py, leaderboard.py, pipeline.py)
+# shared helpers (also used by arena_hard.py, neighbors/observed.py, leaderboard.py, pipeline/)
 
 
 def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
