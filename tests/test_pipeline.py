@@ -313,3 +313,38 @@ def test_a_judge_with_one_model_is_certified_and_rank_retention_is_undefined(sha
     ret = res.retention["GPT-4/Vanilla"] if "GPT-4/Vanilla" in res.retention else res.retention
     assert ret["spearman"] is None and ret["pairs_kept_probability"] == [] and "two" in ret["note"]
     assert len(res.leaderboard) == 1
+
+
+# ------------------------------------------------------------------ skeptic's review: certificates that were wrong
+
+
+def _variant_table(scores: np.ndarray, variant: np.ndarray, models: tuple[str, ...] = ("m1", "m2")) -> pd.DataFrame:
+    """Single-answer table: per model, item i has canonical score scores[i] and 'bold' score variant[i]."""
+    rows = []
+    for model in models:
+        for i, (a, b) in enumerate(zip(scores, variant)):
+            rows.append((model, f"q{i}", "original", 0, float(a)))
+            rows.append((model, f"q{i}", "bold", 0, float(b)))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "score"])
+    f["judge"], f["game"], f["verdict"], f["source"], f["line"] = "j", 0, None, "synthetic", np.arange(len(f)) + 1
+    return f
+
+
+def test_scores_outside_the_unit_range_are_rejected_not_certified_with_a_false_almost_sure_bound():
+    """Counterexample: scores on [0, 4] whose *observed* variant changes are <= 0.9.
+
+    The pipeline's deterministic bound assumes ``||f(D) - f(D')|| <= 1`` almost surely (Hamming-1 on
+    [0, 1]); on [0, 4] a neighbour can move a score by 4, so that bound is false. Before the fix the
+    run was certified with ``bound_used == 'deterministic'`` and ``sensitivity == 1``.
+    """
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.0, 3.0, 100)
+    f = _variant_table(base, base + rng.choice([0.0, 0.9], 100))
+    assert (f["score"] > 1).any() and (f.groupby(["model", "item_id"])["score"].agg(np.ptp) <= 0.9 + 1e-12).all()
+    with pytest.raises(InputError, match=r"'judgments'.*\[0, 1\]"):
+        certify(f, neighbors="variant:bold", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    g = f.copy()
+    g.loc[3, "score"] = np.inf  # a non-finite score is not a missing one either
+    with pytest.raises(InputError, match=r"'judgments'"):
+        certify(g.assign(score=g["score"].clip(upper=None) / 4.0), neighbors="variant:bold", out=None, progress=False,
+                plots=False, seed=0, bootstrap_rounds=20)

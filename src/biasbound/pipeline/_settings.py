@@ -140,6 +140,20 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
             frame[col] = default
     if len(frame) == 0:
         raise InputError(f"The 'judgments' parameter of {_WHERE} must hold at least one judgment. Got 0 rows instead.")
+    # The almost-sure bounds of the certificate (Hamming-1 neighbours move one score by at most 1,
+    # a model mean by at most 1/d) hold only for scores on [0, 1]; anything else is refused, never clipped.
+    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isnan(score) & ~((score >= 0.0) & (score <= _SCORE_RANGE))
+    if bad.any():
+        at = int(np.argmax(bad))
+        where = ""
+        if "source" in frame.columns and "line" in frame.columns:
+            where = f" (file {frame['source'].iloc[at]!s}, line {frame['line'].iloc[at]!s})"
+        raise InputError(
+            f"The 'judgments' parameter of {_WHERE} must hold scores in [0, 1] (NaN = missing): the certificate's "
+            f"almost-sure bound on a neighbour's change rests on that range. Got {int(bad.sum())} score(s) outside it, "
+            f"the first {score[at]!r}{where}."
+        )
     variants = set(frame["variant"].astype(str).unique())
     for g in generators:
         if g == "swap" and not frame["game"].isin([2]).any():
