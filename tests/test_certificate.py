@@ -154,3 +154,56 @@ def test_make_certificate_bad_input() -> None:
         _cert(data_sha256="abc")
     with pytest.raises(TypeError, match="'seed'"):
         _cert(seed=1.5)
+
+
+def test_rms_combination_is_certified_for_the_uniform_mixture_only_and_the_sentence_says_so() -> None:
+    """Counterexample to reading an RMS-combined certificate as covering each generator.
+
+    Generator A moves one score by 1 with probability q = 0.15 (else 0); generator B never moves it.
+    Their RMS combination is sqrt(q / 2) = 0.274, and with delta = 0.1 = 0.01 + 0.09 the Markov
+    radius is a = 0.274 / sqrt(0.09) = 0.913 < tau = 0.999. Under A alone the exact probability of
+    ||M(D) - M(D')|| > tau (noncentral chi-square, computed independently with scipy) is about
+    q = 0.15 > delta; under the uniform mixture it is about 0.075 <= delta. The sentence must
+    therefore claim the uniform mixture, not "neighbours drawn from {A, B}".
+    """
+    from scipy import stats
+
+    from biasbound.sensitivity import combine, estimate
+
+    q, tau, delta, dim = 0.15, 0.999, 0.1, 20
+    a_dist = np.r_[np.ones(150), np.zeros(850)]  # exactly the population of A
+    b_dist = np.zeros(1000)
+    comb = combine([estimate(a_dist, name="A"), estimate(b_dist, name="B")], how="rms")
+    assert comb.delta_star == pytest.approx(math.sqrt((q + 1e-3**2) / 2))  # B floored at 1e-3
+    cal = calibrate(tau=tau, delta=delta, dim=dim, sensitivity=comb.delta_star, alpha=1.0, delta_B=0.01,
+                    sigma=1e-3, method="paper")
+
+    def exceed(dist: np.ndarray) -> float:  # exact Pr[||Delta + B|| > tau], B ~ N(0, 2 sigma^2 I_d)
+        s2 = 2 * cal.sigma**2
+        return float(np.mean(stats.ncx2.sf(tau**2 / s2, dim, dist**2 / s2)))
+
+    assert exceed(a_dist) > delta  # A alone violates the (tau, delta) statement
+    assert 0.5 * (exceed(a_dist) + exceed(b_dist)) <= delta  # the uniform mixture satisfies it
+    cert = make_certificate(cal, sensitivity=comb, center_kind="fixed", center_value=0.5, seed=1,
+                            data_sha256=sha256_of_array(np.zeros(dim)), view="model", scope={})
+    assert "uniformly at random among {A, B}" in cert.guarantee and "not each generator alone" in cert.guarantee
+    # max combination of the same generators covers each one: its sentence says "any one of"
+    cmax = combine([estimate(a_dist, name="A"), estimate(b_dist, name="B")], how="max")
+    cal2 = calibrate(tau=tau, delta=delta, dim=dim, sensitivity=cmax.delta_star, alpha=0.4, method="paper")
+    cert2 = make_certificate(cal2, sensitivity=cmax, center_kind="fixed", center_value=0.5, seed=1,
+                             data_sha256=sha256_of_array(np.zeros(dim)), view="model", scope={})
+    assert "any one of {A, B}" in cert2.guarantee
+
+
+def test_batch_description_and_jitter_clause_in_the_sentence() -> None:
+    scores = np.linspace(0.0, 1.0, 5)
+    cal = calibrate(tau=0.5, delta=0.01, dim=5, sensitivity=0.01, method="paper")
+    c = make_certificate(cal, sensitivity=SENS, center_kind="fixed", center_value=0.5, seed=1,
+                         data_sha256=sha256_of_array(scores), view="leaderboard", scope={},
+                         batch_description="this fixed vector of 5 model mean scores", jitter_adjusted=True)
+    assert c.guarantee.startswith("For this fixed vector of 5 model mean scores and")
+    assert "judged items" not in c.guarantee and "jitter-free judge" in c.guarantee
+    cal_det = calibrate(tau=0.5, delta=0.01, dim=5, max_distance=0.1)  # the a.s. bound covers raw neighbours
+    c_det = make_certificate(cal_det, sensitivity=SENS, center_kind="fixed", center_value=0.5, seed=1,
+                             data_sha256=sha256_of_array(scores), view="model", scope={}, jitter_adjusted=True)
+    assert "jitter-free" not in c_det.guarantee

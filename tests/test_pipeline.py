@@ -348,3 +348,63 @@ def test_scores_outside_the_unit_range_are_rejected_not_certified_with_a_false_a
     with pytest.raises(InputError, match=r"'judgments'"):
         certify(g.assign(score=g["score"].clip(upper=None) / 4.0), neighbors="variant:bold", out=None, progress=False,
                 plots=False, seed=0, bootstrap_rounds=20)
+
+
+def test_jitter_adjusted_upper_bound_covers_the_jitter_free_sensitivity():
+    """The jitter-adjusted UCB must be a (1 - beta) upper bound on the jitter-free RMS sensitivity.
+
+    Model of ``context_adjusted_rms``: a variant's difference is ``b + e`` and a rerun's is ``e'``
+    (``e, e'`` i.i.d., zero mean), so the jitter-free RMS is ``sqrt(E(b+e)^2 - E e'^2) = b``.
+    With 1000 variant neighbours and 10 reruns, subtracting the rerun *point estimate* from the
+    variant UCB (the code before the fix) left ``b`` uncovered in ~32% of samples at beta = 0.05.
+    400 seeded replications; the test fails if the 99.9% Clopper–Pearson lower bound on the
+    non-coverage exceeds beta (false-failure rate <= 0.001 when the bound is valid).
+    """
+    from biasbound.pipeline._neighbours import _estimates
+    from biasbound.pipeline._settings import check_settings
+
+    s = check_settings(neighbors="variant:bold,rerun", jitter_adjust=True, beta=0.05)
+    rng = np.random.default_rng(20240611)
+    b, jump, p = 0.1, 0.5, 0.2
+    reps, misses = 400, 0
+    for _ in range(reps):
+        e = rng.choice([0.0, jump, -jump], size=1000, p=[1 - p, p / 2, p / 2])
+        e2 = rng.choice([0.0, jump, -jump], size=10, p=[1 - p, p / 2, p / 2])
+        variant, rerun = np.abs(b + e), np.abs(e2)
+        groups = {("m", "variant:bold"): (variant, variant / 10.0), ("m", "rerun"): (rerun, rerun / 10.0)}
+        est, _ = _estimates(groups, s, ["m"], 1.0)
+        misses += est["m"]["variant:bold"].ucb < b
+    lower = stats.binomtest(misses, reps).proportion_ci(confidence_level=0.998, method="exact").low
+    assert lower <= s.beta, f"non-coverage {misses}/{reps}"
+
+
+def test_judge_level_certificate_claims_each_model_separately_not_the_concatenation():
+    """Counterexample to the old sentence "For this fixed batch of 200 judged items ...".
+
+    The judge-level certificate of the model view hashes all models' scores, but its σ is
+    calibrated for one model's batch (d = 200). For the concatenation of 10 models (2000 scores)
+    the noise alone exceeds τ almost surely: Pr[||B|| > τ] = chi2.sf(τ²/(2σ²), 2000) (scipy), so
+    the sentence must state the claim per model.
+    """
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0.2, 0.8, 200)
+    f = _variant_table(base, np.clip(base + rng.normal(0.05, 0.05, 200), 0, 1), models=tuple(f"m{k}" for k in range(10)))
+    f["score"] = f["score"] * 0.9 + f["model"].str[1:].astype(int) * 0.01  # distinct models, still on [0, 1]
+    res = certify(f, neighbors="variant:bold", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    j = res.judges["j"]
+    cert, sigma = j.certificate, j.calibration.sigma
+    n_total = int((f["variant"] == "original").sum())  # the scores the judge-level hash covers
+    assert n_total == 2000 and cert.dim == 200
+    assert stats.chi2.sf(cert.tau**2 / (2 * sigma**2), n_total) > cert.delta  # the joint claim is false
+    g = cert.guarantee
+    assert "each of this judge's 10 models separately" in g and "not the concatenation" in g
+    assert not g.startswith("For this fixed batch of 200 judged items")
+    for m, c in j.model_certificates.items():  # per-model certificates keep the plain per-batch sentence
+        assert c.guarantee.startswith(f"For this fixed batch of {c.dim} judged items")
+
+
+def test_leaderboard_sentence_names_model_means_not_items(demo_set):
+    res = certify(demo_set, view="leaderboard", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    g = res.judges["ensemble"].certificate.guarantee
+    assert g.startswith("For this fixed vector of 76 model mean scores")
+    assert "76 judged items" not in g

@@ -22,6 +22,7 @@ from biasbound.sensitivity import (
     kl_lower_bound,
     kl_upper_bound,
     rms,
+    sensitivity_lcb,
     sensitivity_ucb,
 )
 
@@ -321,3 +322,52 @@ def test_context_adjusted_rms_edges() -> None:
         context_adjusted_rms(0.1, math.nan)
     with pytest.raises(InputError, match="'total'"):
         context_adjusted_rms(math.inf, 0.0)
+
+
+# ----------------------------------------------------------------------------- lower confidence bound (jitter)
+
+
+def test_lcb_methods_match_hand_formulas() -> None:
+    d = np.array([0.1, 0.5, 0.3, 0.0, 0.9, 0.2, 0.4, 0.6])
+    big_m, beta = 2.0, 0.1
+    x = (d / big_m) ** 2
+    m, mean = d.size, x.mean()
+    var = ((x - mean) ** 2).sum() / (m - 1)
+    # KL lower bound = 1 - (KL upper bound of 1 - X), by plain bisection
+    kl_lo = 1 - bisect_kl_upper(1 - mean, m, beta)
+    assert sensitivity_lcb(d, beta=beta, max_distance=big_m, method="kl") == pytest.approx(big_m * math.sqrt(kl_lo), rel=1e-9)
+    big = np.full(400, 0.5)  # zero variance: Bernstein lower bound = mean - 7 log(2/beta) / (3 (m - 1))
+    bern = 0.25 - 7 * math.log(2 / beta) / (3 * 399)
+    assert sensitivity_lcb(big, beta=beta, max_distance=1.0, method="bernstein") == pytest.approx(math.sqrt(bern), rel=1e-12)
+    lo = max(1 - bisect_kl_upper(1 - mean, m, beta / 2),
+             mean - math.sqrt(2 * var * math.log(4 / beta) / m) - 7 * math.log(4 / beta) / (3 * (m - 1)), 0.0)
+    assert sensitivity_lcb(d, beta=beta, max_distance=big_m) == pytest.approx(big_m * math.sqrt(lo), rel=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=2, max_size=60), st.sampled_from(["kl", "bernstein", "best"]),
+       st.floats(1e-4, 0.5))
+def test_lcb_between_zero_and_point_estimate(values: list[float], method: str, beta: float) -> None:
+    d = np.array(values)
+    assert 0.0 <= sensitivity_lcb(d, beta=beta, max_distance=1.0, method=method) <= rms(d)
+
+
+@pytest.mark.parametrize("dist", sorted(SAMPLERS))
+def test_lcb_coverage(dist: str) -> None:
+    """Pr[LCB > Δ*] does not exceed β: 600 seeded replications, m = 30, β = 0.1.
+
+    Fails if the one-sided 99.9% Clopper–Pearson lower bound on the rate exceeds β
+    (false-failure probability <= 0.001 per case when the bound is valid).
+    """
+    sampler, delta_star = SAMPLERS[dist]
+    gen = np.random.default_rng(77)
+    fails = sum(sensitivity_lcb(sampler(gen, 30), beta=0.1, max_distance=1.0) > delta_star for _ in range(600))
+    lower = binomtest(fails, 600, alternative="greater").proportion_ci(confidence_level=0.999, method="exact").low
+    assert lower <= 0.1, fails
+
+
+def test_lcb_rejects_bad_input() -> None:
+    with pytest.raises(InputError, match=r"\[0, max_distance=1\]"):
+        sensitivity_lcb([0.5, 1.5], beta=0.05, max_distance=1.0)
+    with pytest.raises(InputError, match="at least 2"):
+        sensitivity_lcb([0.5], beta=0.05, max_distance=1.0)

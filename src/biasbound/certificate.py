@@ -75,6 +75,9 @@ def guarantee_sentence(
     beta: float | None,
     sensitivity: float,
     neighbor_relation: str | None = None,
+    combination: str | None = None,
+    batch: str | None = None,
+    jitter_adjusted: bool = False,
 ) -> str:
     """One plain sentence stating the certified guarantee, its assumptions and its scope.
 
@@ -92,6 +95,17 @@ def guarantee_sentence(
         The quantity the bound used (point estimate, UCB, a.s. maximum or order statistic).
     neighbor_relation : str, optional
         Plain description of the neighbour relation, appended in parentheses.
+    combination : {"max", "rms"} or None
+        How several generators' sensitivities were combined.  ``"max"`` (or an almost-sure bound)
+        covers each generator and any mixture of them; ``"rms"`` with a bound that uses the
+        sensitivity covers only the uniform mixture of the generators (paper, Appendix B), and
+        the sentence says so.
+    batch : str, optional
+        What ``M(D)`` is, replacing the default ``"this fixed batch of {dim} judged items"``
+        (e.g. a vector of model means, or a family of per-model batches).
+    jitter_adjusted : bool
+        The sensitivity had rerun jitter removed (``context_adjusted_rms``).  Under a bound that
+        uses the sensitivity the claim is then about the jitter-free judge, which the sentence states.
 
     Returns
     -------
@@ -99,6 +113,14 @@ def guarantee_sentence(
     """
     names = ", ".join(sorted(generators)) if generators else "the neighbour generator"
     rel = f"{{{names}}}" + (f" ({neighbor_relation})" if neighbor_relation else "")
+    uses_sensitivity = bound_used != "deterministic"
+    if len(generators) > 1 and combination == "rms" and uses_sensitivity:
+        draw = (f"a neighbour drawn from a generator picked uniformly at random among {rel} (the RMS combination "
+                "covers this uniform mixture only, not each generator alone)")
+    elif len(generators) > 1:
+        draw = f"neighbours drawn from any one of {rel} or any mixture of them"
+    else:
+        draw = f"neighbours drawn from {rel}"
     if bound_used == "deterministic":
         assume = (f"assuming every neighbour moves the score vector by at most {_fmt(sensitivity)} in L2 norm "
                   "(an almost-sure bound) and the judge is a fixed function of the batch")
@@ -108,8 +130,13 @@ def guarantee_sentence(
     else:
         assume = (f"assuming per-item judgments are independent and the measured RMS sensitivity {_fmt(sensitivity)} "
                   "is the generator's true value (a point estimate, no confidence level)")
+    if jitter_adjusted and uses_sensitivity:
+        assume += ("; the sensitivity had rerun jitter removed in mean square, so this holds for the jitter-free "
+                   "judge (observed score = jitter-free score + independent zero-mean rerun noise) and does not "
+                   "cover rerun noise")
+    what = batch if batch else f"this fixed batch of {dim} judged items"
     return (
-        f"For this fixed batch of {dim} judged items and neighbours drawn from {rel}, "
+        f"For {what} and {draw}, "
         f"Pr[‖M(D) − M(D′)‖₂ > {_fmt(tau)}] ≤ {_fmt(delta)} over the neighbour draw and the mechanism's noise, "
         f"{assume}; it is local to this batch, not a generalization claim."
     )
@@ -396,6 +423,8 @@ def make_certificate(
     neighbor_relation: str | None = None,
     created: str | None = None,
     audit: dict[str, Any] | Any | None = None,
+    batch_description: str | None = None,
+    jitter_adjusted: bool = False,
 ) -> Certificate:
     """Build the certificate for a calibration applied to one batch.
 
@@ -427,6 +456,10 @@ def make_certificate(
     audit : dict or object with ``to_dict()``, optional
         The audit record to store (as :meth:`Certificate.with_audit` would add it), so that a
         certificate with its audit is built and validated once; ``None`` leaves it unset.
+    batch_description : str, optional
+        What ``M(D)`` is, for the guarantee sentence (default: a batch of ``dim`` judged items).
+    jitter_adjusted : bool
+        The sensitivity had rerun jitter removed; the sentence then states the jitter-free claim.
 
     Returns
     -------
@@ -473,7 +506,9 @@ def make_certificate(
     details = {k: sel[k] for k in ("order_index", "m", "beta_per_split", "n_splits") if k in sel}
     sentence = guarantee_sentence(tau=calibration.tau, delta=calibration.delta, dim=calibration.dim, generators=generators,
                                   bound_used=calibration.bound_used, beta=calibration.beta,
-                                  sensitivity=calibration.sensitivity, neighbor_relation=neighbor_relation)
+                                  sensitivity=calibration.sensitivity, neighbor_relation=neighbor_relation,
+                                  combination=sens.get("how"), batch=batch_description,
+                                  jitter_adjusted=bool(jitter_adjusted))
     return Certificate(
         tau=calibration.tau, delta=calibration.delta, delta_B=calibration.delta_B, delta_Delta=calibration.delta_Delta,
         beta=calibration.beta, dim=calibration.dim, method=calibration.method, bound_used=calibration.bound_used,

@@ -38,6 +38,7 @@ __all__ = [
     "kl_lower_bound",
     "kl_upper_bound",
     "rms",
+    "sensitivity_lcb",
     "sensitivity_ucb",
 ]
 
@@ -281,6 +282,67 @@ def _ucb(d: np.ndarray, *, beta: float, max_distance: float, method: str) -> flo
     plug_in = float(math.sqrt(float(np.mean(d * d))))
     ucb = min(math.nextafter(max(ucb, plug_in), math.inf), max_distance)
     return float(max(ucb, plug_in))
+
+
+def _bernstein_lower(x: np.ndarray, beta: float) -> float:
+    """Maurer–Pontil (2009, Thm. 4) applied to ``1 - X``: a lower bound on E X for X ∈ [0, 1]."""
+    n = x.size
+    log_term = math.log(2.0 / beta)
+    var = float(np.var(x, ddof=1))
+    return float(np.mean(x)) - math.sqrt(2.0 * var * log_term / n) - 7.0 * log_term / (3.0 * (n - 1))
+
+
+def sensitivity_lcb(
+    distances: ArrayLike,
+    *,
+    beta: float,
+    max_distance: float,
+    method: str = "best",
+) -> float:
+    """Lower ``(1 - β)`` confidence bound on the RMS sensitivity ``Δ*`` (mirror of :func:`sensitivity_ucb`).
+
+    Parameters
+    ----------
+    distances : array_like of shape (m,)
+        ``m >= 2`` i.i.d. neighbour distances, each in ``[0, max_distance]``.
+    beta : float
+        Failure probability in ``(0, 1)``.
+    max_distance : float
+        A-priori bound on every distance (positive).
+    method : {"best", "kl", "bernstein"}
+        As in :func:`sensitivity_ucb`; ``"best"`` is the larger of both lower bounds, each at ``β/2``.
+
+    Returns
+    -------
+    float
+        ``L`` with ``Pr[Δ* < L] <= β``; ``0 <= L <=`` the plug-in value.
+
+    Notes
+    -----
+    With ``X_i = (d_i / max_distance)²`` the KL bound is :func:`kl_lower_bound` (Hoeffding 1963
+    applied to ``1 - X``) and the empirical Bernstein bound is Maurer & Pontil (2009, Thm. 4)
+    applied to ``1 - X`` (same sample variance). Used to subtract rerun jitter from an upper
+    bound without invalidating it (:func:`context_adjusted_rms` of a UCB and an LCB); see
+    ``docs/proofs/sensitivity-bounds.md``.
+    """
+    where = "sensitivity_lcb"
+    method = check_one_of(method, "method", where, UCB_METHODS)
+    beta = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    max_distance = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
+    d = _check_distances(distances, where, min_size=2)
+    _check_range(d, max_distance, where)
+    x = np.clip((d / max_distance) ** 2, 0.0, 1.0)
+    mean = float(np.clip(np.mean(x), 0.0, 1.0))
+    if method == "kl":
+        bound = _kl_bound(mean, x.size, beta, upper=False)
+    elif method == "bernstein":
+        bound = _bernstein_lower(x, beta)
+    else:
+        bound = max(_kl_bound(mean, x.size, beta / 2.0, upper=False), _bernstein_lower(x, beta / 2.0))
+    bound = max(0.0, min(bound, mean))
+    lcb = math.nextafter(max_distance * math.sqrt(bound), 0.0) if bound > 0 else 0.0
+    plug_in = float(math.sqrt(float(np.mean(d * d))))
+    return float(max(0.0, min(lcb, plug_in)))
 
 
 # -------------------------------------------------------------------------- estimates

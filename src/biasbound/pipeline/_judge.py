@@ -274,7 +274,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             model_certs[m] = _make_certificate(
                 cal_m, sensitivity=sens_record, center_kind=s.center_kind, center_value=float(c),
                 seed=int(seeds[m]), data_sha256=_sha(x), view="model", scope=scope, neighbor_relation=relation,
-                audit=adict,
+                audit=adict, jitter_adjusted=s.jitter_adjust,
             )
         all_x = np.concatenate([values[m] for m in models])
         jscope = dict(base_scope, model="*", models={
@@ -287,7 +287,13 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             center_value=(float(s.center_value) if s.center_value is not None
                           else float(np.mean([mech[m][1] for m in models]))),
             seed=int(judge_seed), data_sha256=_sha(all_x), view="model", scope=jscope, neighbor_relation=relation,
-            audit=judge_audit,
+            audit=judge_audit, jitter_adjusted=s.jitter_adjust,
+            # one shared calibration applied to each model's own batch: the claim is per model, never about
+            # the concatenation of all models' scores (whose noise norm grows with the total item count)
+            batch_description=(None if len(models) == 1 else
+                               f"each of this judge's {len(models)} models separately (that model's own batch of at "
+                               f"most {dim} judged items, as in its per-model certificate; not the concatenation "
+                               "of all models' scores)"),
         )
     else:
         res, c_arr, _ = mech["*"]
@@ -297,7 +303,9 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
         judge_cert = _make_certificate(
             cal, sensitivity=sens_record, center_kind=s.center_kind, center_value=cval,
             seed=int(seeds["*"]), data_sha256=_sha(means), view="leaderboard",
-            scope=jscope, neighbor_relation=relation, audit=judge_audit,
+            scope=jscope, neighbor_relation=relation, audit=judge_audit, jitter_adjusted=s.jitter_adjust,
+            batch_description=(f"this fixed vector of {dim} model mean scores (each the mean of that model's "
+                               f"{int(d_m.min())} to {int(d_m.max())} judged items)"),
         )
 
     # scores table: one row per canonical (model, item), in canon order

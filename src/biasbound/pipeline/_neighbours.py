@@ -131,10 +131,12 @@ def _estimates(
 
     ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order).
     """
-    from biasbound.sensitivity import context_adjusted_rms, estimate
+    from biasbound.sensitivity import context_adjusted_rms, estimate, sensitivity_lcb
 
     notes: list[str] = []
-    k = len(s.used)
+    # Bonferroni over every confidence statement the certificate rests on: one UCB per generator in
+    # the combination, plus (jitter adjustment) one lower bound on the rerun RMS that is subtracted.
+    k = len(s.used) + (1 if s.jitter_adjust else 0)
     beta_k = None if s.beta is None else s.beta / k
     out: dict[str, dict[str, Any]] = {}
     for unit in units:
@@ -142,7 +144,7 @@ def _estimates(
         for g in s.generators:
             grp = groups.get((unit, g))
             n = 0 if grp is None else len(grp[0])
-            needs_ucb = beta_k is not None and g in s.used
+            needs_ucb = beta_k is not None and (g in s.used or (s.jitter_adjust and g == "rerun"))
             if grp is None or n < (2 if needs_ucb else 1):
                 who = "the leaderboard" if unit == "*" else f"model {unit!r}"
                 raise InputError(
@@ -158,22 +160,30 @@ def _estimates(
             )
         if s.jitter_adjust:
             intr = per["rerun"].delta_star
+            # An upper bound minus a point estimate is no upper bound: the UCB has the rerun RMS's
+            # lower confidence bound removed (both hold together with probability >= 1 - 2 beta/K).
+            intr_lcb = None
+            if beta_k is not None:
+                intr_lcb = sensitivity_lcb(groups[(unit, "rerun")][0], beta=beta_k, max_distance=max_distance)
             for g in s.used:
                 e = per[g]
                 per[g] = dataclasses.replace(
                     e,
                     delta_star=context_adjusted_rms(e.delta_star, intr),
-                    ucb=None if e.ucb is None else context_adjusted_rms(e.ucb, intr),
+                    ucb=None if e.ucb is None or intr_lcb is None else context_adjusted_rms(e.ucb, intr_lcb),
                 )
         out[unit] = per
     if s.jitter_adjust:
         notes.append(
-            "Jitter-adjusted: each generator's sensitivity (point estimate and upper bound) had the rerun "
-            "RMS removed with context_adjusted_rms, so this certificate bounds bias beyond rerun noise only; "
-            "rerun noise must be modelled separately. The rerun RMS used is a point estimate."
+            "Jitter-adjusted: each generator's sensitivity had the rerun RMS removed with context_adjusted_rms "
+            "(the point estimate from the rerun point estimate; the upper bound from the rerun RMS's lower "
+            "confidence bound), so under the Markov bound this certificate is about the jitter-free judge "
+            "(observed score = jitter-free score + independent zero-mean rerun noise) and bounds bias beyond "
+            "rerun noise only; rerun noise must be modelled separately."
         )
     if beta_k is not None and k > 1:
-        notes.append(f"Each generator's sensitivity upper bound is at level beta/K = {s.beta:g}/{k} (Bonferroni).")
+        what = "sensitivity upper bound" + (" and the rerun lower bound" if s.jitter_adjust else "")
+        notes.append(f"Each generator's {what} is at level beta/K = {s.beta:g}/{k} (Bonferroni).")
     return out, notes
 
 
