@@ -408,3 +408,30 @@ def test_leaderboard_sentence_names_model_means_not_items(demo_set):
     g = res.judges["ensemble"].certificate.guarantee
     assert g.startswith("For this fixed vector of 76 model mean scores")
     assert "76 judged items" not in g
+
+
+def test_batch_centre_term_is_an_upper_bound_when_beta_is_set():
+    """With ``beta`` set the certificate claims confidence 1 - beta, so the batch-centre term S_mu
+    it uses must be a (1 - beta) upper bound on the true S_mu, not the plug-in RMS of the shifts
+    (which undershoots about half the time; the code before the fix used it).
+
+    Hamming-1 neighbour of a d-item batch: shift = |diff| / sqrt(d), so S_mu = Delta* / sqrt(d).
+    Differences are 0.5 w.p. 0.2 (else 0), d = 100, 200 neighbours, 400 seeded replications; the
+    test fails if the one-sided 99.9% Clopper–Pearson lower bound on the non-coverage exceeds beta
+    (false-failure rate <= 0.001 when the bound is valid).
+    """
+    from biasbound.pipeline._neighbours import _estimates, _judge_sensitivity
+    from biasbound.pipeline._settings import check_settings
+
+    s = check_settings(neighbors="variant:bold", beta=0.05, center="batch")
+    d, p, jump = 100, 0.2, 0.5
+    true_s_mu = math.sqrt(p) * jump / math.sqrt(d)
+    rng = np.random.default_rng(99)
+    reps, misses = 400, 0
+    for _ in range(reps):
+        dist = jump * rng.binomial(1, p, size=200).astype(float)
+        est, _ = _estimates({("m", "variant:bold"): (dist, dist / math.sqrt(d))}, s, ["m"], 1.0)
+        _, s_mu, _ = _judge_sensitivity(est, s, {"m": 1.0 / math.sqrt(d)})
+        misses += s_mu < true_s_mu
+    lower = stats.binomtest(misses, reps).proportion_ci(confidence_level=0.998, method="exact").low
+    assert lower <= s.beta, f"non-coverage {misses}/{reps}"

@@ -141,7 +141,11 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
         groups[(unit_name(k // n_gen), s.generators[k % n_gen])] = (cal_rows.dist[rows], cal_rows.shift[rows])
     estimates, est_notes = _estimates(groups, s, units, max_distance)
     notes += est_notes
-    judge_sens, s_mu, per_unit = _judge_sensitivity(estimates, s)
+    if s.view == "model":  # shift = distance / sqrt(d of the neighbour's model), exactly
+        shift_scale = {str(model_names[k]): 1.0 / math.sqrt(float(d_codes[k])) for k in model_codes}
+    else:  # shift = distance / sqrt(number of models)
+        shift_scale = {"*": 1.0 / math.sqrt(dim)}
+    judge_sens, s_mu, per_unit = _judge_sensitivity(estimates, s, shift_scale)
 
     cal_kw: dict[str, Any] = dict(
         tau=s.tau, delta=s.delta, sensitivity=judge_sens.delta_star, method=s.method,

@@ -187,14 +187,27 @@ def _estimates(
     return out, notes
 
 
-def _judge_sensitivity(estimates: dict[str, dict[str, Any]], s: _Settings) -> tuple[Any, float, dict[str, Any]]:
-    """Per-unit combination, then the judge-level envelope (max over units)."""
+def _judge_sensitivity(
+    estimates: dict[str, dict[str, Any]], s: _Settings, shift_scale: Mapping[str, float] | None = None,
+) -> tuple[Any, float, dict[str, Any]]:
+    """Per-unit combination, then the judge-level envelope (max over units).
+
+    ``shift_scale`` maps each unit to ``1 / sqrt(d_unit)``: a Hamming-1 neighbour's batch-mean shift
+    ``sqrt(d)|mu(D) - mu(D')|`` is exactly its distance times that factor, so with ``beta`` set the
+    centre term ``S_mu`` is the unit's combined sensitivity UCB times it (a valid upper bound on the
+    same confidence event); without ``beta`` it is the plug-in RMS of the shifts (paper).
+    """
     from biasbound.sensitivity import CombinedSensitivity, combine
 
     per_unit = {u: combine([per[g] for g in s.used], how=s.combine) for u, per in estimates.items()}
     shifts: list[float] = []
     if s.center_kind == "batch":
-        for per in estimates.values():
+        for u, per in estimates.items():
+            if per_unit[u].ucb is not None:
+                if shift_scale is None:
+                    raise InputError("A batch centre with beta needs the per-unit shift scale 1/sqrt(d).")
+                shifts.append(float(per_unit[u].ucb) * float(shift_scale[u]))
+                continue
             vals = np.array([per[g].center_shift or 0.0 for g in s.used], dtype=float)
             shifts.append(float(vals.max() if s.combine == "max" else math.sqrt(float(np.mean(vals**2)))))
     combos = list(per_unit.values())
