@@ -435,3 +435,17 @@ def test_batch_centre_term_is_an_upper_bound_when_beta_is_set():
         misses += s_mu < true_s_mu
     lower = stats.binomtest(misses, reps).proportion_ci(confidence_level=0.998, method="exact").low
     assert lower <= s.beta, f"non-coverage {misses}/{reps}"
+
+
+def test_missing_neighbour_judgments_are_counted_and_reported():
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.2, 0.8, 60)
+    variant = np.clip(base + rng.normal(0.05, 0.05, 60), 0, 1)
+    variant[[1, 7, 30]] = np.nan  # three unparseable variant verdicts per model (two models)
+    f = _variant_table(base, variant)
+    f["score"] = f["score"] * 0.9 + (f["model"] == "m2") * 0.05  # two distinct models; NaN stays NaN
+    res = certify(f, neighbors="variant:bold", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    scope = res.judges["j"].certificate.scope
+    assert scope["neighbors_missing"] == {"variant:bold": 6}
+    assert scope["neighbors_calibration"] + scope["neighbors_audit"] == 2 * 57
+    assert any("Missing neighbour judgments" in n for n in scope["notes"])

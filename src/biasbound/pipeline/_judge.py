@@ -98,7 +98,13 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     batch_keys = v_m.astype(np.int64) * n_items_all + v_i  # sorted: canon is sorted by (model, item)
     nb_m, nb_g, nb_d = [], [], []
     key_codes = _key_codes(fj, m_all, i_all)
+    score_all = fj["score"].to_numpy(dtype=float)
+    nb_missing: dict[str, int] = {}
     for gi, g in enumerate(s.generators):
+        # neighbour judgments that are missing (e.g. an unparseable verdict) cannot be measured: counted and
+        # reported, never imputed; the certificate covers the neighbours that produced a judgment
+        kind_g, name_g = obs._parse_generator(g, "observed_neighbors")
+        nb_missing[g] = int(np.count_nonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(score_all)))
         m, i, diff = _neighbour_codes(fj, g, m_all, i_all, model_names, item_names, key_codes)
         key = m.astype(np.int64) * n_items_all + i
         at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
@@ -233,6 +239,13 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
     for a in audits.values():
         counts["not audited" if a is None else a.verdict] += 1
 
+    if any(nb_missing.values()):
+        notes.append(
+            "Missing neighbour judgments were excluded (counts per generator in neighbors_missing): the "
+            "certificate covers neighbours that produced a judgment; a perturbation that makes the judge "
+            "fail is not measured by it."
+        )
+
     # certificates
     relation = "; ".join(describe_generator(g) for g in s.used)
     if len(s.used) > 1:
@@ -244,6 +257,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
         "holdout_share": s.holdout,
         "neighbors_calibration": int(len(cal_rows)),
         "neighbors_audit": int(len(held_rows)),
+        "neighbors_missing": nb_missing,
         "score_range": [0.0, 1.0],
         "notes": notes,
     }
