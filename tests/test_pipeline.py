@@ -449,3 +449,13 @@ def test_missing_neighbour_judgments_are_counted_and_reported():
     assert scope["neighbors_missing"] == {"variant:bold": 6}
     assert scope["neighbors_calibration"] + scope["neighbors_audit"] == 2 * 57
     assert any("Missing neighbour judgments" in n for n in scope["notes"])
+
+
+def test_sensitivity_bounds_use_the_kl_bound_valid_without_replacement(demo_runs):
+    """The calibration neighbours are a subsample without replacement: only the Chernoff-type KL bound
+    is proven there (Hoeffding 1963, Thm 4), so every per-model UCB must come from it."""
+    runs, _ = demo_runs
+    for res in runs.values():
+        for per_model in res.judges["ensemble"].estimates.values():
+            est = per_model["swap"]
+            assert est.ucb_method == "kl" and est.ucb is not None and est.ucb >= est.delta_star

@@ -123,6 +123,13 @@ def _neighbour_codes(
     return m[ok], i[ok], diff[ok]
 
 
+#: The calibration share of the observed neighbours is a random subset, drawn WITHOUT replacement,
+#: of the finite set of neighbours the generator T samples from. The KL-Chernoff bound is a Chernoff
+#: (moment-generating-function) bound, and Hoeffding (1963, Thm 4) shows those hold for sampling
+#: without replacement; the Maurer-Pontil empirical Bernstein bound is proven for i.i.d. draws only.
+_UCB_METHOD = "kl"
+
+
 def _estimates(
     groups: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]], s: _Settings, units: Sequence[str],
     max_distance: float,
@@ -157,6 +164,7 @@ def _estimates(
                 beta=beta_k if needs_ucb else None,
                 max_distance=max_distance,
                 mean_shifts=grp[1] if s.center_kind == "batch" else None,
+                ucb_method=_UCB_METHOD,
             )
         if s.jitter_adjust:
             intr = per["rerun"].delta_star
@@ -164,7 +172,8 @@ def _estimates(
             # lower confidence bound removed (both hold together with probability >= 1 - 2 beta/K).
             intr_lcb = None
             if beta_k is not None:
-                intr_lcb = sensitivity_lcb(groups[(unit, "rerun")][0], beta=beta_k, max_distance=max_distance)
+                intr_lcb = sensitivity_lcb(groups[(unit, "rerun")][0], beta=beta_k, max_distance=max_distance,
+                                           method=_UCB_METHOD)
             for g in s.used:
                 e = per[g]
                 per[g] = dataclasses.replace(
