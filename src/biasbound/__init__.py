@@ -28,6 +28,7 @@ from biasbound.sensitivity import (
     combine,
     context_adjusted_rms,
     estimate,
+    sensitivity_lcb,
     sensitivity_ucb,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "load_table",
     "make_certificate",
     "schematic_adherence",
+    "sensitivity_lcb",
     "sensitivity_ucb",
     "shrink",
 ]
