@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from scipy import stats
 
 from biasbound.cli import main
 
@@ -34,7 +35,10 @@ def test_range_hamming_offers_deterministic_bound(capsys: pytest.CaptureFixture[
     out = _json(capsys, BASE + ["--range", "1", "--hamming", "4", "--alpha", "0.1"])
     det = next(c for c in out["candidates"] if c["name"] == "deterministic")
     assert det["available"]
-    # a.s. bound R sqrt(k) = 2: a = 0.1 * 2 = 0.2, no delta_Delta
+    # a.s. bound R sqrt(k) = 2: a = 0.1 * 2 = 0.2, no delta_Delta, delta_B = delta, exact chi2 radius
+    r = math.sqrt(stats.chi2.isf(0.01, 500))
+    assert det["sigma_max"] == pytest.approx((0.5 - 0.1 * 2.0) / (math.sqrt(2) * r), rel=1e-9)
+    assert det["alpha_max"] == pytest.approx(0.5 / 2.0, rel=1e-12) and det["delta_B"] == 0.01
     markov = next(c for c in out["candidates"] if c["name"] == "markov")
     best = max((c for c in out["candidates"] if c["available"]), key=lambda c: c["sigma_max"])
     assert out["bound_used"] == best["name"] and out["sigma_max"] == best["sigma_max"]

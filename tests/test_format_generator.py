@@ -224,6 +224,7 @@ def test_emphasis_add_on_real_scim_answer():
 def test_heading_ops_on_real_answers():
     cases = answers_where(r"^#{1,6}\s+\S")
     assert cases
+    demoted = 0
     for _, text in cases:
         lines, flags = text.split("\n"), outside_fence_flags(text)
         heads = [k for k, (ln, out) in enumerate(zip(lines, flags)) if out and re.match(r"#{1,6}\s+\S", ln)]
@@ -232,9 +233,13 @@ def test_heading_ops_on_real_answers():
             expected = ["#" + ln if k in heads else ln for k, ln in enumerate(lines)]
             assert new == "\n".join(expected)
             assert counts["heading_demote"] == len(heads)
+            demoted += 1
+        else:  # a level-6 heading cannot go deeper: the whole answer is left alone
+            assert (new, counts["heading_demote"]) == (text, 0)
         new, _ = reformat(text, ["heading_to_bold"])
         assert words(new) == words(text)
         assert fenced_blocks(new) == fenced_blocks(text)
+    assert demoted >= 1  # the exact expected-output check above ran on at least one real answer
 
 
 def test_bold_to_heading_on_real_answer():
@@ -250,7 +255,6 @@ def test_bold_to_heading_on_real_answer():
 
 
 def test_blank_lines_normalise_on_real_answers():
-    cases = answers_where(r"^.*$")  # any answer; keep those where the op applies
     applied = 0
     for _, text in list(real_answers().items())[:200]:
         new, counts = reformat(text, ["blank_lines_normalise"])
@@ -263,7 +267,7 @@ def test_blank_lines_normalise_on_real_answers():
         prose_runs = re.findall(r"\n[ \t]*\n[ \t]*\n", "\n".join(ln if out else "x" for ln, out in zip(new.split("\n"), flags)))
         assert not prose_runs
         assert fenced_blocks(new) == fenced_blocks(text)
-    assert applied >= 3 and cases
+    assert applied >= 3
 
 
 # ---- the generator -------------------------------------------------------------------
@@ -399,7 +403,8 @@ def appear_in_order(pieces: list[str], text: str) -> bool:
     return True
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(doc=markdown_doc(), seed=st.integers(0, 2**32), p_family=st.sampled_from([0.0, 0.5, 1.0]))
 def test_property_code_is_byte_identical_and_words_are_kept(doc, seed, p_family):
     text, blocks, codes = doc
@@ -412,7 +417,7 @@ def test_property_code_is_byte_identical_and_words_are_kept(doc, seed, p_family)
     assert (new != text) == p.applied
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80, deadline=None, derandomize=True, database=None)
 @given(doc=markdown_doc(), ops=st.lists(st.sampled_from(FORMAT_OPERATIONS), min_size=1, max_size=4))
 def test_property_any_operation_sequence_keeps_code_and_words(doc, ops):
     text, blocks, codes = doc

@@ -114,8 +114,10 @@ def test_injected_faults_lose_no_judgment(tmp_path) -> None:
 
 @pytest.mark.parametrize("kind", ["429", "500", "timeout", "truncated", "garbage"])
 def test_each_fault_kind_is_retried_to_the_right_verdict(tmp_path, kind) -> None:
-    """Each kind alone at a 50% rate: 12 requests see it at least once unless all 12 first
-    attempts pass (deterministic per body and seed; a 0.5**12 = 0.02% chance per kind)."""
+    """Each kind alone at a 50% rate: the 36 requests (12 items x two games + one single rating)
+    see it at least once unless all 36 first attempts pass. The draws are a hash of the seed,
+    body and attempt, so the outcome is fixed; over seeds that would be a 0.5**36 (< 1e-10)
+    chance per kind."""
     config = SyntheticServerConfig(latency_ms=2, fault_rate=0.5, fault_kinds=(kind,), fault_seed=5, timeout_sleep_s=0.6)
     judge = SyntheticJudge(config.judge)
     requests = make_requests(12)
@@ -135,6 +137,7 @@ def test_hard_cap_records_failed_or_missing_never_a_score(tmp_path) -> None:
         cfg = config_for(server.url, max_attempts=4, max_parse_attempts=2)
         results = judge_many_sync(make_requests(3), config=cfg, cache=tmp_path / "a.sqlite", progress=False)
         assert server.stats()["n_requests"] == 3 * 2 + 3 * 4
+    assert [r.task for r in results].count("judge-single") == 3
     for r in results:
         if r.task == "judge-single":
             assert r.status == "failed" and r.verdict is None and r.factors == {} and r.attempts == 4
@@ -146,6 +149,7 @@ def test_hard_cap_records_failed_or_missing_never_a_score(tmp_path) -> None:
         cfg = config_for(server.url, max_attempts=6, max_parse_attempts=3)
         results = judge_many_sync(make_requests(2), config=cfg, cache=tmp_path / "b.sqlite", progress=False)
     singles = [r for r in results if r.task == "judge-single"]
+    assert len(singles) == 2
     for r in singles:
         assert r.status == "missing" and r.verdict is None and r.attempts == 3
         assert r.raw is not None and "Rating: [[" not in r.raw and "3 unparseable replies" in r.reason

@@ -56,16 +56,26 @@ def check_png(path: Path, *, min_pixels: int = 200_000) -> np.ndarray:
     return img
 
 
-def real_game1_scores() -> dict[str, np.ndarray]:
-    """Per-item game-1 scores per model (NaN where the game or verdict is missing)."""
+def real_game_scores(game: int) -> dict[str, np.ndarray]:
+    """Per-item scores per model in the model's view for game 1 or 2 (NaN where the game or verdict is missing).
+
+    Game 2 swaps the positions, so its score is 1 - GAME1[verdict].
+    """
     per_model: dict[str, list[float]] = {}
     with gzip.open(DATA, "rt", encoding="utf-8") as fh:
         for line in fh:
             rec = json.loads(line)
             games = rec.get("games") or []
-            verdict = games[0].get("score") if games and isinstance(games[0], dict) else None
-            per_model.setdefault(rec["model"], []).append(GAME1.get(verdict, math.nan) if verdict else math.nan)
+            g = games[game - 1] if len(games) >= game else None
+            verdict = g.get("score") if isinstance(g, dict) else None
+            s = GAME1.get(verdict, math.nan) if verdict else math.nan
+            per_model.setdefault(rec["model"], []).append(s if game == 1 else 1.0 - s)
     return {m: np.asarray(v, dtype=float) for m, v in per_model.items()}
+
+
+def real_game1_scores() -> dict[str, np.ndarray]:
+    """Per-item game-1 scores per model (NaN where the game or verdict is missing)."""
+    return real_game_scores(1)
 
 
 def stand_in_certified(scores: np.ndarray, *, alpha: float, sigma: float, seed: int) -> np.ndarray:
@@ -274,19 +284,29 @@ def test_ranking_rejects_bad_input(real_leaderboard: pd.DataFrame, tmp_path: Pat
 # ----------------------------------------------------------------------------- sensitivity
 
 
-def real_swap_generators(eight_scores: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
-    """Δ* of the position swap per model from the real data: ||game1 − game2|| for one swapped item, RMS over items."""
-    # Not the package's sensitivity code: a direct computation for plotting input.
+@pytest.fixture(scope="module")
+def game2_scores() -> dict[str, np.ndarray]:
+    return real_game_scores(2)
+
+
+def real_swap_generators(eight_scores: dict[str, np.ndarray], game2: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Δ* of the position swap per model from the real data: |game1 − game2| of one swapped item, RMS over items.
+
+    Not the package's sensitivity code: a direct computation for plotting input. The "ucb" is a
+    stand-in (1.2 x Δ*), not a confidence bound: the plot only draws it.
+    """
     out: dict[str, dict[str, float]] = {}
-    rng = np.random.default_rng(3)
     for model, s in list(eight_scores.items())[:3]:
-        d = np.abs(s[np.isfinite(s)] - rng.permutation(s[np.isfinite(s)]))
+        both = np.isfinite(s) & np.isfinite(game2[model])
+        d = np.abs(s[both] - game2[model][both])
         out[model] = {"delta_star": float(np.sqrt(np.mean(d**2))), "ucb": float(np.sqrt(np.mean(d**2)) * 1.2), "m": int(d.size)}
     return out
 
 
-def test_sensitivity(eight_scores: dict[str, np.ndarray], plot_dir: Path, tmp_path: Path) -> None:
-    gens = real_swap_generators(eight_scores)
+def test_sensitivity(eight_scores: dict[str, np.ndarray], game2_scores: dict[str, np.ndarray], plot_dir: Path,
+                     tmp_path: Path) -> None:
+    gens = real_swap_generators(eight_scores, game2_scores)
+    assert len(gens) == 3 and all(g["m"] >= 490 and 0 < g["delta_star"] <= 1 for g in gens.values())
     check_png(plot_sensitivity(gens, plot_dir / "sensitivity.png", tau=0.5))
     partial = {
         "swap": {"delta_star": 0.31, "ucb": 0.36, "m": 500},
@@ -455,7 +475,8 @@ def make_certificate(*, verdict: str = "holds", sigma: float = 0.051234567891234
 
 
 @pytest.fixture(scope="module")
-def report_inputs(real_leaderboard: pd.DataFrame, eight_scores: dict[str, np.ndarray], tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def report_inputs(real_leaderboard: pd.DataFrame, eight_scores: dict[str, np.ndarray], game2_scores: dict[str, np.ndarray],
+                  tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     d = tmp_path_factory.mktemp("plots")
     lb = real_leaderboard.copy()
     lb.loc[0, "model"] = EVIL
@@ -465,7 +486,7 @@ def report_inputs(real_leaderboard: pd.DataFrame, eight_scores: dict[str, np.nda
     plots = {
         "score_kde": plot_score_kde(s, stand_in_certified(s[np.isfinite(s)], alpha=0.4, sigma=0.05, seed=1), d / "score_kde.png"),
         "ranking": plot_ranking(lb, d / "ranking.png"),
-        "sensitivity-ensemble": plot_sensitivity(real_swap_generators(eight_scores), d / "sensitivity.png", tau=0.5),
+        "sensitivity-ensemble": plot_sensitivity(real_swap_generators(eight_scores, game2_scores), d / "sensitivity.png", tau=0.5),
     }
     means = lb["original"].to_numpy()
     cert = lb["certified"].to_numpy()

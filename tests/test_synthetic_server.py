@@ -139,9 +139,11 @@ def test_verdict_thresholds_by_hand() -> None:
 def test_probabilities_match_scipy_and_reruns() -> None:
     """Closed-form verdict probabilities vs scipy and vs 4000 reruns (seeds 0..3999).
 
-    Each frequency is checked within 5 binomial standard errors (+1e-3): for independent
-    draws the false-failure rate is below 1e-5 over the 15 checks; the seeds are fixed, so
-    the outcome is deterministic.
+    17 checks: 15 frequencies (5 pairwise verdicts, 10 ratings), each within 5 binomial
+    standard errors + 1e-3, and 2 means within 5 standard errors. For independent draws the
+    exact binomial tails of the 15 frequency checks sum to 2.0e-6 and the two mean checks add
+    <= 1.2e-6 (normal approximation; the pairwise one uses the bound 0.5 on the SD), so the
+    false-failure rate is below 1e-5; the seeds are fixed, so the outcome is deterministic.
     """
     judge = SyntheticJudge(SyntheticJudgeConfig(jitter_sd=0.6))
     msgs = render_pairwise("Q", ANSWER, "Use a hammer. It is easy.")
