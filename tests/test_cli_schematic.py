@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
+from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
 from biasbound.cli import main
 
-DATA = Path("/work/shared/data/judgment-to-noise/outputs")
+DATA = SHARED_DATA / "judgment-to-noise" / "outputs"
 FACTORS = ["helpfulness", "relevance", "accuracy", "depth", "creativity", "detail"]
 FACTOR_ARG = ",".join(f"grade.{f}" for f in FACTORS)
 

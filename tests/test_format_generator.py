@@ -15,11 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
 from biasbound import InputError
 from biasbound.neighbors.base import JudgeItem, default_rubric
 from biasbound.neighbors.formatting import FORMAT_OPERATIONS, FormatGenerator, mask_protected, reformat
 
-ANSWERS = Path("/work/shared/data/arena-hard-v0.1/model_answer/gpt-4-0314.jsonl")
+ANSWERS = SHARED_DATA / "arena-hard-v0.1" / "model_answer" / "gpt-4-0314.jsonl"
 
 
 @lru_cache(maxsize=1)

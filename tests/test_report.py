@@ -25,6 +25,7 @@ import pytest
 from scipy import stats
 
 import biasbound.report as report
+from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
 from biasbound import InputError
 from biasbound.report import (
     format_number,
@@ -36,7 +37,7 @@ from biasbound.report import (
     write_report,
 )
 
-DATA = Path("/work/shared/data/ko-arena-hard-v0.1/judgments_ensemble.jsonl.gz")
+DATA = SHARED_DATA / "ko-arena-hard-v0.1" / "judgments_ensemble.jsonl.gz"
 GAME1 = {"B>>A": 1.0, "B>A": 0.75, "A=B": 0.5, "A>B": 0.25, "A>>B": 0.0}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PLOT_DIR = Path("/tmp/biasbound-plots")

@@ -13,13 +13,14 @@ import pandas as pd
 import pytest
 import yaml
 
+from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
 from biasbound import DataFormatError, InputError
 from biasbound.commands.run import main
 from biasbound.config import load_config, parse_config
 from biasbound.runner import load_items, run, score_of
 from biasbound.testing import SyntheticJudge, serve_in_thread
 
-DATA = Path("/work/shared/data/arena-hard-v0.1")
+DATA = SHARED_DATA / "arena-hard-v0.1"
 
 
 def base_config(**changes: object) -> dict:

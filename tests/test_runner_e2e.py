@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
 from biasbound.data.arena_hard import load_arena_hard
 from biasbound.judge.prompts import render_pairwise
 from biasbound.neighbors.base import JudgeItem
@@ -31,7 +32,7 @@ from biasbound.config import load_config
 from biasbound.sensitivity import kl_lower_bound, sensitivity_ucb
 from biasbound.testing import SyntheticJudge, SyntheticServerConfig, serve_in_thread
 
-DATA = Path("/work/shared/data/arena-hard-v0.1")
+DATA = SHARED_DATA / "arena-hard-v0.1"
 GENERATORS = ["swap", "format", "paraphrase", "schematic", "agreeable", "rerun"]
 N_ITEMS, M = 80, 40
 #: Arena-Hard's game-1 table, written out here (model = Assistant B in game 1).

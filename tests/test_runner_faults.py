@@ -22,12 +22,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
 from biasbound.judge.cache import cache_key
 from biasbound.judge.prompts import TEMPLATE_VERSION
 from biasbound.runner import run
 from biasbound.testing import SyntheticServerConfig, serve_in_thread
 
-DATA = Path("/work/shared/data/arena-hard-v0.1")
+DATA = SHARED_DATA / "arena-hard-v0.1"
 FAULTS = SyntheticServerConfig(latency_ms=2, fault_rate=0.2, fault_seed=11, timeout_sleep_s=1.0)
 KEY_ENV = "BIASBOUND_TEST_RUN_KEY"
 FAKE_KEY = "sk-bbtest-7f3a9c1e5d2b4a6f8e0c-RECOGNISABLE"
