@@ -10,7 +10,11 @@ Two modes:
   model has ``1 + k + k(k+1)/2`` parameters (28 for ``k = 6``), so on a few dozen items the
   in-sample R² is optimistic.
 * ``"cv"``: out-of-sample R² from seeded, shuffled K-fold cross-validation (predictions pooled
-  over folds, then one R²). It can be negative; ``S_sch`` then uses ``max(0, R²)``.
+  over folds, then one R²). It can be negative; ``S_sch`` then uses ``max(0, R²)``. Factor
+  scores on a 1-10 grid are often collinear: a training fold's quadratic design can be rank
+  deficient (seen on the 60-item judgment-to-noise files), and then the fit is scikit-learn's
+  minimum-norm least-squares solution; another solver can predict differently there, so treat
+  the quadratic CV R² of small, collinear tables as indicative.
 
 This module imports numpy and scikit-learn only; file loading lives in ``biasbound.data.factors``.
 """
