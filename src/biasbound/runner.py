@@ -161,7 +161,8 @@ class _Context:
 def _load_arena_hard(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, int]]:
     data = cfg.data
     questions: dict[str, str] = {}
-    assert data.questions is not None  # guaranteed by the config schema, not an input check
+    if data.questions is None:  # the config schema requires it for this layout; a RunConfig built by hand may not
+        raise InputError(f"The key 'data.questions' of {cfg.path} must name the questions file. Got none instead.")
     skipped: Counter[str] = Counter()
     for ln, rec in _read_jsonl(data.questions):
         qid = rec.get("uid", rec.get("question_id"))
@@ -187,7 +188,8 @@ def _load_arena_hard(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str
 
 def _load_table(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str] | None, dict[str, int]]:
     path = cfg.data.table
-    assert path is not None  # guaranteed by the config schema
+    if path is None:  # the config schema requires it for this layout; a RunConfig built by hand may not
+        raise InputError(f"The key 'data.table' of {cfg.path} must name the judgment table. Got none instead.")
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".csv"):
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -428,7 +430,9 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                     notes.append("The judge endpoint also rewrote the answers for paraphrase/agreeable "
                                  "('allow_judge_as_rewriter: true').")
                 else:
-                    assert cfg.rewriter is not None  # guaranteed by the config schema
+                    if cfg.rewriter is None:  # the config schema refuses this; a RunConfig built by hand may not
+                        raise InputError(f"The key 'rewriter' of {cfg.path} must name an endpoint for paraphrase/agreeable, "
+                                         "or set 'allow_judge_as_rewriter: true'. Got none instead.")
                     rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache)
                     await rewriter_session.__aenter__()
             try:
@@ -454,8 +458,9 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                                          f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
                         idx, _ = sample_indices(n, m, _sub_seed(cfg.seed, "sample", g, model))
                         idx = [int(i) for i in idx]
+                        if gen.requires_llm and rewriter_session is None:  # unreachable: opened above for LLM generators
+                            raise RuntimeError(f"no rewriter session for the {g!r} generator")
                         if gen.requires_llm:
-                            assert rewriter_session is not None
                             gate = asyncio.Semaphore(cfg.rewriter.concurrency if cfg.rewriter else 8)
 
                             async def one(k: int, _gen: Any = gen, _model: str = model) -> tuple[str, int, Any]:
