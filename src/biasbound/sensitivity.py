@@ -183,12 +183,21 @@ def _kl_bound(mean: float, n: int, beta: float, *, upper: bool) -> float:
     return float(q)
 
 
-def _bernstein_upper(x: np.ndarray, beta: float) -> float:
-    """Maurer–Pontil (2009, Thm. 4) empirical Bernstein upper bound on E X for X ∈ [0, 1]."""
+def _bernstein_width(x: np.ndarray, beta: float) -> float:
+    """Maurer–Pontil (2009, Thm. 4) empirical Bernstein deviation for X ∈ [0, 1] at level β.
+
+    ``E X <= mean + width`` with probability ``>= 1 - β``; applied to ``1 - X`` (same sample
+    variance) it gives ``E X >= mean - width``.
+    """
     n = x.size
     log_term = math.log(2.0 / beta)
     var = float(np.var(x, ddof=1))
-    return float(np.mean(x)) + math.sqrt(2.0 * var * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
+    return math.sqrt(2.0 * var * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
+
+
+def _bernstein_upper(x: np.ndarray, beta: float) -> float:
+    """Empirical Bernstein upper bound on E X for X ∈ [0, 1]."""
+    return float(np.mean(x)) + _bernstein_width(x, beta)
 
 
 def sensitivity_ucb(
@@ -285,11 +294,8 @@ def _ucb(d: np.ndarray, *, beta: float, max_distance: float, method: str) -> flo
 
 
 def _bernstein_lower(x: np.ndarray, beta: float) -> float:
-    """Maurer–Pontil (2009, Thm. 4) applied to ``1 - X``: a lower bound on E X for X ∈ [0, 1]."""
-    n = x.size
-    log_term = math.log(2.0 / beta)
-    var = float(np.var(x, ddof=1))
-    return float(np.mean(x)) - math.sqrt(2.0 * var * log_term / n) - 7.0 * log_term / (3.0 * (n - 1))
+    """Empirical Bernstein lower bound on E X for X ∈ [0, 1] (the upper bound applied to ``1 - X``)."""
+    return float(np.mean(x)) - _bernstein_width(x, beta)
 
 
 def sensitivity_lcb(
