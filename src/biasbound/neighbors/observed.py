@@ -144,12 +144,7 @@ def _canonical_rows(frame: pd.DataFrame, kind: str) -> np.ndarray:
 
 
 def _neighbor_rows(frame: pd.DataFrame, kind: str, name: str | None) -> pd.DataFrame:
-    if kind == "swap":
-        mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
-    elif kind == "variant":
-        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
-    else:
-        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & frame["game"].isin([0, 1])
+    mask = _neighbor_mask(frame, kind, name)
     return frame.loc[mask, ["judge", "model", "item_id", "game", "rerun", "score", "source", "line"]]
 
 
@@ -302,7 +297,7 @@ def _match(
 
 
 def _neighbor_mask(frame: pd.DataFrame, kind: str, name: str | None) -> np.ndarray:
-    """Boolean mask of the neighbour rows of a generator kind (as :func:`_neighbor_rows` selects them)."""
+    """Boolean mask of the neighbour rows of a generator kind (:func:`_neighbor_rows` selects by it)."""
     if kind == "swap":
         mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
     elif kind == "variant":
