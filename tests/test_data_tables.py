@@ -196,3 +196,19 @@ def test_a_file_without_rows_is_named_as_empty(tmp_path, name, text):
     with pytest.raises(DataFormatError, match="holds no judgment rows") as info:
         load_table(path, scale=(0.0, 1.0))
     assert info.value.path == str(path)
+
+
+def test_json_lines_reader_handles_gzip_and_names_the_bad_line(tmp_path):
+    import gzip
+
+    from biasbound.data._io import iter_json_records
+
+    good = tmp_path / "ok.jsonl.gz"
+    with gzip.open(good, "wt", encoding="utf-8") as fh:
+        fh.write('{"a": 1}\n\n{"a": 2}\n')
+    assert list(iter_json_records(good)) == [(1, {"a": 1}), (3, {"a": 2})]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(DataFormatError, match="JSON object") as info:
+        list(iter_json_records(bad))
+    assert info.value.line == 2 and info.value.path == str(bad)

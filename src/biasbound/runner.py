@@ -52,6 +52,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError, JudgeError
 from biasbound.config import LLM_GENERATORS, RunConfig, load_config
+from biasbound.data._io import iter_json_records
 
 __all__ = [
     "CERTIFY_NAMES",
@@ -106,20 +107,6 @@ class RunResult:
 # ----------------------------------------------------------------------------------------
 # loading questions and answers
 # ----------------------------------------------------------------------------------------
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for ln, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                rec = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"malformed JSON ({exc.msg} at column {exc.colno}).", path=str(path), line=ln) from None
-            if not isinstance(rec, dict):
-                raise DataFormatError("a record must be a JSON object.", path=str(path), line=ln)
-            out.append((ln, rec))
-    return out
 
 
 def _question_text(rec: Mapping[str, Any]) -> str | None:
@@ -164,7 +151,7 @@ def _load_arena_hard(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str
     if data.questions is None:  # the config schema requires it for this layout; a RunConfig built by hand may not
         raise InputError(f"The key 'data.questions' of {cfg.path} must name the questions file. Got none instead.")
     skipped: Counter[str] = Counter()
-    for ln, rec in _read_jsonl(data.questions):
+    for ln, rec in iter_json_records(data.questions):
         qid = rec.get("uid", rec.get("question_id"))
         text = _question_text(rec)
         if qid is None or text is None:
@@ -173,7 +160,7 @@ def _load_arena_hard(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str
         questions[str(qid)] = text
     answers: dict[str, dict[str, str]] = {}
     for path in data.answers:
-        for ln, rec in _read_jsonl(path):
+        for ln, rec in iter_json_records(path):
             qid = rec.get("uid", rec.get("question_id"))
             model = rec.get("model", path.name.rsplit(".jsonl", 1)[0])
             if qid is None:

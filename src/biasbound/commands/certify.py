@@ -8,7 +8,6 @@ CSV whose header has ``winner_orig_order`` is LLMBar's both-order table; anythin
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
+from biasbound.data._io import open_text
 
 __all__ = ["LoadedInputs", "load_inputs", "parse_beta", "parse_scale", "print_summary", "register"]
 
@@ -34,8 +34,7 @@ class LoadedInputs:
 
 
 def _first_line(path: Path) -> str:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with open_text(path) as fh:
         for line in fh:
             if line.strip():
                 return line

@@ -19,7 +19,6 @@ verdict     game 1  game 2
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError
+from biasbound.data._io import open_text
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
 
 __all__ = ["FACTORS", "GAME1_SCORES", "VERDICT_ALIASES", "load_arena_hard", "verdict_score"]
@@ -69,8 +69,7 @@ def verdict_score(verdict: str, game: int) -> float:
 
 
 def _open_lines(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with open_text(path) as fh:
         yield from fh
 
 

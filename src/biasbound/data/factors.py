@@ -8,8 +8,6 @@ counted, never filled.
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
+from biasbound.data._io import iter_json_records
 
 __all__ = ["load_factor_table"]
 
@@ -51,12 +50,6 @@ def _number(value: Any) -> float:
     return math.nan
 
 
-def _open_text(path: Path) -> Any:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open("r", encoding="utf-8")
-
-
 def _format(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
@@ -74,21 +67,10 @@ def _format(path: Path) -> str:
 def _read_jsonl(path: Path, columns: Sequence[str]) -> tuple[dict[str, list[Any]], int]:
     out: dict[str, list[Any]] = {c: [] for c in columns}
     n = 0
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"the line is not valid JSON ({exc.msg}).", path=str(path), line=lineno) from exc
-            if not isinstance(record, dict):
-                raise DataFormatError(
-                    f"each line must be a JSON object; got {type(record).__name__}.", path=str(path), line=lineno
-                )
-            for c in columns:
-                out[c].append(_lookup(record, c))
-            n += 1
+    for _, record in iter_json_records(path):
+        for c in columns:
+            out[c].append(_lookup(record, c))
+        n += 1
     return out, n
 
 
