@@ -313,12 +313,17 @@ def _summary_cell(value: Any) -> str:
             parts.append(f"{len(nested[0])} values")
         return ", ".join(parts) if parts else "—"
     if isinstance(value, (list, tuple, np.ndarray)):
-        arr = np.asarray(value, dtype=float)
-        arr = arr[np.isfinite(arr)]
-        if arr.size == 0:
-            return "n/a"
-        return f"{format_number(float(arr.mean()))} (min {format_number(float(arr.min()))}, {arr.size} values)"
+        return _mean_min_cell(value, "values")
     return format_number(value)
+
+
+def _mean_min_cell(values: Any, unit: str) -> str:
+    """``mean (min m, n <unit>)`` over the finite entries; "n/a" when there are none."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if arr.size == 0:
+        return "n/a"
+    return f"{format_number(float(arr.mean()))} (min {format_number(float(arr.min()))}, {arr.size} {unit})"
 
 
 def _pair_keep(metrics: Mapping[str, Any]) -> str:
@@ -327,11 +332,7 @@ def _pair_keep(metrics: Mapping[str, Any]) -> str:
             continue
         value = metrics[key]
         if isinstance(value, (list, tuple, np.ndarray)):
-            arr = np.asarray(value, dtype=float)
-            arr = arr[np.isfinite(arr)]
-            if arr.size == 0:
-                return "n/a"
-            return f"{format_number(float(arr.mean()))} (min {format_number(float(arr.min()))}, {arr.size} pairs)"
+            return _mean_min_cell(value, "pairs")
         return format_number(value)
     return "—"
 
