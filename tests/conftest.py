@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-#: The project's real third-party data (``shared/data`` beside the repository checkout);
-#: override with the BIASBOUND_SHARED_DATA environment variable.
-SHARED_DATA = Path(os.environ.get("BIASBOUND_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+#: The real third-party data the tests use, vendored with licences and provenance under
+#: tests/data/ (see its README); a fresh clone needs no other folder.
+SHARED_DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """Path of the shared real-data folder; a missing folder fails the test loudly (no skip)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(
-            f"The shared data folder {SHARED_DATA} does not exist; set BIASBOUND_SHARED_DATA to the folder "
-            "holding ko-arena-hard-v0.1/, llmbar/, arena-hard-v0.1/ and judgment-to-noise/."
-        )
+    """Path of the vendored real-data folder (tests/data)."""
     return SHARED_DATA
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound.cli import main
 
 DATA = SHARED_DATA / "judgment-to-noise" / "outputs"

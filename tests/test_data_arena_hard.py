@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -154,12 +156,18 @@ def test_missing_path_raises(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ embedded demo
 
 
-def test_embedded_files_are_byte_identical_to_the_shared_copy(shared_data: Path) -> None:
-    src = shared_data / "ko-arena-hard-v0.1"
-    for rel in ["judgments_ensemble.jsonl.gz", "LICENSE", *(f"leaderboard_20250423/{k}.csv" for k in ("no_control", "style_control", "markdown_control", "length_control"))]:
-        assert (demo_path() / rel).read_bytes() == (src / rel).read_bytes(), rel
+def test_embedded_files_match_the_upstream_hashes_recorded_in_provenance() -> None:
+    """Every embedded data file hashes to the SHA-256 that PROVENANCE.md records for the upstream bytes."""
     prov = (demo_path() / "PROVENANCE.md").read_text(encoding="utf-8")
     assert "qwopqwop200/ko-arena-hard-auto" in prov and "9d139328755a" in prov and "Apache-2.0" in prov
+    recorded = dict(
+        (line.split()[1], line.split()[0]) for line in prov.splitlines() if re.fullmatch(r"[0-9a-f]{64}  \S+", line)
+    )
+    files = ["judgments_ensemble.jsonl.gz", *(f"leaderboard_20250423/{k}.csv" for k in ("no_control", "style_control", "markdown_control", "length_control"))]
+    assert sorted(recorded) == sorted(files)
+    for rel in files:
+        assert hashlib.sha256((demo_path() / rel).read_bytes()).hexdigest() == recorded[rel], rel
+    assert "Apache License" in (demo_path() / "LICENSE").read_text(encoding="utf-8")
 
 
 def test_load_demo_matches_the_shared_file(demo_set, shared_data: Path) -> None:
@@ -177,3 +185,15 @@ def test_demo_leaderboard() -> None:
     with pytest.raises(InputError, match="'kind'"):
         demo_leaderboard("nope")
 
+
+
+def test_shipped_arena_hard_subset_is_whole_and_licensed(shared_data: Path) -> None:
+    """The 198-question subset: every question has both answers, nothing else, and the licence ships."""
+    folder = shared_data / "arena-hard-v0.1"
+    uids = [json.loads(line)["uid"] for line in (folder / "question.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(uids) == len(set(uids)) == 198 and "0122ab60646b4961bc39e9c03bdf6bcc" in uids
+    for name in ("gpt-4-0314", "gpt-3.5-turbo-0125"):
+        recs = [json.loads(line) for line in (folder / "model_answer" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert sorted(r["uid"] for r in recs) == sorted(uids) and {r["model"] for r in recs} == {name}
+    assert "Apache License" in (folder / "LICENSE").read_text(encoding="utf-8")
+    assert "lmarena/arena-hard-auto @ 196f6b826783" in (folder / "PROVENANCE.md").read_text(encoding="utf-8")

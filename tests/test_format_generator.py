@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound import InputError
 from biasbound.neighbors.base import JudgeItem, default_rubric
 from biasbound.neighbors.formatting import FORMAT_OPERATIONS, FormatGenerator, mask_protected, reformat
@@ -25,13 +25,13 @@ ANSWERS = SHARED_DATA / "arena-hard-v0.1" / "model_answer" / "gpt-4-0314.jsonl"
 
 @lru_cache(maxsize=1)
 def real_answers() -> dict[str, str]:
-    """uid -> answer text of Arena-Hard's gpt-4-0314 answers (500 real answers)."""
+    """uid -> answer text of Arena-Hard's gpt-4-0314 answers (the 198 real answers shipped with biasbound)."""
     out = {}
     with ANSWERS.open() as fh:
         for line in fh:
             rec = json.loads(line)
             out[rec["uid"]] = rec["messages"][1]["content"]["answer"]
-    assert len(out) == 500
+    assert len(out) == 198
     return out
 
 

@@ -25,7 +25,7 @@ import pytest
 from scipy import stats
 
 import biasbound.report as report
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound import InputError
 from biasbound.report import (
     format_number,

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound import DataFormatError, InputError
 from biasbound.commands.run import main
 from biasbound.config import load_config, parse_config

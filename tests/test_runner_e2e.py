@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound.data.arena_hard import load_arena_hard
 from biasbound.judge.prompts import render_pairwise
 from biasbound.neighbors.base import JudgeItem

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound.judge.cache import cache_key
 from biasbound.judge.prompts import TEMPLATE_VERSION
 from biasbound.runner import run

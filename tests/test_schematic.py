@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import SHARED_DATA  # ../shared/data, or $BIASBOUND_SHARED_DATA
+from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound import DataFormatError, InputError
 from biasbound.data.factors import load_factor_table
 from biasbound.schematic import SchematicResult, n_parameters, schematic_adherence
