@@ -62,8 +62,9 @@ def test_certify_cli_winrates_match_published(certified, shared_data):
     lb = pd.read_csv(out / "leaderboard.csv").set_index("model")
     pub = pd.read_csv(shared_data / "ko-arena-hard-v0.1" / "leaderboard_20250423" / "no_control.csv").set_index("model")
     common = pub.index.intersection(lb.index)
-    assert stats.spearmanr(lb.loc[common, "winrate"], pub.loc[common, "score"]).statistic >= 0.999
-    assert {"rank_original", "rank_certified", "bt", "bt_lo", "bt_hi"} <= set(lb.columns)
+    assert stats.spearmanr(lb.loc[common, "win_rate_pct"], pub.loc[common, "score"]).statistic >= 0.999
+    assert {"rank_original", "rank_certified", "bt_elo", "bt_elo_lo", "bt_elo_hi"} <= set(lb.columns)
+    assert lb["rank_original"].dtype.kind == "i" and lb["rank_certified"].dtype.kind == "i"
 
 
 def test_audit_cli_exit_code_matches_verdict(certified, ensemble_file):

@@ -79,7 +79,7 @@ def test_winrates_match_the_published_leaderboard(demo_runs, shared_data):
     pub = pd.read_csv(shared_data / "ko-arena-hard-v0.1" / "leaderboard_20250423" / "no_control.csv").set_index("model")
     common = pub.index.intersection(lb.index)
     assert len(common) >= 70
-    rho = stats.spearmanr(lb.loc[common, "winrate"], pub.loc[common, "score"]).statistic
+    rho = stats.spearmanr(lb.loc[common, "win_rate_pct"], pub.loc[common, "score"]).statistic
     assert rho >= 0.999
 
 

@@ -40,13 +40,16 @@ def run_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots
     dict
         ``{"paper": CertifyResult, "tight": CertifyResult}``.
     """
-    from biasbound.data.embedded import load_demo
+    from biasbound._progress import step
+    from biasbound.data.embedded import DEMO_BASELINE, load_demo
     from biasbound.pipeline import certify
 
-    data = load_demo()
+    with step("loading the embedded Arena-Hard judgments (76 models × 500 questions × 2 orders)", enabled=progress):
+        data = load_demo()
     out = Path(out)
     return {
-        method: certify(data, method=method, out=out / method, progress=progress, plots=plots, **DEMO_SETTINGS)
+        method: certify(data, method=method, out=out / method, progress=progress, plots=plots,
+                        baseline=DEMO_BASELINE, **DEMO_SETTINGS)
         for method in ("paper", "tight")
     }
 

@@ -40,6 +40,7 @@ def certify(
     confidence: float = 0.99,
     n_mc: int = 20000,
     plots: bool = True,
+    baseline: str | None = None,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -84,6 +85,9 @@ def certify(
         Monte Carlo draws of the pooled audit (per-model audits use at most 5000).
     plots : bool
         Write the plots and report.html (when ``out`` is given).
+    baseline : str, optional
+        The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
+        ``leaderboard.csv`` (``is_baseline``) and named in the report. Not used in any number.
 
     Returns
     -------
@@ -109,6 +113,8 @@ def certify(
         bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc,
     )
     master = s.seed
+    if baseline is not None and not isinstance(baseline, str):
+        raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
     frame = _check_frame(frame, s.generators)
     out_path = None if out is None else Path(out)
@@ -125,8 +131,10 @@ def certify(
 
     from rich.progress import Progress
 
-    with Progress(transient=True, disable=not progress) as bar:
-        task = bar.add_task("certifying", total=len(judge_names) + (1 if out_path is not None else 0))
+    from biasbound._progress import progress_console
+
+    with Progress(console=progress_console(), transient=True, disable=not progress) as bar:
+        task = bar.add_task("certifying", total=len(judge_names) + (2 if out_path is not None else 0))
         for name in judge_names:
             bar.update(task, description=f"certifying {name}")
             try:
@@ -140,13 +148,15 @@ def certify(
         result = CertifyResult(
             judges=done, failures=failures, leaderboard=lbd, panel=None,
             retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
-            load_report=load_report, settings=_jsonable(s.to_dict()),
+            load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline,
         )
         result.panel = _panel(result, s)
         if out_path is not None:
-            bar.update(task, description="writing outputs")
+            bar.update(task, description="writing certificates, scores and tables")
             _write_core(result, out_path, s)
+            bar.advance(task)
             if plots and done:
+                bar.update(task, description="drawing the plots and writing report.html")
                 _write_plots_and_report(result, out_path, s)
             bar.advance(task)
     if errors:

@@ -129,6 +129,10 @@ def _judge_leaderboard(
         table["bt"] = table["model"].map(bt["bt"])
         table["bt_lo"] = table["model"].map(bt["lo"])
         table["bt_hi"] = table["model"].map(bt["hi"])
+    if _is_pairwise(fj):
+        # context for readers: f(D) is the original presentation order only; this is the mean over both orders
+        both = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
+        table["original_both_orders"] = table["model"].map(both.groupby(both["model"].astype(str))["score"].mean())
     ok = table["certified"].notna().to_numpy()
     if ok.sum() >= 2:
         ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],

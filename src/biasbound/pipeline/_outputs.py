@@ -26,6 +26,71 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "judge"
 
 
+#: leaderboard.csv headers that differ from the in-memory leaderboard's: the unit is in the name.
+CSV_COLUMN_NAMES: dict[str, str] = {
+    "winrate": "win_rate_pct", "winrate_lo": "win_rate_pct_lo", "winrate_hi": "win_rate_pct_hi",
+    "bt": "bt_elo", "bt_lo": "bt_elo_lo", "bt_hi": "bt_elo_hi",
+}
+
+
+def leaderboard_table(frame: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+    """The leaderboard as written to ``leaderboard.csv``: integer ranks, units in the headers, the baseline marked.
+
+    Ranks are competition ranks (ties share the better rank: 1, 2, 2, 4) of the mean scores, as
+    nullable integers (empty for a model without a score); the win rate is in percent
+    (``win_rate_pct``), Bradley–Terry on the Elo scale (``bt_elo``); ``is_baseline`` marks the
+    model the pairwise verdicts compare against (all false when no baseline is known).
+    """
+    from scipy.stats import rankdata
+
+    out = frame.copy()
+    group = out["judge"] if "judge" in out.columns else pd.Series(0, index=out.index)
+    for score, col in (("original", "rank_original"), ("certified", "rank_certified")):
+        if score not in out.columns:
+            continue
+        ranks = pd.Series(pd.NA, index=out.index, dtype="Int64")
+        for _, idx in out.groupby(group, sort=False).groups.items():
+            x = pd.to_numeric(out.loc[idx, score], errors="coerce")
+            ok = x.notna()
+            if ok.any():
+                ranks.loc[x.index[ok]] = rankdata(-x[ok].to_numpy(), method="min").astype(int)
+        out[col] = ranks
+    if "model" in out.columns:
+        out.insert(out.columns.get_loc("model") + 1, "is_baseline", out["model"].astype(str) == baseline)
+    return out.rename(columns=CSV_COLUMN_NAMES)
+
+
+def named_pairs(leaderboard: pd.DataFrame, retention: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """``retention["pairs_kept_probability"]`` with the two models of each adjacent pair named.
+
+    The probabilities follow the original order of the certified models (best first, ties in name
+    order), which is the order of the leaderboard rows with a certified score.
+    """
+    probs = retention.get("pairs_kept_probability")
+    if not isinstance(probs, list):
+        return None
+    rows = leaderboard[leaderboard["certified"].notna()] if "certified" in leaderboard.columns else leaderboard
+    models = [str(m) for m in rows["model"]]
+    if len(models) != len(probs) + 1:  # not the rows these probabilities were computed on
+        return None
+    orig = rows["original"].to_numpy(dtype=float)
+    return [{"higher": models[k], "lower": models[k + 1], "original_gap": float(orig[k] - orig[k + 1]),
+             "kept_probability": p} for k, p in enumerate(probs)]
+
+
+def _retention_out(result: CertifyResult) -> dict[str, Any]:
+    """retention.json's content per judge, with the adjacent pairs named."""
+    out: dict[str, Any] = {}
+    for name, ret in result.retention.items():
+        ret = dict(ret)
+        lb = result.leaderboard
+        pairs = named_pairs(lb[lb["judge"] == name] if "judge" in lb.columns else lb, ret)
+        if pairs is not None:
+            ret["adjacent_pairs"] = pairs
+        out[name] = ret
+    return out
+
+
 def _cert_dict(cert: Any) -> dict[str, Any]:
     return json.loads(cert.to_json(indent=None))  # same dict; the compact form uses json's C encoder
 
@@ -69,12 +134,13 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
                             "certified_model", "in_batch") if c in scores.columns]
         scores[cols].to_parquet(out / "scores.parquet", index=False)
         o["scores"] = out / "scores.parquet"
-        result.leaderboard.to_csv(out / "leaderboard.csv", index=False)
+        baseline = getattr(result, "baseline", None)
+        leaderboard_table(result.leaderboard, baseline).to_csv(out / "leaderboard.csv", index=False)
         o["leaderboard"] = out / "leaderboard.csv"
-        o["retention"] = _write_json(out / "retention.json", result.retention if several else
-                                     next(iter(result.retention.values())))
+        retention = _retention_out(result)
+        o["retention"] = _write_json(out / "retention.json", retention if several else next(iter(retention.values())))
         if result.panel is not None:
-            result.panel.to_csv(out / "panel_leaderboard.csv", index=False)
+            leaderboard_table(result.panel, baseline).to_csv(out / "panel_leaderboard.csv", index=False)
             o["panel_leaderboard"] = out / "panel_leaderboard.csv"
     o["summary"] = _write_json(out / "summary.json", _summary(result))
 

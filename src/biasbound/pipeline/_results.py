@@ -84,6 +84,10 @@ class CertifyResult:
         The master seed.
     load_report:
         The loader's report as a dict (``None`` for a bare DataFrame).
+    settings:
+        The checked settings as JSON types.
+    baseline:
+        The model pairwise verdicts compare against, when known (marked in ``leaderboard.csv``).
     """
 
     judges: dict[str, JudgeCertification]
@@ -95,6 +99,7 @@ class CertifyResult:
     seed: int
     load_report: dict[str, Any] | None
     settings: dict[str, Any] = field(default_factory=dict)
+    baseline: str | None = None
 
 
 def _jsonable(obj: Any) -> Any:
