@@ -516,7 +516,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
             jset, tau=c.tau, delta=c.delta, neighbors=neighbour_names, method=c.method, combine=c.combine,
             alpha=c.alpha, beta=c.beta, holdout=c.holdout, seed=cfg.seed, view=c.view, center=c.center,
             jitter_adjust=c.jitter_adjust, bootstrap_rounds=c.bootstrap_rounds, out=out, progress=progress,
-            plots=c.plots,
+            plots=c.plots, baseline=cfg.data.baseline if pairwise else None,
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}

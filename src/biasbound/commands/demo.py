@@ -1,4 +1,5 @@
-"""`biasbound demo [--out DIR]`: certify the embedded Arena-Hard data in paper and tight calibration.
+"""`biasbound demo [--out DIR] [--run]`: certify the embedded Arena-Hard data in paper and tight calibration,
+or (``--run``) run the judge runner end to end against the local synthetic judge.
 
 The embedded data (76 models × 500 questions, judge "ensemble", ko-arena-hard-auto) is
 certified with position-swap neighbours at the paper's setting τ = 0.5, δ = 0.01, once with
@@ -6,6 +7,14 @@ the paper's calibration (Alg. 1 + shrinkage) and once with the tight calibration
 cost of each is printed side by side: spread kept (α), σ, the bound used, rank correlations
 with the original leaderboard, and the audit verdict. All outputs go to ``DIR/paper`` and
 ``DIR/tight`` (default ``./biasbound-demo``).
+
+``--run`` runs ``examples/run-synthetic.yaml`` instead: it starts the synthetic judge server
+(:mod:`biasbound.testing.server`) on a free local port, judges the Arena-Hard v0.1 questions and
+answers that ship inside the package (found with :mod:`importlib.resources`, so it works from an
+installed package), generates and judges the neighbours, certifies, stops the server and writes
+everything to ``DIR/run``. The example's settings live here as :func:`example_run_config` (the
+file in ``examples/`` cannot ship with the package); a test keeps the two identical apart from
+the paths, the server URL and the API-key variable.
 """
 
 from __future__ import annotations
@@ -15,9 +24,11 @@ from typing import Any
 
 import typer
 from rich.console import Console
+
+from biasbound._exceptions import InputError
 from rich.table import Table
 
-__all__ = ["DEMO_SETTINGS", "register", "run_demo"]
+__all__ = ["DEMO_SETTINGS", "example_data_path", "example_run_config", "register", "run_demo", "run_example"]
 
 #: The paper's setting used by the demo.
 DEMO_SETTINGS: dict[str, Any] = {"tau": 0.5, "delta": 0.01, "neighbors": ("swap",), "seed": 0}
@@ -52,6 +63,101 @@ def run_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots
                         baseline=DEMO_BASELINE, **DEMO_SETTINGS)
         for method in ("paper", "tight")
     }
+
+
+#: The generators of the example run, in the example's order.
+EXAMPLE_GENERATORS: tuple[str, ...] = ("swap", "format", "paraphrase", "schematic", "agreeable", "rerun")
+
+#: A variable nobody sets: the local synthetic server needs no key, and a real key must never be sent to it.
+_EXAMPLE_KEY_ENV = "BIASBOUND_SYNTHETIC_JUDGE_KEY"
+
+
+def example_data_path() -> Path:
+    """The Arena-Hard v0.1 subset shipped in the package (``question.jsonl``, ``model_answer/``)."""
+    from importlib.resources import as_file, files
+
+    res = files("biasbound.data") / "embedded" / "arena-hard-v0.1"
+    if isinstance(res, Path):
+        return res
+    ctx = as_file(res)  # pragma: no cover - zip installs only: extracted for the life of the process
+    return Path(ctx.__enter__())  # pragma: no cover
+
+
+def example_run_config(
+    base_url: str, output: str | Path, *, data: Path | None = None, n_items: int | None = None,
+    generators: Any = None,
+) -> dict[str, Any]:
+    """The settings of ``examples/run-synthetic.yaml`` as a config mapping for :func:`biasbound.config.parse_config`.
+
+    Parameters
+    ----------
+    base_url:
+        The synthetic judge's OpenAI base URL (it also plays the rewriter).
+    output:
+        The run's output folder.
+    data:
+        The Arena-Hard v0.1 folder (default: the subset shipped in the package).
+    n_items:
+        Questions judged (the example's 80 when None).
+    generators:
+        Neighbour generators (the example's six when None).
+    """
+    folder = example_data_path() if data is None else Path(data)
+    gens = list(EXAMPLE_GENERATORS if generators is None else generators)
+    return {
+        "data": {"questions": str(folder / "question.jsonl"), "answers": str(folder / "model_answer"),
+                 "baseline": "gpt-4-0314", "n_items": 80 if n_items is None else n_items, "include_baseline": True},
+        "judge": {"name": "synthetic", "base_url": base_url, "model": "biasbound-synthetic-judge",
+                  "api_key_env": _EXAMPLE_KEY_ENV, "concurrency": 16, "rpm": None,
+                  "sampling": {"temperature": 0.0, "max_tokens": 2048, "seed": 0},
+                  "prices": {"prompt_per_million": 0.15, "completion_per_million": 0.60},
+                  "retry": {"max_attempts": 6, "max_parse_attempts": 3, "timeout": 60, "backoff_initial": 0.5,
+                            "backoff_max": 10, "backoff_jitter": 0.5}},
+        "rewriter": {"name": "synthetic-rewriter", "base_url": base_url, "model": "synthetic-rewriter",
+                     "api_key_env": _EXAMPLE_KEY_ENV, "concurrency": 16},
+        "template": "pairwise",
+        "neighbors": {"generators": gens, "neighbors_per_generator": 40, "options": {"schematic": {"mode": "random"}}},
+        "tau": 0.5, "delta": 0.01,
+        "calibration": {"method": "tight", "combine": "max", "alpha": None, "beta": 0.05, "holdout": 0.3,
+                        "center": "fixed:0.5"},
+        "view": "model", "seed": 0, "output": str(output),
+    }
+
+
+def run_example(
+    out: str | Path = "biasbound-demo", *, n_items: int | None = None, generators: Any = None, progress: bool = True,
+) -> Any:
+    """Run the example config end to end against a synthetic judge server started (and stopped) here.
+
+    Parameters
+    ----------
+    out:
+        Output folder; the run's outputs go to ``out/run`` (re-running resumes from its cache).
+    n_items, generators:
+        See :func:`example_run_config` (the example's 80 questions and six generators by default).
+    progress:
+        Show progress on stderr.
+
+    Returns
+    -------
+    biasbound.runner.RunResult
+    """
+    from biasbound._progress import step
+    from biasbound.config import parse_config
+    from biasbound.runner import run
+    from biasbound.testing.server import SyntheticServerConfig, serve_in_thread
+
+    target = Path(out) / "run"
+    with step("starting the synthetic judge server on a free local port", enabled=progress):
+        server_cm = serve_in_thread(SyntheticServerConfig())
+        server = server_cm.__enter__()
+    try:
+        raw = example_run_config(server.url, target.resolve(), n_items=n_items, generators=generators)
+        cfg = parse_config(raw, base=Path.cwd())
+        return run(cfg, progress=progress)
+    finally:
+        with step("stopping the synthetic judge server", enabled=progress):
+            server_cm.__exit__(None, None, None)
 
 
 def _fmt(x: Any, digits: int = 4) -> str:
@@ -90,11 +196,27 @@ def register(app: typer.Typer) -> None:
 
     @app.command("demo")
     def demo_command(
-        out: Path = typer.Option(Path("biasbound-demo"), "--out", help="Output folder (paper/ and tight/ inside)."),
+        out: Path = typer.Option(Path("biasbound-demo"), "--out", help="Output folder (paper/ and tight/, or run/, inside)."),
         no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
+        run_: bool = typer.Option(False, "--run", help="Run examples/run-synthetic.yaml end to end against a local "
+                                  "synthetic judge (started and stopped here) on the shipped Arena-Hard v0.1 subset."),
+        n_items: int | None = typer.Option(None, "--n-items", min=2, max=198,
+                                           help="With --run: questions judged (the example's 80 by default)."),
+        generators: str | None = typer.Option(None, "--generators", help="With --run: comma-separated neighbour "
+                                              "generators (the example's six by default)."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
     ) -> None:
-        """Certify the embedded Arena-Hard data in paper and tight calibration and compare them."""
-        results = run_demo(out, plots=not no_plots)
+        """Certify the embedded Arena-Hard data in paper and tight calibration and compare them (or --run the judge runner)."""
+        if run_:
+            from biasbound.commands.run import print_run_summary
+
+            gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
+            result = run_example(out, n_items=n_items, generators=gens, progress=not no_progress)
+            print_run_summary(result, Console())
+            return
+        if n_items is not None or generators is not None:
+            raise InputError("The '--n-items' and '--generators' options of demo need '--run'. Got them without it.")
+        results = run_demo(out, plots=not no_plots, progress=not no_progress)
         console = Console()
         console.print(comparison_table(results))
         console.print(f"Outputs written to {out / 'paper'} and {out / 'tight'}", highlight=False, soft_wrap=True)

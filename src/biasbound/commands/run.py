@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 
-__all__ = ["main", "register"]
+__all__ = ["main", "print_run_summary", "register"]
 
 
 def register(app: typer.Typer) -> None:
@@ -25,21 +26,26 @@ def register(app: typer.Typer) -> None:
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars."),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
-        from biasbound.commands.certify import print_summary
         from biasbound.runner import run
 
         result = run(config, progress=not no_progress)
-        console = Console()
-        if result.certification is not None:
-            print_summary(result.certification, console)
-        t = result.summary["totals"]
-        console.print(
-            f"judge calls: {t.get('requests', 0)} requested, {t.get('cache_hits', 0)} from the cache, "
-            f"{t.get('attempts', 0)} HTTP attempts ({t.get('retries', 0)} retries); "
-            f"missing or failed judgments: {result.summary['missing_judgments']} (never scored); "
-            f"outputs in {result.config.output}",
-            soft_wrap=True, highlight=False,
-        )
+        print_run_summary(result, Console())
+
+
+def print_run_summary(result: Any, console: Console) -> None:
+    """Print a finished run: the certificate summary, the judge-call counts and where the outputs went."""
+    from biasbound.commands.certify import print_summary
+
+    if result.certification is not None:
+        print_summary(result.certification, console)
+    t = result.summary["totals"]
+    console.print(
+        f"judge calls: {t.get('requests', 0)} requested, {t.get('cache_hits', 0)} from the cache, "
+        f"{t.get('attempts', 0)} HTTP attempts ({t.get('retries', 0)} retries); "
+        f"missing or failed judgments: {result.summary['missing_judgments']} (never scored); "
+        f"outputs in {result.config.output}",
+        soft_wrap=True, highlight=False,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
