@@ -43,7 +43,7 @@ def no_loading(monkeypatch):
         (["--view", "items"], {"view": "items"}),
         (["--center", "fixed:2"], {"center": "fixed:2"}),
         (["--center", "holdout", "--holdout", "0"], {"center": "holdout", "holdout": 0.0}),
-        (["--jitter-adjust"], {"jitter_adjust": True}),
+        (["--neighbors", "swap", "--jitter-adjust"], {"neighbors": "swap", "jitter_adjust": True}),
         (["--bootstrap-rounds", "0"], {"bootstrap_rounds": 0}),
     ],
 )

@@ -1,9 +1,18 @@
 """`biasbound certify INPUT... --out DIR`: certify existing judge runs (loaders → pipeline.certify).
 
-Inputs are detected by content: a folder is an Arena-Hard-Auto ``model_judgment`` folder; a
-``.jsonl``/``.json`` file whose first record has ``games`` is an Arena-Hard judgment file; a
-CSV whose header has ``winner_orig_order`` is LLMBar's both-order table; anything else
-(CSV, TSV, JSONL, Parquet, optionally gzipped) is a generic long table.
+Inputs are detected by content (:func:`detect_format`):
+
+- an inspect_ai log (``.eval``, or a ``.json`` log) or a folder of them → :mod:`biasbound.integrations.inspect_log`;
+- an AlpacaEval ``annotations.json`` (a JSON array of records with ``generator_1``/``generator_2``/
+  ``preference``) or a folder holding them → :mod:`biasbound.integrations.alpaca_eval`;
+- a FastChat MT-Bench ``*_single.jsonl`` / ``*_pair.jsonl`` or a folder holding them →
+  :mod:`biasbound.integrations.mt_bench`;
+- any other folder, or a ``.jsonl``/``.json`` whose first record has ``games``: Arena-Hard-Auto;
+- a CSV whose header has ``winner_orig_order``: LLMBar's both-order table;
+- anything else (CSV, TSV, JSONL, Parquet, optionally gzipped): a generic long table.
+
+``--neighbors auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
+game-2 judgments, ``variant:NAME`` for every variant, ``rerun`` when there are reruns.
 """
 
 from __future__ import annotations
@@ -22,7 +31,19 @@ from rich.table import Table
 from biasbound._exceptions import BiasboundError, InputError
 from biasbound.data._io import open_text
 
-__all__ = ["LoadedInputs", "load_inputs", "parse_beta", "parse_scale", "print_summary", "register"]
+__all__ = [
+    "LoadedInputs",
+    "detect_format",
+    "load_inputs",
+    "natural_neighbors",
+    "parse_beta",
+    "parse_columns",
+    "parse_scale",
+    "parse_score_map",
+    "print_inputs",
+    "print_summary",
+    "register",
+]
 
 
 @dataclass
@@ -41,39 +62,92 @@ def _first_line(path: Path) -> str:
     return ""
 
 
-def _kind(path: Path) -> str:
+def _first_json(path: Path) -> Any:
+    try:
+        return json.loads(_first_line(path))
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+        return None
+
+
+def _folder_kind(path: Path) -> str:
+    from biasbound.integrations.alpaca_eval import find_annotation_files
+    from biasbound.integrations.inspect_log import find_logs
+    from biasbound.integrations.mt_bench import find_judgment_files
+
+    if find_logs(path):
+        return "inspect"
+    if find_annotation_files(path):
+        return "alpaca_eval"
+    if find_judgment_files(path):
+        return "mt_bench"
+    return "arena-hard"
+
+
+def detect_format(path: Path) -> str:
+    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar`` or ``table``."""
+    from biasbound.integrations.alpaca_eval import is_annotation_file
+    from biasbound.integrations.inspect_log import is_log_file
+    from biasbound.integrations.mt_bench import kind_of_record
+
     if path.is_dir():
-        return "arena-hard"
+        return _folder_kind(path)
     name = path.name.lower()
     base = name[:-3] if name.endswith(".gz") else name
+    if base.endswith(".eval") or (base.endswith(".json") and is_log_file(path)):
+        return "inspect"
+    if base.endswith(".json") and is_annotation_file(path):
+        return "alpaca_eval"
     if base.endswith((".jsonl", ".json")):
-        try:
-            rec = json.loads(_first_line(path))
-        except json.JSONDecodeError:
-            return "table"
-        return "arena-hard" if isinstance(rec, dict) and "games" in rec else "table"
+        rec = _first_json(path)
+        if isinstance(rec, dict) and "games" in rec:
+            return "arena-hard"
+        if kind_of_record(rec) is not None:
+            return "mt_bench"
+        return "table"
     if base.endswith(".csv"):
         return "llmbar" if "winner_orig_order" in _first_line(path) else "table"
     return "table"
 
 
+_kind = detect_format
+
+
 def load_inputs(
-    paths: Sequence[str | Path], *, scale: tuple[float, float] | None = None, skip_bad: bool = False
+    paths: Sequence[str | Path],
+    *,
+    scale: tuple[float, float] | None = None,
+    skip_bad: bool = False,
+    columns: dict[str, str] | None = None,
+    llmbar_view: str = "output_1",
+    ties: str = "missing",
+    score_map: dict[str, float] | None = None,
 ) -> LoadedInputs:
-    """Load and concatenate judgment inputs, detecting each one's format.
+    """Load and concatenate judgment inputs, detecting each one's format (:func:`detect_format`).
 
     Parameters
     ----------
     paths:
-        Arena-Hard folders or files, LLMBar CSVs, or generic long tables.
+        Arena-Hard folders or files, LLMBar CSVs, AlpacaEval annotations, MT-Bench judgment
+        files, inspect_ai logs or generic long tables.
     scale:
-        Raw score scale of generic tables (inferred when None).
+        Raw score scale of generic tables and of numeric inspect_ai scores (inferred, and
+        reported as inferred, when None).
     skip_bad:
         Skip (and count) bad lines instead of raising.
+    columns:
+        Contract name → file column of generic long tables (``{"item_id": "question"}``).
+    llmbar_view:
+        ``"output_1"`` or ``"gold"`` (see :func:`biasbound.data.load_llmbar`).
+    ties:
+        MT-Bench pairwise ties: ``"missing"`` or ``"half"``.
+    score_map:
+        inspect_ai score value → score in [0, 1] (replaces the C/P/I rule).
 
     Returns
     -------
     LoadedInputs
+        ``report[path]`` holds the load report, ``format``, and for the tool readers
+        ``integration`` (score rule, what could not be mapped).
     """
     from biasbound.data.arena_hard import load_arena_hard
     from biasbound.data.tables import load_llmbar, load_table
@@ -85,18 +159,101 @@ def load_inputs(
         p = Path(raw)
         if not p.exists():
             raise InputError(f"The 'INPUT' argument of certify names {str(p)!r}, which does not exist.")
-        kind = _kind(p)
+        kind = detect_format(p)
         if kind == "arena-hard":
             js = load_arena_hard(p, skip_bad=skip_bad)
         elif kind == "llmbar":
-            js = load_llmbar(p, skip_bad=skip_bad)
+            js = load_llmbar(p, view=llmbar_view, skip_bad=skip_bad)
+        elif kind == "alpaca_eval":
+            from biasbound.integrations.alpaca_eval import load_alpaca_eval
+
+            js = load_alpaca_eval(p, skip_bad=skip_bad)
+        elif kind == "mt_bench":
+            from biasbound.integrations.mt_bench import load_mt_bench
+
+            js = load_mt_bench(p, ties=ties, skip_bad=skip_bad)
+        elif kind == "inspect":
+            from biasbound.integrations.inspect_log import load_inspect_log
+
+            js = load_inspect_log(p, score_map=score_map, scale=scale, skip_bad=skip_bad)
         else:
-            js = load_table(p, scale=scale, skip_bad=skip_bad)
+            js = load_table(p, scale=scale, skip_bad=skip_bad, columns=columns)
         frames.append(js.frame)
         rep = js.report.to_dict() if hasattr(js.report, "to_dict") else dict(js.report)
         rep["format"] = kind
+        if "integration" in js.frame.attrs:
+            rep["integration"] = js.frame.attrs["integration"]
         report[str(p)] = rep
     return LoadedInputs(frame=pd.concat(frames, ignore_index=True), report=report)
+
+
+def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The neighbours a judgment table holds: ``swap`` (game-2 rows), ``variant:NAME``, ``rerun``."""
+    out: list[str] = []
+    if "game" in frame.columns and (frame["game"] == 2).any():
+        out.append("swap")
+    if "variant" in frame.columns:
+        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str))) if v != "original")
+    if "rerun" in frame.columns and (frame["rerun"] > 0).any():
+        out.append("rerun")
+    return tuple(out)
+
+
+def parse_columns(text: str | None) -> dict[str, str] | None:
+    """``"judge=annotator,item_id=question"`` → ``{"judge": "annotator", "item_id": "question"}``."""
+    if text is None or not text.strip():
+        return None
+    allowed = ("judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict")
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in allowed or not value:
+            raise InputError(f"The '--columns' option of certify must be NAME=COLUMN pairs with NAME among "
+                             f"{', '.join(allowed)}, separated by commas. Got {part.strip()!r} instead.")
+        out[key] = value
+    return out
+
+
+def parse_score_map(text: str | None) -> dict[str, float] | None:
+    """``"C=1,P=0.5,I=0"`` → ``{"C": 1.0, "P": 0.5, "I": 0.0}`` (each score in [0, 1])."""
+    if text is None or not text.strip():
+        return None
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        try:
+            v = float(value)
+        except ValueError:
+            v = float("nan")
+        if not sep or not key.strip() or not (0.0 <= v <= 1.0):
+            raise InputError(f"The '--score-map' option of certify must be VALUE=SCORE pairs with SCORE in [0, 1], "
+                             f"separated by commas. Got {part.strip()!r} instead.")
+        out[key.strip()] = v
+    return out
+
+
+def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
+    """Print, per input, its format, what was read, the score rule or scale, and what was not mapped."""
+    console = console or Console()
+    for path, rep in loaded.report.items():
+        integ = rep.get("integration") or {}
+        scale = rep.get("scale")
+        head = (f"[bold]{path}[/] — {rep.get('format')}: {rep.get('rows')} judgments, {len(rep.get('judges', []))} judge(s), "
+                f"{len(rep.get('models', []))} model(s), {rep.get('items')} items, {rep.get('missing')} missing")
+        if rep.get("n_skipped"):
+            head += f", {rep['n_skipped']} bad line(s) skipped"
+        console.print(head, soft_wrap=True, highlight=False)
+        if integ.get("score_rule"):
+            console.print(f"  score rule: {integ['score_rule']}", soft_wrap=True, highlight=False, markup=False)
+        elif scale is not None:
+            how = "inferred from the data — pass --scale lo,hi if it is wrong" if rep.get("scale_inferred") else "given"
+            console.print(f"  score scale [{scale[0]:g}, {scale[1]:g}] mapped to [0, 1] ({how})", soft_wrap=True,
+                          highlight=False)
+        for reason, n in (integ.get("not_mapped") or {}).items():
+            console.print(f"  not mapped: {n} × {reason}", soft_wrap=True, highlight=False, markup=False)
+        for remark in integ.get("remarks") or []:
+            console.print(f"  note: {remark}", soft_wrap=True, highlight=False, markup=False)
 
 
 def parse_beta(text: str | None) -> float | None:
@@ -187,7 +344,8 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Output folder."),
         tau: float = typer.Option(0.5, "--tau", help="Tolerance τ > 0 on ||M(D) − M(D')||."),
         delta: float = typer.Option(0.01, "--delta", help="Failure probability δ in (0, 1)."),
-        neighbors: str = typer.Option("swap", "--neighbors", help="Generators: swap, rerun, variant:NAME (comma-separated)."),
+        neighbors: str = typer.Option("auto", "--neighbors",
+                                      help="Generators: swap, rerun, variant:NAME (comma-separated), or auto (those the data hold)."),
         method: str = typer.Option("tight", "--method", help="Calibration: tight or paper."),
         combine: str = typer.Option("max", "--combine", help="Combination over generators: max or rms."),
         alpha: float | None = typer.Option(None, "--alpha", help="Shrinkage α in (0, 1]; chosen when omitted."),
@@ -199,6 +357,12 @@ def register(app: typer.Typer) -> None:
         scale: str | None = typer.Option(None, "--scale", help="Raw score scale lo,hi of generic tables."),
         jitter_adjust: bool = typer.Option(False, "--jitter-adjust", help="Fold rerun jitter out of the other generators."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines instead of stopping."),
+        columns: str | None = typer.Option(None, "--columns",
+                                           help="Long tables: NAME=COLUMN pairs, e.g. judge=annotator,item_id=question,score=rating."),
+        llmbar_view: str = typer.Option("output_1", "--llmbar-view", help="LLMBar view: output_1 or gold."),
+        mt_bench_ties: str = typer.Option("missing", "--mt-bench-ties", help="MT-Bench pairwise ties: missing or half."),
+        score_map: str | None = typer.Option(None, "--score-map",
+                                             help="inspect_ai score values to [0, 1], e.g. C=1,P=0.5,I=0 (default rule: C/P/I/N)."),
         bootstrap_rounds: int = typer.Option(1000, "--bootstrap-rounds", help="Item-bootstrap rounds for CIs."),
         no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
     ) -> None:
@@ -206,14 +370,31 @@ def register(app: typer.Typer) -> None:
         from biasbound.pipeline import certify
         from biasbound.pipeline._settings import check_settings
 
+        from biasbound._validation import check_one_of
+
         raw_scale = parse_scale(scale)
         beta_value = parse_beta(beta)
+        column_map = parse_columns(columns)
+        value_map = parse_score_map(score_map)
+        llmbar_view = check_one_of(llmbar_view, "--llmbar-view", "certify", ("output_1", "gold"))
+        mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))
+        auto = neighbors.strip().lower() == "auto"
         # certify's own parameter checks, run before any input is read: a bad option fails at once
-        check_settings(tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
-                       beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
-                       jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds)
-        loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad)
+        check_settings(tau=tau, delta=delta, neighbors="swap" if auto else neighbors, method=method, combine=combine,
+                       alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
+                       jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds)
+        loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map, llmbar_view=llmbar_view,
+                             ties=mt_bench_ties, score_map=value_map)
         console = Console()
+        print_inputs(loaded, console)
+        if auto:
+            found = natural_neighbors(loaded.frame)
+            if not found:
+                raise InputError("The '--neighbors auto' option of certify found no neighbours in the data (no game-2 "
+                                 "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
+                                 "biasbound.inspect scorer) or name a generator the data hold.")
+            neighbors = ",".join(found)
+            console.print(f"neighbours found in the data: {neighbors}", highlight=False)
         try:
             result = certify(
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,

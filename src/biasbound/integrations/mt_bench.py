@@ -1,0 +1,276 @@
+"""MT-Bench (FastChat ``llm_judge``) judgment files → judgment tables.
+
+FastChat's ``gen_judgment.py`` writes JSON-lines files ``model_judgment/<judge>_single.jsonl``
+and ``<judge>_pair.jsonl``.
+
+Single-answer grading (``*_single.jsonl``): ``{question_id, model, judge: [judge model, prompt
+name], user_prompt, judgment, score, turn, tstamp}``; ``score`` is the 1-10 rating and -1 when
+FastChat could not parse one.
+
+==========  =============================================================================
+judge       ``<judge model>/single`` (the prompt name — ``single-v1``, ``single-math-v1``,
+            their multi-turn forms — depends on the question category and turn, so it is
+            part of one judge's protocol and kept in ``verdict``)
+model       ``model``
+item_id     ``<question_id>/turn<turn>``
+game        0; rerun: 0, or 1, 2, ... for repeated judgments of the same item (file order)
+score       ``(score - 1) / 9`` (the 1-10 scale, stated); -1 → missing (unparsed rating)
+==========  =============================================================================
+
+Pairwise grading (``*_pair.jsonl``): ``{question_id, model_1, model_2, g1_winner, g2_winner,
+judge, g1_user_prompt, g1_judgment, g2_user_prompt, g2_judgment, turn, tstamp}``. Game 1 shows
+``model_1`` as Assistant A, game 2 swaps the positions; FastChat already maps both winners back
+to ``model_1`` / ``model_2`` (or ``tie`` / ``error``), so both games are in the same labels.
+
+==========  =============================================================================
+judge       ``<judge model>/pair``
+model       ``model_1`` when one model is ``model_2`` in every record of the judge (FastChat's
+            ``pairwise-baseline`` mode: that model is the baseline); otherwise (``pairwise-all``)
+            each record gives a row for ``model_1`` and a mirrored row for ``model_2``
+item_id     ``<question_id>/turn<turn>`` (baseline mode) or ``<question_id>/turn<turn>/vs/<opponent>``
+game        1 = the original order (g1), 2 = positions swapped (g2) → the ``swap`` neighbour
+score       the model's view: 1 when it wins, 0 when the other model wins; ``tie`` → missing by
+            default (``ties="half"`` reads it as 0.5); ``error`` → missing; never imputed
+==========  =============================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasbound._exceptions import DataFormatError
+from biasbound._validation import check_one_of
+from biasbound.data._io import iter_json_records, open_text
+from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
+from biasbound.integrations._common import Notes, attach
+
+__all__ = ["SINGLE_RULE", "find_judgment_files", "kind_of_record", "load_mt_bench", "pair_rule"]
+
+SINGLE_RULE = "MT-Bench single rating r on the 1-10 scale -> (r - 1) / 9; r = -1 (FastChat's unparsed rating) -> missing"
+
+
+def pair_rule(ties: str) -> str:
+    """The stated score rule of pairwise judgments for a ``ties`` treatment."""
+    tie = "0.5" if ties == "half" else "missing"
+    return (f"MT-Bench pairwise winner (g1 = original order, g2 = swapped, both in model labels) -> 1 if the model wins, "
+            f"0 if the other model wins, tie -> {tie}, error -> missing")
+
+
+def kind_of_record(rec: Any) -> str | None:
+    """``"pair"`` or ``"single"`` for a FastChat judgment record, None for anything else."""
+    if not isinstance(rec, dict):
+        return None
+    if "g1_winner" in rec and "model_1" in rec:
+        return "pair"
+    if isinstance(rec.get("judge"), list) and "score" in rec and "turn" in rec and "model" in rec:
+        return "single"
+    return None
+
+
+def find_judgment_files(path: Path) -> list[Path]:
+    """``*_single.jsonl`` / ``*_pair.jsonl`` (optionally ``.gz``) files under ``path``, or ``[path]``."""
+    if path.is_file():
+        return [path]
+    pats = ("*_single.jsonl", "*_pair.jsonl", "*_single.jsonl.gz", "*_pair.jsonl.gz")
+    return sorted({p for pat in pats for p in path.rglob(pat) if p.is_file()})
+
+
+def _first_record(path: Path) -> Any:
+    import json
+
+    with open_text(path) as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+    return None
+
+
+class _Bad(Exception):
+    pass
+
+
+def _judge_name(rec: dict[str, Any], kind: str) -> tuple[str, str]:
+    judge = rec.get("judge")
+    if not (isinstance(judge, list) and len(judge) >= 2 and all(isinstance(x, str) for x in judge[:2])):
+        raise _Bad(f"'judge' must be a list [judge model, prompt name], got {judge!r}")
+    return f"{judge[0]}/{kind}", judge[1]
+
+
+def _turn(rec: dict[str, Any]) -> int:
+    t = rec.get("turn")
+    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+        raise _Bad(f"'turn' must be a positive integer, got {t!r}")
+    return t
+
+
+def _qid(rec: dict[str, Any]) -> str:
+    q = rec.get("question_id")
+    if q is None or isinstance(q, (dict, list)):
+        raise _Bad(f"'question_id' must be a number or string, got {q!r}")
+    return str(q)
+
+
+def _single(rec: dict[str, Any]) -> dict[str, Any]:
+    judge, prompt = _judge_name(rec, "single")
+    model = rec.get("model")
+    if not isinstance(model, str) or not model:
+        raise _Bad("'model' must be a non-empty string")
+    s = rec.get("score")
+    if isinstance(s, bool) or not isinstance(s, (int, float)) or math.isnan(float(s)):
+        raise _Bad(f"'score' must be a number (1-10, or -1 when FastChat could not parse a rating), got {s!r}")
+    s = float(s)
+    if s == -1:
+        score = math.nan
+    elif 1.0 <= s <= 10.0:
+        score = (s - 1.0) / 9.0
+    else:
+        raise _Bad(f"'score' {s:g} is outside the 1-10 scale (and is not FastChat's -1 for an unparsed rating)")
+    return {"judge": judge, "model": model, "item_id": f"{_qid(rec)}/turn{_turn(rec)}", "game": 0, "score": score,
+            "verdict": f"{prompt}: {s:g}"}
+
+
+_WINNERS = ("model_1", "model_2", "tie", "error")
+
+
+def _pair(rec: dict[str, Any], ties: str) -> list[dict[str, Any]]:
+    judge, prompt = _judge_name(rec, "pair")
+    m1, m2 = rec.get("model_1"), rec.get("model_2")
+    if not (isinstance(m1, str) and m1 and isinstance(m2, str) and m2):
+        raise _Bad("'model_1' and 'model_2' must be non-empty strings")
+    out = []
+    for game, key in ((1, "g1_winner"), (2, "g2_winner")):
+        w = rec.get(key)
+        if w not in _WINNERS:
+            raise _Bad(f"{key!r} must be one of {', '.join(map(repr, _WINNERS))}, got {w!r}")
+        if w == "model_1":
+            s1 = 1.0
+        elif w == "model_2":
+            s1 = 0.0
+        elif w == "tie" and ties == "half":
+            s1 = 0.5
+        else:
+            s1 = math.nan
+        out.append({"judge": judge, "model_1": m1, "model_2": m2, "qt": f"{_qid(rec)}/turn{_turn(rec)}", "game": game,
+                    "s1": s1, "verdict": f"{prompt}: {w}", "winner": w})
+    return out
+
+
+def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missing", skip_bad: bool = False) -> JudgmentSet:
+    """Load MT-Bench / FastChat judgment files (single-answer and pairwise) as a judgment table.
+
+    Parameters
+    ----------
+    path:
+        A ``*_single.jsonl`` or ``*_pair.jsonl`` file, a folder searched recursively for them
+        (FastChat's ``data/mt_bench/model_judgment/``), or a list of such paths.
+    ties:
+        ``"missing"`` (default): a pairwise ``tie`` is a missing judgment, counted;
+        ``"half"``: it scores 0.5.
+    skip_bad:
+        Skip (and list) malformed lines instead of raising.
+
+    Returns
+    -------
+    JudgmentSet
+        The mapping is in the module docstring; notes (score rules, counts of what could not
+        be mapped) in ``frame.attrs["integration"]``.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and line: invalid JSON, a record that is neither a single nor a pairwise
+        judgment, a malformed field, a rating outside 1-10 (other than -1), a winner other than
+        model_1 / model_2 / tie / error.
+    """
+    ties = check_one_of(ties, "ties", "load_mt_bench", ("missing", "half"))
+    paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+    files: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            raise DataFormatError("no such file or folder.", path=str(p))
+        found = find_judgment_files(p)
+        if not found:
+            raise DataFormatError("holds no FastChat *_single.jsonl or *_pair.jsonl judgment file.", path=str(p))
+        files.extend(found)
+    notes = Notes("mt_bench")
+    skipped: list[tuple[str, int | None, str]] = []
+    singles: list[dict[str, Any]] = []
+    pairs: list[dict[str, Any]] = []
+    for file in files:
+        src = str(file)
+        for ln, rec in iter_json_records(file):
+            try:
+                kind = kind_of_record(rec)
+                if kind is None:
+                    raise _Bad("the record is neither a FastChat single judgment (model, judge, score, turn) nor a "
+                               "pairwise one (model_1, model_2, g1_winner, g2_winner)")
+                if kind == "single":
+                    row = _single(rec)
+                    row.update(source=src, line=ln)
+                    singles.append(row)
+                else:
+                    for row in _pair(rec, ties):
+                        row.update(source=src, line=ln)
+                        pairs.append(row)
+            except _Bad as exc:
+                if not skip_bad:
+                    raise DataFormatError(f"{exc}; fix the line or pass skip_bad=True.", path=src, line=ln) from None
+                skipped.append((src, ln, str(exc)))
+    parts = []
+    rules = []
+    if singles:
+        f = pd.DataFrame(singles)
+        # repeated judgments of one item are reruns, numbered in file order
+        f["rerun"] = f.groupby(["judge", "model", "item_id"]).cumcount()
+        n_rep = int((f["rerun"] > 0).sum())
+        if n_rep:
+            notes.remark(f"{n_rep} repeated single judgment(s) of the same (judge, model, question, turn) read as reruns "
+                         "(in file order)")
+        notes.count("single rating -1 (FastChat could not parse a rating): missing", int(f["score"].isna().sum()))
+        f["variant"] = "original"
+        parts.append(f)
+        rules.append(SINGLE_RULE)
+    if pairs:
+        p = pd.DataFrame(pairs)
+        winners = Counter(p["winner"])
+        notes.count("pairwise verdict 'error': missing", winners.get("error", 0))
+        if ties == "missing":
+            notes.count("pairwise verdict 'tie': missing (pass ties='half' to score it 0.5)", winners.get("tie", 0))
+        rows = []
+        for judge, g in p.groupby("judge", sort=True):
+            m2 = set(g["model_2"])
+            if len(m2) == 1 and not (m2 & set(g["model_1"])):
+                base = next(iter(m2))
+                notes.remark(f"judge {judge}: model_2 is {base!r} in every record, read as the baseline "
+                             "(FastChat pairwise-baseline mode)")
+                rows.append(g.assign(model=g["model_1"], item_id=g["qt"], score=g["s1"]))
+            else:
+                notes.remark(f"judge {judge}: no common model_2, read as FastChat pairwise-all mode: each record gives "
+                             "one row per model, item '<question>/turn<t>/vs/<opponent>'")
+                rows.append(g.assign(model=g["model_1"], item_id=g["qt"] + "/vs/" + g["model_2"], score=g["s1"]))
+                rows.append(g.assign(model=g["model_2"], item_id=g["qt"] + "/vs/" + g["model_1"], score=1.0 - g["s1"]))
+        p = pd.concat(rows, ignore_index=True)
+        p["variant"] = "original"
+        p["rerun"] = p.groupby(["judge", "model", "item_id", "game"]).cumcount()
+        n_rep = int((p["rerun"] > 0).sum())
+        if n_rep:
+            notes.remark(f"{n_rep} repeated pairwise judgment(s) of the same item and order read as reruns (in file order)")
+        parts.append(p[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]])
+        rules.append(pair_rule(ties))
+    if not parts:
+        raise DataFormatError("holds no judgment record.", path=str(paths[0]))
+    notes.rule = "; ".join(rules)
+    frame = pd.concat([q[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
+                       for q in parts], ignore_index=True)
+    frame = _check_duplicates(frame, skip_bad, skipped)
+    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    return attach(js, notes)
