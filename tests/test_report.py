@@ -555,9 +555,15 @@ def test_report_contents(report_inputs: dict[str, object], tmp_path: Path) -> No
     # the missing counts: leaderboard total and the load report
     assert f"<strong>{int(lb['n_missing'].sum())}</strong> missing score(s)" in visible
     assert "unknown verdict &#39;A&gt;&gt;&gt;B&#39;" in visible or "unknown verdict 'A&gt;&gt;&gt;B'" in visible
-    for section in ("The guarantee", "Audit on held-out neighbours", "Certificate parameters", "What it cost", "Leaderboard before and after", "Missing and failed judgments", "Plots"):
+    for section in ("The guarantee", "The mechanism", "What the scores mean", "Measured sensitivity per neighbour generator",
+                    "Audit on held-out neighbours", "What it cost", "Leaderboard before and after",
+                    "Missing and failed judgments", "Certificate record", "Plots"):
         assert f"<h2>{section}</h2>" in text
-    assert "per_model_verdicts" in visible and "holds=7, inconclusive=1" in visible
+    # prose, not key=value dumps, and nothing collapsed or in a scroll box
+    assert "per_model_verdicts" in visible and "holds 7, inconclusive 1" in visible
+    assert "=7" not in visible and "<details" not in text and "overflow: auto" not in text
+    # the mechanism as a formula with this certificate's numbers (α 0.3, centre 0.5, σ, d 500)
+    assert "M(D) = 0.3 · f(D) + 0.7 · 0.5 + N(0, 0.05123² · I_500)" in plain
     assert "Judge: ensemble." in visible  # per-judge plot names get their caption and the judge
 
 
@@ -594,7 +600,7 @@ def test_report_violated_and_no_certificate(report_inputs: dict[str, object], tm
     ).read_text(encoding="utf-8")
     assert "No certificate was issued" in none
     assert "not audited" in none
-    assert "<td>paper</td><td>0.5000</td>" in none and "<td>tight</td><td>n/a</td>" in none
+    assert '<td class="name">paper</td><td>0.5000</td>' in none and '<td class="name">tight</td><td>n/a</td>' in none
     assert "<td>mean 2, total 4, 2 values</td>" in none  # per-model distortion summarised, not dumped
 
 
@@ -626,3 +632,26 @@ def test_correlations_show_four_decimals_so_near_one_is_not_one():
     assert format_correlation(0.9942095) == "0.9942"
     assert format_correlation(float("nan")) == "n/a"
     assert format_correlation(None) == "—"
+
+
+def test_report_renders_certificate_figures_per_model_rows_and_a_comparison(report_inputs: dict[str, object], tmp_path: Path) -> None:
+    """A certificate figure found in the dict gets its own section; per-model certificates get one row each."""
+    cert = make_certificate()
+    cert["bias_radius"] = {"l2": 0.5, "per_item_rms": 0.0223}
+    per_model = []
+    for name, verdict in (("model-a", "holds"), ("모델-b", "inconclusive")):
+        c = make_certificate(verdict=verdict)
+        c["scope"] = {"judge": "ensemble", "model": name, "n_missing": 2,
+                      "model_sensitivity": {"delta_star": 0.25, "ucb": 0.31}}
+        c["audit"] = {"model": c["audit"]}
+        per_model.append(c)
+    text = write_report(
+        tmp_path, title="t", summary={}, leaderboard=report_inputs["leaderboard"], certificates=[cert],
+        retention=None, plots={}, load_report=None, audit=None, model_certificates=per_model,
+        comparison={"title": "Paper against tight", "columns": ["paper", "tight"], "rows": [("α", ["0.04", "0.25"])]},
+    ).read_text(encoding="utf-8")
+    assert "<h2>Bias radius</h2>" in text and "<td class=\"name\">per item rms</td><td>0.0223</td>" in text
+    assert "<h2>Per-model certificates</h2>" in text
+    assert '<td class="name">모델-b</td><td>500</td><td>2</td><td>0.25</td><td>0.31</td><td>500</td>' in text
+    assert text.count(">inconclusive</td>") == 1 and text.count(">holds</td>") == 1
+    assert "<h2>Paper against tight</h2>" in text and "<td>0.04</td><td>0.25</td>" in text

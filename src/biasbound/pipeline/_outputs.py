@@ -146,7 +146,6 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
 
 
 def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> None:
-    from biasbound.report.html import write_report
     from biasbound.report.plots import plot_judge_retention, plot_ranking, plot_score_kde, plot_sensitivity
 
     o = result.outputs
@@ -180,17 +179,39 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
             plots["ranking"] = plot_ranking(result.panel, out / "ranking.png", title="Panel leaderboard (mean of judges)")
     for k, p in plots.items():
         o[f"plot:{k}"] = p
-    summary = _summary(result)
+    write_result_report(result, out)
+
+
+def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping[str, Any] | None = None) -> Path:
+    """(Re)write ``out/report.html`` from a result whose plots are already in ``result.outputs``."""
+    from biasbound.report.html import write_report
+
+    o = result.outputs
+    plots = {k.split(":", 1)[1]: p for k, p in o.items() if k.startswith("plot:")}
+    st = result.settings
     audit = {}
     for name, j in result.judges.items():
         if j.pooled_audit is not None:
-            audit[f"pooled ({name})"] = j.pooled_audit.to_dict()
+            audit[f"pooled over models ({name})"] = j.pooled_audit.to_dict()
         audit[f"per-model verdicts ({name})"] = j.verdict_counts
-    headline = {"judges": ", ".join(result.judges), "tau": s.tau, "delta": s.delta, "method": s.method,
-                "combine": s.combine, "neighbors": ", ".join(s.generators), "view": s.view,
-                "center": s.to_dict()["center"], "seed": s.seed, "failures": summary["failures"] or "none"}
+    models = sorted({str(m) for j in result.judges.values() for m in j.leaderboard["model"]})
+    headline = {
+        "judges": ", ".join(result.judges) or "none certified",
+        "models": len(models),
+        "tolerance τ and failure probability δ": f"{st.get('tau')} and {st.get('delta')}",
+        "neighbour generators": ", ".join(st.get("generators") or []),
+        "calibration": f"{st.get('method')} (generators combined by {st.get('combine')})",
+        "view": st.get("view"), "shrinkage centre": st.get("center"), "master seed": st.get("seed"),
+        "judges not certified": "; ".join(f"{k}: {v}" for k, v in result.failures.items()) or "none",
+    }
+    model_certs = [_cert_dict(c) for j in result.judges.values() for c in j.model_certificates.values()]
+    baseline = getattr(result, "baseline", None)
     o["report"] = write_report(
-        out, title="biasbound certificate report", summary=headline, leaderboard=result.leaderboard,
+        out, title="biasbound certificate report", summary=headline,
+        leaderboard=leaderboard_table(result.leaderboard, baseline),
         certificates=[_cert_dict(j.certificate) for j in result.judges.values()],
-        retention=result.retention, plots=plots, load_report=result.load_report, audit=audit or None,
+        retention=_retention_out(result) if len(result.judges) > 1 else next(iter(_retention_out(result).values()), None),
+        plots=plots, load_report=result.load_report, audit=audit or None,
+        model_certificates=model_certs, comparison=comparison, baseline=baseline,
     )
+    return o["report"]

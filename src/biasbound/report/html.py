@@ -183,25 +183,11 @@ def _as_mapping(value: Any, name: str) -> Mapping[str, Any]:
     raise TypeError(f"The {name!r} parameter of {_WHERE} must be a mapping (or have to_dict()). Got {type(value).__name__} instead.")
 
 
-def _tree(value: Any, depth: int = 0) -> dict[str, Any]:
-    """Turn nested data into a display tree the template's ``render`` macro draws."""
-    if depth < 4 and (isinstance(value, Mapping) or (dataclasses.is_dataclass(value) and not isinstance(value, type))):
-        items = value.items() if isinstance(value, Mapping) else dataclasses.asdict(value).items()
-        return {"kind": "map", "items": [(str(k), _tree(v, depth + 1)) for k, v in items]}
-    if isinstance(value, (list, tuple, np.ndarray)) and depth < 4:
-        seq = list(value.tolist() if isinstance(value, np.ndarray) else value)
-        if seq and all(isinstance(x, Mapping) for x in seq):
-            cols = list(dict.fromkeys(k for x in seq for k in x))
-            rows = [[format_number(x.get(c)) if not isinstance(x.get(c), (Mapping, list, tuple)) else str(x.get(c)) for c in cols] for x in seq]
-            return {"kind": "records", "columns": [str(c) for c in cols], "rows": rows}
-        return {"kind": "scalar", "text": ", ".join(format_number(x) for x in seq) if seq else "(none)"}
-    return {"kind": "scalar", "text": format_number(value)}
-
-
 def _inline(value: Any) -> str:
-    """One-line text for a nested value (``k=v, …``)."""
+    """One-line text for a nested value (``key value, …``; zero counts left out)."""
     if isinstance(value, Mapping):
-        return ", ".join(f"{k}={_inline(v)}" for k, v in value.items())
+        items = [(k, v) for k, v in value.items() if not (isinstance(v, numbers.Number) and not isinstance(v, bool) and v == 0)]
+        return ", ".join(f"{str(k).replace('_', ' ')} {_inline(v)}" for k, v in items) or "none"
     if isinstance(value, (list, tuple)):
         return ", ".join(_inline(v) for v in value)
     return format_number(value)
@@ -210,17 +196,47 @@ def _inline(value: Any) -> str:
 # ----------------------------------------------------------------------------- sections
 
 
+def _num(value: Any) -> float | None:
+    """A finite float, or None."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
 def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
+    """One audit in prose: the verdict, its reading, and the numbers it rests on."""
     verdict = str(audit.get("verdict", "unknown"))
-    rows = [(lab, format_number(audit[key])) for key, lab in _AUDIT_FIELDS if key in audit]
-    known = {k for k, _ in _AUDIT_FIELDS} | {"verdict"}
-    rows += [(str(k), _inline(v)) for k, v in audit.items() if k not in known]
+    n = audit.get("n_neighbors")
+    conf = _num(audit.get("confidence"))
+    conf_txt = f"{100 * conf:g}%" if conf is not None else "the stated"
+    parts = []
+    if n is not None:
+        parts.append(f"On {format_number(n)} held-out neighbours")
+    if "exact_probability" in audit:
+        parts.append(f"the probability that the certified scores move by more than τ = {format_number(audit.get('tau'))} "
+                     f"is {format_number(audit.get('exact_probability'))} (exact, averaged over the neighbours)")
+    if "exact_ucb" in audit:
+        parts.append(f"its {conf_txt} upper confidence bound is {format_number(audit.get('exact_ucb'))}, "
+                     f"against δ = {format_number(audit.get('delta'))}")
+    sentence = ", ".join(parts) + "." if parts else ""
+    mc = ""
+    if "mc_probability" in audit:
+        mc = (f"A Monte Carlo check with {format_number(audit.get('n_mc'))} draws of the noise finds "
+              f"{format_number(audit.get('mc_probability'))} (upper bound {format_number(audit.get('mc_ucb'))}).")
+    known = {k for k, _ in _AUDIT_FIELDS} | {"verdict", "exact_lcb", "sigma", "alpha", "dim", "center", "max_distance",
+                                               "p_max", "bound_violations"}
+    extra = [(str(k), _inline(v)) for k, v in audit.items() if k not in known]
     return {
         "label": label,
         "verdict": verdict,
         "css": verdict if verdict in _VERDICT_TEXT else "unknown",
         "text": _VERDICT_TEXT.get(verdict, "The audit returned no recognised verdict."),
-        "rows": rows,
+        "prose": " ".join(x for x in (sentence, mc) if x),
+        "rows": extra,
     }
 
 
@@ -240,7 +256,7 @@ def _audit_blocks(audit: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
 
 
 def _certificate_name(cert: Mapping[str, Any], index: int) -> str:
-    """A short name from the scope's judge and model (the full scope is shown in the table)."""
+    """A short name from the scope's judge and model."""
     scope = cert.get("scope")
     parts = []
     if isinstance(scope, Mapping):
@@ -251,51 +267,173 @@ def _certificate_name(cert: Mapping[str, Any], index: int) -> str:
     return ", ".join(parts) if parts else f"certificate {index + 1}"
 
 
-def _certificate_view(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
-    rows: list[tuple[str, dict[str, Any]]] = []
+_BOUND_TEXT = {
+    "markov": "the paper's Markov bound on the sensitivity (Δ ≤ Δ*/√δ_Δ with probability 1 − δ_Δ)",
+    "deterministic": "the deterministic bound: a neighbour changes one item's score on a known range, so ‖Δ‖ ≤ R√k always",
+    "order-statistic": "an order-statistic bound on the (1 − δ_Δ) quantile of ‖Δ‖ with confidence 1 − β",
+}
+_RADIUS_TEXT = {
+    "laurent-massart": "the Laurent–Massart χ² tail bound",
+    "chi2-exact": "the exact χ²_d quantile",
+}
+
+
+def _mechanism(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The mechanism M(D) = α f(D) + (1 − α)c + N(0, σ² I) with this certificate's numbers, and its calibration in prose."""
+    alpha, sigma, dim = cert.get("alpha"), cert.get("sigma"), cert.get("dim")
+    center = cert.get("center")
+    if isinstance(center, Mapping):
+        c_value, c_kind = center.get("value"), str(center.get("kind", ""))
+    else:
+        c_value, c_kind = None, str(center or "")
+    c_text = format_number(c_value) if _num(c_value) is not None else "c"
+    a = format_number(alpha)
+    one_minus = format_number(1 - _num(alpha)) if _num(alpha) is not None else "1 − α"
+    formula = (f"M(D) = {a} · f(D) + {one_minus} · {c_text} + N(0, {format_number(sigma)}² · I_{format_number(dim)})")
+    centre_prose = {
+        "fixed": f"a fixed, public centre c = {c_text}",
+        "ema": f"a frozen moving-average centre c = {c_text}",
+        "holdout": "the mean of held-out items as centre c",
+        "batch": "the batch mean as centre c (its movement is added to the sensitivity)",
+    }.get(c_kind, f"centre c ({c_kind or 'unspecified'})")
+    gens = cert.get("generators") or {}
+    gen_names = ", ".join(str(g) for g in gens) if isinstance(gens, Mapping) and gens else "the observed neighbours"
+    beta = cert.get("beta")
+    ucb_txt = (f"its upper confidence bound at confidence {format_number(1 - _num(beta))}"
+               if _num(beta) is not None else "its point estimate (no confidence bound, as in the paper)")
+    prose = [
+        f"f(D) is the vector of the judge's {format_number(dim)} per-item scores on [0, 1]. The mechanism shrinks it "
+        f"towards {centre_prose} with Lipschitz constant α = {a} (the share of the score spread kept; the largest "
+        f"feasible α is α_max = {format_number(cert.get('alpha_max'))}) and adds independent Gaussian noise with "
+        f"standard deviation σ = {format_number(sigma)} per item (largest admissible σ_max = {format_number(cert.get('sigma_max'))}).",
+        f"The calibration ({format_number(cert.get('method'))} method) uses the sensitivity {format_number(cert.get('sensitivity'))} "
+        f"measured on {gen_names} ({format_number(cert.get('combination'))} over generators; {ucb_txt}), "
+        f"{_BOUND_TEXT.get(str(cert.get('bound_used')), str(cert.get('bound_used')))}, and "
+        f"{_RADIUS_TEXT.get(str(cert.get('radius')), str(cert.get('radius')))} for the noise. "
+        f"The failure probability δ = {format_number(cert.get('delta'))} is split into δ_B = {format_number(cert.get('delta_B'))} "
+        f"(noise) and δ_Δ = {format_number(cert.get('delta_Delta'))} (sensitivity).",
+    ]
+    return {"name": _certificate_name(cert, index), "formula": formula, "prose": prose,
+            "record": _certificate_record(cert)}
+
+
+def _certificate_record(cert: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The certificate's scalar fields as (label, value) rows: what a reader needs to re-check it."""
+    rows: list[tuple[str, str]] = []
     for key, label in _CERT_FIELDS:
-        if key not in cert:
+        if key not in cert or key in ("scope", "center"):
             continue
         value = cert[key]
-        if key == "center" and isinstance(value, Mapping):
-            node = {"kind": "scalar", "text": f"{value.get('kind', '?')} ({format_number(value.get('value'))})"}
-        else:
-            node = _tree(value)
-        rows.append((label, node))
-    known = {k for k, _ in _CERT_FIELDS} | _CERT_SKIP
-    rows += [(str(k), _tree(v)) for k, v in cert.items() if k not in known]
-    generators = []
-    gens = cert.get("generators") or {}
-    if isinstance(gens, Mapping):
-        for name, g in gens.items():
-            g = g if isinstance(g, Mapping) else {}
-            generators.append(
-                {
-                    "name": str(name),
-                    "delta_star": format_number(g.get("delta_star")),
-                    "ucb": format_number(g.get("ucb")),
-                    "m": format_number(g.get("m")),
-                }
-            )
-    name = _certificate_name(cert, index)
-    audit = cert.get("audit")
+        if isinstance(value, (Mapping, list, tuple)):
+            continue
+        rows.append((label, format_number(value)))
+    center = cert.get("center")
+    if isinstance(center, Mapping):
+        rows.append(("shrinkage centre", f"{center.get('kind', '?')} ({format_number(center.get('value'))})"))
+    scope = cert.get("scope")
+    if isinstance(scope, Mapping):
+        for key, label in (("judge", "judge"), ("model", "model"), ("holdout_share", "share of neighbours held out"),
+                           ("neighbors_calibration", "neighbours used for calibration"),
+                           ("neighbors_audit", "neighbours held out for the audit")):
+            if key in scope and not isinstance(scope[key], (Mapping, list, tuple)):
+                value = scope[key]
+                rows.append((label, "all models" if key == "model" and value == "*" else format_number(value)))
+        if isinstance(scope.get("score_range"), (list, tuple)) and len(scope["score_range"]) == 2:
+            lo, hi = scope["score_range"]
+            rows.append(("score range", f"[{format_number(lo)}, {format_number(hi)}]"))
+    return rows
+
+
+# --- certificate figures: one function per figure; each reads the certificate dict and returns a
+# section ({"title", "prose", "headers", "rows"}) or None when the certificate lacks the field. New
+# figures are added by appending a function to _CERT_FIGURES.
+
+
+def _figure_sensitivity(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    gens = cert.get("generators")
+    if not isinstance(gens, Mapping) or not gens:
+        return None
+    rows = []
+    for name, g in gens.items():
+        g = g if isinstance(g, Mapping) else {}
+        rows.append([str(name), format_number(g.get("delta_star")), format_number(g.get("ucb")), format_number(g.get("m"))])
     return {
-        "name": name,
+        "title": "Measured sensitivity per neighbour generator",
+        "prose": ("Δ* is the root-mean-square distance ‖f(D) − f(D′)‖₂ between the scores of the batch and of a neighbour, "
+                  f"over m observed neighbours; the calibration uses {format_number(cert.get('sensitivity'))} "
+                  f"({format_number(cert.get('combination'))} over the generators)."),
+        "headers": ["generator", "Δ* (RMS)", "upper confidence bound", "m (neighbours)"],
         "rows": rows,
-        "generators": generators,
-        "audit": _audit_block(audit, name) if isinstance(audit, Mapping) and "verdict" in audit else None,
-        "summary": [
-            name,
-            format_number(cert.get("tau")),
-            format_number(cert.get("delta")),
-            str(cert.get("method", "—")),
-            str(cert.get("bound_used", "—")),
-            format_number(cert.get("alpha")),
-            format_number(cert.get("sigma")),
-            format_number(cert.get("sensitivity")),
-            str(audit.get("verdict", "—")) if isinstance(audit, Mapping) else "—",
-        ],
     }
+
+
+def _figure_fields(cert: Mapping[str, Any], key: str, title: str, prose: str) -> dict[str, Any] | None:
+    """A generic figure: a scalar, or a mapping of scalars (or of mappings, one row each) under ``key``."""
+    value = cert.get(key)
+    if value is None:
+        scope = cert.get("scope")
+        value = scope.get(key) if isinstance(scope, Mapping) else None
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        if value and all(isinstance(v, Mapping) for v in value.values()):
+            cols = list(dict.fromkeys(k for v in value.values() for k in v if not isinstance(v[k], (Mapping, list, tuple))))
+            rows = [[str(name), *[format_number(v.get(c)) for c in cols]] for name, v in value.items()]
+            return {"title": title, "prose": prose, "headers": ["", *[c.replace("_", " ") for c in cols]], "rows": rows}
+        rows = [[str(k).replace("_", " "), _inline(v)] for k, v in value.items()]
+        return {"title": title, "prose": prose, "headers": ["quantity", "value"], "rows": rows}
+    return {"title": title, "prose": prose, "headers": ["quantity", "value"], "rows": [[key.replace("_", " "), _inline(value)]]}
+
+
+_CERT_FIGURES: tuple[Any, ...] = (
+    _figure_sensitivity,
+    lambda c: _figure_fields(c, "bias_radius", "Bias radius",
+                             "How far, in score units, the certified scores may move under the certified generators."),
+    lambda c: _figure_fields(c, "range_implied", "Range implied by the certificate",
+                             "The score range the certificate's parameters imply."),
+    lambda c: _figure_fields(c, "original_scale", "The guarantee on the original score scale",
+                             "The tolerance and scores expressed on the judge's own scale."),
+    lambda c: _figure_fields(c, "leaderboard_cost", "Leaderboard cost",
+                             "What the certificate costs the leaderboard."),
+    lambda c: _figure_fields(c, "bound_details", "Details of the bound used", "The quantities the bound was computed from."),
+)
+
+
+def _certificate_figures(cert: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for fn in _CERT_FIGURES:
+        fig = fn(cert)
+        if fig is not None and fig["rows"]:
+            out.append(fig)
+    return out
+
+
+def _model_rows(model_certs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """One row per per-model certificate: its batch, its own sensitivity and its audit."""
+    rows = []
+    for c in model_certs:
+        scope = c.get("scope") if isinstance(c.get("scope"), Mapping) else {}
+        ms = scope.get("model_sensitivity") if isinstance(scope.get("model_sensitivity"), Mapping) else {}
+        audit = c.get("audit")
+        a = None
+        if isinstance(audit, Mapping):
+            a = audit.get("model") if isinstance(audit.get("model"), Mapping) else (audit if "verdict" in audit else None)
+        rows.append([
+            str(scope.get("model", "—")),
+            format_number(c.get("dim")),
+            format_number(scope.get("n_missing")),
+            format_number(ms.get("delta_star")),
+            format_number(ms.get("ucb")),
+            format_number(a.get("n_neighbors")) if a else "—",
+            format_number(a.get("exact_probability")) if a else "—",
+            format_number(a.get("exact_ucb")) if a else "—",
+            str(a.get("verdict")) if a else "not audited",
+        ])
+    return rows
+
+
+_MODEL_HEADERS = ["model", "d (items)", "missing", "model Δ*", "model Δ* UCB", "audit neighbours",
+                  "P(move > τ)", "upper bound", "verdict"]
 
 
 def _summary_cell(value: Any) -> str:
@@ -307,7 +445,7 @@ def _summary_cell(value: Any) -> str:
         if "total" in value:
             parts.append(f"total {format_number(value['total'])}")
         if not parts:
-            parts = [f"{k}={format_number(v)}" for k, v in value.items() if not isinstance(v, (Mapping, list, tuple, np.ndarray))]
+            parts = [f"{k} {format_number(v)}" for k, v in value.items() if not isinstance(v, (Mapping, list, tuple, np.ndarray))]
         nested = [v for v in value.values() if isinstance(v, Mapping)]
         if nested:
             parts.append(f"{len(nested[0])} values")
@@ -351,11 +489,15 @@ def _retention_rows(retention: Mapping[str, Any] | None) -> list[dict[str, Any]]
                     cells.append(format_correlation(node.get(key)))
                 else:
                     cells.append(_summary_cell(node.get(key)))
-            known = {k for k, _ in _RETENTION_COLUMNS} | set(_PAIR_KEEP_KEYS)
-            extra = ", ".join(
-                f"{k}={_inline(v)}" for k, v in node.items() if k not in known and not isinstance(v, (list, tuple, np.ndarray, Mapping))
-            )
-            rows.append({"label": " / ".join(path) if path else "all models", "cells": cells, "extra": extra})
+            pairs = node.get("adjacent_pairs")
+            weakest = None
+            if isinstance(pairs, list) and pairs and all(isinstance(p, Mapping) for p in pairs):
+                w = min(pairs, key=lambda p: _num(p.get("kept_probability")) if _num(p.get("kept_probability")) is not None else 2.0)
+                weakest = (f"The adjacent pair most likely to swap is {w.get('higher')} above {w.get('lower')} "
+                           f"(original gap {format_number(w.get('original_gap'))}): the noise keeps their order with "
+                           f"probability {format_number(w.get('kept_probability'))}.")
+            rows.append({"label": " / ".join(path) if path else "all models", "cells": cells, "weakest": weakest,
+                         "note": node.get("note") if isinstance(node.get("note"), str) else None})
             return
         for key, value in node.items():
             if isinstance(value, Mapping):
@@ -366,63 +508,171 @@ def _retention_rows(retention: Mapping[str, Any] | None) -> list[dict[str, Any]]
     return rows
 
 
+#: Leaderboard columns of the report: (key, header, kind). ``ci``: value with its ``_lo``/``_hi`` interval.
+_LEADERBOARD_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("rank_original", "rank", "rank"),
+    ("judge", "judge", "name"),
+    ("model", "model", "name"),
+    ("n_items", "items", "plain"),
+    ("n_missing", "missing", "plain"),
+    ("original", "original (95% CI)", "ci"),
+    ("original_both_orders", "both orders", "plain"),
+    ("certified", "certified (95% CI)", "ci"),
+    ("rank_certified", "rank after", "rank"),
+    ("change", "change", "change"),
+    ("win_rate_pct", "win rate % (95% CI)", "ci"),
+    ("winrate", "win rate % (95% CI)", "ci"),
+    ("bt_elo", "Bradley–Terry Elo (95% CI)", "ci"),
+    ("bt", "Bradley–Terry Elo (95% CI)", "ci"),
+)
+
+
+def _rank_text(value: Any) -> str:
+    v = _num(value)
+    if v is None:
+        return "—"
+    return str(int(v)) if v.is_integer() else format_number(v)
+
+
 def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
     cols = set(leaderboard.columns)
     frame = leaderboard
     sort_cols = [c for c in ("judge", "rank_original") if c in cols]
     if sort_cols:
         frame = frame.sort_values(sort_cols, kind="stable", na_position="last")
-    headers: list[str] = []
-    if "judge" in cols:
-        headers.append("judge")
-    headers.append("model")
-    plain = [("n_items", "items"), ("n_missing", "missing")]
-    headers += [lab for key, lab in plain if key in cols]
-    pairs = [
-        ("original", "original (95% CI)"),
-        ("certified", "certified (95% CI)"),
-    ]
-    headers += [lab for key, lab in pairs if key in cols]
     has_ranks = {"rank_original", "rank_certified"} <= cols
-    if has_ranks:
-        headers += ["rank before", "rank after", "change"]
-    extras = [("winrate", "win rate vs baseline (95% CI)"), ("bt", "Bradley–Terry (95% CI)")]
-    headers += [lab for key, lab in extras if key in cols]
-
-    def cell(row: Mapping[str, Any], key: str) -> str:
-        text = format_number(row.get(key))
-        ci = _ci(row.get(f"{key}_lo"), row.get(f"{key}_hi")) if f"{key}_lo" in cols else ""
-        return f"{text} {ci}".strip()
-
+    several_judges = "judge" in cols and leaderboard["judge"].nunique() > 1
+    spec = []
+    seen_headers = set()
+    for key, header, kind in _LEADERBOARD_COLUMNS:
+        if key == "change":
+            if has_ranks:
+                spec.append((key, header, kind))
+            continue
+        if key == "judge" and not several_judges:
+            continue
+        if key in cols and header not in seen_headers:
+            spec.append((key, header, kind))
+            seen_headers.add(header)
     rows = []
+    baseline = None
     for rec in frame.to_dict(orient="records"):
-        cells: list[str] = []
-        if "judge" in cols:
-            cells.append(str(rec["judge"]))
-        cells.append(str(rec["model"]))
-        cells += [format_number(rec.get(key)) for key, _ in plain if key in cols]
-        cells += [cell(rec, key) for key, _ in pairs if key in cols]
+        cells: list[dict[str, str]] = []
         move = "same"
-        if has_ranks:
-            r0, r1 = rec.get("rank_original"), rec.get("rank_certified")
-            cells += [format_number(r0), format_number(r1)]
-            try:
-                d = float(r0) - float(r1)
-            except (TypeError, ValueError):
-                d = math.nan
-            if math.isnan(d):
-                cells.append("—")
-            elif d == 0:
-                cells.append("=")
-            else:
-                move = "up" if d > 0 else "down"
-                cells.append(f"{'▲' if d > 0 else '▼'} {format_number(abs(d))}")
-        cells += [cell(rec, key) for key, _ in extras if key in cols]
-        rows.append({"cells": cells, "move": move})
+        is_base = bool(rec.get("is_baseline")) if "is_baseline" in cols else False
+        if is_base:
+            baseline = str(rec["model"])
+        for key, _, kind in spec:
+            if kind == "name":
+                cells.append({"text": str(rec[key]), "ci": "baseline" if key == "model" and is_base else "", "css": "name"})
+            elif kind == "rank":
+                cells.append({"text": _rank_text(rec.get(key)), "ci": "", "css": ""})
+            elif kind == "plain":
+                cells.append({"text": format_number(rec.get(key)), "ci": "", "css": ""})
+            elif kind == "ci":
+                ci = _ci(rec.get(f"{key}_lo"), rec.get(f"{key}_hi")) if f"{key}_lo" in cols else ""
+                cells.append({"text": format_number(rec.get(key)), "ci": ci, "css": ""})
+            else:  # change
+                r0, r1 = _num(rec.get("rank_original")), _num(rec.get("rank_certified"))
+                if r0 is None or r1 is None:
+                    text = "—"
+                elif r0 == r1:
+                    text = "="
+                else:
+                    move = "up" if r0 > r1 else "down"
+                    text = f"{'▲' if r0 > r1 else '▼'} {_rank_text(abs(r0 - r1))}"
+                cells.append({"text": text, "ci": "", "css": "change"})
+        rows.append({"cells": cells, "move": move, "baseline": is_base})
     n_missing = None
     if "n_missing" in cols:
         n_missing = int(pd.to_numeric(leaderboard["n_missing"], errors="coerce").fillna(0).sum())
-    return {"headers": headers, "rows": rows, "n_missing": n_missing, "change_col": headers.index("change") if has_ranks else -1}
+    return {"headers": [h for _, h, _ in spec], "name_cols": [i for i, (_, _, k) in enumerate(spec) if k == "name"],
+            "rows": rows, "n_missing": n_missing, "baseline": baseline}
+
+
+def _score_meaning(leaderboard: pd.DataFrame, baseline: str | None, load_report: Mapping[str, Any] | None) -> list[str]:
+    """What each number on the leaderboard means, in sentences, with the top model as the worked example."""
+    cols = set(leaderboard.columns)
+    out = []
+    scale = None
+    if load_report is not None:
+        reports = [load_report] if "scale" in load_report else [v for v in load_report.values() if isinstance(v, Mapping)]
+        scales = {tuple(r["scale"]) for r in reports if isinstance(r.get("scale"), (list, tuple)) and len(r["scale"]) == 2}
+        inferred = any(bool(r.get("scale_inferred")) for r in reports)
+        if len(scales) == 1:
+            lo, hi = next(iter(scales))
+            scale = (f"Raw scores on [{format_number(lo)}, {format_number(hi)}] were mapped linearly onto [0, 1]"
+                     f"{' (scale inferred from the data)' if inferred else ''}.")
+    pairwise = bool({"original_both_orders", "win_rate_pct", "winrate"} & cols) and (
+        "original_both_orders" in cols or leaderboard.get("win_rate_pct", leaderboard.get("winrate", pd.Series(dtype=float))).notna().any())
+    if pairwise:
+        base = f"the baseline {baseline}" if baseline else "the baseline"
+        out.append(
+            f"Every item is a pairwise comparison of a model's answer with {base}'s. “original” is the model's mean score "
+            "over items in the original presentation order only (Arena-Hard game 1: the baseline's answer shown first, as "
+            "assistant A); 1 means the judge strongly preferred the model, 0 the baseline, 0.5 a tie. The swapped order "
+            "(game 2) is the position-swap neighbour, so it is not part of f(D).")
+        if "original_both_orders" in cols and len(leaderboard):
+            top = leaderboard.sort_values("original", ascending=False, kind="stable").iloc[0]
+            if _num(top.get("original_both_orders")) is not None:
+                out.append(
+                    f"“both orders” is the mean over both presentation orders, for context only: for {top['model']}, "
+                    f"{format_number(top['original'])} in the original order only against "
+                    f"{format_number(top['original_both_orders'])} over both. The difference is the judge's position bias.")
+        out.append(
+            "“win rate %” is Arena-Hard's win rate against the baseline in percent (both orders, decisive verdicts "
+            "counted three times, ties as half), and “Bradley–Terry Elo” its Bradley–Terry rating on the Elo scale "
+            "(the baseline at 1000); both are computed from the original judgments, not from the certified scores.")
+    else:
+        out.append("“original” is the model's mean per-item score on [0, 1] over its judged items (the original "
+                   "variant, first run).")
+    out.append(
+        "“certified” is the mean of the released scores M(D) = α f(D) + (1 − α)c + noise: it sits near the centre c "
+        "because the shrinkage keeps only the share α of the spread, so compare certified scores with each other, "
+        "not with the original ones. Intervals are 95% percentile bootstrap intervals over items; ranks are "
+        "competition ranks (ties share the better rank).")
+    if baseline:
+        out.append(f"The baseline {baseline} is marked on its row.")
+    if scale:
+        out.append(scale)
+    return out
+
+
+def _load_view(load_report: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The load report as sentences and tables (missing per model and per source, skipped lines)."""
+    if load_report is None:
+        return None
+    reports = ([("", load_report)] if ("rows" in load_report or "missing" in load_report)
+               else [(str(k), v) for k, v in load_report.items() if isinstance(v, Mapping)])
+    if not reports:
+        reports = [("", load_report)]
+    sentences, tables = [], []
+    for name, rep in reports:
+        where = f" from {name}" if name else ""
+        rows, missing = rep.get("rows"), rep.get("missing")
+        if rows is not None or missing is not None:
+            sentences.append(f"Read {format_number(rows)} judgment rows{where}; {format_number(missing)} are missing "
+                             f"(unparseable, absent or failed), excluded and never scored as ties.")
+        for key, title in (("missing_by_model", "missing per model"), ("missing_per_model", "missing per model"),
+                           ("missing_by_source", "missing per file")):
+            value = rep.get(key)
+            if isinstance(value, Mapping) and value:
+                tables.append({"title": f"{title}{where}", "headers": [title.split()[-1], "missing"],
+                               "rows": [[str(k), format_number(v)] for k, v in value.items()]})
+        skipped = rep.get("skipped")
+        if isinstance(skipped, (list, tuple)) and skipped:
+            srows = []
+            for s in skipped:
+                if isinstance(s, Mapping):
+                    srows.append([str(s.get("source", "")), format_number(s.get("line")), str(s.get("reason", ""))])
+                elif isinstance(s, (list, tuple)) and len(s) == 3:
+                    srows.append([str(s[0]), format_number(s[1]), str(s[2])])
+                else:
+                    srows.append(["", "", str(s)])
+            tables.append({"title": f"bad lines skipped{where}", "headers": ["file", "line", "reason"], "rows": srows})
+        else:
+            sentences.append(f"No bad line was skipped{where}.")
+    return {"sentences": sentences, "tables": tables}
 
 
 def _caption(name: str) -> str:
@@ -476,8 +726,11 @@ def write_report(
     plots: Mapping[str, str | os.PathLike[str]],
     load_report: Mapping[str, Any] | None,
     audit: Mapping[str, Any] | None,
+    model_certificates: Sequence[Mapping[str, Any]] | None = None,
+    comparison: Mapping[str, Any] | None = None,
+    baseline: str | None = None,
 ) -> Path:
-    """Write ``report.html``: what was certified, how it was checked and what it cost.
+    """Write ``report.html``: what was certified, how it was checked and what it cost, ready to print.
 
     Parameters
     ----------
@@ -486,26 +739,36 @@ def write_report(
     title : str
         Report title (escaped).
     summary : Mapping[str, Any]
-        Headline facts shown first, in the given order (e.g. judges, models, items, τ, δ).
+        The run's settings shown first, in the given order (label → value).
     leaderboard : pandas.DataFrame
-        Rows of ``leaderboard.csv`` (needs ``model``; ``judge``, ``n_items``, ``n_missing``,
-        ``original``/``certified`` with ``_lo``/``_hi``, ``rank_original``, ``rank_certified``,
-        ``winrate``, ``bt`` and their CIs are shown when present).
+        Rows of ``leaderboard.csv`` (needs ``model``; ``judge``, ``is_baseline``, ``n_items``,
+        ``n_missing``, ``original``/``certified`` with ``_lo``/``_hi``, ``original_both_orders``,
+        ``rank_original``, ``rank_certified``, ``win_rate_pct`` and ``bt_elo`` with their CIs are
+        shown when present). Every row is shown; nothing scrolls or collapses.
     certificates : Sequence[Mapping[str, Any]]
-        Certificate dicts (``Certificate.to_dict()``-like; objects with ``to_dict()`` are
-        accepted). May be empty when no certificate could be issued; the report says so.
+        Judge-level certificate dicts (``Certificate.to_dict()``-like; objects with ``to_dict()`` are
+        accepted). May be empty when no certificate could be issued; the report says so. Each gets
+        its mechanism as a formula with its numbers, and one section per certificate figure found
+        in the dict (see ``_CERT_FIGURES``).
     retention : Mapping[str, Any] or None
         Retention metrics: one dict with ``spearman``, ``kendall_tau_b``, ``pearson``,
-        pair-keep probabilities, ``alpha``, ``expected_distortion``; or such dicts nested
-        under judge (and setting) names.
+        pair-keep probabilities (``adjacent_pairs`` names the pairs), ``alpha``,
+        ``expected_distortion``; or such dicts nested under judge (and setting) names.
     plots : Mapping[str, str or os.PathLike]
-        Plot name (``score_kde``, ``ranking``, ``sensitivity``, ``judges``, …) → PNG path;
+        Plot name (``score_distribution``, ``ranking``, ``sensitivity``, ``judges``, …) → PNG path;
         each file is embedded as a base64 data URI.
     load_report : Mapping[str, Any] or None
-        The loader's counts of missing and failed judgments, shown as nested tables.
+        The loader's counts of missing and failed judgments.
     audit : Mapping[str, Any] or None
         A run-level audit: one ``AuditResult.to_dict()`` (has ``verdict``), or a mapping of
         labelled audits (e.g. ``pooled``) and plain facts (e.g. per-model verdict counts).
+    model_certificates : Sequence[Mapping[str, Any]], optional
+        Per-model certificate dicts; one table row each (batch, sensitivity, audit verdict).
+    comparison : Mapping[str, Any], optional
+        A side-by-side comparison of settings (the demo's paper vs tight):
+        ``{"title": str, "columns": [str, ...], "rows": [(label, [value, ...]), ...], "note": str}``.
+    baseline : str, optional
+        The baseline model of pairwise data (named in the text; rows are marked from ``is_baseline``).
 
     Returns
     -------
@@ -528,12 +791,19 @@ def write_report(
         raise TypeError(f"The 'leaderboard' parameter of {_WHERE} must be a pandas DataFrame. Got {type(leaderboard).__name__} instead.")
     if "model" not in leaderboard.columns:
         raise InputError(f"The 'leaderboard' parameter of {_WHERE} must have a 'model' column. Got columns {list(leaderboard.columns)} instead.")
-    if isinstance(certificates, (str, bytes, Mapping)) or not isinstance(certificates, Sequence):
-        raise TypeError(f"The 'certificates' parameter of {_WHERE} must be a sequence of mappings. Got {type(certificates).__name__} instead.")
+    for name, seq in (("certificates", certificates), ("model_certificates", model_certificates)):
+        if seq is None and name == "model_certificates":
+            continue
+        if isinstance(seq, (str, bytes, Mapping)) or not isinstance(seq, Sequence):
+            raise TypeError(f"The {name!r} parameter of {_WHERE} must be a sequence of mappings. Got {type(seq).__name__} instead.")
     certs = [_as_mapping(c, "certificates") for c in certificates]
+    model_certs = [_as_mapping(c, "model_certificates") for c in (model_certificates or [])]
     retention = None if retention is None else _as_mapping(retention, "retention")
     load_report = None if load_report is None else _as_mapping(load_report, "load_report")
     audit = None if audit is None else _as_mapping(audit, "audit")
+    comparison = None if comparison is None else _as_mapping(comparison, "comparison")
+    if baseline is not None and not isinstance(baseline, str):
+        raise TypeError(f"The 'baseline' parameter of {_WHERE} must be a str or None. Got {type(baseline).__name__} instead.")
     if not isinstance(plots, Mapping):
         raise TypeError(f"The 'plots' parameter of {_WHERE} must be a mapping of name to path. Got {type(plots).__name__} instead.")
 
@@ -542,22 +812,33 @@ def write_report(
         g = c.get("guarantee")
         if g:
             guarantees[str(g)] = guarantees.get(str(g), 0) + 1
-    cert_views = [_certificate_view(c, i) for i, c in enumerate(certs)]
     run_audits, audit_facts = _audit_blocks(audit)
+    cert_audits = []
+    for i, c in enumerate(certs):
+        a = c.get("audit")
+        if isinstance(a, Mapping) and "verdict" in a:
+            cert_audits.append(_audit_block(a, _certificate_name(c, i)))
+    lb_view = _leaderboard_view(leaderboard)
+    baseline = baseline or lb_view["baseline"]
     context = {
         "title": title,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "summary": [(str(k), _inline(v)) for k, v in summary.items()],
         "guarantees": list(guarantees.items()),
+        "mechanisms": [_mechanism(c, i) for i, c in enumerate(certs)],
+        "figures": [(_certificate_name(c, i), _certificate_figures(c)) for i, c in enumerate(certs)],
+        "meaning": _score_meaning(leaderboard, baseline, load_report),
         "run_audits": run_audits,
         "audit_facts": audit_facts,
-        "cert_audits": [v["audit"] for v in cert_views if v["audit"] is not None],
-        "certificates": cert_views,
-        "cert_summary_headers": ["scope", "τ", "δ", "method", "bound", "α", "σ", "sensitivity", "audit"],
+        "cert_audits": cert_audits,
+        "certificates": certs,
+        "model_headers": _MODEL_HEADERS,
+        "model_rows": _model_rows(model_certs),
         "retention_headers": [lab for _, lab in _RETENTION_COLUMNS],
         "retention_rows": _retention_rows(retention),
-        "leaderboard": _leaderboard_view(leaderboard),
-        "load_report": None if load_report is None else _tree(load_report),
+        "comparison": comparison,
+        "leaderboard": lb_view,
+        "load": _load_view(load_report),
         "plots": [_embed_plot(str(k), v) for k, v in plots.items()],
     }
     html = _environment().get_template("report.html.jinja").render(**context)
