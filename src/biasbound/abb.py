@@ -416,7 +416,9 @@ def apply_mechanism(
     Paper: Algorithm 1, Theorem 3.1, Proposition B.3.
     """
     where = "apply_mechanism"
-    if not isinstance(calibration, Calibration):
+    from biasbound.calibration import BoundCalibration  # imported here: calibration.py imports this module
+
+    if not isinstance(calibration, (Calibration, BoundCalibration)):
         raise TypeError(f"The 'calibration' parameter of {where} must be a Calibration. Got {type(calibration).__name__} instead.")
     x = check_finite_array(scores, "scores", where, ndim=1)
     if x.size != calibration.dim:
@@ -425,11 +427,12 @@ def apply_mechanism(
             f"Got {x.size} instead."
         )
     mu = _check_center(center, x.size, where)
-    if not calibration.sigma > 0:
+    deterministic_ok = isinstance(calibration, BoundCalibration) and calibration.method == "tight"
+    if not (calibration.sigma > 0 or (deterministic_ok and calibration.sigma == 0)):
         raise InputError(f"The calibration's sigma must be > 0 (Theorem 3.1 needs sigma > 0). Got {calibration.sigma!r} instead.")
     gen, seed = resolve_rng(rng)
     shrunk = calibration.alpha * x + (1.0 - calibration.alpha) * mu
-    noise = gen.normal(0.0, calibration.sigma, size=x.size)
+    noise = gen.normal(0.0, calibration.sigma, size=x.size)  # sigma = 0 (exact bounds only): zeros
     return MechanismResult(
         certified=shrunk + noise,
         shrunk=shrunk,

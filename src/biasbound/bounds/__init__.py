@@ -1,0 +1,105 @@
+"""Bounds on the violation probability of the shrunk Gaussian mechanism, one unit per module.
+
+Every unit answers one question for the calibrator (``violation_bound``)::
+
+    given tau, alpha, sigma, d and what is known about Delta,
+    an upper bound on Pr[||M(D) - M(D')||_2 > tau]      (and whether it is exact)
+
+with ``M(D) = alpha f(D) + (1 - alpha) mu + Z``, ``Z ~ N(0, sigma^2 I_d)`` independent on both sides.
+
+========================  =========================  ======  ============================================
+unit (module)             knowledge                  exact   proof note
+========================  =========================  ======  ============================================
+``almost_sure``           AlmostSure (or any A)      yes     docs/proofs/almost_sure.md
+``moments``               Moments                    yes     docs/proofs/moments.md
+``full_population``       FullPopulation             yes     docs/proofs/full_population.md
+``sampled_population``    Sample                     no      docs/proofs/sampled_population.md
+``paper``                 Moments                    no      docs/proofs/paper.md (Cor. 3.2)
+========================  =========================  ======  ============================================
+
+"Exact" means the value is the supremum of the violation probability over every neighbour
+distribution consistent with the knowledge (for a full population: the probability itself).
+numpy/scipy only.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from biasbound.bounds import almost_sure, full_population, moments, paper, sampled_population
+from biasbound.bounds._knowledge import (
+    AlmostSure,
+    FullPopulation,
+    Knowledge,
+    Moments,
+    Record,
+    Sample,
+    knowledge_from_dict,
+    record_from_dict,
+)
+
+__all__ = [
+    "UNITS",
+    "AlmostSure",
+    "FullPopulation",
+    "Knowledge",
+    "Moments",
+    "Record",
+    "Sample",
+    "applicable_units",
+    "knowledge_from_dict",
+    "record_from_dict",
+    "unit",
+    "violation_bound",
+]
+
+#: every bound unit, in the order the calibrator tries them
+UNITS: tuple[ModuleType, ...] = (almost_sure, moments, full_population, sampled_population, paper)
+_BY_NAME = {u.NAME: u for u in UNITS}
+
+
+def unit(name: str) -> ModuleType:
+    """The bound unit called ``name`` (``"almost-sure"``, ``"moments"``, ``"full-population"``, ...)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"The 'name' parameter of unit must be one of {sorted(_BY_NAME)}. Got {name!r} instead.") from None
+
+
+def applicable_units(record: Record, *, method: str = "tight") -> list[tuple[ModuleType, str | None]]:
+    """Every unit with the reason it does not apply to ``record`` (None when it applies)."""
+    out = []
+    for u in UNITS:
+        reason = u.applies(record)
+        if method == "paper" and u is not paper:
+            reason = reason or "method='paper' uses Corollary 3.2 only"
+        out.append((u, reason))
+    return out
+
+
+def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Any, *, method: str = "tight") -> float:
+    """The best (smallest) valid bound for what is known, combined over generators.
+
+    Parameters
+    ----------
+    tau, alpha, sigma, dim : float, float, float, int
+        Tolerance ``> 0``, shrinkage in [0, 1], noise ``>= 0``, dimension ``>= 1``.
+    knowledge : record, list of records, mapping generator -> records, or Knowledge
+    method : {"tight", "paper"}
+
+    Returns
+    -------
+    float
+        Per generator the minimum over applicable (unit, record) pairs; then the maximum over
+        generators (``how="max"``) or their mean (``how="mixture"``).  Valid on the intersection of the
+        records' events (probability ``>= 1 - Knowledge.beta_total``).
+    """
+    from biasbound.calibration import _combined_bound, _prepare
+
+    k = Knowledge.of(knowledge)
+    plan = _prepare(k, method)
+    from biasbound.bounds._tail import check_point
+
+    t, a, s, d = check_point(tau, alpha, sigma, dim, "violation_bound")
+    return _combined_bound(plan, k.how, t, a, s, d)[0]

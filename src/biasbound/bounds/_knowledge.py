@@ -1,0 +1,379 @@
+"""What is known about ``Delta = f(D) - f(D')``: small typed records, built once from the data.
+
+Each record states one fact about the neighbour distribution of one generator and the failure
+probability ``beta`` it spends (0 for facts that hold surely):
+
+* :class:`AlmostSure` — ``||Delta|| <= A`` almost surely (the score range, Hamming-k).
+* :class:`Moments` — ``E||Delta||^2 <= U2`` at confidence ``1 - beta`` (the paper's route; ``beta=None``
+  is the paper's point estimate taken as the true value), optionally with ``||Delta|| <= A``.
+* :class:`FullPopulation` — every neighbour of the batch was judged: the distribution of ``||Delta||^2``
+  under ``T`` (uniform over the population) is known exactly; no ``beta``.
+* :class:`Sample` — ``m`` neighbours drawn uniformly without replacement, by a recorded seed, from a
+  finite population of ``N``; ``beta`` is the failure probability of the confidence band.
+
+A batch-mean shrinkage centre enters as the shift ratio ``rho`` (``s^2 <= rho ||Delta||^2`` a.s.,
+``s = sqrt(d) |mean(Delta)|``; ``rho = k/d`` for Hamming-k, 1 always) or, for a full population, as
+the exact per-neighbour ``s^2`` (``shift_sq``).  ``shift_ratio=None`` means the centre is fixed within
+the batch.  See ``docs/proofs/knowledge.md``.
+
+:class:`Knowledge` groups records per generator and says how generators combine (``"max"``: the
+bound holds for each generator separately; ``"mixture"``: for a generator picked uniformly at random).
+
+numpy only; records serialise to plain dicts (``to_dict``/``knowledge_from_dict``) with the
+statistics the bounds use (distinct values and counts for populations and samples), so a
+certificate can recompute every bound from them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from biasbound._exceptions import InputError
+from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
+
+__all__ = ["AlmostSure", "FullPopulation", "Knowledge", "Moments", "Record", "Sample", "knowledge_from_dict"]
+
+COMBINE = ("max", "mixture")
+
+
+def _ratio(rho: float | None, where: str) -> float | None:
+    if rho is None:
+        return None
+    return check_in_range(rho, "shift_ratio", where, low=0.0, high=1.0)
+
+
+def _sq_array(values: Any, name: str, where: str) -> np.ndarray:
+    arr = check_finite_array(values, name, where, ndim=1)
+    if np.any(arr < 0):
+        raise InputError(f"The {name!r} parameter of {where} must hold squared norms >= 0. Got minimum {arr.min()!r} instead.")
+    arr = np.sort(arr)
+    arr.setflags(write=False)
+    return arr
+
+
+def _hist(arr: np.ndarray) -> dict[str, Any]:
+    v, c = np.unique(arr, return_counts=True)
+    return {"values": v.tolist(), "counts": c.astype(int).tolist()}
+
+
+def _unhist(d: Mapping[str, Any], where: str) -> np.ndarray:
+    v = np.asarray(d["values"], dtype=float)
+    c = np.asarray(d["counts"], dtype=np.int64)
+    if v.shape != c.shape or np.any(c < 1):
+        raise InputError(f"The knowledge record of {where} must hold matching 'values' and positive 'counts'.")
+    return np.repeat(v, c)
+
+
+@dataclass(frozen=True)
+class AlmostSure:
+    """``||Delta||_2 <= A`` almost surely (no failure probability).
+
+    Parameters
+    ----------
+    A : float
+        The bound, ``>= 0`` (e.g. ``R sqrt(k)`` for Hamming-k neighbours on score range ``R``).
+    shift_ratio : float or None
+        Batch-mean centre: ``s^2 <= rho ||Delta||^2`` a.s.; None for a centre fixed within the batch.
+    note : str
+        Where the bound comes from (e.g. ``"score range 1, Hamming-1"``).
+    """
+
+    A: float
+    shift_ratio: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "A", check_in_range(self.A, "A", "AlmostSure", low=0.0))
+        object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, "AlmostSure"))
+
+    @property
+    def beta(self) -> float:
+        """Failure probability spent: 0 (the bound holds surely)."""
+        return 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "almost-sure", "A": self.A, "shift_ratio": self.shift_ratio, "beta": 0.0, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Moments:
+    """``E||Delta||^2 <= U2`` at confidence ``1 - beta``, optionally with ``||Delta|| <= A`` a.s.
+
+    Parameters
+    ----------
+    U2 : float
+        Upper bound on the mean squared distance (the square of an RMS sensitivity bound).
+    beta : float or None
+        Failure probability of ``U2`` over the neighbour sample; None: ``U2`` is a point estimate
+        taken as the true value (the paper's Algorithm 1 — no confidence statement).
+    A : float or None
+        Almost-sure bound on ``||Delta||`` when known.
+    shift_ratio : float or None
+        Batch-mean centre: ``s^2 <= rho ||Delta||^2`` a.s. (None: fixed centre).
+    shift_U2 : float or None
+        Batch-mean centre: ``E s^2 <= shift_U2`` (covered by the same ``beta``); the paper's ``S_mu^2``.
+    note : str
+        Provenance.
+    """
+
+    U2: float
+    beta: float | None = None
+    A: float | None = None
+    shift_ratio: float | None = None
+    shift_U2: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        w = "Moments"
+        object.__setattr__(self, "U2", check_in_range(self.U2, "U2", w, low=0.0))
+        if self.beta is not None:
+            object.__setattr__(self, "beta", check_in_range(self.beta, "beta", w, low=0.0, high=1.0, high_open=True))
+        if self.A is not None:
+            object.__setattr__(self, "A", check_in_range(self.A, "A", w, low=0.0))
+            if self.U2 > self.A * self.A * (1 + 1e-12):
+                raise InputError(f"The 'U2' parameter of {w} must be <= A^2 = {self.A * self.A:g}. Got {self.U2!r} instead.")
+        object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, w))
+        if self.shift_U2 is not None:
+            object.__setattr__(self, "shift_U2", check_in_range(self.shift_U2, "shift_U2", w, low=0.0))
+            if self.shift_ratio is None:
+                object.__setattr__(self, "shift_ratio", 1.0)  # a batch centre; Cauchy-Schwarz always holds
+
+    @property
+    def centre(self) -> str:
+        return "fixed" if self.shift_ratio is None else "batch"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "moments", "U2": self.U2, "beta": self.beta, "A": self.A, "shift_ratio": self.shift_ratio,
+                "shift_U2": self.shift_U2, "note": self.note}
+
+
+@dataclass(frozen=True, eq=False)
+class FullPopulation:
+    """Every neighbour of the batch was judged: ``T`` is uniform over these ``||Delta||^2`` values.
+
+    Parameters
+    ----------
+    sq_norms : array_like
+        ``||Delta_i||^2`` for every neighbour in the population (one per item for Hamming-1 swaps).
+    shift_sq : array_like or None
+        Batch-mean centre: the exact ``s_i^2 = d mean(Delta_i)^2`` per neighbour (same order), each
+        ``<= ||Delta_i||^2``.  Then the shrunk shift is known exactly.
+    shift_ratio : float or None
+        Batch-mean centre without per-neighbour shifts: ``s^2 <= rho ||Delta||^2``.
+    note : str
+        Provenance.
+    """
+
+    sq_norms: Any
+    shift_sq: Any = None
+    shift_ratio: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        w = "FullPopulation"
+        x = check_finite_array(self.sq_norms, "sq_norms", w, ndim=1)
+        if np.any(x < 0):
+            raise InputError(f"The 'sq_norms' parameter of {w} must hold squared norms >= 0. Got minimum {x.min()!r} instead.")
+        if self.shift_sq is not None:
+            y = check_finite_array(self.shift_sq, "shift_sq", w, ndim=1)
+            if y.shape != x.shape:
+                raise InputError(f"The 'shift_sq' parameter of {w} must hold one value per neighbour ({x.size}). Got {y.size} instead.")
+            if np.any(y < 0) or np.any(y > x * (1 + 1e-12) + 1e-300):
+                raise InputError(f"The 'shift_sq' parameter of {w} must lie in [0, sq_norms] (Cauchy–Schwarz). Got a value outside instead.")
+            y = np.minimum(y, x)
+            order = np.lexsort((y, x))
+            x, y = x[order], y[order]
+            y.setflags(write=False)
+            object.__setattr__(self, "shift_sq", y)
+        else:
+            x = np.sort(x)
+        x = np.array(x, dtype=float)
+        x.setflags(write=False)
+        object.__setattr__(self, "sq_norms", x)
+        object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, w))
+
+    @property
+    def beta(self) -> float:
+        return 0.0
+
+    @property
+    def m(self) -> int:
+        return int(self.sq_norms.size)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "full-population", "m": self.m, "sum_sq": float(np.sum(self.sq_norms)),
+                               "max_sq": float(self.sq_norms.max()), "beta": 0.0, "shift_ratio": self.shift_ratio,
+                               "note": self.note}
+        if self.shift_sq is None:
+            out.update(_hist(self.sq_norms))
+        else:
+            pairs, counts = np.unique(np.stack([self.sq_norms, self.shift_sq], axis=1), axis=0, return_counts=True)
+            out.update({"values": pairs[:, 0].tolist(), "shift_values": pairs[:, 1].tolist(),
+                        "counts": counts.astype(int).tolist()})
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """``m`` neighbours drawn uniformly without replacement (recorded seed) from a population of ``N``.
+
+    Parameters
+    ----------
+    sq_norms : array_like
+        ``||Delta_i||^2`` of the ``m`` sampled neighbours.
+    population_size : int
+        ``N >= m``: the number of neighbours the draw was made from.
+    beta : float
+        Failure probability in (0, 1) of the confidence band on the population's distribution.
+    A : float or None
+        Almost-sure bound on ``||Delta||`` (the band's top mass sits there; without it, at infinity).
+    shift_ratio : float or None
+        Batch-mean centre: ``s^2 <= rho ||Delta||^2`` a.s.
+    seed : int or None
+        The seed of the draw (recorded; the guarantee needs the draw to be uniform and made before
+        looking at the values).
+    note : str
+        Provenance.
+    """
+
+    sq_norms: Any
+    population_size: int
+    beta: float
+    A: float | None = None
+    shift_ratio: float | None = None
+    seed: int | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        w = "Sample"
+        x = _sq_array(self.sq_norms, "sq_norms", w)
+        object.__setattr__(self, "sq_norms", x)
+        n = check_int(self.population_size, "population_size", w, low=x.size)
+        object.__setattr__(self, "population_size", n)
+        object.__setattr__(self, "beta", check_in_range(self.beta, "beta", w, low=0.0, high=1.0, low_open=True, high_open=True))
+        if self.A is not None:
+            a = check_in_range(self.A, "A", w, low=0.0)
+            if x.max() > a * a * (1 + 1e-12):
+                raise InputError(f"The 'sq_norms' parameter of {w} must lie in [0, A^2 = {a * a:g}]. Got {x.max()!r} instead.")
+            object.__setattr__(self, "A", a)
+        object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, w))
+
+    @property
+    def m(self) -> int:
+        return int(self.sq_norms.size)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "sample", "m": self.m, "N": self.population_size, "sum_sq": float(np.sum(self.sq_norms)),
+                "max_sq": float(self.sq_norms.max()), "beta": self.beta, "A": self.A, "shift_ratio": self.shift_ratio,
+                "seed": self.seed, "note": self.note, **_hist(self.sq_norms)}
+
+
+Record = Union[AlmostSure, Moments, FullPopulation, Sample]
+_RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample)
+
+
+def record_from_dict(d: Mapping[str, Any]) -> Record:
+    """Rebuild a record from its ``to_dict`` form (the statistics a certificate stores)."""
+    if not isinstance(d, Mapping):
+        raise TypeError(f"A knowledge record must be a dict. Got {type(d).__name__} instead.")
+    kind = d.get("kind")
+    if kind == "almost-sure":
+        return AlmostSure(A=d["A"], shift_ratio=d.get("shift_ratio"), note=d.get("note", ""))
+    if kind == "moments":
+        return Moments(U2=d["U2"], beta=d.get("beta"), A=d.get("A"), shift_ratio=d.get("shift_ratio"),
+                       shift_U2=d.get("shift_U2"), note=d.get("note", ""))
+    if kind == "full-population":
+        x = _unhist(d, "full-population")
+        y = None
+        if d.get("shift_values") is not None:
+            y = np.repeat(np.asarray(d["shift_values"], dtype=float), np.asarray(d["counts"], dtype=np.int64))
+        rec = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""))
+        _check_summary(rec.to_dict(), d, "full-population")
+        return rec
+    if kind == "sample":
+        rec = Sample(sq_norms=_unhist(d, "sample"), population_size=d["N"], beta=d["beta"], A=d.get("A"),
+                     shift_ratio=d.get("shift_ratio"), seed=d.get("seed"), note=d.get("note", ""))
+        _check_summary(rec.to_dict(), d, "sample")
+        return rec
+    raise InputError(f"A knowledge record's 'kind' must be one of 'almost-sure', 'moments', 'full-population', 'sample'. Got {kind!r} instead.")
+
+
+def _check_summary(recomputed: Mapping[str, Any], given: Mapping[str, Any], where: str) -> None:
+    """The recorded m, sums and max must equal those recomputed from the recorded values."""
+    for key in ("m", "sum_sq", "max_sq"):
+        if key in given and not math.isclose(float(given[key]), float(recomputed[key]), rel_tol=1e-12, abs_tol=1e-300):
+            raise InputError(f"The {where} record's {key!r} ({given[key]!r}) does not match its values ({recomputed[key]!r}).")
+
+
+@dataclass(frozen=True, eq=False)
+class Knowledge:
+    """Knowledge records per neighbour generator, and how the generators combine.
+
+    Parameters
+    ----------
+    generators : tuple of (name, tuple of records)
+        Build with :meth:`of`.
+    how : {"max", "mixture"}
+        ``"max"``: the certificate holds for each generator separately (bound = max over generators);
+        ``"mixture"``: for one generator picked uniformly at random (bound = mean over generators).
+    """
+
+    generators: tuple[tuple[str, tuple[Record, ...]], ...]
+    how: str = "max"
+
+    def __post_init__(self) -> None:
+        check_one_of(self.how, "how", "Knowledge", COMBINE)
+        if not self.generators:
+            raise InputError("The 'generators' parameter of Knowledge must name at least one generator. Got none instead.")
+        for name, recs in self.generators:
+            if not recs:
+                raise InputError(f"The knowledge of generator {name!r} must hold at least one record. Got none instead.")
+            for r in recs:
+                if not isinstance(r, _RECORD_TYPES):
+                    raise TypeError(f"A knowledge record must be AlmostSure, Moments, FullPopulation or Sample. Got {type(r).__name__} instead.")
+
+    @classmethod
+    def of(cls, obj: Any, *, how: str = "max") -> Knowledge:
+        """Normalise a record, a sequence of records (one generator) or a mapping name -> record(s)."""
+        if isinstance(obj, Knowledge):
+            return obj
+        if isinstance(obj, _RECORD_TYPES):
+            return cls(generators=(("T", (obj,)),), how=how)
+        if isinstance(obj, Mapping):
+            gens = []
+            for name, recs in obj.items():
+                recs_t = (recs,) if isinstance(recs, _RECORD_TYPES) else tuple(recs)
+                gens.append((str(name), recs_t))
+            return cls(generators=tuple(gens), how=how)
+        if isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
+            return cls(generators=(("T", tuple(obj)),), how=how)
+        raise TypeError(f"The 'knowledge' parameter must be a record, a list of records or a mapping. Got {type(obj).__name__} instead.")
+
+    @property
+    def records(self) -> list[Record]:
+        return [r for _, recs in self.generators for r in recs]
+
+    @property
+    def beta_total(self) -> float:
+        """Sum of the failure probabilities of every record (rounded up): what a comparison across them spends."""
+        s = math.fsum(float(r.beta or 0.0) for r in self.records)
+        return math.nextafter(s, math.inf) if s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"how": self.how,
+                "generators": {name: [r.to_dict() for r in recs] for name, recs in self.generators}}
+
+
+def knowledge_from_dict(d: Mapping[str, Any]) -> Knowledge:
+    """Rebuild :class:`Knowledge` from :meth:`Knowledge.to_dict` output."""
+    gens = d.get("generators")
+    if not isinstance(gens, Mapping):
+        raise InputError("The knowledge must hold a 'generators' mapping.")
+    return Knowledge(generators=tuple((str(k), tuple(record_from_dict(r) for r in v)) for k, v in gens.items()),
+                     how=d.get("how", "max"))
+

@@ -1,0 +1,99 @@
+"""The one probability every bound is built from, and the shrunk shift it is applied to (private).
+
+``M(D) - M(D') = v + B`` with ``B = Z - Z' ~ N(0, 2 sigma^2 I_d)`` independent of the neighbour draw
+and ``v = g_D(f(D)) - g_D'(f(D'))`` the shift of the shrunk scores.  For a shift of squared norm ``q``,
+
+    Pr[||v + B||_2 > tau] = ncx2.sf(tau^2 / (2 sigma^2); d, q / (2 sigma^2))      (sigma > 0)
+                          = 1[q > tau^2]                                         (sigma = 0)
+
+because ``||v + B||^2 / (2 sigma^2)`` is noncentral chi-square with ``d`` degrees of freedom and
+noncentrality ``||v||^2 / (2 sigma^2)`` (B is rotation invariant, so only ``||v||`` matters).
+The tail is nondecreasing in ``q`` (the noncentral chi-square family is stochastically increasing
+in its noncentrality), which every worst case below uses.
+
+Shift of the shrunk scores (``g(x) = alpha x + (1 - alpha) mu``): for a centre fixed within the
+batch ``v = alpha Delta`` and ``q = alpha^2 ||Delta||^2``.  For the batch-mean centre
+``mu(D) = mean(f(D)) 1``, with ``s^2 = d mean(Delta)^2``,
+``q = alpha^2 ||Delta||^2 + (1 - alpha^2) s^2`` (``audit.effective_sq_distances``), and when
+``s^2 <= rho ||Delta||^2`` almost surely (``rho = k/d`` for Hamming-k neighbours by Cauchy–Schwarz,
+``rho = 1`` always) ``q <= kappa(alpha)^2 ||Delta||^2`` with ``kappa^2 = alpha^2 + (1 - alpha^2) rho``.
+
+Float contract: scipy's ``ncx2.sf``/``chi2.sf`` are trusted to a relative error of ``1e-7``; every
+probability returned here is moved up by that much (``_up_prob``) so a computed bound never
+undershoots the true one by float error.  numpy/scipy only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+__all__: list[str] = []
+
+#: relative error allowance on scipy's chi-square tails (see module docstring)
+SCIPY_REL_ERR = 1e-7
+
+
+def _up_prob(p: np.ndarray | float) -> np.ndarray:
+    """Move computed probabilities up past their float error, clipped to [0, 1]."""
+    p = np.asarray(p, dtype=float)
+    return np.clip(p * (1.0 + SCIPY_REL_ERR) + np.where(p > 0, 1e-300, 0.0), 0.0, 1.0)
+
+
+def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.ndarray:
+    """``Pr[||v + B|| > tau]`` for shifts of squared norm ``q`` (array), rounded up.
+
+    ``sigma = 0`` gives the exact indicator ``q > tau^2`` (no rounding needed).
+    """
+    q = np.asarray(q, dtype=float)
+    if sigma == 0.0:
+        return (q > tau * tau).astype(float)  # [proof:tail-indicator]
+    scale = 2.0 * sigma * sigma
+    x = tau * tau / scale
+    lam = q / scale
+    uniq, inverse = np.unique(lam, return_inverse=True)
+    out = np.empty_like(uniq)
+    zero = uniq == 0.0
+    out[zero] = stats.chi2.sf(x, dim)
+    if np.any(~zero):
+        out[~zero] = stats.ncx2.sf(x, dim, uniq[~zero])  # [proof:tail-ncx2]
+    out = np.where(np.isnan(out), 1.0, out)  # a failed evaluation is replaced by the trivial bound
+    return _up_prob(out[inverse.ravel()].reshape(q.shape))
+
+
+def kappa_sq(alpha: float, shift_ratio: float | None) -> float:
+    """``kappa(alpha)^2``: ``alpha^2`` (fixed centre) or ``alpha^2 + (1 - alpha^2) rho`` (batch centre)."""
+    a2 = alpha * alpha
+    if shift_ratio is None:
+        return a2
+    return a2 + (1.0 - a2) * shift_ratio  # [proof:kappa]
+
+
+def noise_only_sigma(tau: float, delta: float, dim: int) -> float:
+    """Largest sigma at which the noise alone (zero shift) stays within delta: ``tau / sqrt(2 chi2.isf(delta, d))``.
+
+    No shrinkage can beat this: any sigma above it violates every bound; used as the upper end of searches.
+    """
+    q = float(stats.chi2.isf(delta, dim))
+    if not math.isfinite(q) or q <= 0:
+        return math.inf
+    return tau / math.sqrt(2.0 * q)
+
+
+def check_point(tau: float, alpha: float, sigma: float, dim: int, where: str) -> tuple[float, float, float, int]:
+    """Validate ``(tau, alpha, sigma, dim)`` at a bound's public entry (one error sentence each)."""
+    from biasbound._validation import check_in_range, check_int
+
+    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
+    a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
+    s = check_in_range(sigma, "sigma", where, low=0.0)
+    d = check_int(dim, "dim", where, low=1)
+    return t, a, s, d
+
+
+def check_record(knowledge: object, types: tuple[type, ...], where: str) -> None:
+    if not isinstance(knowledge, types):
+        names = " or ".join(t.__name__ for t in types)
+        raise TypeError(f"The 'knowledge' parameter of {where} must be {names}. Got {type(knowledge).__name__} instead.")

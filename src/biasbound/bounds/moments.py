@@ -1,0 +1,150 @@
+"""Bound unit: moment (and range) knowledge — the exact worst case over all such distributions.
+
+Statement: if ``E||Delta||^2 <= U2`` (and ``||Delta|| <= A`` a.s. when known), then with ``q`` the squared
+norm of the shrunk shift, ``E q <= u`` and ``q <= Q`` where ``u = kappa^2 U2`` (also
+``<= alpha^2 U2 + (1 - alpha^2) shift_U2`` for a batch centre with a bound on ``E s^2``) and
+``Q = kappa^2 A^2``, and
+
+    Pr[||M(D) - M(D')|| > tau] <= cav h (u),    h(q) = ncx2.sf(tau^2 / (2 sigma^2); d, q / (2 sigma^2)),
+
+the concave majorant of ``h`` on ``[0, Q]`` (``[0, inf)`` without ``A``) evaluated at ``u``: the
+supremum of ``E h(q)`` over all distributions with ``E q <= u`` on that interval (attained in the limit by
+two-point distributions), i.e. the exact worst case for this knowledge.  ``sigma = 0``: ``min(1, u/tau^2)``
+(Markov, which is then exact) or 0 when ``Q <= tau^2``.  The paper's Cor. 3.2 is a weaker bound on
+the same quantity.  Proof: ``docs/proofs/moments.md``.  numpy/scipy only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from biasbound.bounds._knowledge import Moments
+from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
+
+__all__ = ["EXACT", "NAME", "applies", "concave_majorant_at", "violation_bound"]
+
+NAME = "moments"
+EXACT = True
+SIGMA_ZERO = True
+
+_N_COARSE = 65
+_N_DENSE = 193
+_N_REFINE = 65
+
+
+def applies(knowledge: object) -> str | None:
+    return None if isinstance(knowledge, Moments) else "needs a bound on E||Delta||^2"
+
+
+def _upper_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Upper concave hull (monotone chain) of points sorted by x (ties: largest y kept)."""
+    hx: list[float] = []
+    hy: list[float] = []
+    for xi, yi in zip(x.tolist(), y.tolist()):
+        if hx and xi == hx[-1]:
+            if yi <= hy[-1]:
+                continue
+            hx.pop()
+            hy.pop()
+        while len(hx) >= 2:
+            # drop the middle point when it lies on or below the chord from hx[-2] to (xi, yi)
+            x1, y1, x2, y2 = hx[-2], hy[-2], hx[-1], hy[-1]
+            if (y2 - y1) * (xi - x1) <= (yi - y1) * (x2 - x1):
+                hx.pop()
+                hy.pop()
+            else:
+                break
+        hx.append(xi)
+        hy.append(yi)
+    return np.array(hx), np.array(hy)
+
+
+def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: float | None) -> float:
+    """``cav h(u)`` for ``h(q) = Pr[||v + B|| > tau]`` at ``||v||^2 = q``, on ``[0, q_max]`` (``None``: ``[0, inf)``).
+
+    Computed from above: ``h`` is nondecreasing, so on a grid ``g_0 = 0 < ... < g_n`` the step function
+    ``hbar = h(g_{i+1})`` on ``(g_i, g_{i+1}]`` dominates ``h``; the concave majorant of ``hbar`` (the upper
+    hull of the points ``(g_i, h(g_{i+1}))`` and the right end) dominates that of ``h``.
+    """
+    if sigma == 0.0:
+        if q_max is not None and q_max <= tau * tau:
+            return 0.0  # [proof:sigma0-range]
+        if u <= 0:
+            return 0.0
+        return min(1.0, math.nextafter(u / (tau * tau), math.inf))  # [proof:sigma0-markov]
+    if q_max is not None and u >= q_max:
+        return float(tail(q_max, tau=tau, sigma=sigma, dim=dim))
+    scale = 2.0 * sigma * sigma
+    x = tau * tau / scale
+    sd = math.sqrt(2.0 * dim + 4.0 * max(x - dim, 0.0))
+    lam_top = x + 40.0 * sd + 100.0  # h(lam_top) is 1 to double precision; beyond it hbar = 1 anyway
+    top = lam_top * scale if q_max is None else q_max
+    if u >= top:
+        return 1.0
+    c = max(x - dim, 0.0)
+    dense = np.linspace(max(c - 15.0 * sd, 0.0), c + 15.0 * sd, _N_DENSE) * scale
+    g = np.unique(np.concatenate([np.linspace(0.0, top, _N_COARSE), dense[dense < top], [0.0, top]]))
+    h = tail(g, tau=tau, sigma=sigma, dim=dim)
+    for _ in range(2):  # refine the grid around the hull segment that contains u (any grid is valid)
+        hx, hy = _majorant_points(g, h, q_max)
+        j = int(np.searchsorted(hx, u, side="right"))
+        ends = [hx[max(j - 1, 0)], hx[min(j, hx.size - 1)]]
+        extra = []
+        for e in ends:
+            i = int(np.searchsorted(g, e))
+            lo, hi = g[max(i - 1, 0)], g[min(i + 1, g.size - 1)]
+            extra.append(np.linspace(lo, hi, _N_REFINE))
+        new = np.setdiff1d(np.concatenate(extra), g)
+        if new.size == 0:
+            break
+        g = np.concatenate([g, new])
+        h = np.concatenate([h, tail(new, tau=tau, sigma=sigma, dim=dim)])
+        order = np.argsort(g, kind="stable")
+        g, h = g[order], h[order]
+    hx, hy = _majorant_points(g, h, q_max)
+    val = float(np.interp(u, hx, hy))
+    return min(1.0, val * (1.0 + 1e-12) + 1e-300)
+
+
+def _majorant_points(g: np.ndarray, h: np.ndarray, q_max: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Upper hull of the step majorant's corner points ``(g_i, h(g_{i+1}))`` and the right end."""
+    py = np.append(h[1:], 1.0 if q_max is None else h[-1])  # [proof:step-majorant]
+    return _upper_hull(g, py)  # [proof:hull]
+
+
+def effective(alpha: float, knowledge: Moments) -> tuple[float, float | None]:
+    """``(u, Q)``: bounds on the mean and the maximum of the squared shrunk shift."""
+    k2 = kappa_sq(alpha, knowledge.shift_ratio)
+    u = k2 * knowledge.U2
+    if knowledge.shift_U2 is not None:
+        a2 = alpha * alpha
+        u = min(u, a2 * knowledge.U2 + (1.0 - a2) * knowledge.shift_U2)  # [proof:batch-moment]
+    Q = None if knowledge.A is None else k2 * knowledge.A * knowledge.A
+    return u, Q
+
+
+def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments) -> float:
+    u, Q = effective(alpha, knowledge)
+    return concave_majorant_at(u, tau=tau, sigma=sigma, dim=dim, q_max=Q)
+
+
+def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments) -> float:
+    """Exact worst-case ``Pr[||M(D) - M(D')|| > tau]`` given ``E||Delta||^2 <= U2`` (and ``||Delta|| <= A``).
+
+    Parameters
+    ----------
+    tau, alpha, sigma, dim : float, float, float, int
+        Tolerance ``> 0``, shrinkage in [0, 1], noise ``>= 0`` (0 = deterministic), dimension.
+    knowledge : Moments
+
+    Returns
+    -------
+    float
+        The concave majorant of the noncentral chi-square tail at the moment bound (computed from above).
+    """
+    where = "moments.violation_bound"
+    t, a, s, d = check_point(tau, alpha, sigma, dim, where)
+    check_record(knowledge, (Moments,), where)
+    return _bound(t, a, s, d, knowledge)

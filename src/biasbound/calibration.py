@@ -1,0 +1,506 @@
+"""Calibration from knowledge: map, check and search the bound units; the feasible frontier.
+
+OpenDP-style: every bound unit *maps* ``(tau, alpha, sigma, d, knowledge)`` to an upper bound on the
+violation probability; :func:`check` evaluates a claimed ``(alpha, sigma)`` against ``delta``;
+:func:`calibrate_knowledge` *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage
+at each noise scale) and picks one point on it by a stated rule.
+
+``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —
+valid on the intersection of the records' events, so the ``beta`` of every record is spent
+(summed); generators combine by max (each generator) or mean (uniform mixture).
+``method="paper"``: Corollary 3.2 exactly (``biasbound.abb.calibrate(method="paper")``, symmetric split,
+Laurent–Massart radius, Markov on the RMS sensitivity), from the Moments records.
+
+Rounding against ourselves: searches are bisections that keep the feasible end and return a
+point whose bound was evaluated and found ``<= delta`` (the bounds themselves are rounded up);
+``sigma`` is never above the verified ``sigma_max``.  numpy/scipy only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from biasbound._exceptions import InfeasibleCertificateError, InputError
+from biasbound._validation import check_in_range, check_int, check_one_of
+from biasbound.bounds import UNITS, paper
+from biasbound.bounds._knowledge import Knowledge, Moments, Record
+from biasbound.bounds._tail import noise_only_sigma
+
+__all__ = ["BoundCalibration", "calibrate_knowledge", "check", "frontier"]
+
+METHODS = ("tight", "paper")
+_BISECT = 60
+_ALPHA_CEIL = 1e8  # alpha*(0) above this is reported as unbounded (any shrinkage works)
+
+
+@dataclass(frozen=True)
+class _Cand:
+    generator: str
+    index: int  # position of the record within its generator
+    unit: ModuleType
+    record: Record
+
+
+def _prepare(k: Knowledge, method: str) -> list[tuple[str, list[_Cand]]]:
+    """Applicable (unit, record) pairs per generator."""
+    plan = []
+    for name, recs in k.generators:
+        cands = []
+        for i, r in enumerate(recs):
+            for u in UNITS:
+                if method == "paper" and u is not paper:
+                    continue
+                if u.applies(r) is None:
+                    cands.append(_Cand(name, i, u, r))
+        if not cands:
+            raise InputError(f"The knowledge of generator {name!r} allows no bound for method={method!r}.")
+        plan.append((name, cands))
+    return plan
+
+
+def _cand_bound(c: _Cand, tau: float, alpha: float, sigma: float, dim: int) -> float:
+    return float(c.unit._bound(tau, alpha, sigma, dim, c.record))
+
+
+def _combined_bound(plan: list[tuple[str, list[_Cand]]], how: str, tau: float, alpha: float, sigma: float,
+                    dim: int) -> tuple[float, list[tuple[str, _Cand, float]]]:
+    per = []
+    for name, cands in plan:
+        vals = [(_cand_bound(c, tau, alpha, sigma, dim), j) for j, c in enumerate(cands)]
+        v, j = min(vals, key=lambda t: (t[0], t[1]))
+        per.append((name, cands[j], v))
+    values = [v for _, _, v in per]
+    if how == "max":
+        total = max(values)
+    else:
+        total = math.fsum(values) / len(values)
+        total = min(1.0, math.nextafter(total, math.inf) if total > 0 else 0.0)
+    return total, per
+
+
+# --------------------------------------------------------------------------- searches
+def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol: float = 1e-12) -> float:
+    """Largest alpha in [0, hi] with F(alpha) <= delta (F nondecreasing); 0.0 when only alpha=0 (or none) works.
+
+    Bisection keeping the feasible end; the returned value was evaluated and is feasible (or 0.0)."""
+    if F(hi) <= delta:
+        return hi
+    lo = 0.0
+    if F(lo) > delta:
+        return 0.0
+    for _ in range(_BISECT):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
+            break
+        if F(mid) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _alpha_zero(F0: Callable[[float], float], delta: float) -> float:
+    """``alpha*(sigma = 0)`` without the cap at 1 (``inf`` when every alpha up to 1e8 is feasible)."""
+    hi = 1.0
+    while F0(hi) <= delta:
+        if hi >= _ALPHA_CEIL:
+            return math.inf
+        hi *= 4.0
+    return _alpha_star(F0, delta, hi)
+
+
+def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float = 0.0,
+                rtol: float = 1e-12, grid: int = 32) -> float | None:
+    """Largest verified sigma in [lo, hi] with G(sigma) <= delta (None when none is found).
+
+    The bounds need not be monotone in sigma (noise can lower a worst case whose mass sits just above
+    tau), so a grid of ``grid`` points is scanned first; the bisection then runs between the largest
+    feasible grid point and the next one, keeping the feasible end.  The result was evaluated."""
+    pts = [lo + (hi - lo) * i / grid for i in range(grid + 1)]
+    ok = [i for i, s in enumerate(pts) if G(s) <= delta]
+    if not ok:
+        return None
+    i = ok[-1]
+    if i == grid:
+        return hi
+    lo, hi = pts[i], pts[i + 1]
+    for _ in range(_BISECT):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
+            break
+        if G(mid) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------- the record
+@dataclass(frozen=True)
+class BoundCalibration:
+    """A calibrated mechanism from knowledge: the point chosen on the frontier and how.
+
+    Attributes
+    ----------
+    method : {"tight", "paper"}
+    tau, delta : float
+        The certified tolerance and failure probability.
+    dim : int
+    alpha, sigma : float
+        The shrinkage and noise scale used (``sigma = 0``: a deterministic mechanism, allowed for
+        every unit but the paper's).
+    sigma_max : float
+        Largest verified noise scale at ``alpha`` (``sigma <= sigma_max``).
+    alpha_max : float
+        The largest shrinkage found feasible: ``min(1, alpha*(0))``, the frontier points and the chosen
+        point (the bounds need not be monotone in sigma, so ``alpha*(sigma)`` can exceed ``alpha*(0)``).
+    alpha_at_sigma : float
+        ``alpha*(sigma)``: the largest feasible shrinkage at the chosen ``sigma``.
+    bound_value : float
+        The (combined) bound at ``(alpha, sigma)``; ``<= delta``.
+    bound_used : str
+        The unit attaining the bound at the chosen point (of the binding generator).
+    exact : bool
+        The binding value is the exact worst case for the knowledge (no slack but float rounding).
+    beta_spent : float
+        Sum of the failure probabilities of the records the bound was taken over.
+    point_estimate : bool
+        Some moment record is a point estimate taken as the truth (no confidence statement).
+    tau_split : float
+        The default rule's share (see ``default_rule``).
+    default_rule : str
+        Why this point of the frontier (given alpha, given sigma, or the default rule and its reason).
+    candidates : tuple of dict
+        Every (generator, record, unit): applicable or why not, exact, beta, its value at the point,
+        its own ``alpha*(sigma)`` and ``sigma*(alpha)``, selected.
+    frontier : tuple of dict
+        ``{"sigma", "alpha"}`` points of the combined frontier (``alpha`` capped at 1).
+    knowledge : Knowledge
+    legacy : biasbound.abb.Calibration or None
+        For ``method="paper"``: the verbatim Cor. 3.2 calibration.
+    """
+
+    method: str
+    tau: float
+    delta: float
+    dim: int
+    alpha: float
+    sigma: float
+    sigma_max: float
+    alpha_max: float
+    alpha_at_sigma: float
+    bound_value: float
+    bound_used: str
+    exact: bool
+    beta_spent: float
+    point_estimate: bool
+    tau_split: float
+    default_rule: str
+    candidates: tuple[dict[str, Any], ...]
+    frontier: tuple[dict[str, float], ...]
+    knowledge: Knowledge
+    legacy: Any = None
+
+    @property
+    def beta(self) -> float | None:
+        """The confidence parameter of the statement (None when nothing is spent)."""
+        return self.beta_spent if self.beta_spent > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["candidates"] = [dict(c) for c in self.candidates]
+        out["frontier"] = [dict(p) for p in self.frontier]
+        out["knowledge"] = self.knowledge.to_dict()
+        out["legacy"] = None if self.legacy is None else self.legacy.to_dict()
+        return out
+
+
+# --------------------------------------------------------------------------- public API
+def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, knowledge: Any,
+          method: str = "tight") -> tuple[bool, float]:
+    """OpenDP-style check: ``(bound <= delta, bound)`` for a claimed ``(alpha, sigma)``.
+
+    For ``method="paper"`` the bound is Theorem 3.1 at the symmetric split ``delta_B = delta/2``
+    (so the check is Corollary 3.2 exactly).
+    """
+    where = "check"
+    m = check_one_of(method, "method", where, METHODS)
+    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
+    dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    d = check_int(dim, "dim", where, low=1)
+    a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
+    s = check_in_range(sigma, "sigma", where, low=0.0)
+    k = Knowledge.of(knowledge)
+    if m == "paper":
+        rec = _paper_record(k)
+        if s == 0:
+            return False, 1.0
+        v = paper._bound(t, a, s, d, rec, delta_B=dl / 2)
+        return bool(v <= dl * (1.0 + 1e-9)), v
+    v, _ = _combined_bound(_prepare(k, m), k.how, t, a, s, d)
+    return bool(v <= dl), v
+
+
+def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str = "tight",
+             n: int = 13) -> list[dict[str, float]]:
+    """The feasible frontier ``alpha*(sigma)`` at ``n`` noise scales from 0 to the noise-only maximum.
+
+    Returns
+    -------
+    list of dict
+        ``{"sigma", "alpha"}`` with ``alpha`` the largest feasible shrinkage (capped at 1; 0 = infeasible).
+    """
+    where = "frontier"
+    m = check_one_of(method, "method", where, METHODS)
+    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
+    dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    d = check_int(dim, "dim", where, low=1)
+    nn = check_int(n, "n", where, low=2)
+    k = Knowledge.of(knowledge)
+    F = _bound_fn(k, m, t, d, dl)
+    return _frontier(F, t, dl, d, nn, allow_zero=(m == "tight"))
+
+
+def _bound_fn(k: Knowledge, method: str, tau: float, dim: int, delta: float) -> Callable[[float, float], float]:
+    if method == "paper":
+        rec = _paper_record(k)
+        return lambda a, s: paper._bound(tau, a, s, dim, rec, delta_B=delta / 2) if s > 0 else paper._bound(tau, a, 0.0, dim, rec)
+    plan = _prepare(k, method)
+    return lambda a, s: _combined_bound(plan, k.how, tau, a, s, dim)[0]
+
+
+def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim: int, n: int,
+              allow_zero: bool) -> list[dict[str, float]]:
+    s_hi = noise_only_sigma(tau, delta, dim)
+    out = []
+    for i in range(n):
+        s = s_hi * i / (n - 1)
+        if s == 0 and not allow_zero:
+            s = s_hi * 1e-6
+        a = _alpha_star(lambda al: F(al, s), delta, rtol=1e-5)  # plotted data: coarse, still the safe end
+        out.append({"sigma": float(s), "alpha": float(a)})
+    return out
+
+
+def _paper_record(k: Knowledge) -> Moments:
+    """One Moments record combining the generators the paper's way (max, or RMS for a mixture)."""
+    us, ss, betas, point = [], [], [], False
+    for name, recs in k.generators:
+        mom = [r for r in recs if isinstance(r, Moments)]
+        if not mom:
+            raise InputError(f"The knowledge of generator {name!r} must hold a Moments record for method='paper'. Got none instead.")
+        r = mom[0]
+        us.append(r.U2)
+        ss.append(r.shift_U2 or 0.0)
+        if r.beta is None:
+            point = True
+        else:
+            betas.append(r.beta)
+    if k.how == "max":
+        U2, S2 = max(us), max(ss)
+    else:
+        U2, S2 = math.fsum(us) / len(us), math.fsum(ss) / len(ss)
+    beta = math.fsum(betas) if betas and not point else None
+    return Moments(U2=U2, beta=beta, shift_U2=S2 if any(ss) else None)
+
+
+def calibrate_knowledge(
+    knowledge: Any,
+    *,
+    tau: float,
+    delta: float,
+    dim: int,
+    alpha: float | None = None,
+    sigma: float | None = None,
+    method: str = "tight",
+    tau_split: float = 0.5,
+    frontier_points: int = 9,
+) -> BoundCalibration:
+    """Calibrate shrinkage ``alpha`` and noise ``sigma`` for a ``(tau, delta)`` certificate from knowledge.
+
+    Parameters
+    ----------
+    knowledge : record, list of records, mapping generator -> record(s), or Knowledge
+        What is known about ``Delta`` (see :mod:`biasbound.bounds`).
+    tau, delta, dim : float, float, int
+        Tolerance ``> 0``, failure probability in (0, 1), number of scores.
+    alpha : float, optional
+        Shrinkage in (0, 1]; then ``sigma = sigma*(alpha)`` (the largest feasible).
+    sigma : float, optional
+        Noise scale ``>= 0`` (0: deterministic; tight only); then ``alpha = alpha*(sigma)``.
+        Both given: checked.
+    method : {"tight", "paper"}
+    tau_split : float
+        Default rule (neither given): ``alpha = min(1, tau_split * alpha*(0))``, ``sigma = sigma*(alpha)``.
+    frontier_points : int
+        Points of the reported frontier.
+
+    Returns
+    -------
+    BoundCalibration
+
+    Raises
+    ------
+    InfeasibleCertificateError
+        When no point works at the given alpha/sigma (names ``alpha_max``).
+
+    Notes
+    -----
+    Guarantee: ``Pr[||M(D) - M(D')|| > tau] <= bound_value <= delta`` over ``D' ~ T(D)`` and the noise,
+    on the event (probability ``>= 1 - beta_spent`` over the neighbour sample) that every record holds.
+    """
+    where = "calibrate_knowledge"
+    m = check_one_of(method, "method", where, METHODS)
+    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
+    dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    d = check_int(dim, "dim", where, low=1)
+    ts = check_in_range(tau_split, "tau_split", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    al = None if alpha is None else check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
+    sg = None if sigma is None else check_in_range(sigma, "sigma", where, low=0.0)
+    nf = check_int(frontier_points, "frontier_points", where, low=2)
+    k = Knowledge.of(knowledge)
+    if m == "paper":
+        return _calibrate_paper(k, t, dl, d, al, sg, ts, nf)
+    plan = _prepare(k, m)
+    F = _bound_fn(k, m, t, d, dl)
+    s_hi = noise_only_sigma(t, dl, d)
+    a0 = _alpha_zero(lambda a: F(a, 0.0), dl)
+    amax = min(1.0, a0)
+    if al is None and sg is None:
+        if a0 <= 0:
+            raise InfeasibleCertificateError(
+                f"tau={t:g} cannot be certified (delta={dl:g}) for any alpha in (0, 1]: even without noise the bound "
+                "exceeds delta; raise tau or delta, or add knowledge.", alpha_max=0.0)
+        al = min(1.0, ts * a0)
+        rule = (f"default rule: alpha = min(1, tau_split * alpha*(0)) with tau_split={ts:g} and alpha*(0)="
+                f"{'inf' if math.isinf(a0) else f'{a0:.6g}'} (the largest noiseless shrinkage), as Algorithm 1 gives "
+                f"the neighbour term tau_split of tau; sigma = the largest verified noise at that alpha")
+    elif al is not None and sg is None:
+        rule = f"alpha={al:g} given; sigma = the largest verified noise at that alpha"
+    elif al is None:
+        rule = f"sigma={sg:g} given; alpha = the largest verified shrinkage at that noise"
+    else:
+        rule = f"alpha={al:g} and sigma={sg:g} given; checked"
+    if sg is None:
+        assert al is not None
+        smax = _sigma_star(lambda s: F(al, s), dl, s_hi)
+        if smax is None:
+            _infeasible(t, dl, al, amax)
+        sg = smax
+    else:
+        a_s = _alpha_star(lambda a: F(a, sg), dl)
+        if al is None:
+            if a_s <= 0:
+                raise InfeasibleCertificateError(
+                    f"sigma={sg:g} is too large to certify tau={t:g} at delta={dl:g} for any alpha (the noise alone "
+                    f"exceeds it above sigma={s_hi:.4g}).", alpha_max=amax)
+            al = a_s
+        smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg)
+        if smax is None:
+            _infeasible(t, dl, al, amax)
+    value, per = _combined_bound(plan, k.how, t, al, sg, d)
+    if value > dl:
+        raise InfeasibleCertificateError(
+            f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {value:.3g}; "
+            f"sigma <= {smax:.6g} works at this alpha.", alpha_max=amax)
+    a_at = _alpha_star(lambda a: F(a, sg), dl)
+    binding = max(per, key=lambda p: p[2])
+    selected = {(p[1].generator, p[1].index, p[1].unit.NAME) for p in per}
+    cands = _candidate_records(k, plan, m, t, dl, d, al, sg, selected)
+    pts = _frontier(F, t, dl, d, nf, allow_zero=True)
+    amax = max([amax, a_at, al] + [p["alpha"] for p in pts])
+    return BoundCalibration(
+        method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
+        alpha_at_sigma=float(a_at), bound_value=float(value), bound_used=binding[1].unit.NAME,
+        exact=bool(binding[1].unit.EXACT), beta_spent=k.beta_total,
+        point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
+        tau_split=ts, default_rule=rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
+    )
+
+
+def _candidate_records(k: Knowledge, plan: list[tuple[str, list[_Cand]]], method: str, tau: float, delta: float,
+                       dim: int, alpha: float, sigma: float, selected: set[tuple[str, int, str]]) -> list[dict[str, Any]]:
+    out = []
+    s_hi = noise_only_sigma(tau, delta, dim)
+    for name, recs in k.generators:
+        for i, r in enumerate(recs):
+            for u in UNITS:
+                reason = u.applies(r)
+                if method == "paper" and u is not paper:
+                    reason = reason or "method='paper' uses Corollary 3.2 only"
+                rec: dict[str, Any] = {"generator": name, "record": i, "knowledge": r.to_dict()["kind"], "unit": u.NAME,
+                                       "applicable": reason is None, "reason": reason or "", "exact": bool(u.EXACT),
+                                       "beta": float(r.beta or 0.0), "value": None, "alpha_at_sigma": None,
+                                       "sigma_at_alpha": None, "selected": False}
+                if reason is None:
+                    c = _Cand(name, i, u, r)
+                    rec["value"] = _cand_bound(c, tau, alpha, sigma, dim)
+                    rec["alpha_at_sigma"] = _alpha_star(lambda a, c=c: _cand_bound(c, tau, a, sigma, dim), delta, rtol=1e-6)
+                    rec["sigma_at_alpha"] = _sigma_star(lambda s, c=c: _cand_bound(c, tau, alpha, s, dim), delta, s_hi,
+                                                        rtol=1e-6, grid=8)
+                    rec["selected"] = (name, i, u.NAME) in selected
+                    if not rec["selected"]:
+                        rec["reason"] = "applies; another bound is smaller at the chosen point"
+                    else:
+                        rec["reason"] = "smallest bound for this generator at the chosen point"
+                out.append(rec)
+    return out
+
+
+def _infeasible(tau: float, delta: float, alpha: float, amax: float) -> None:
+    from biasbound.abb import _floor_sig
+
+    fix = (f"Choose alpha < {_floor_sig(amax)} (alpha_max), raise tau or delta, or add knowledge." if amax > 0 else
+           "No alpha in (0, 1] works: raise tau or delta, or add knowledge.")
+    raise InfeasibleCertificateError(
+        f"tau={tau:g} cannot be certified at alpha={alpha:g} (delta={delta:g}) even without noise. {fix}", alpha_max=amax)
+
+
+def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: float | None, sigma: float | None,
+                     tau_split: float, nf: int) -> BoundCalibration:
+    from biasbound.abb import calibrate as legacy_calibrate
+
+    if sigma is not None and sigma == 0:
+        raise InputError("The 'sigma' parameter of calibrate_knowledge must be > 0 for method='paper' (Theorem 3.1). Got 0 instead.")
+    rec = _paper_record(k)
+    kw: dict[str, Any] = dict(tau=tau, delta=delta, dim=dim, alpha=alpha, method="paper", tau_split=tau_split,
+                              center_sensitivity=math.sqrt(rec.shift_U2 or 0.0))
+    if rec.beta is not None:
+        kw.update(beta=rec.beta, sensitivity_ucb=math.sqrt(rec.U2), sensitivity=math.sqrt(rec.U2))
+    else:
+        kw.update(sensitivity=math.sqrt(rec.U2))
+    if sigma is not None and alpha is None:
+        # Corollary 3.2 solved for alpha at a given sigma (symmetric split), rounded down and checked
+        F = _bound_fn(k, "paper", tau, dim, delta)
+        al = _alpha_star(lambda a: F(a, sigma), delta)
+        if al <= 0:
+            raise InfeasibleCertificateError(f"sigma={sigma:g} is too large to certify tau={tau:g} at delta={delta:g} "
+                                             "under Corollary 3.2 for any alpha.", alpha_max=0.0)
+        kw["alpha"] = al
+    leg = legacy_calibrate(**kw)
+    if sigma is not None:
+        if sigma > leg.sigma_max:
+            raise InfeasibleCertificateError(f"sigma={sigma:g} exceeds sigma_max={leg.sigma_max:.6g} of Corollary 3.2 at "
+                                             f"alpha={leg.alpha:g}.", alpha_max=leg.alpha_max)
+        leg = legacy_calibrate(**{**kw, "alpha": leg.alpha, "sigma": sigma})
+    value = paper._bound(tau, leg.alpha, leg.sigma, dim, rec, delta_B=leg.delta_B)
+    rule = ("Corollary 3.2 (symmetric split delta_B = delta_Delta = delta/2, Laurent–Massart radius, Markov); "
+            + (f"alpha={alpha:g} given" if alpha is not None else
+               f"sigma={sigma:g} given, alpha solved" if sigma is not None else
+               f"alpha from tau_split={tau_split:g} (Algorithm 1's split of tau)") + "; sigma = sigma_max rounded down")
+    F = _bound_fn(k, "paper", tau, dim, delta)
+    cands = _candidate_records(k, _prepare(k, "paper"), "paper", tau, delta, dim, leg.alpha, leg.sigma,
+                               {(n, 0, "paper") for n, _ in k.generators})
+    return BoundCalibration(
+        method="paper", tau=tau, delta=delta, dim=dim, alpha=leg.alpha, sigma=leg.sigma, sigma_max=leg.sigma_max,
+        alpha_max=leg.alpha_max, alpha_at_sigma=_alpha_star(lambda a: F(a, leg.sigma), delta), bound_value=float(value),
+        bound_used="paper", exact=False, beta_spent=float(rec.beta or 0.0), point_estimate=rec.beta is None,
+        tau_split=tau_split, default_rule=rule, candidates=tuple(cands),
+        frontier=tuple(_frontier(F, tau, delta, dim, nf, allow_zero=False)), knowledge=k, legacy=leg,
+    )
+

@@ -1,0 +1,183 @@
+"""Bound units: exact values, the acceptance figures of the embedded setting, and one battery over
+every unit checked against violation probabilities computed independently (exact enumeration of a
+known finite neighbour population, scipy's noncentral chi-square, no code from biasbound.bounds)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from biasbound.abb import calibrate
+from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample, almost_sure, full_population
+from biasbound.bounds import moments, paper, sampled_population, violation_bound
+from biasbound.calibration import calibrate_knowledge, check
+
+
+def exact_probability(sq: np.ndarray, *, tau: float, alpha: float, sigma: float, dim: int) -> float:
+    """Independent reference: mean over a population of Pr[||alpha Delta_i + B|| > tau], B ~ N(0, 2 sigma^2 I)."""
+    if sigma == 0:
+        return float(np.mean(alpha * alpha * sq > tau * tau))
+    x = tau * tau / (2 * sigma * sigma)
+    lam = alpha * alpha * sq / (2 * sigma * sigma)
+    return float(np.mean([stats.chi2.sf(x, dim) if v == 0 else stats.ncx2.sf(x, dim, v) for v in lam]))
+
+
+# --------------------------------------------------------------------------- exact values
+def test_almost_sure_is_the_noncentral_tail_and_indicator_at_sigma_zero() -> None:
+    k = AlmostSure(1.0)
+    v = almost_sure.violation_bound(0.5, 0.4, 0.007, 500, k)
+    ref = stats.ncx2.sf(0.25 / (2 * 0.007**2), 500, 0.16 / (2 * 0.007**2))
+    assert ref <= v <= ref * (1 + 1e-6)
+    assert almost_sure.violation_bound(0.5, 0.5, 0.0, 500, k) == 0.0  # alpha A = tau exactly: not > tau
+    assert almost_sure.violation_bound(0.5, 0.51, 0.0, 500, k) == 1.0
+    assert almost_sure.violation_bound(0.5, 0.0, 0.0, 500, k) == 0.0
+
+
+def test_full_population_equals_the_mean_over_items() -> None:
+    sq = np.array([0.0] * 90 + [0.04] * 7 + [1.0] * 3)
+    k = FullPopulation(sq)
+    for a, s in [(0.3, 0.01), (1.0, 0.02), (0.45, 0.0), (0.6, 0.0)]:
+        ref = exact_probability(sq, tau=0.5, alpha=a, sigma=s, dim=100)
+        v = full_population.violation_bound(0.5, a, s, 100, k)
+        assert ref <= v <= ref * (1 + 1e-6) + 1e-300
+    assert full_population.violation_bound(0.5, 0.6, 0.0, 100, k) == pytest.approx(0.03)
+
+
+def test_moments_sigma_zero_is_markov_and_zero_below_the_range() -> None:
+    assert moments.violation_bound(0.5, 0.5, 0.0, 10, Moments(0.04)) == pytest.approx(0.25 * 0.04 / 0.25)
+    assert moments.violation_bound(0.5, 0.5, 0.0, 10, Moments(0.04, A=1.0)) == 0.0  # alpha A = tau: never above
+    assert moments.violation_bound(0.5, 0.5, 0.0, 10, Moments(0.0)) == 0.0
+
+
+def test_moments_dominates_every_two_point_distribution_and_is_nearly_attained() -> None:
+    # sup over distributions with E s <= U2 is attained by two-point laws; check a fine family of them
+    tau, a, s, d, U2, A = 0.5, 0.2, 0.006, 200, 0.1, 1.0
+    v = moments.violation_bound(tau, a, s, d, Moments(U2, A=A))
+    best = 0.0
+    for c in np.linspace(U2, A * A, 400):
+        p = U2 / c
+        best = max(best, p * exact_probability(np.array([c]), tau=tau, alpha=a, sigma=s, dim=d)
+                   + (1 - p) * exact_probability(np.array([0.0]), tau=tau, alpha=a, sigma=s, dim=d))
+    assert best <= v <= best * 1.02 + 1e-12
+
+
+def test_paper_unit_is_corollary_3_2_exactly() -> None:
+    leg = calibrate(tau=0.5, delta=0.01, dim=500, sensitivity=0.306, method="paper")
+    rec = Moments(0.306**2)
+    at = paper.violation_bound(0.5, leg.alpha, leg.sigma, 500, rec, delta_B=0.005)
+    assert at <= 0.01 * (1 + 1e-12)
+    above = paper.violation_bound(0.5, leg.alpha, leg.sigma * 1.001, 500, rec, delta_B=0.005)
+    assert above > 0.01
+    kc = calibrate_knowledge(rec, tau=0.5, delta=0.01, dim=500, method="paper")
+    assert (kc.alpha, kc.sigma, kc.sigma_max) == (leg.alpha, leg.sigma, leg.sigma_max)
+
+
+# --------------------------------------------------------------------------- acceptance (embedded setting)
+def test_embedded_setting_almost_sure_and_moments_figures() -> None:
+    a = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, sigma=0.00736, frontier_points=2)
+    assert a.alpha >= 0.41 and a.alpha == pytest.approx(0.4167, abs=5e-4)
+    b = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, alpha=0.25, frontier_points=2)
+    assert b.sigma == pytest.approx(0.0125, abs=1e-4)
+    m = calibrate_knowledge(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, sigma=0.00714, frontier_points=2)
+    p = calibrate_knowledge(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, method="paper", frontier_points=2)
+    assert p.alpha == pytest.approx(0.040, abs=5e-4)
+    assert m.alpha == pytest.approx(0.106, abs=2e-3)
+    # the calibrated points are on the boundary: a hair more shrinkage breaks the bound
+    assert not check(tau=0.5, delta=0.01, dim=500, alpha=a.alpha * 1.001, sigma=0.00736, knowledge=AlmostSure(1.0))[0]
+
+
+# --------------------------------------------------------------------------- battery over all units
+POP = np.array([0.0] * 60 + [0.01] * 25 + [0.09] * 10 + [0.36] * 4 + [1.0] * 1)  # a known population, A = 1
+
+
+def _knowledge_for(name: str, rng: np.random.Generator) -> object:
+    if name == "almost-sure":
+        return AlmostSure(1.0)
+    if name == "moments":
+        return Moments(float(POP.mean()), A=1.0)
+    if name == "moments-no-range":
+        return Moments(float(POP.mean()))
+    if name == "full-population":
+        return FullPopulation(POP)
+    if name == "paper":
+        return Moments(float(POP.mean()))
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", ["almost-sure", "moments", "moments-no-range", "full-population", "paper"])
+@pytest.mark.parametrize("alpha,sigma", [(0.2, 0.01), (0.5, 0.02), (1.0, 0.05), (0.7, 0.0), (0.3, 0.003)])
+def test_every_unit_bounds_the_exact_probability(name: str, alpha: float, sigma: float) -> None:
+    k = _knowledge_for(name, np.random.default_rng(0))
+    if name == "paper" and sigma == 0:
+        sigma = 1e-4
+    unit = {"almost-sure": almost_sure, "moments": moments, "moments-no-range": moments,
+            "full-population": full_population, "paper": paper}[name]
+    v = unit.violation_bound(0.5, alpha, sigma, 50, k)
+    ref = exact_probability(POP, tau=0.5, alpha=alpha, sigma=sigma, dim=50)
+    assert v >= ref
+    assert violation_bound(0.5, alpha, sigma, 50, k) <= v + 1e-15  # the combined min never exceeds a unit
+
+
+def test_sampled_population_band_holds_with_probability_1_minus_beta() -> None:
+    # 400 seeded without-replacement draws of m=30 from POP (N=100).  The band may fail with probability
+    # <= beta = 0.05 per draw, so failures are dominated by Bin(400, 0.05); the threshold k_star is the
+    # smallest count with P(Bin(400, 0.05) >= k_star) <= 1e-3 (false-failure rate <= 1e-3, computed).
+    rng = np.random.default_rng(7)
+    beta, fails = 0.05, 0
+    k_star = int(np.argmax(stats.binom.sf(np.arange(400) - 1, 400, 0.05) <= 1e-3))
+    cells = [(0.5, 0.0), (0.6, 0.02), (1.0, 0.05)]
+    refs = [exact_probability(POP, tau=0.5, alpha=a, sigma=s, dim=50) for a, s in cells]
+    for _ in range(400):
+        k = Sample(rng.choice(POP, size=30, replace=False), population_size=100, beta=beta, A=1.0)
+        if any(sampled_population.violation_bound(0.5, a, s, 50, k) < r for (a, s), r in zip(cells, refs)):
+            fails += 1
+    assert fails < k_star
+
+
+def test_sampled_population_with_the_whole_population_is_exact() -> None:
+    k = Sample(POP, population_size=100, beta=0.01, A=1.0)
+    for a, s in [(0.6, 0.0), (0.3, 0.01)]:
+        ref = exact_probability(POP, tau=0.5, alpha=a, sigma=s, dim=50)
+        assert ref <= sampled_population.violation_bound(0.5, a, s, 50, k) <= ref * (1 + 1e-6) + 1e-300
+
+
+def test_sampled_band_dominates_ucb_plus_markov_on_a_typical_swap_sample() -> None:
+    # 500 items, 150 sampled swaps: 2% flip fully, 10% move by 0.25, the rest do not move
+    from biasbound.sensitivity import sensitivity_ucb
+
+    rng = np.random.default_rng(3)
+    pop = np.concatenate([np.ones(10), np.full(50, 0.0625), np.zeros(440)])
+    x = rng.choice(pop, size=150, replace=False)
+    beta = 0.01
+    ucb = sensitivity_ucb(np.sqrt(x), beta=beta, max_distance=1.0)
+    band = calibrate_knowledge(Sample(x, population_size=500, beta=beta, A=1.0), tau=0.5, delta=0.05, dim=500,
+                               sigma=0.005, frontier_points=2)
+    mom = calibrate_knowledge(Moments(ucb**2, beta=beta, A=1.0), tau=0.5, delta=0.05, dim=500, sigma=0.005,
+                              frontier_points=2)
+    paper_ = calibrate_knowledge(Moments(ucb**2, beta=beta), tau=0.5, delta=0.05, dim=500, sigma=0.005,
+                                 method="paper", frontier_points=2)
+    assert band.alpha > mom.alpha > paper_.alpha
+
+
+def test_knowledge_combines_generators_by_max_and_mixture() -> None:
+    g = {"swap": FullPopulation(POP), "rerun": AlmostSure(0.1)}
+    a, s = 0.6, 0.01
+    v1 = violation_bound(0.5, a, s, 50, g["swap"])
+    v2 = violation_bound(0.5, a, s, 50, g["rerun"])
+    assert violation_bound(0.5, a, s, 50, Knowledge.of(g)) == max(v1, v2)
+    mix = violation_bound(0.5, a, s, 50, Knowledge.of(g, how="mixture"))
+    assert mix == pytest.approx((v1 + v2) / 2, rel=1e-12)
+
+
+def test_tight_never_looser_than_paper_grid() -> None:
+    for d in (1, 20, 3000):
+        for U in (0.01, 0.3):
+            for delta in (0.01, 0.1):
+                p = calibrate_knowledge(Moments(U * U), tau=0.5, delta=delta, dim=d, method="paper", frontier_points=2)
+                t = calibrate_knowledge(Moments(U * U), tau=0.5, delta=delta, dim=d, sigma=p.sigma, frontier_points=2)
+                assert t.alpha >= p.alpha
+                t2 = calibrate_knowledge(Moments(U * U), tau=0.5, delta=delta, dim=d, alpha=p.alpha, frontier_points=2)
+                assert t2.sigma >= p.sigma
