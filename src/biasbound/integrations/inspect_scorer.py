@@ -1,0 +1,273 @@
+"""An inspect_ai scorer that also grades perturbed neighbours: :func:`bias_bounded`.
+
+The wrapper grades each sample exactly as the wrapped scorer does (its Score is returned
+unchanged) and then grades the sample's neighbours with the same scorer — the answer
+reformatted (``format``), paraphrased (``paraphrase``) or given an inserted error
+(``agreeable``) by biasbound's generators, the rubric reordered or reworded (``schematic``,
+through a ``rubric_scorer`` factory), or the same input graded again (``rerun``). The raw
+neighbour values go into ``Score.metadata["biasbound"]``; :func:`biasbound.integrations.load_inspect_log`
+turns them into variant and rerun rows, so ``biasbound certify LOG`` certifies the log.
+
+All model calls go through inspect's own model layer: the wrapped scorer uses whatever
+grader model it was given (any model inspect supports), and the LLM generators' rewriter is
+``inspect_ai.model.get_model(rewriter)``.
+
+The metric :func:`neighbour_sensitivity` records, per generator, the RMS of the score change
+(original − neighbour) over the samples, on the reader's [0, 1] scale, with the number of
+pairs: exactly the per-generator Δ* that ``biasbound certify LOG --holdout 0`` reports for
+the log's model (with a hold-out, certify estimates Δ* on its calibration share only).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from biasbound._exceptions import InputError
+from biasbound.integrations.inspect_log import METADATA_KEY, _raw_score, require_inspect
+
+__all__ = ["GENERATORS", "bias_bounded", "neighbour_sensitivity", "rubric_instructions"]
+
+#: Generators the wrapper can apply (single-answer grading: no position to swap).
+GENERATORS: tuple[str, ...] = ("format", "paraphrase", "schematic", "agreeable", "rerun")
+_FORMAT_VERSION = 1
+
+require_inspect()
+
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput, get_model  # noqa: E402
+from inspect_ai.scorer import Score, SampleScore, Scorer, Target, metric, scorer  # noqa: E402
+from inspect_ai.solver import TaskState  # noqa: E402
+
+
+def rubric_instructions(rubric: Any) -> str:
+    """Grading instructions rendered from a :class:`biasbound.Rubric` (factor order and emphasis).
+
+    Use it in a ``rubric_scorer`` factory, e.g.
+    ``lambda r: model_graded_qa(instructions=rubric_instructions(r) + GRADE_TEXT, model=grader)``.
+    """
+    lines = ["Judge the submission on these factors, in this order of importance:"]
+    for i, f in enumerate(rubric.factors, start=1):
+        lines.append(f"{i}. {f}: {rubric.emphasis[f]}")
+    return "\n".join(lines)
+
+
+def _name_of(s: Any) -> str:
+    try:
+        from inspect_ai._util.registry import registry_unqualified_name
+
+        return str(registry_unqualified_name(s))
+    except Exception:  # an unregistered callable: its Python name
+        return str(getattr(s, "__name__", type(s).__name__))
+
+
+def _grader_from(score: Score) -> str | None:
+    grading = (score.metadata or {}).get("grading")
+    if isinstance(grading, list):
+        for msg in reversed(grading):  # ChatMessage objects while scoring, dicts once read back from a log
+            role = msg.get("role") if isinstance(msg, Mapping) else getattr(msg, "role", None)
+            model = msg.get("model") if isinstance(msg, Mapping) else getattr(msg, "model", None)
+            if role == "assistant" and isinstance(model, str):
+                return model
+    return None
+
+
+def _with_answer(state: TaskState, answer: str) -> TaskState:
+    """A copy of ``state`` whose output (and last assistant message) is ``answer``."""
+    new = copy.deepcopy(state)
+    new.output = ModelOutput.from_content(model=str(state.output.model or state.model), content=answer)
+    for i in range(len(new.messages) - 1, -1, -1):
+        if isinstance(new.messages[i], ChatMessageAssistant):
+            new.messages[i] = ChatMessageAssistant(content=answer, model=new.messages[i].model)
+            break
+    return new
+
+
+def _complete_with(model: Any) -> Callable[[list[dict[str, str]]], Any]:
+    async def complete(messages: list[dict[str, str]]) -> str:
+        chat = [ChatMessageSystem(content=m["content"]) if m["role"] == "system" else ChatMessageUser(content=m["content"])
+                for m in messages]
+        out = await model.generate(chat)
+        return out.completion
+
+    return complete
+
+
+def _pairs(scores: Sequence[SampleScore]) -> dict[str, list[tuple[float, float]]]:
+    """Per generator, the (original, neighbour) pairs on the reader's [0, 1] scale (both present)."""
+    by_sample: dict[Any, dict[int, dict[str, Any]]] = {}
+    for ss in scores:
+        bb = (ss.score.metadata or {}).get(METADATA_KEY)
+        if isinstance(bb, Mapping):
+            by_sample.setdefault(ss.sample_id, {})[int(bb.get("epoch", 1))] = {"value": ss.score.value, **bb}
+    raw: list[tuple[str, Any, Any]] = []  # (generator, original value, neighbour value)
+    for epochs in by_sample.values():
+        first = epochs.get(1)
+        if first is None:
+            continue
+        for e, rec in sorted(epochs.items()):
+            if e > 1:
+                raw.append(("rerun", first["value"], rec["value"]))
+        for nb in first.get("neighbors", []):
+            if nb.get("status", "applied") == "applied":
+                raw.append((str(nb["generator"]), first["value"], nb.get("value")))
+    mapped = []
+    for gen, a, b in raw:
+        ka, xa = _raw_score(a, None)
+        kb, xb = _raw_score(b, None)
+        mapped.append((gen, ka, xa, kb, xb))
+    nums = [x for _, ka, xa, kb, xb in mapped for k, x in ((ka, xa), (kb, xb)) if k == "number"]
+    lo, hi = 0.0, 1.0
+    if nums and not all(0.0 <= x <= 1.0 for x in nums):
+        # the reader's rule: the smallest common scale over the judge's values (every epoch, every neighbour)
+        from biasbound.data.tables import infer_scale
+
+        allv = [ss.score.value for ss in scores] + [nb.get("value") for ss in scores
+                                                     for nb in ((ss.score.metadata or {}).get(METADATA_KEY) or {}).get("neighbors", [])]
+        lo, hi = infer_scale([x for k, x in (_raw_score(v, None) for v in allv) if k == "number"])
+    out: dict[str, list[tuple[float, float]]] = {}
+    for gen, ka, xa, kb, xb in mapped:
+        if ka == "missing" or kb == "missing":
+            continue
+        ya = (xa - lo) / (hi - lo) if ka == "number" else xa
+        yb = (xb - lo) / (hi - lo) if kb == "number" else xb
+        out.setdefault(gen, []).append((ya, yb))
+    return out
+
+
+@metric(scores="unreduced")
+def neighbour_sensitivity() -> Any:
+    """Per generator: Δ* = RMS over samples of (original − neighbour) on [0, 1], and its pair count ``m_<gen>``."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        result: dict[str, float] = {}
+        for gen, pairs in sorted(_pairs(scores).items()):
+            d = np.asarray([a - b for a, b in pairs], dtype=float)
+            result[gen] = float(np.sqrt(np.mean(d**2))) if d.size else math.nan
+            result[f"m_{gen}"] = float(d.size)
+        return result
+
+    return compute
+
+
+@scorer(metrics=[neighbour_sensitivity()])
+def bias_bounded(
+    wrapped: Scorer,
+    generators: Sequence[str] = ("format", "rerun"),
+    *,
+    rubric_scorer: Callable[[Any], Scorer] | None = None,
+    rubric: Any = None,
+    rewriter: str | Any | None = None,
+    seed: int = 0,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    judge: str | None = None,
+) -> Scorer:
+    """Wrap a (model-graded) scorer so that each sample's neighbours are graded too.
+
+    Parameters
+    ----------
+    wrapped:
+        The scorer whose grades are certified, e.g. ``model_graded_qa(model="openai/gpt-4o")``.
+    generators:
+        Among ``format``, ``paraphrase``, ``schematic``, ``agreeable``, ``rerun``.
+    rubric_scorer:
+        ``rubric -> Scorer`` building the wrapped scorer for a rubric; needed by ``schematic``
+        (which changes the rubric, not the answer). ``rubric`` is the original rubric
+        (default: biasbound's single-answer rubric); the caller should pass
+        ``wrapped=rubric_scorer(rubric)`` so that the original and its neighbours differ only
+        in the rubric.
+    rewriter:
+        The model (inspect name or ``Model``) that rewrites answers for ``paraphrase`` and
+        ``agreeable``; required when they are requested.
+    seed:
+        Base seed of the generators (each generator's seed is derived from it and the
+        generator name; each item's perturbation from that seed and the sample id).
+    options:
+        Generator options, e.g. ``{"format": {"p_family": 1.0}}``.
+    judge:
+        The judge's name in biasbound's outputs (default: the wrapped scorer's name with the
+        grader model when the score's grading messages record it).
+
+    Returns
+    -------
+    Scorer
+        Returns the wrapped scorer's Score (value, answer, explanation unchanged) with
+        ``metadata["biasbound"] = {"version", "judge", "epoch", "neighbors": [{"generator",
+        "status", "changed", "value", "reason"}, ...]}``.
+
+    Notes
+    -----
+    ``rerun`` calls the wrapped scorer again on the same state: with inspect's model cache on,
+    the repeat returns the cached grade and measures no jitter. A neighbour that could not be
+    built (``not-applicable``, ``failed``) is recorded with its status and is not a neighbour;
+    an unscored neighbour grade is a missing judgment.
+    """
+    from biasbound.neighbors.registry import make_generator
+    from biasbound.rubric import default_rubric
+
+    gens = tuple(str(g) for g in generators)
+    bad = [g for g in gens if g not in GENERATORS]
+    if bad or not gens:
+        raise InputError(f"The 'generators' parameter of bias_bounded must list generators among "
+                         f"{', '.join(map(repr, GENERATORS))}. Got {list(gens)!r} instead.")
+    if "schematic" in gens and rubric_scorer is None:
+        raise InputError("The 'rubric_scorer' parameter of bias_bounded must be a function rubric -> Scorer when "
+                         "'schematic' is requested: the wrapper cannot change the rubric inside another scorer.")
+    needs_llm = [g for g in gens if g in ("paraphrase", "agreeable")]
+    if needs_llm and rewriter is None:
+        raise InputError(f"The 'rewriter' parameter of bias_bounded must name a model for {', '.join(needs_llm)}. Got None.")
+    base_rubric = rubric if rubric is not None else default_rubric("single")
+    opts = {k: dict(v) for k, v in (options or {}).items()}
+    import zlib
+
+    made = {g: make_generator(g, seed=int(np.random.SeedSequence([seed, zlib.crc32(g.encode())]).generate_state(1)[0]),
+                              **opts.get(g, {}))
+            for g in gens if g != "rerun"}
+    rewriter_model = get_model(rewriter) if needs_llm else None
+    complete = _complete_with(rewriter_model) if rewriter_model is not None else None
+    wrapped_name = _name_of(wrapped)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        original = await wrapped(state, target)
+        if original is None:
+            return original
+        from biasbound.neighbors.base import JudgeItem
+
+        answer = state.output.completion if state.output is not None else ""
+        item = JudgeItem(item_id=str(state.sample_id), question=state.input_text, answer=answer or " ", baseline=None,
+                         model=str(state.model), rubric=base_rubric, game=0)
+        records: list[dict[str, Any]] = []
+        for g in gens:
+            rec: dict[str, Any] = {"generator": g}
+            if g == "rerun":
+                s = await wrapped(state, target)
+                rec.update(status="applied", changed="the same input graded again")
+            else:
+                gen = made[g]
+                p = await gen.perturb_async(item, None, complete) if gen.requires_llm else gen.perturb(item)
+                rec.update(status=p.status, changed=p.changed)
+                if p.status != "applied":
+                    records.append(rec)
+                    continue
+                if g == "schematic":
+                    s = await rubric_scorer(p.item.rubric)(state, target)  # type: ignore[misc]
+                else:
+                    s = await wrapped(_with_answer(state, p.item.answer), target)
+            value = None if s is None else s.value
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+            rec["value"] = value
+            if value is None:
+                rec["reason"] = getattr(s, "reason", None) or (s.explanation if s is not None else "no score")
+            records.append(rec)
+        grader = _grader_from(original)
+        name = judge or (f"{wrapped_name}({grader})" if grader else wrapped_name)
+        meta = dict(original.metadata or {})
+        meta[METADATA_KEY] = {"version": _FORMAT_VERSION, "judge": name, "epoch": int(state.epoch), "neighbors": records}
+        return Score(value=original.value, answer=original.answer, explanation=original.explanation, metadata=meta,
+                     history=original.history)
+
+    return score

@@ -1,0 +1,156 @@
+"""The biasbound.inspect scorer wrapper: real inspect_ai runs with the mock model, read back by certify.
+
+Acceptance: ``biasbound certify LOG --holdout 0`` reports, per generator, the Δ* the wrapper's
+metric recorded in the same log (both computed from the raw grades; the test also recomputes
+them from the log's Score metadata by hand).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from biasbound import InputError
+from biasbound.cli import main
+from inspect_helpers import mock_model, mock_output, run_eval
+
+LETTER = {"C": 1.0, "P": 0.5, "I": 0.0}
+ANSWER = "**Yes**, this is *right*.\n\n- first point\n- second point"
+
+
+def _samples(n):
+    from inspect_ai.dataset import Sample
+
+    return [Sample(id=f"q{i}", input=f"Explain item {i}.", target="a clear explanation") for i in range(n)]
+
+
+def _task(grades, n=6, **kw):
+    from inspect_ai import Task
+    from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
+
+    from biasbound.inspect import bias_bounded
+
+    grader = mock_model([f"GRADE: {g}" for g in grades])
+    return Task(dataset=_samples(n), solver=generate(),
+                scorer=bias_bounded(model_graded_qa(model=grader, partial_credit=True), **kw))
+
+
+def _by_hand(log_path):
+    """Per generator, RMS of (original - neighbour) from the Score metadata of a log."""
+    from inspect_ai.log import read_eval_log
+
+    diffs: dict[str, list[float]] = {}
+    for s in read_eval_log(str(log_path)).samples:
+        sc = s.scores["bias_bounded"]
+        for nb in sc.metadata["biasbound"]["neighbors"]:
+            if nb["status"] == "applied" and nb["value"] is not None:
+                diffs.setdefault(nb["generator"], []).append(LETTER[sc.value] - LETTER[nb["value"]])
+    return {g: float(np.sqrt(np.mean(np.square(d)))) for g, d in diffs.items()}, {g: len(d) for g, d in diffs.items()}
+
+
+def test_wrapper_log_certifies_with_the_recorded_sensitivities(tmp_path, capsys):
+    # 6 samples x (original, format, rerun) = 18 grades, consumed in call order
+    log = run_eval(_task("CICPCCIPCCCIPPCICC", generators=["format", "rerun"]), [ANSWER] * 6, tmp_path / "logs")
+    from inspect_ai.log import read_eval_log
+
+    ev = read_eval_log(str(log))
+    assert ev.status == "success"
+    metrics = {k: m.value for k, m in ev.results.scores[0].metrics.items()}
+    hand, counts = _by_hand(log)
+    assert set(hand) == {"format", "rerun"} and counts == {"format": 6, "rerun": 6}
+    for g in ("format", "rerun"):
+        assert metrics[g] == pytest.approx(hand[g], rel=1e-12) and metrics[f"m_{g}"] == counts[g]
+    assert metrics["format"] > 0 and metrics["rerun"] > 0  # the grades differ: the comparison below is not 0 == 0
+    meta = ev.samples[0].scores["bias_bounded"].metadata["biasbound"]
+    assert meta["judge"] == "model_graded_qa(mockllm/model)" and meta["epoch"] == 1
+    assert meta["neighbors"][0]["changed"].startswith("formatting:")
+
+    code = main(["certify", str(log), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots", "--bootstrap-rounds", "50"])
+    out = capsys.readouterr().out
+    assert code == 0 and "neighbours found in the data: variant:format,rerun" in out
+    cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
+    assert cert["scope"]["judge"] == "model_graded_qa(mockllm/model)"
+    assert cert["generators"]["variant:format"]["delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
+    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
+    assert cert["generators"]["variant:format"]["m"] == 6 and cert["generators"]["rerun"]["m"] == 6
+
+
+def test_paraphrase_and_schematic_through_inspect_models(tmp_path):
+    from inspect_ai.scorer import model_graded_qa
+
+    from biasbound.inspect import rubric_instructions
+
+    grader = mock_model([f"GRADE: {g}" for g in "CPCICCPC" * 3])
+    rewriter = mock_model(["<<<RESPONSE\n**Yes**, this is *correct*.\n\n- first point\n- second point\nRESPONSE>>>"] * 4)
+    seen: list[str] = []
+
+    def rubric_scorer(rubric):
+        seen.append(rubric_instructions(rubric))
+        return model_graded_qa(instructions=rubric_instructions(rubric) + "\nEnd with 'GRADE: $LETTER' (C, P or I).",
+                               model=grader, partial_credit=True)
+
+    from biasbound.rubric import default_rubric
+
+    from inspect_ai import Task
+    from inspect_ai.solver import generate
+
+    from biasbound.inspect import bias_bounded
+
+    base = default_rubric("single")
+    task = Task(dataset=_samples(4), solver=generate(),
+                scorer=bias_bounded(rubric_scorer(base), generators=["paraphrase", "schematic"], rubric=base,
+                                    rubric_scorer=rubric_scorer, rewriter=rewriter))
+    log = run_eval(task, [ANSWER] * 4, tmp_path / "logs")
+    from inspect_ai.log import read_eval_log
+
+    for s in read_eval_log(str(log)).samples:
+        nbs = {nb["generator"]: nb for nb in s.scores["bias_bounded"].metadata["biasbound"]["neighbors"]}
+        assert nbs["paraphrase"]["status"] == "applied" and nbs["paraphrase"]["value"] in LETTER
+        assert nbs["schematic"]["status"] == "applied" and nbs["schematic"]["changed"].startswith("schematic:")
+    assert len(seen) == 1 + 4 and all(t != seen[0] for t in seen[1:])  # each schematic neighbour graded under a changed rubric
+    assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
+                 "--bootstrap-rounds", "50"]) == 0
+
+
+def test_inspect_score_over_an_existing_log(tmp_path):
+    from inspect_ai import Task, score
+    from inspect_ai.log import write_eval_log
+    from inspect_ai.scorer import match
+    from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
+
+    from biasbound.inspect import bias_bounded
+
+    first = run_eval(Task(dataset=_samples(5), solver=generate(), scorer=match()), [ANSWER] * 5, tmp_path / "a")
+    from inspect_ai.log import read_eval_log
+
+    grader = mock_model([f"GRADE: {g}" for g in "CIPCCCPICIPCCCI"])
+    rescored = score(read_eval_log(str(first)), bias_bounded(model_graded_qa(model=grader, partial_credit=True),
+                                                            generators=["format", "rerun"]), action="overwrite",
+                     display="none")
+    out = tmp_path / "b" / "rescored.eval"
+    out.parent.mkdir()
+    write_eval_log(rescored, str(out))
+    metrics = {k: m.value for r in rescored.results.scores if r.name == "bias_bounded" for k, m in r.metrics.items()}
+    assert main(["certify", str(out), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
+                 "--bootstrap-rounds", "50"]) == 0
+    cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
+    assert cert["scope"]["judge"] == "model_graded_qa(mockllm/model)"
+    assert cert["generators"]["variant:format"]["delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
+
+
+def test_wrapper_argument_errors():
+    from inspect_ai.scorer import model_graded_qa
+
+    from biasbound.inspect import bias_bounded
+
+    grader = mock_model(["GRADE: C"])
+    with pytest.raises(InputError, match="'generators' parameter of bias_bounded"):
+        bias_bounded(model_graded_qa(model=grader), generators=["swap"])
+    with pytest.raises(InputError, match="'rubric_scorer' parameter"):
+        bias_bounded(model_graded_qa(model=grader), generators=["schematic"])
+    with pytest.raises(InputError, match="'rewriter' parameter"):
+        bias_bounded(model_graded_qa(model=grader), generators=["paraphrase"])
