@@ -18,7 +18,7 @@ if "demo" not in {c.name for c in app.registered_commands}:  # until the integra
 
 EXPECTED = (
     "certificate.json", "certificates.json", "scores.parquet", "leaderboard.csv", "retention.json",
-    "load_report.json", "summary.json", "score_kde.png", "ranking.png", "sensitivity.png", "report.html",
+    "load_report.json", "summary.json", "score_distribution.png", "ranking.png", "sensitivity.png", "report.html",
 )
 
 

@@ -16,6 +16,7 @@ import io
 import json
 import math
 import re
+import warnings
 from pathlib import Path
 
 import matplotlib.image as mpimg
@@ -308,7 +309,7 @@ def test_sensitivity(eight_scores: dict[str, np.ndarray], game2_scores: dict[str
                      tmp_path: Path) -> None:
     gens = real_swap_generators(eight_scores, game2_scores)
     assert len(gens) == 3 and all(g["m"] >= 490 and 0 < g["delta_star"] <= 1 for g in gens.values())
-    check_png(plot_sensitivity(gens, plot_dir / "sensitivity.png", tau=0.5))
+    check_png(plot_sensitivity(gens, plot_dir / "sensitivity.png", used=0.45, max_distance=1.0))
     partial = {
         "swap": {"delta_star": 0.31, "ucb": 0.36, "m": 500},
         "rerun": {"delta_star": 0.12, "ucb": None, "m": 200},
@@ -324,8 +325,8 @@ def test_sensitivity_rejects_bad_input(tmp_path: Path) -> None:
         plot_sensitivity({}, tmp_path / "s.png")
     with pytest.raises(InputError, match="delta_star"):
         plot_sensitivity({"swap": {"delta_star": -0.1}}, tmp_path / "s.png")
-    with pytest.raises(InputError, match="'tau'"):
-        plot_sensitivity({"swap": {"delta_star": 0.1}}, tmp_path / "s.png", tau=0.0)
+    with pytest.raises(InputError, match="'max_distance'"):
+        plot_sensitivity({"swap": {"delta_star": 0.1}}, tmp_path / "s.png", max_distance=0.0)
     with pytest.raises(TypeError, match="swap"):
         plot_sensitivity({"swap": 0.3}, tmp_path / "s.png")
 
@@ -487,7 +488,7 @@ def report_inputs(real_leaderboard: pd.DataFrame, eight_scores: dict[str, np.nda
     plots = {
         "score_kde": plot_score_kde(s, stand_in_certified(s[np.isfinite(s)], alpha=0.4, sigma=0.05, seed=1), d / "score_kde.png"),
         "ranking": plot_ranking(lb, d / "ranking.png"),
-        "sensitivity-ensemble": plot_sensitivity(real_swap_generators(eight_scores, game2_scores), d / "sensitivity.png", tau=0.5),
+        "sensitivity-ensemble": plot_sensitivity(real_swap_generators(eight_scores, game2_scores), d / "sensitivity.png", used=0.45),
     }
     means = lb["original"].to_numpy()
     cert = lb["certified"].to_numpy()
@@ -655,3 +656,81 @@ def test_report_renders_certificate_figures_per_model_rows_and_a_comparison(repo
     assert '<td class="name">모델-b</td><td>500</td><td>2</td><td>0.25</td><td>0.31</td><td>500</td>' in text
     assert text.count(">inconclusive</td>") == 1 and text.count(">holds</td>") == 1
     assert "<h2>Paper against tight</h2>" in text and "<td>0.04</td><td>0.25</td>" in text
+
+
+# ----------------------------------------------------------------------------- non-Latin names
+KOREAN = "한국어-모델-v2"  # Korean model names occur in real Korean leaderboards (e.g. ko-arena-hard's community)
+
+
+def _glyph_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if "missing from font" in str(w.message)]
+
+
+def test_korean_model_names_are_drawn_with_the_installed_fallback_font_or_escaped(real_leaderboard, plot_dir) -> None:
+    """Whatever fonts this machine has, no glyph is missing when a Korean name is drawn (no empty boxes)."""
+    from biasbound.report import plots
+
+    lb = real_leaderboard.copy()
+    lb.loc[0, "model"] = KOREAN
+    chain, covered = plots._font_chain()
+    has_cjk = all(ord(ch) in covered for ch in KOREAN)
+    assert plots.drawable(KOREAN) == (KOREAN if has_cjk else KOREAN.encode("ascii", "backslashreplace").decode())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_png(plot_ranking(lb, plot_dir / "ranking_korean.png"))
+    assert not _glyph_warnings(caught)
+
+
+def test_without_a_cjk_font_names_are_escaped_not_drawn_as_boxes(real_leaderboard, tmp_path, monkeypatch) -> None:
+    """A pip-only machine has DejaVu Sans alone: Hangul becomes \\uXXXX escapes, and matplotlib misses no glyph."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    from biasbound.report import plots
+
+    dejavu = frozenset(FT2Font(font_manager.findfont("DejaVu Sans")).get_charmap())
+    assert not any(ord(ch) in dejavu for ch in "한국어모델")  # the premise: DejaVu Sans has no Hangul
+    monkeypatch.setattr(plots, "_font_chain", lambda: (("DejaVu Sans",), dejavu))
+    assert plots.drawable(KOREAN) == "\\ud55c\\uad6d\\uc5b4-\\ubaa8\\ub378-v2"
+    lb = real_leaderboard.copy()
+    lb.loc[0, "model"] = KOREAN
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_png(plot_ranking(lb, tmp_path / "ranking.png"))
+    assert not _glyph_warnings(caught)
+    # and the control: drawing the raw name with DejaVu Sans alone does miss glyphs (what the escape prevents)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    with plots._fonts(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig = Figure()
+        FigureCanvasAgg(fig)
+        fig.text(0.1, 0.5, KOREAN)
+        fig.savefig(tmp_path / "raw.png")
+    assert _glyph_warnings(caught)
+
+
+def test_score_distribution_draws_bars_for_discrete_scores(eight_scores, plot_dir) -> None:
+    """Five verdict levels give five bars (one per level, heights = shares of items), not a density."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401  (the module draws on Agg)
+
+    from biasbound.report import plots
+
+    s = np.concatenate(list(eight_scores.values()))
+    finite = s[np.isfinite(s)]
+    drawn = {}
+    real_bars = plots._share_bars
+
+    def spy(axis, values, *args, **kwargs):
+        drawn.setdefault("levels", []).append(np.unique(values).size)
+        return real_bars(axis, values, *args, **kwargs)
+
+    import unittest.mock as mock
+
+    with mock.patch.object(plots, "_share_bars", spy):
+        cert = stand_in_certified(finite, alpha=0.25, sigma=0.01, seed=1)
+        shrunk = 0.25 * finite + 0.75 * 0.5
+        check_png(plots.plot_score_distribution(s, cert, plot_dir / "score_distribution.png", shrunk=shrunk,
+                                                alpha=0.25, sigma=0.01))
+    assert drawn["levels"] == [5, 5]  # the original and the shrunk scores: one bar per verdict level

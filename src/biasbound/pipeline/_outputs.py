@@ -146,7 +146,7 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
 
 
 def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> None:
-    from biasbound.report.plots import plot_judge_retention, plot_ranking, plot_score_kde, plot_sensitivity
+    from biasbound.report.plots import plot_judge_retention, plot_ranking, plot_score_distribution, plot_sensitivity
 
     o = result.outputs
     several = len(result.judges) > 1
@@ -162,13 +162,18 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
             orig = j.leaderboard["original"].to_numpy()
             cert, shr = per["certified_model"].to_numpy(), per["shrunk_model"].to_numpy()
         label = f" ({name})" if several else ""
-        plots[f"score_kde{sfx}"] = plot_score_kde(orig, cert, out / f"score_kde{sfx}.png", shrunk=shr,
-                                                  alpha=cal.alpha, sigma=cal.sigma,
-                                                  title=f"Scores before and after certification{label}")
+        plots[f"score_distribution{sfx}"] = plot_score_distribution(
+            orig, cert, out / f"score_distribution{sfx}.png", shrunk=shr, alpha=cal.alpha, sigma=cal.sigma,
+            title=f"Scores before and after certification{label}")
         plots[f"ranking{sfx}"] = plot_ranking(j.leaderboard, out / f"ranking{sfx}.png", title=f"Leaderboard{label}")
         gens = j.certificate.scope.get("generators_table") if isinstance(j.certificate.scope, Mapping) else None
-        plots[f"sensitivity{sfx}"] = plot_sensitivity(gens, out / f"sensitivity{sfx}.png", tau=s.tau,
-                                                      title=f"Sensitivity per generator{label}")
+        scope = j.certificate.scope if isinstance(j.certificate.scope, Mapping) else {}
+        rng_ = scope.get("score_range") or (0.0, 1.0)
+        plots[f"sensitivity{sfx}"] = plot_sensitivity(
+            gens, out / f"sensitivity{sfx}.png", used=j.sensitivity.ucb if j.sensitivity.ucb is not None else j.sensitivity.delta_star,
+            max_distance=float(rng_[1]) - float(rng_[0]) if j.view == "model" else None,
+            bound_used=cal.bound_used,
+            title=f"Sensitivity per generator{label}")
     if several:
         rows = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
                  "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}

@@ -37,12 +37,20 @@ PNG_SIGNATURE: bytes = b"\x89PNG\r\n\x1a\n"
 _WHERE = "write_report"
 
 _PLOT_CAPTIONS: dict[str, str] = {
+    "score_distribution": (
+        "Per-item judge scores before (top: share of items at each score level) and after the bias-bounded "
+        "transformation (bottom, zoomed: the shrunk scores before noise as bars, the certified scores as a histogram)."
+    ),
     "score_kde": "Per-item judge scores before and after the bias-bounded transformation (Gaussian KDE).",
     "ranking": (
         "Leaderboard before (left) and after (right, on its own scale) the transformation: mean per-item score "
         "with its 95% bootstrap CI; right margin: rank before → after."
     ),
-    "sensitivity": "Measured RMS sensitivity Δ* per neighbour generator, with its upper confidence bound and the number of neighbours m.",
+    "sensitivity": (
+        "Measured RMS sensitivity Δ* per neighbour generator, with its upper confidence bound and the number of "
+        "neighbours m; dashed: the sensitivity the calibration used; dotted: the largest move one neighbour can cause "
+        "(R√k). The tolerance τ is not on this axis: it bounds the certified scores' move, not Δ*."
+    ),
     "judges": "Rank correlation between original and certified model scores, per judge and setting.",
     "tradeoff": "Shrinkage α and noise σ as the tolerance τ varies.",
 }

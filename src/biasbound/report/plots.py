@@ -5,9 +5,16 @@ canvas (``matplotlib.figure.Figure`` + ``FigureCanvasAgg``): no pyplot, no windo
 no change to the caller's backend and no figure left registered anywhere, so the
 functions are safe in servers, notebooks and threads. Each returns the path it wrote.
 
+Text is drawn with a font fallback chain: DejaVu Sans, then the first installed fonts of
+:data:`FALLBACK_FONTS` (CJK fonts such as Debian's ``fonts-noto-cjk``), so Korean, Japanese and
+Chinese model names render. A character no installed font covers is written as a ``\\uXXXX``
+escape (:func:`drawable`) instead of an empty box.
+
 The figures follow the paper's Section 4:
 
-- :func:`plot_score_kde` -- Figure 1, densities of per-item scores before and after;
+- :func:`plot_score_distribution` -- Figure 1, per-item scores before and after as bars (discrete
+  levels) and histograms (the certified scores); :func:`plot_score_kde` draws densities instead,
+  for continuous scores only;
 - :func:`plot_ranking` -- Figure 2, the leaderboard before and after with 95% CIs;
 - :func:`plot_sensitivity` -- the measured RMS sensitivity per neighbour generator;
 - :func:`plot_judge_retention` -- Figure 4, rank correlation kept, per judge and setting;
@@ -16,11 +23,13 @@ The figures follow the paper's Section 4:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import numbers
 import os
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +44,16 @@ from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
 __all__ = [
+    "DISCRETE_LEVELS",
     "DPI",
+    "FALLBACK_FONTS",
     "LEADERBOARD_COLUMNS",
     "RETENTION_METRICS",
+    "drawable",
     "plot_calibration_tradeoff",
     "plot_judge_retention",
     "plot_ranking",
+    "plot_score_distribution",
     "plot_score_kde",
     "plot_sensitivity",
 ]
@@ -80,9 +93,74 @@ _MAX_LABEL = 42
 # ----------------------------------------------------------------------------- helpers
 
 
+#: Fonts tried, in order, for glyphs DejaVu Sans (matplotlib's own font) lacks: Korean, Japanese and
+#: Chinese model names. The first installed ones join the fallback chain.
+FALLBACK_FONTS: tuple[str, ...] = (
+    "Noto Sans CJK KR", "Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans KR", "Noto Sans JP",
+    "Noto Sans SC", "Source Han Sans", "NanumGothic", "Malgun Gothic", "Apple SD Gothic Neo", "AppleGothic",
+    "Hiragino Sans", "Yu Gothic", "Microsoft YaHei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "Arial Unicode MS",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _font_chain() -> tuple[tuple[str, ...], frozenset[int]]:
+    """The font families drawn with (DejaVu Sans, then the installed fallbacks) and every code point they cover."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    by_name: dict[str, str] = {}
+    for entry in font_manager.fontManager.ttflist:
+        by_name.setdefault(entry.name, entry.fname)
+    chain = ["DejaVu Sans", *[f for f in FALLBACK_FONTS if f in by_name]]
+    covered: set[int] = set()
+    for family in chain:
+        path = by_name.get(family) or font_manager.findfont(family, fallback_to_default=True)
+        try:
+            covered.update(FT2Font(path).get_charmap())
+        except (OSError, RuntimeError):  # an unreadable font file covers nothing
+            continue
+    return tuple(chain), frozenset(covered)
+
+
+@contextlib.contextmanager
+def _fonts() -> Iterator[None]:
+    """Draw with the fallback chain: glyphs missing from DejaVu Sans come from the next installed font."""
+    import matplotlib
+
+    chain, _ = _font_chain()
+    with matplotlib.rc_context({"font.family": list(chain)}):  # a list of families: per-glyph fallback
+        yield
+
+
+def drawable(text: str) -> str:
+    """``text`` with every character no installed font can draw written as a ``\\uXXXX`` escape.
+
+    With a CJK font installed (Debian: ``fonts-noto-cjk``) Korean, Japanese and Chinese names are
+    drawn as they are; without one, "모델" becomes ``\\ubaa8\\ub378`` rather than two empty boxes.
+    Whitespace and control characters are kept.
+    """
+    _, covered = _font_chain()
+    return "".join(
+        ch if (ord(ch) in covered or ch.isspace() or ord(ch) < 32) else
+        (f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        for ch in text
+    )
+
+
+def _with_fonts(fn: Any) -> Any:
+    """Run a plotting function inside :func:`_fonts` (text is laid out and drawn with the fallback chain)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _fonts():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _plain(text: Any) -> str:
-    """Return ``text`` as a string matplotlib draws literally (``$`` would start mathtext)."""
-    return str(text).replace("$", r"\$")
+    """Return ``text`` as a string matplotlib draws literally (``$`` would start mathtext), every glyph drawable."""
+    return drawable(str(text)).replace("$", r"\$")
 
 
 def _label(text: Any, limit: int = _MAX_LABEL) -> str:
@@ -186,6 +264,7 @@ def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return (norm.pdf((grid[:, None] - centres[None, :]) / h) @ weights) / h
 
 
+@_with_fonts
 def plot_score_kde(
     original: Any,
     certified: Any,
@@ -308,6 +387,134 @@ def plot_score_kde(
     return _save(fig, out)
 
 
+#: At most this many distinct values make a score vector discrete (drawn as bars, one per level).
+DISCRETE_LEVELS: int = 12
+
+
+def _share_bars(axis: Axes, values: np.ndarray, colour: str, label: str, *, width: float | None = None,
+                annotate: bool = True, outline: bool = False) -> None:
+    """Bars at each distinct value, height = share of items (%), labelled with the share."""
+    levels, counts = np.unique(values, return_counts=True)
+    share = 100.0 * counts / values.size
+    if width is None:
+        width = 0.8 * float(np.diff(levels).min()) if levels.size > 1 else 0.05 * max(abs(float(levels[0])), 1.0)
+    if outline:
+        bars = axis.bar(levels, share, width=width, fill=False, edgecolor=colour, lw=1.6, label=label)
+    else:
+        bars = axis.bar(levels, share, width=width, color=colour, alpha=0.75, edgecolor=colour, label=label)
+    if annotate:
+        axis.bar_label(bars, labels=[f"{x:.1f}%" for x in share], fontsize=7.5, padding=2)
+
+
+def _share_hist(axis: Axes, values: np.ndarray, colour: str, label: str) -> None:
+    """A histogram whose bar heights are the share of items (%) in each bin."""
+    if float(np.ptp(values)) == 0.0:
+        _share_bars(axis, values, colour, f"{label}: all equal")
+        return
+    edges = np.histogram_bin_edges(values, bins="auto")
+    if edges.size > 61:
+        edges = np.linspace(float(values.min()), float(values.max()), 61)
+    counts, edges = np.histogram(values, bins=edges)
+    label = f"{label}; bins of width {_fmt(float(edges[1] - edges[0]))}"
+    axis.stairs(100.0 * counts / values.size, edges, fill=True, color=colour, alpha=0.35, label=label)
+    axis.stairs(100.0 * counts / values.size, edges, color=colour, lw=1.2)
+
+
+def plot_score_distribution(
+    original: Any,
+    certified: Any,
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    shrunk: Any | None = None,
+    alpha: float | None = None,
+    sigma: float | None = None,
+) -> Path:
+    """Draw the per-item scores before and after the transformation as bars and histograms (paper Figure 1).
+
+    Judge scores take few values (Arena-Hard's five verdict levels), so a density estimate
+    would draw bumps that do not exist. The top panel shows the original scores: one bar per
+    level with its share of items when there are at most :data:`DISCRETE_LEVELS` distinct values,
+    else a histogram. The bottom panel zooms on the transformed scores: the shrunk scores (before
+    noise, again discrete) as bars and the certified scores (continuous, the noise added) as a
+    histogram. Every height is a share of items in percent.
+
+    Parameters
+    ----------
+    original : array_like, shape (n,)
+        Per-item scores before the mechanism, ``f(D)``. NaN marks a missing judgment: it is
+        dropped and its count shown in the legend.
+    certified : array_like, shape (n,)
+        Per-item certified scores ``M(D)``.
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    title : str, optional
+        Figure title; a default is used when omitted.
+    shrunk : array_like, shape (n,), optional
+        Scores after the shrinkage and before the noise, ``α f(D) + (1 − α)c``.
+    alpha, sigma : float, optional
+        Shrinkage factor α in [0, 1] and noise standard deviation σ >= 0, appended to the title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If a score vector is not 1-D, has no finite value or holds an infinity, or
+        ``alpha``/``sigma`` is out of range.
+    """
+    where = "plot_score_distribution"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    orig, orig_missing = _scores(original, "original", where)
+    cert, cert_missing = _scores(certified, "certified", where)
+    shr, shr_missing = (None, 0) if shrunk is None else _scores(shrunk, "shrunk", where)
+    if alpha is not None:
+        alpha = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
+    if sigma is not None:
+        sigma = check_in_range(sigma, "sigma", where, low=0.0)
+
+    def legend(name: str, values: np.ndarray, missing: int) -> str:
+        text = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"
+        return text + (f", {missing} missing)" if missing else ")")
+
+    fig = _new_figure(8.0, 7.2)
+    with _fonts():
+        ax, ax2 = fig.subplots(2, 1)
+        n_levels = np.unique(orig).size
+        if n_levels <= DISCRETE_LEVELS:
+            _share_bars(ax, orig, _ORIGINAL, legend(f"original, {n_levels} score levels", orig, orig_missing))
+            ax.set_xticks(np.unique(orig), [_fmt(float(v)) for v in np.unique(orig)])
+        else:
+            _share_hist(ax, orig, _ORIGINAL, legend("original", orig, orig_missing))
+        ax.set_xlabel("per-item score f(D)")
+        ax.set_ylabel("share of items (%)")
+        if shr is not None:
+            if np.unique(shr).size <= DISCRETE_LEVELS:
+                _share_bars(ax2, shr, _SHRUNK, legend("shrunk, before noise", shr, shr_missing), annotate=False,
+                            outline=True)
+            else:
+                _share_hist(ax2, shr, _SHRUNK, legend("shrunk, before noise", shr, shr_missing))
+        _share_hist(ax2, cert, _CERTIFIED, legend("certified, noise added", cert, cert_missing))
+        ax2.set_xlabel("per-item score after the transformation (zoomed on its range)")
+        ax2.set_ylabel("share of items (%)")
+        for axis in (ax, ax2):
+            axis.set_ylim(0.0, axis.get_ylim()[1] * 1.3)  # headroom for the legend
+            axis.grid(axis="y", alpha=0.3)
+            axis.spines[["top", "right"]].set_visible(False)
+            axis.legend(loc="upper left", fontsize=8, frameon=False)
+        heading = _wrap(_plain(title), 8.0) if title else "Judge scores before and after the bias-bounded transformation"
+        params = [f"α = {_fmt(alpha)}" if alpha is not None else "", f"σ = {_fmt(sigma)}" if sigma is not None else ""]
+        params = [p for p in params if p]
+        if params:
+            heading += "\n" + ", ".join(params)
+        ax.set_title(heading)
+        return _save(fig, out)
+
+
 # ----------------------------------------------------------------------------- Figure 2
 
 
@@ -343,6 +550,7 @@ def _rank_text(rank: float) -> str:
     return "–" if math.isnan(rank) else f"{rank:g}"
 
 
+@_with_fonts
 def plot_ranking(
     leaderboard: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -475,19 +683,25 @@ def _optional_float(entry: Mapping[str, Any], key: str, name: str, where: str) -
     return value
 
 
+@_with_fonts
 def plot_sensitivity(
     generators: Mapping[str, Mapping[str, Any]],
     path: str | os.PathLike[str],
     *,
-    tau: float | None = None,
+    used: float | None = None,
+    max_distance: float | None = None,
+    bound_used: str | None = None,
     title: str | None = None,
 ) -> Path:
     """Draw the RMS sensitivity Δ* measured for each neighbour generator.
 
     One bar per generator at its point estimate Δ* (Definition 3.4); when an upper
     confidence bound is present a black whisker runs from Δ* up to the UCB. Δ*, the
-    UCB and the number of neighbours ``m`` are written under each bar. ``tau`` draws the
-    certified tolerance as a dashed reference line.
+    UCB and the number of neighbours ``m`` are written under each bar. The reference lines are
+    quantities on the same axis: ``used``, the sensitivity the calibration used (the combined
+    upper bound), and ``max_distance``, the largest distance one neighbour can move the scores
+    (R√k for a Hamming-k neighbour on a score range R). The tolerance τ is deliberately not
+    drawn: it bounds ‖M(D) − M(D′)‖ of the *certified* scores, not Δ*, which may exceed it.
 
     Parameters
     ----------
@@ -496,8 +710,13 @@ def plot_sensitivity(
         (the certificate's ``generators`` field). A NaN/None ``delta_star`` is drawn as "n/a".
     path : str or os.PathLike
         Where to write the PNG (parent folders are created).
-    tau : float, optional
-        The tolerance τ > 0 of the certificate.
+    used : float, optional
+        The sensitivity the calibration used (>= 0).
+    max_distance : float, optional
+        The deterministic bound on ‖f(D) − f(D′)‖₂ for one neighbour (> 0).
+    bound_used : str, optional
+        The certificate's ``bound_used``; with ``"deterministic"`` the legend says the calibration
+        rests on ``max_distance`` (and ``used`` is only the measured bound), otherwise on ``used``.
     title : str, optional
         Figure title; a default is used when omitted.
 
@@ -518,8 +737,10 @@ def plot_sensitivity(
         raise TypeError(f"The 'generators' parameter of {where} must be a mapping of name to dict. Got {type(generators).__name__} instead.")
     if len(generators) == 0:
         raise InputError(f"The 'generators' parameter of {where} must hold at least one generator. Got 0 instead.")
-    if tau is not None:
-        tau = check_in_range(tau, "tau", where, low=0.0, low_open=True)
+    if used is not None:
+        used = check_in_range(used, "used", where, low=0.0)
+    if max_distance is not None:
+        max_distance = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
     names: list[str] = []
     deltas: list[float] = []
     ucbs: list[float] = []
@@ -537,7 +758,7 @@ def plot_sensitivity(
     u = np.asarray(ucbs)
     x = np.arange(len(names), dtype=float)
     tops = np.fmax(d, u)
-    candidates = [v for v in [*tops[np.isfinite(tops)], tau] if v is not None]
+    candidates = [v for v in [*tops[np.isfinite(tops)], used, max_distance] if v is not None]
     ymax = max(candidates) if candidates else 1.0
     ymax = ymax if ymax > 0 else 1.0
 
@@ -557,8 +778,14 @@ def plot_sensitivity(
     for xi, di in zip(x, d):
         if not math.isfinite(di):
             ax.annotate("Δ* n/a", xy=(xi, 0.0), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=8)
-    if tau is not None:
-        ax.axhline(tau, color=_CERTIFIED, ls="--", lw=1.4, label=f"τ = {tau:.3g} (certified tolerance)")
+    deterministic = bound_used == "deterministic"
+    if used is not None:
+        ax.axhline(used, color=_CERTIFIED, ls="--", lw=1.4,
+                   label=(f"combined Δ* bound: {used:.3g}" + ("" if deterministic else " (used by the calibration)")))
+    if max_distance is not None:
+        ax.axhline(max_distance, color=_GREY, ls=":", lw=1.4,
+                   label=(f"largest move of one neighbour, R√k: {max_distance:.3g}"
+                          + (" (used by the deterministic bound)" if deterministic else "")))
     details = []
     for di, ui, m in zip(d, u, ms):
         line = f"Δ* {di:.3g}" if math.isfinite(di) else "Δ* n/a"
@@ -570,7 +797,7 @@ def plot_sensitivity(
     ax.set_ylim(0.0, ymax * 1.3)
     ax.set_ylabel("‖f(D) − f(D′)‖₂, RMS over neighbours")
     fig.suptitle(_wrap(_plain(title) if title else "Measured judge sensitivity per neighbour generator", fig_w))
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, frameon=False, borderaxespad=0.2)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=8, frameon=False, ncols=1)
     ax.grid(axis="y", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, out)
@@ -579,6 +806,7 @@ def plot_sensitivity(
 # ----------------------------------------------------------------------------- Figure 4
 
 
+@_with_fonts
 def plot_judge_retention(
     table: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -711,6 +939,7 @@ def plot_judge_retention(
 # ----------------------------------------------------------------------------- planning
 
 
+@_with_fonts
 def plot_calibration_tradeoff(
     taus: Any,
     alphas: Any,
