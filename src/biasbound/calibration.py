@@ -28,8 +28,10 @@ from typing import Any
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._validation import check_in_range, check_int, check_one_of
 from biasbound.bounds import UNITS, paper
-from biasbound.bounds._knowledge import Knowledge, Moments, Record
-from biasbound.bounds._tail import noise_only_sigma
+import numpy as np
+
+from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, Record, Sample
+from biasbound.bounds._tail import noise_only_sigma, tail, weighted_sum
 
 __all__ = ["BoundCalibration", "calibrate_knowledge", "check", "frontier"]
 
@@ -67,20 +69,98 @@ def _cand_bound(c: _Cand, tau: float, alpha: float, sigma: float, dim: int) -> f
     return float(c.unit._bound(tau, alpha, sigma, dim, c.record))
 
 
-def _combined_bound(plan: list[tuple[str, list[_Cand]]], how: str, tau: float, alpha: float, sigma: float,
-                    dim: int) -> tuple[float, list[tuple[str, _Cand, float]]]:
-    per = []
-    for name, cands in plan:
-        vals = [(_cand_bound(c, tau, alpha, sigma, dim), j) for j, c in enumerate(cands)]
-        v, j = min(vals, key=lambda t: (t[0], t[1]))
-        per.append((name, cands[j], v))
-    values = [v for _, _, v in per]
-    if how == "max":
-        total = max(values)
-    else:
-        total = math.fsum(values) / len(values)
-        total = min(1.0, math.nextafter(total, math.inf) if total > 0 else 0.0)
-    return total, per
+def _dominated(r: Record, s: Record) -> bool:
+    """Every unit's bound for ``r`` is <= its bound for ``s`` (same kind; monotone in the record)."""
+    if type(r) is not type(s) or r.shift_ratio != s.shift_ratio:
+        return False
+    if isinstance(r, AlmostSure):
+        return r.A <= s.A
+    if isinstance(r, Moments):
+        if r.shift_U2 is not None or s.shift_U2 is not None:
+            return False
+        a_ok = s.A is None or (r.A is not None and r.A <= s.A)
+        return r.U2 <= s.U2 and a_ok and (r.beta is None) == (s.beta is None)
+    if isinstance(r, FullPopulation):
+        if r.shift_sq is not None or s.shift_sq is not None:
+            return False
+        t = np.union1d(r.sq_norms, s.sq_norms)  # r <=st s: the share above every threshold is no larger
+        fr = 1.0 - np.searchsorted(r.sq_norms, t, side="right") / r.m
+        fs = 1.0 - np.searchsorted(s.sq_norms, t, side="right") / s.m
+        return bool(np.all(fr <= fs))
+    return False
+
+
+class _Plan:
+    """The candidates of every generator and a fast evaluation of the combined bound.
+
+    The units whose bound is a weighted sum of tails (almost-sure, full and sampled population) are
+    evaluated together with one call of the tail; for ``how="max"`` a generator whose single record
+    is dominated by another generator's (same kind, every bound monotone in it) cannot be the maximum
+    and is skipped during searches (it is still evaluated at the chosen point)."""
+
+    def __init__(self, k: Knowledge, method: str) -> None:
+        self.how = k.how
+        self.gens = _prepare(k, method)
+        self.active = list(range(len(self.gens)))
+        if self.how == "max":
+            single = [i for i, (_, c) in enumerate(self.gens) if len({(x.index) for x in c}) == 1]
+            rec = {i: self.gens[i][1][0].record for i in single}
+            order = sorted(single, key=lambda i: -_size(rec[i]))
+            kept: list[int] = []
+            for i in order:
+                if not any(_dominated(rec[i], rec[j]) for j in kept):
+                    kept.append(i)
+            drop = set(single) - set(kept)
+            self.active = [i for i in range(len(self.gens)) if i not in drop]
+
+    def values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool = False) -> dict[tuple[int, int], float]:
+        """The bound of every candidate (generator index, candidate index) of the evaluated generators."""
+        idx = range(len(self.gens)) if every else self.active
+        lin: list[tuple[int, int, np.ndarray, np.ndarray, float]] = []
+        vals: dict[tuple[int, int], float] = {}
+        for gi in idx:
+            for ci, c in enumerate(self.gens[gi][1]):
+                f = getattr(c.unit, "_linear", None)
+                if f is None:
+                    vals[(gi, ci)] = _cand_bound(c, tau, alpha, sigma, dim)
+                else:
+                    q, w, const = f(alpha, c.record)
+                    lin.append((gi, ci, q, w, const))
+        if lin:
+            qs = np.concatenate([x[2] for x in lin])
+            p = tail(qs, tau=tau, sigma=sigma, dim=dim)
+            stops = np.cumsum([x[2].size for x in lin])
+            for (gi, ci, q, w, const), a, b in zip(lin, np.concatenate([[0], stops[:-1]]), stops):
+                vals[(gi, ci)] = weighted_sum(w, p[a:b], const)
+        return vals
+
+    def evaluate(self, tau: float, alpha: float, sigma: float, dim: int,
+                 every: bool = False) -> tuple[float, list[tuple[str, _Cand, float]]]:
+        """The combined bound and, per evaluated generator, its smallest candidate and value."""
+        idx = range(len(self.gens)) if every else self.active
+        vals = self.values(tau, alpha, sigma, dim, every)
+        per = []
+        for gi in idx:
+            name, cands = self.gens[gi]
+            v, ci = min((vals[(gi, ci)], ci) for ci in range(len(cands)))
+            per.append((name, cands[ci], v))
+        values = [v for _, _, v in per]
+        if self.how == "max":
+            total = max(values)
+        else:
+            total = math.fsum(values) / len(values)
+            total = min(1.0, math.nextafter(total, math.inf) if total > 0 else 0.0)
+        return total, per
+
+
+def _size(r: Record) -> float:
+    if isinstance(r, AlmostSure):
+        return r.A
+    if isinstance(r, Moments):
+        return r.U2
+    if isinstance(r, (FullPopulation, Sample)):
+        return float(np.mean(r.sq_norms))
+    return 0.0  # pragma: no cover
 
 
 # --------------------------------------------------------------------------- searches
@@ -242,7 +322,7 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
             return False, 1.0
         v = paper._bound(t, a, s, d, rec, delta_B=dl / 2)
         return bool(v <= dl * (1.0 + 1e-9)), v
-    v, _ = _combined_bound(_prepare(k, m), k.how, t, a, s, d)
+    v, _ = _Plan(k, m).evaluate(t, a, s, d)
     return bool(v <= dl), v
 
 
@@ -270,8 +350,8 @@ def _bound_fn(k: Knowledge, method: str, tau: float, dim: int, delta: float) -> 
     if method == "paper":
         rec = _paper_record(k)
         return lambda a, s: paper._bound(tau, a, s, dim, rec, delta_B=delta / 2) if s > 0 else paper._bound(tau, a, 0.0, dim, rec)
-    plan = _prepare(k, method)
-    return lambda a, s: _combined_bound(plan, k.how, tau, a, s, dim)[0]
+    plan = _Plan(k, method)
+    return lambda a, s: plan.evaluate(tau, a, s, dim)[0]
 
 
 def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim: int, n: int,
@@ -320,6 +400,7 @@ def calibrate_knowledge(
     method: str = "tight",
     tau_split: float = 0.5,
     frontier_points: int = 9,
+    candidates: str = "selected",
 ) -> BoundCalibration:
     """Calibrate shrinkage ``alpha`` and noise ``sigma`` for a ``(tau, delta)`` certificate from knowledge.
 
@@ -339,6 +420,9 @@ def calibrate_knowledge(
         Default rule (neither given): ``alpha = min(1, tau_split * alpha*(0))``, ``sigma = sigma*(alpha)``.
     frontier_points : int
         Points of the reported frontier.
+    candidates : {"selected", "all"}
+        ``"all"`` also solves every candidate's own ``alpha*(sigma)`` and ``sigma*(alpha)`` (slower);
+        ``"selected"`` records every candidate's value at the chosen point only.
 
     Returns
     -------
@@ -363,11 +447,15 @@ def calibrate_knowledge(
     al = None if alpha is None else check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
     sg = None if sigma is None else check_in_range(sigma, "sigma", where, low=0.0)
     nf = check_int(frontier_points, "frontier_points", where, low=2)
+    searches = check_one_of(candidates, "candidates", where, ("selected", "all")) == "all"
     k = Knowledge.of(knowledge)
     if m == "paper":
-        return _calibrate_paper(k, t, dl, d, al, sg, ts, nf)
-    plan = _prepare(k, m)
-    F = _bound_fn(k, m, t, d, dl)
+        return _calibrate_paper(k, t, dl, d, al, sg, ts, nf, searches)
+    plan = _Plan(k, m)
+
+    def F(a: float, s: float) -> float:
+        return plan.evaluate(t, a, s, d)[0]
+
     s_hi = noise_only_sigma(t, dl, d)
     a0 = _alpha_zero(lambda a: F(a, 0.0), dl)
     amax = min(1.0, a0)
@@ -403,7 +491,7 @@ def calibrate_knowledge(
         smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg)
         if smax is None:
             _infeasible(t, dl, al, amax)
-    value, per = _combined_bound(plan, k.how, t, al, sg, d)
+    value, per = plan.evaluate(t, al, sg, d, every=True)
     if value > dl:
         raise InfeasibleCertificateError(
             f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {value:.3g}; "
@@ -411,7 +499,7 @@ def calibrate_knowledge(
     a_at = _alpha_star(lambda a: F(a, sg), dl)
     binding = max(per, key=lambda p: p[2])
     selected = {(p[1].generator, p[1].index, p[1].unit.NAME) for p in per}
-    cands = _candidate_records(k, plan, m, t, dl, d, al, sg, selected)
+    cands = _candidate_records(k, plan, m, t, dl, d, al, sg, selected, searches)
     pts = _frontier(F, t, dl, d, nf, allow_zero=True)
     amax = max([amax, a_at, al] + [p["alpha"] for p in pts])
     return BoundCalibration(
@@ -423,10 +511,13 @@ def calibrate_knowledge(
     )
 
 
-def _candidate_records(k: Knowledge, plan: list[tuple[str, list[_Cand]]], method: str, tau: float, delta: float,
-                       dim: int, alpha: float, sigma: float, selected: set[tuple[str, int, str]]) -> list[dict[str, Any]]:
+def _candidate_records(k: Knowledge, plan: _Plan, method: str, tau: float, delta: float, dim: int, alpha: float,
+                       sigma: float, selected: set[tuple[str, int, str]], searches: bool) -> list[dict[str, Any]]:
     out = []
     s_hi = noise_only_sigma(tau, delta, dim)
+    vals = plan.values(tau, alpha, sigma, dim, every=True)
+    at = {(c.generator, c.index, c.unit.NAME): vals[(gi, ci)]
+          for gi, (_, cs) in enumerate(plan.gens) for ci, c in enumerate(cs)}
     for name, recs in k.generators:
         for i, r in enumerate(recs):
             for u in UNITS:
@@ -439,10 +530,12 @@ def _candidate_records(k: Knowledge, plan: list[tuple[str, list[_Cand]]], method
                                        "sigma_at_alpha": None, "selected": False}
                 if reason is None:
                     c = _Cand(name, i, u, r)
-                    rec["value"] = _cand_bound(c, tau, alpha, sigma, dim)
-                    rec["alpha_at_sigma"] = _alpha_star(lambda a, c=c: _cand_bound(c, tau, a, sigma, dim), delta, rtol=1e-6)
-                    rec["sigma_at_alpha"] = _sigma_star(lambda s, c=c: _cand_bound(c, tau, alpha, s, dim), delta, s_hi,
-                                                        rtol=1e-6, grid=8)
+                    rec["value"] = at[(name, i, u.NAME)]
+                    if searches:
+                        rec["alpha_at_sigma"] = _alpha_star(lambda a, c=c: _cand_bound(c, tau, a, sigma, dim), delta,
+                                                            rtol=1e-6)
+                        rec["sigma_at_alpha"] = _sigma_star(lambda s, c=c: _cand_bound(c, tau, alpha, s, dim), delta,
+                                                            s_hi, rtol=1e-6, grid=8)
                     rec["selected"] = (name, i, u.NAME) in selected
                     if not rec["selected"]:
                         rec["reason"] = "applies; another bound is smaller at the chosen point"
@@ -462,7 +555,7 @@ def _infeasible(tau: float, delta: float, alpha: float, amax: float) -> None:
 
 
 def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: float | None, sigma: float | None,
-                     tau_split: float, nf: int) -> BoundCalibration:
+                     tau_split: float, nf: int, searches: bool) -> BoundCalibration:
     from biasbound.abb import calibrate as legacy_calibrate
 
     if sigma is not None and sigma == 0:
@@ -494,8 +587,8 @@ def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: fl
                f"sigma={sigma:g} given, alpha solved" if sigma is not None else
                f"alpha from tau_split={tau_split:g} (Algorithm 1's split of tau)") + "; sigma = sigma_max rounded down")
     F = _bound_fn(k, "paper", tau, dim, delta)
-    cands = _candidate_records(k, _prepare(k, "paper"), "paper", tau, delta, dim, leg.alpha, leg.sigma,
-                               {(n, 0, "paper") for n, _ in k.generators})
+    cands = _candidate_records(k, _Plan(k, "paper"), "paper", tau, delta, dim, leg.alpha, leg.sigma,
+                               {(n, 0, "paper") for n, _ in k.generators}, searches)
     return BoundCalibration(
         method="paper", tau=tau, delta=delta, dim=dim, alpha=leg.alpha, sigma=leg.sigma, sigma_max=leg.sigma_max,
         alpha_max=leg.alpha_max, alpha_at_sigma=_alpha_star(lambda a: F(a, leg.sigma), delta), bound_value=float(value),

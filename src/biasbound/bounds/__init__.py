@@ -48,6 +48,7 @@ __all__ = [
     "Record",
     "Sample",
     "applicable_units",
+    "evaluate",
     "knowledge_from_dict",
     "record_from_dict",
     "unit",
@@ -95,11 +96,22 @@ def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge:
         generators (``how="max"``) or their mean (``how="mixture"``).  Valid on the intersection of the
         records' events (probability ``>= 1 - Knowledge.beta_total``).
     """
-    from biasbound.calibration import _combined_bound, _prepare
+    return evaluate(tau, alpha, sigma, dim, knowledge, method=method)[0]
 
-    k = Knowledge.of(knowledge)
-    plan = _prepare(k, method)
+
+def evaluate(tau: float, alpha: float, sigma: float, dim: int, knowledge: Any, *,
+             method: str = "tight") -> tuple[float, bool]:
+    """``(bound, exact)``: :func:`violation_bound` and whether the binding value is an exact worst case.
+
+    ``exact`` is True when the generator attaining the combined value has its bound from an exact unit
+    (almost-sure, moments, full population) — then the value is the supremum of the violation
+    probability over all neighbour distributions consistent with that generator's knowledge.
+    """
     from biasbound.bounds._tail import check_point
+    from biasbound.calibration import _Plan
 
     t, a, s, d = check_point(tau, alpha, sigma, dim, "violation_bound")
-    return _combined_bound(plan, k.how, t, a, s, d)[0]
+    k = Knowledge.of(knowledge)
+    total, per = _Plan(k, method).evaluate(t, a, s, d, every=True)
+    binding = max(per, key=lambda p: p[2])
+    return total, bool(binding[1].unit.EXACT)

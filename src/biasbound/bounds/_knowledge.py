@@ -27,7 +27,7 @@ certificate can recompute every bound from them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -318,7 +318,7 @@ class Knowledge:
     ----------
     generators : tuple of (name, tuple of records)
         Build with :meth:`of`.
-    how : {"max", "mixture"}
+    how : {"max", "mixture"} ("rms" is accepted for "mixture")
         ``"max"``: the certificate holds for each generator separately (bound = max over generators);
         ``"mixture"``: for one generator picked uniformly at random (bound = mean over generators).
     """
@@ -327,6 +327,8 @@ class Knowledge:
     how: str = "max"
 
     def __post_init__(self) -> None:
+        if self.how == "rms":  # the pipeline's name for the uniform mixture
+            object.__setattr__(self, "how", "mixture")
         check_one_of(self.how, "how", "Knowledge", COMBINE)
         if not self.generators:
             raise InputError("The 'generators' parameter of Knowledge must name at least one generator. Got none instead.")

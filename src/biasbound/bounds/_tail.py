@@ -63,6 +63,14 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
     return _up_prob(out[inverse.ravel()].reshape(q.shape))
 
 
+def weighted_sum(w: np.ndarray, p: np.ndarray, const: float) -> float:
+    """``sum(w * p) + const`` rounded up past its float error (a sum of several terms gains 1e-12 relative)."""
+    v = math.fsum((w * p).tolist()) + const
+    if w.size > 1 or const:
+        v = v * (1.0 + 1e-12)  # [proof:sum-rounding]
+    return min(1.0, v) if v > 0 else 0.0
+
+
 def kappa_sq(alpha: float, shift_ratio: float | None) -> float:
     """``kappa(alpha)^2``: ``alpha^2`` (fixed centre) or ``alpha^2 + (1 - alpha^2) rho`` (batch centre)."""
     a2 = alpha * alpha

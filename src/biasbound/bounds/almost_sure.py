@@ -11,6 +11,8 @@ Proof: ``docs/proofs/almost_sure.md``.  numpy/scipy only.
 
 from __future__ import annotations
 
+import numpy as np
+
 from biasbound.bounds._knowledge import AlmostSure, Moments, Sample
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
 
@@ -30,10 +32,16 @@ def applies(knowledge: object) -> str | None:
     return "needs an almost-sure bound A on ||Delta||"
 
 
-def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: AlmostSure | Moments | Sample) -> float:
+def _linear(alpha: float, knowledge: AlmostSure | Moments | Sample) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(q, w, c)`` with bound ``= sum(w * tail(q)) + c``: one shift at the almost-sure bound."""
     A = float(knowledge.A)  # type: ignore[arg-type]
     q = kappa_sq(alpha, knowledge.shift_ratio) * A * A  # [proof:worst-shift]
-    return float(tail(q, tau=tau, sigma=sigma, dim=dim))  # [proof:monotone-tail]
+    return np.array([q]), np.ones(1), 0.0
+
+
+def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: AlmostSure | Moments | Sample) -> float:
+    q, _, _ = _linear(alpha, knowledge)
+    return float(tail(q, tau=tau, sigma=sigma, dim=dim)[0])  # [proof:monotone-tail]
 
 
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: AlmostSure) -> float:

@@ -12,12 +12,11 @@ Proof: ``docs/proofs/full_population.md``.  numpy/scipy only.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from biasbound.bounds._knowledge import FullPopulation
-from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
+from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail, weighted_sum
 
 __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
@@ -39,10 +38,15 @@ def shifted_sq(alpha: float, knowledge: FullPopulation) -> np.ndarray:
     return kappa_sq(alpha, knowledge.shift_ratio) * x
 
 
+def _linear(alpha: float, knowledge: FullPopulation) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(q, w, c)`` with bound ``= sum(w * tail(q)) + c``: every neighbour with weight ``1/N``."""
+    q = shifted_sq(alpha, knowledge)
+    return q, np.full(q.size, 1.0 / q.size), 0.0  # [proof:mean-over-items]
+
+
 def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: FullPopulation) -> float:
-    p = tail(shifted_sq(alpha, knowledge), tau=tau, sigma=sigma, dim=dim)
-    mean = math.fsum(p.tolist()) / p.size  # [proof:mean-over-items]
-    return min(1.0, math.nextafter(mean, math.inf) if mean > 0 else 0.0)
+    q, w, c = _linear(alpha, knowledge)
+    return weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), c)
 
 
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: FullPopulation) -> float:

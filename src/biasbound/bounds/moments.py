@@ -38,29 +38,6 @@ def applies(knowledge: object) -> str | None:
     return None if isinstance(knowledge, Moments) else "needs a bound on E||Delta||^2"
 
 
-def _upper_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Upper concave hull (monotone chain) of points sorted by x (ties: largest y kept)."""
-    hx: list[float] = []
-    hy: list[float] = []
-    for xi, yi in zip(x.tolist(), y.tolist()):
-        if hx and xi == hx[-1]:
-            if yi <= hy[-1]:
-                continue
-            hx.pop()
-            hy.pop()
-        while len(hx) >= 2:
-            # drop the middle point when it lies on or below the chord from hx[-2] to (xi, yi)
-            x1, y1, x2, y2 = hx[-2], hy[-2], hx[-1], hy[-1]
-            if (y2 - y1) * (xi - x1) <= (yi - y1) * (x2 - x1):
-                hx.pop()
-                hy.pop()
-            else:
-                break
-        hx.append(xi)
-        hy.append(yi)
-    return np.array(hx), np.array(hy)
-
-
 def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: float | None) -> float:
     """``cav h(u)`` for ``h(q) = Pr[||v + B|| > tau]`` at ``||v||^2 = q``, on ``[0, q_max]`` (``None``: ``[0, inf)``).
 
@@ -87,14 +64,12 @@ def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: 
     dense = np.linspace(max(c - 15.0 * sd, 0.0), c + 15.0 * sd, _N_DENSE) * scale
     g = np.unique(np.concatenate([np.linspace(0.0, top, _N_COARSE), dense[dense < top], [0.0, top]]))
     h = tail(g, tau=tau, sigma=sigma, dim=dim)
-    for _ in range(2):  # refine the grid around the hull segment that contains u (any grid is valid)
-        hx, hy = _majorant_points(g, h, q_max)
-        j = int(np.searchsorted(hx, u, side="right"))
-        ends = [hx[max(j - 1, 0)], hx[min(j, hx.size - 1)]]
+    val, ends = _majorant_at_points(g, h, u, q_max)
+    for _ in range(5):  # refine the grid around the two points the majorant at u rests on (any grid is valid)
         extra = []
         for e in ends:
             i = int(np.searchsorted(g, e))
-            lo, hi = g[max(i - 1, 0)], g[min(i + 1, g.size - 1)]
+            lo, hi = g[max(i - 3, 0)], g[min(i + 3, g.size - 1)]
             extra.append(np.linspace(lo, hi, _N_REFINE))
         new = np.setdiff1d(np.concatenate(extra), g)
         if new.size == 0:
@@ -103,15 +78,33 @@ def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: 
         h = np.concatenate([h, tail(new, tau=tau, sigma=sigma, dim=dim)])
         order = np.argsort(g, kind="stable")
         g, h = g[order], h[order]
-    hx, hy = _majorant_points(g, h, q_max)
-    val = float(np.interp(u, hx, hy))
+        prev = val
+        val, ends = _majorant_at_points(g, h, u, q_max)
+        if val >= prev * (1.0 - 1e-5):  # converged (the value only decreases as the grid refines)
+            break
     return min(1.0, val * (1.0 + 1e-12) + 1e-300)
 
 
-def _majorant_points(g: np.ndarray, h: np.ndarray, q_max: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Upper hull of the step majorant's corner points ``(g_i, h(g_{i+1}))`` and the right end."""
+def _majorant_at_points(g: np.ndarray, h: np.ndarray, u: float, q_max: float | None) -> tuple[float, tuple[float, float]]:
+    """Concave majorant at ``u`` of the step function ``hbar``: its value and the two points it rests on.
+
+    The corner points of ``hbar`` are ``(g_i, h(g_{i+1}))`` and the right end ``(g_n, h(g_n))`` (``(g_n, 1)``
+    without a range).  The majorant at ``u`` is the largest value at ``u`` of a chord between a corner point
+    left of ``u`` and one right of it (one linear constraint: two-point distributions suffice).
+    """
+    px = g
     py = np.append(h[1:], 1.0 if q_max is None else h[-1])  # [proof:step-majorant]
-    return _upper_hull(g, py)  # [proof:hull]
+    left = px <= u
+    right = px >= u
+    xl, yl = px[left], py[left]
+    xr, yr = px[right], py[right]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        span = xr[None, :] - xl[:, None]
+        chord = yl[:, None] + (yr[None, :] - yl[:, None]) * ((u - xl[:, None]) / span)  # [proof:hull]
+        chord = np.where(span > 0, chord, np.maximum(yl[:, None], yr[None, :]))  # a corner point at u itself
+    k = int(np.argmax(chord))
+    i, j = divmod(k, chord.shape[1])
+    return float(chord[i, j]), (float(xl[i]), float(xr[j]))
 
 
 def effective(alpha: float, knowledge: Moments) -> tuple[float, float | None]:

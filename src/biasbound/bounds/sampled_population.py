@@ -22,13 +22,12 @@ Proof: ``docs/proofs/sampled_population.md``.  numpy/scipy only.
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from scipy import stats
 
 from biasbound.bounds._knowledge import Sample
-from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
+from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail, weighted_sum
 
 __all__ = ["EXACT", "NAME", "applies", "band", "violation_bound", "worst_distribution"]
 
@@ -82,14 +81,19 @@ def worst_distribution(knowledge: Sample) -> tuple[np.ndarray, np.ndarray, int]:
     return x, weights, top
 
 
-def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Sample) -> float:
+def _linear(alpha: float, knowledge: Sample) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(q, w, c)`` with bound ``= sum(w * tail(q)) + c``: the worst population in the band."""
     x, w, top = worst_distribution(knowledge)
     k2 = kappa_sq(alpha, knowledge.shift_ratio)
-    p = tail(k2 * x, tau=tau, sigma=sigma, dim=dim)
-    p_top = 1.0 if knowledge.A is None else float(tail(k2 * knowledge.A * knowledge.A, tau=tau, sigma=sigma, dim=dim))
-    total = math.fsum((w * p).tolist()) + top * p_top
-    val = total / knowledge.population_size
-    return min(1.0, math.nextafter(val, math.inf) if val > 0 else 0.0)
+    n = knowledge.population_size
+    if knowledge.A is None:
+        return k2 * x, w / n, top / n
+    return np.append(k2 * x, k2 * knowledge.A * knowledge.A), np.append(w, top) / n, 0.0
+
+
+def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Sample) -> float:
+    q, w, c = _linear(alpha, knowledge)
+    return weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), c)
 
 
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Sample) -> float:
