@@ -362,7 +362,7 @@ def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim:
         s = s_hi * i / (n - 1)
         if s == 0 and not allow_zero:
             s = s_hi * 1e-6
-        a = _alpha_star(lambda al: F(al, s), delta, rtol=1e-5)  # plotted data: coarse, still the safe end
+        a = _alpha_star(lambda al: F(al, s), delta, rtol=1e-4)  # plotted data: coarse, still the safe end
         out.append({"sigma": float(s), "alpha": float(a)})
     return out
 
@@ -496,7 +496,7 @@ def calibrate_knowledge(
         raise InfeasibleCertificateError(
             f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {value:.3g}; "
             f"sigma <= {smax:.6g} works at this alpha.", alpha_max=amax)
-    a_at = _alpha_star(lambda a: F(a, sg), dl)
+    a_at = _alpha_star(lambda a: F(a, sg), dl, rtol=1e-9)
     binding = max(per, key=lambda p: p[2])
     selected = {(p[1].generator, p[1].index, p[1].unit.NAME) for p in per}
     cands = _candidate_records(k, plan, m, t, dl, d, al, sg, selected, searches)

@@ -16,6 +16,7 @@ the same quantity.  Proof: ``docs/proofs/moments.md``.  numpy/scipy only.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -53,17 +54,13 @@ def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: 
         return min(1.0, math.nextafter(u / (tau * tau), math.inf))  # [proof:sigma0-markov]
     if q_max is not None and u >= q_max:
         return float(tail(q_max, tau=tau, sigma=sigma, dim=dim))
-    scale = 2.0 * sigma * sigma
-    x = tau * tau / scale
-    sd = math.sqrt(2.0 * dim + 4.0 * max(x - dim, 0.0))
-    lam_top = x + 40.0 * sd + 100.0  # h(lam_top) is 1 to double precision; beyond it hbar = 1 anyway
-    top = lam_top * scale if q_max is None else q_max
-    if u >= top:
+    g, h = _base_grid(tau, sigma, dim)
+    if q_max is not None:
+        keep = g < q_max
+        g = np.append(g[keep], q_max)
+        h = np.append(h[keep], tail(q_max, tau=tau, sigma=sigma, dim=dim))
+    elif u >= g[-1]:
         return 1.0
-    c = max(x - dim, 0.0)
-    dense = np.linspace(max(c - 15.0 * sd, 0.0), c + 15.0 * sd, _N_DENSE) * scale
-    g = np.unique(np.concatenate([np.linspace(0.0, top, _N_COARSE), dense[dense < top], [0.0, top]]))
-    h = tail(g, tau=tau, sigma=sigma, dim=dim)
     val, ends = _majorant_at_points(g, h, u, q_max)
     for _ in range(5):  # refine the grid around the two points the majorant at u rests on (any grid is valid)
         extra = []
@@ -80,31 +77,62 @@ def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: 
         g, h = g[order], h[order]
         prev = val
         val, ends = _majorant_at_points(g, h, u, q_max)
-        if val >= prev * (1.0 - 1e-5):  # converged (the value only decreases as the grid refines)
+        if val >= prev * (1.0 - 1e-4):  # converged (the value only decreases as the grid refines)
             break
     return min(1.0, val * (1.0 + 1e-12) + 1e-300)
 
 
+@functools.lru_cache(maxsize=64)
+def _base_grid(tau: float, sigma: float, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """A grid over the whole rise of ``h`` (dense where it rises) and ``h`` on it; shared by every ``u`` and range."""
+    scale = 2.0 * sigma * sigma
+    x = tau * tau / scale
+    sd = math.sqrt(2.0 * dim + 4.0 * max(x - dim, 0.0))
+    top = (x + 40.0 * sd + 100.0) * scale  # h(top) is 1 to double precision; beyond it hbar = 1 anyway
+    c = max(x - dim, 0.0)
+    dense = np.linspace(max(c - 15.0 * sd, 0.0), c + 15.0 * sd, _N_DENSE) * scale
+    g = np.unique(np.concatenate([np.linspace(0.0, top, _N_COARSE), dense[dense < top], [0.0, top]]))
+    h = tail(g, tau=tau, sigma=sigma, dim=dim)
+    g.setflags(write=False)
+    h.setflags(write=False)
+    return g, h
+
+
 def _majorant_at_points(g: np.ndarray, h: np.ndarray, u: float, q_max: float | None) -> tuple[float, tuple[float, float]]:
-    """Concave majorant at ``u`` of the step function ``hbar``: its value and the two points it rests on.
+    """Concave majorant at ``u`` of the step function ``hbar``: a value from above, and the two points it rests on.
 
     The corner points of ``hbar`` are ``(g_i, h(g_{i+1}))`` and the right end ``(g_n, h(g_n))`` (``(g_n, 1)``
-    without a range).  The majorant at ``u`` is the largest value at ``u`` of a chord between a corner point
-    left of ``u`` and one right of it (one linear constraint: two-point distributions suffice).
+    without a range).  By LP duality the majorant at ``u`` is ``min_b max_i [y_i + b (u - x_i)]``: every line
+    above all the points bounds it at ``u``, so any ``b`` gives a valid value; the bisection on ``b`` (where
+    the best left and right points balance) only makes it small.
     """
     px = g
     py = np.append(h[1:], 1.0 if q_max is None else h[-1])  # [proof:step-majorant]
     left = px <= u
-    right = px >= u
     xl, yl = px[left], py[left]
-    xr, yr = px[right], py[right]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        span = xr[None, :] - xl[:, None]
-        chord = yl[:, None] + (yr[None, :] - yl[:, None]) * ((u - xl[:, None]) / span)  # [proof:hull]
-        chord = np.where(span > 0, chord, np.maximum(yl[:, None], yr[None, :]))  # a corner point at u itself
-    k = int(np.argmax(chord))
-    i, j = divmod(k, chord.shape[1])
-    return float(chord[i, j]), (float(xl[i]), float(xr[j]))
+    xr, yr = px[~left], py[~left]
+    if xr.size == 0:
+        return float(yl.max()), (float(xl[-1]), float(xl[-1]))
+    dl, dr = u - xl, xr - u
+
+    def sides(b: float) -> tuple[float, float]:
+        return float(np.max(yl + b * dl)), float(np.max(yr - b * dr))
+
+    lo, hi = 0.0, 1.0
+    while sides(hi)[0] < sides(hi)[1] and hi < 1e300:
+        hi *= 16.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= 1e-7 * hi:
+            break
+        a, c = sides(mid)
+        if a < c:
+            lo = mid
+        else:
+            hi = mid
+    best = min((max(sides(b)), b) for b in (lo, hi))  # [proof:hull] a line above every point, at u
+    b = best[1]
+    return best[0], (float(xl[int(np.argmax(yl + b * dl))]), float(xr[int(np.argmax(yr - b * dr))]))
 
 
 def effective(alpha: float, knowledge: Moments) -> tuple[float, float | None]:
