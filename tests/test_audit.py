@@ -209,7 +209,7 @@ def test_audit_validates_input() -> None:
         audit(**{**base, "dim": 0})
 
 
-def test_max_distance_scales_bounds_so_small_samples_can_hold():
+def test_max_distance_scales_bounds_and_a_certificate_it_implies_is_not_contradictable():
     """With the certificate's almost-sure bound D, every p_i <= p(D) = p_max, so 150 neighbours suffice.
 
     Deterministic whatever the seeded draws: every p_i <= p_max ~ 1e-64, so the plain KL bound is
@@ -222,7 +222,8 @@ def test_max_distance_scales_bounds_so_small_samples_can_hold():
     plain = audit(**kw)
     bounded = audit(**kw, max_distance=1.0)
     assert plain.verdict == "inconclusive"  # KL bound ~ log(100)/150 = 0.03 > delta
-    assert bounded.verdict == "holds"
+    assert bounded.verdict == "not contradictable"  # p_max <= delta: the a.s. bound alone implies the claim
+    assert bounded.exact_ucb <= 0.01  # and the scaled KL bound would have said "holds"
     # p_max is the exceedance probability of the farthest admissible neighbour, computed independently.
     scale = 2 * 0.0074**2
     expected_pmax = ncx2.sf(0.25 / scale, 500, 0.25**2 / scale)

@@ -25,7 +25,15 @@ from biasbound.sensitivity import _kl_bound
 
 __all__ = ["AuditResult", "audit", "audit_certificate", "effective_sq_distances", "exceedance_probabilities"]
 
-VERDICTS = ("holds", "violated", "inconclusive")
+#: ``"holds"``: the confidence bound on the violation probability is at most δ (the audit could
+#: have contradicted the certificate and did not); ``"violated"``: it contradicts it;
+#: ``"inconclusive"``: neither; ``"not contradictable"``: the certificate rests on an almost-sure
+#: bound whose worst neighbour already has probability <= δ, so no neighbour within the bound can
+#: contradict it (only one outside the bound can, and that is "violated"); ``"exact"``: the
+#: probability was computed over T's whole population, nothing is estimated (set by the pipeline).
+VERDICTS = ("holds", "violated", "inconclusive", "not contradictable", "exact")
+#: Verdicts that do not contradict the certificate.
+NOT_CONTRADICTED = ("holds", "not contradictable", "exact")
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,9 @@ class AuditResult:
     confidence : float
         Confidence level of the bounds.
     verdict : str
-        ``"holds"`` (``exact_ucb <= δ``), ``"violated"`` (``exact_lcb > δ``) or ``"inconclusive"``.
+        ``"holds"`` (``exact_ucb <= δ``), ``"violated"`` (``exact_lcb > δ``, or a neighbour beyond
+        ``max_distance``), ``"not contradictable"`` (``p_max <= δ``: the certificate's almost-sure
+        bound alone implies it, whatever the neighbours within the bound) or ``"inconclusive"``.
     tau, delta, sigma, alpha : float
         The audited certificate's parameters.
     dim : int
@@ -276,6 +286,8 @@ def audit(
 
     if n_violations:
         verdict = "violated"
+    elif p_max <= delta:  # every admissible neighbour has p_i <= p_max <= δ: nothing to find
+        verdict = "not contradictable"
     elif ucb <= delta:
         verdict = "holds"
     elif lcb > delta:

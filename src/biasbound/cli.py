@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; biasbound errors become one sentence on stderr and exit code 2."""
     err = Console(stderr=True)
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False click returns a command's typer.Exit code (or its return
+        # value) instead of exiting: it is the process's exit code (audit/certify verdicts)
+        rv = app(args=argv, standalone_mode=False)
     except BiasboundError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return 2
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except _USAGE_ERRORS as exc:  # unknown option, bad value: click's one-line usage message
         exc.show()
         return int(exc.exit_code)
-    return 0
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,9 +5,11 @@ judgment files; the observed neighbours of the certificate's generators (swap, v
 rerun) give fresh distances ``||f(D) − f(D')||`` that :func:`biasbound.audit.audit_certificate`
 checks against the certified (τ, δ), σ and α.
 
-Exit codes: 0 = the audit supports the certificate ("holds"), 1 = it contradicts it
-("violated"), 3 = inconclusive (the confidence interval contains δ; more neighbours needed),
-2 = bad input (printed as one sentence by the CLI).
+Exit codes (the README's table): 0 = the audit does not contradict the certificate ("holds":
+its confidence bound is <= δ; "not contradictable": the certificate rests on an almost-sure bound
+that no neighbour within the score range can break), 1 = it contradicts it ("violated"),
+3 = inconclusive (the confidence interval contains δ; more neighbours needed), 2 = bad input
+(printed as one sentence by the CLI).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from biasbound._exceptions import DataFormatError, InputError
 __all__ = ["EXIT_CODES", "audit_on_files", "read_certificate", "register"]
 
 #: Exit code per audit verdict.
-EXIT_CODES: dict[str, int] = {"holds": 0, "violated": 1, "inconclusive": 3}
+EXIT_CODES: dict[str, int] = {"holds": 0, "not contradictable": 0, "exact": 0, "violated": 1, "inconclusive": 3}
 
 
 def read_certificate(path: str | Path, *, model: str | None = None, judge: str | None = None) -> dict[str, Any]:
@@ -158,15 +160,18 @@ def register(app: typer.Typer) -> None:
         judge: str | None = typer.Option(None, "--judge", help="Pick this judge's certificate from a list."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines."),
     ) -> None:
-        """Re-audit a certificate on new neighbour data. Exit 0 holds, 1 violated, 3 inconclusive."""
+        """Re-audit a certificate on new neighbour data. Exit 0 holds / not contradictable, 1 violated, 3 inconclusive."""
         res, cert, used = audit_on_files(certificate, neighbors, confidence=confidence, seed=seed,
                                          model=model, judge=judge, skip_bad=skip_bad)
         scope = cert.get("scope") or {}
-        color = {"holds": "green", "violated": "red"}.get(res.verdict, "yellow")
+        color = {"holds": "green", "not contradictable": "green", "violated": "red"}.get(res.verdict, "yellow")
         t = Table(title=f"Audit of {certificate} (judge {scope.get('judge')}, model {scope.get('model')})", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")
-        t.add_row("verdict", f"[{color}]{res.verdict}[/]")
+        t.add_row("verdict", f"[{color}]{res.verdict}[/] (exit {EXIT_CODES[res.verdict]})")
+        if res.verdict == "not contradictable":
+            t.add_row("", "the certificate rests on the almost-sure bound: every neighbour within the score range has "
+                          f"P(exceed) <= {res.p_max:.3g} <= δ, so these data cannot contradict it")
         t.add_row("τ, δ, σ, α, d", f"{res.tau:g}, {res.delta:g}, {res.sigma:.4g}, {res.alpha:.4g}, {res.dim}")
         t.add_row("neighbours audited", f"{res.n_neighbors} ({', '.join(used)})")
         t.add_row("P(||M(D) − M(D')|| > τ)", f"{res.exact_probability:.3g}  [{res.exact_lcb:.3g}, {res.exact_ucb:.3g}] "

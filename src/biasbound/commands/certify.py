@@ -32,6 +32,7 @@ from biasbound._exceptions import BiasboundError, InputError
 from biasbound.data._io import open_text
 
 __all__ = [
+    "EXIT_VIOLATED",
     "LoadedInputs",
     "detect_format",
     "load_inputs",
@@ -44,6 +45,10 @@ __all__ = [
     "print_summary",
     "register",
 ]
+
+#: Exit code of ``certify`` when an audit contradicts a certificate (0 = certified, 2 = bad input or
+#: a judge that cannot be certified at (τ, δ); see the README's exit-code table).
+EXIT_VIOLATED = 1
 
 
 @dataclass
@@ -310,7 +315,8 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         t.add_row("Spearman / Kendall τ_b", f"{_f(r.get('spearman'))} / {_f(r.get('kendall_tau_b'))}")
         pa = j.pooled_audit
         if pa is not None:
-            color = {"holds": "green", "violated": "red"}.get(pa.verdict, "yellow")
+            color = {"holds": "green", "not contradictable": "green", "exact": "green", "violated": "red"}.get(
+                pa.verdict, "yellow")
             t.add_row("audit (pooled)", f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, "
                       f"UCB {_f(pa.exact_ucb)} at {_f(pa.confidence)} on {pa.n_neighbors} held-out neighbours")
         else:
@@ -330,6 +336,9 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         console.print(t2)
     for name, why in result.failures.items():
         console.print(f"[bold red]judge {name} not certified:[/] {why}", soft_wrap=True)
+    for name in result.violated:
+        console.print(f"[bold red]VIOLATED: an audit of judge {name}'s certificate contradicts it[/] (the certificate "
+                      "is written with its audit; exit code 1).", soft_wrap=True)
     if result.outputs:
         first = next(iter(result.outputs.values()))
         console.print(f"Outputs written to {Path(first).parent}", soft_wrap=True, highlight=False)
@@ -355,7 +364,7 @@ def register(app: typer.Typer) -> None:
         view: str = typer.Option("model", "--view", help="model (per-item scores) or leaderboard (model means)."),
         seed: int = typer.Option(0, "--seed", help="Master seed (recorded)."),
         scale: str | None = typer.Option(None, "--scale", help="Raw score scale lo,hi of generic tables."),
-        jitter_adjust: bool = typer.Option(False, "--jitter-adjust", help="Fold rerun jitter out of the other generators."),
+        jitter_adjust: bool = typer.Option(False, "--jitter-adjust", help="Also report the jitter-free sensitivity (a diagnostic; never used to calibrate)."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines instead of stopping."),
         columns: str | None = typer.Option(None, "--columns",
                                            help="Long tables: NAME=COLUMN pairs, e.g. judge=annotator,item_id=question,score=rating."),
@@ -407,3 +416,5 @@ def register(app: typer.Typer) -> None:
                 print_summary(partial, console)
             raise
         print_summary(result, console)
+        if result.violated:
+            raise typer.Exit(EXIT_VIOLATED)

@@ -31,17 +31,26 @@ Decisions made where the contracts are silent (documented again in the outputs):
   below δ when the per-neighbour probabilities are essentially zero; the almost-sure distance
   bound passed to the audit helps); the pooled verdict
   is the headline and the per-model verdict counts are reported beside it.
-* **Jitter adjustment** (``jitter_adjust=True`` with a ``rerun`` generator): every other
-  generator's Δ* and UCB are replaced by ``context_adjusted_rms(x, Δ*_rerun)`` and the rerun
-  generator itself is left out of the combination; the certificate then bounds bias beyond
-  rerun noise only, and rerun noise must be modelled separately (recorded in the scope).
+* **Rerun jitter is a generator like the others.** The certificate is about the scores
+  released, which carry the judge's rerun jitter. With ``jitter_adjust=True`` (a ``rerun``
+  generator and another one) the jitter-free sensitivity ``context_adjusted_rms(Δ*_g, Δ*_rerun)``
+  of each other generator is reported in the scope (``jitter_diagnostic``) and never used to
+  calibrate; a generator that moves scores less than reruns do is warned about (the data then
+  contradict the additive-jitter model).
+* **Audit verdicts.** "holds", "violated", "inconclusive", and "not contradictable" for a
+  certificate whose almost-sure bound alone implies it (the audit cannot contradict it). The
+  audit covers exactly the certificate's generators; the per-model and pooled audits share a
+  Bonferroni budget, so a valid certificate is reported "violated" with probability at most
+  ``1 − confidence``. Any "violated" sets ``JudgeCertification.violated`` and ``certify``'s
+  exit code 1.
 
 Modules (private; import from ``biasbound.pipeline``):
 
 * ``_settings``: parameter parsing and validation, seeds, the judgments table checks;
 * ``_results``: the result records and their JSON form;
 * ``_neighbours``: neighbours, hold-out splits and sensitivity of one judge;
-* ``_judge``: calibration, mechanism, audits and certificates of one judge;
+* ``_view``: the model and leaderboard views (what f(D) is, the mechanism, the scores columns);
+* ``_judge``: one judge's certification as stage functions over frozen records;
 * ``_leaderboard``: leaderboard, retention and the panel;
 * ``_outputs``: the files written (JSON, tables, plots, report);
 * ``_certify``: the entry point :func:`certify`.

@@ -72,7 +72,9 @@ def certify(
     center : str
         ``fixed:X`` (default ``fixed:0.5``), ``ema:X``, ``holdout`` or ``batch``.
     jitter_adjust : bool
-        Fold rerun jitter out of the other generators (needs a ``rerun`` generator and another one).
+        Report the jitter-free sensitivity of the other generators as a diagnostic (needs a
+        ``rerun`` generator and another one); it is never used to calibrate: rerun is a
+        generator of the certificate, which is about the released (jittery) scores.
     bootstrap_rounds : int
         Rounds of the item bootstrap for the leaderboard CIs (≥ 1000 recommended).
     out : path, optional

@@ -138,12 +138,11 @@ def _estimates(
 
     ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order).
     """
-    from biasbound.sensitivity import context_adjusted_rms, estimate, sensitivity_lcb
+    from biasbound.sensitivity import estimate
 
     notes: list[str] = []
-    # Bonferroni over every confidence statement the certificate rests on: one UCB per generator in
-    # the combination, plus (jitter adjustment) one lower bound on the rerun RMS that is subtracted.
-    k = len(s.used) + (1 if s.jitter_adjust else 0)
+    # Bonferroni over every confidence statement the certificate rests on: one UCB per generator.
+    k = len(s.used)
     beta_k = None if s.beta is None else s.beta / k
     out: dict[str, dict[str, Any]] = {}
     for unit in units:
@@ -151,7 +150,7 @@ def _estimates(
         for g in s.generators:
             grp = groups.get((unit, g))
             n = 0 if grp is None else len(grp[0])
-            needs_ucb = beta_k is not None and (g in s.used or (s.jitter_adjust and g == "rerun"))
+            needs_ucb = beta_k is not None and g in s.used
             if grp is None or n < (2 if needs_ucb else 1):
                 who = "the leaderboard" if unit == "*" else f"model {unit!r}"
                 raise InputError(
@@ -166,34 +165,51 @@ def _estimates(
                 mean_shifts=grp[1] if s.center_kind == "batch" else None,
                 ucb_method=_UCB_METHOD,
             )
-        if s.jitter_adjust:
-            intr = per["rerun"].delta_star
-            # An upper bound minus a point estimate is no upper bound: the UCB has the rerun RMS's
-            # lower confidence bound removed (both hold together with probability >= 1 - 2 beta/K).
-            intr_lcb = None
-            if beta_k is not None:
-                intr_lcb = sensitivity_lcb(groups[(unit, "rerun")][0], beta=beta_k, max_distance=max_distance,
-                                           method=_UCB_METHOD)
-            for g in s.used:
-                e = per[g]
-                per[g] = dataclasses.replace(
-                    e,
-                    delta_star=context_adjusted_rms(e.delta_star, intr),
-                    ucb=None if e.ucb is None or intr_lcb is None else context_adjusted_rms(e.ucb, intr_lcb),
-                )
         out[unit] = per
-    if s.jitter_adjust:
-        notes.append(
-            "Jitter-adjusted: each generator's sensitivity had the rerun RMS removed with context_adjusted_rms "
-            "(the point estimate from the rerun point estimate; the upper bound from the rerun RMS's lower "
-            "confidence bound), so under the Markov bound this certificate is about the jitter-free judge "
-            "(observed score = jitter-free score + independent zero-mean rerun noise) and bounds bias beyond "
-            "rerun noise only; rerun noise must be modelled separately."
-        )
     if beta_k is not None and k > 1:
-        what = "sensitivity upper bound" + (" and the rerun lower bound" if s.jitter_adjust else "")
-        notes.append(f"Each generator's {what} is at level beta/K = {s.beta:g}/{k} (Bonferroni).")
+        notes.append(f"Each generator's sensitivity upper bound is at level beta/K = {s.beta:g}/{k} (Bonferroni).")
     return out, notes
+
+
+def _jitter_diagnostic(estimates: Mapping[str, Mapping[str, Any]], s: _Settings) -> tuple[dict[str, Any] | None, list[str]]:
+    """The jitter-free sensitivity of every non-rerun generator: a diagnostic, never used to calibrate.
+
+    Under the additive model (observed score = jitter-free score + independent zero-mean rerun
+    noise) a generator's jitter-free RMS change is ``sqrt(Δ*_g² − Δ*_rerun²)``
+    (:func:`biasbound.sensitivity.context_adjusted_rms`). The certificate is about the released
+    scores, which carry the jitter, so rerun stays a generator of the certificate. A generator
+    that moves scores less than reruns do contradicts the additive model; that is warned about.
+
+    Returns ``(record, warnings)``; ``record`` is None without a rerun and another generator.
+    """
+    from biasbound.sensitivity import context_adjusted_rms
+
+    others = [g for g in s.generators if g != "rerun"]
+    if "rerun" not in s.generators or not others:
+        return None, []
+    per_unit: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    for unit, per in estimates.items():
+        r = float(per["rerun"].delta_star)
+        rec: dict[str, Any] = {"rerun_delta_star": r}
+        for g in others:
+            t = float(per[g].delta_star)
+            rec[g] = {"delta_star": t, "jitter_free_delta_star": context_adjusted_rms(t, r), "below_rerun": t < r}
+            if t < r:
+                who = "the leaderboard" if unit == "*" else f"model {unit!r}"
+                warnings.append(
+                    f"Generator {g!r} moves {who}'s scores less than reruns do (RMS {t:.3g} < rerun RMS {r:.3g}): "
+                    "the data contradict the additive-jitter model, so its jitter-free sensitivity is not meaningful."
+                )
+        per_unit[unit] = rec
+    record = {
+        "used_to_calibrate": False,
+        "model": "observed score = jitter-free score + independent zero-mean rerun noise",
+        "formula": "sqrt(max(0, delta_star_g^2 - delta_star_rerun^2))",
+        "per_unit": per_unit,
+        "warnings": warnings,
+    }
+    return record, warnings
 
 
 def _judge_sensitivity(

@@ -109,8 +109,10 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
             "audit_verdict_counts": j.verdict_counts,
             "spearman": j.retention.get("spearman"), "kendall_tau_b": j.retention.get("kendall_tau_b"),
             "notes": j.notes,
+            "violated": j.violated,
         }
-    return {"settings": result.settings, "seed": result.seed, "judges": judges, "failures": result.failures}
+    return {"status": result.status, "violated": result.violated, "settings": result.settings, "seed": result.seed,
+            "judges": judges, "failures": result.failures}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:

@@ -43,6 +43,8 @@ class JudgeCertification:
         ``{model: seed}`` of the mechanism noise draws.
     notes:
         Plain sentences recorded in the certificate scope.
+    violated:
+        Whether an audit contradicts a certificate of this judge (``certify`` then exits 1).
     """
 
     judge: str
@@ -60,6 +62,7 @@ class JudgeCertification:
     retention: dict[str, Any]
     seeds: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    violated: bool = False
 
 
 @dataclass
@@ -100,6 +103,16 @@ class CertifyResult:
     load_report: dict[str, Any] | None
     settings: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
+
+    @property
+    def violated(self) -> list[str]:
+        """Judges with a certificate that its audit contradicts (``certify`` then exits 1)."""
+        return [name for name, j in self.judges.items() if j.violated]
+
+    @property
+    def status(self) -> str:
+        """``"violated"`` when an audit contradicts a certificate, else ``"certified"``."""
+        return "violated" if self.violated else "certified"
 
 
 def _jsonable(obj: Any) -> Any:

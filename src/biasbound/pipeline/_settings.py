@@ -196,9 +196,12 @@ class _Settings:
 
     @property
     def used(self) -> tuple[str, ...]:
-        """Generators entering the combination (rerun drops out under jitter adjustment)."""
-        if self.jitter_adjust:
-            return tuple(g for g in self.generators if g != "rerun")
+        """Generators entering the combination: all of them.
+
+        Rerun jitter is a generator like the others: the certificate is about the scores
+        released, which carry the jitter. ``jitter_adjust`` only adds a diagnostic (the
+        jitter-free sensitivity), reported and never used to calibrate.
+        """
         return self.generators
 
     def to_dict(self) -> dict[str, Any]:
