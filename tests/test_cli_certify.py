@@ -119,3 +119,24 @@ def test_missing_file_exit_2_without_traceback_in_a_subprocess(tmp_path):
     assert proc.returncode == 2
     assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 3  # one sentence (rich may wrap it)
+
+
+def test_audit_shows_its_steps_on_a_terminal_and_keeps_stdout_clean(certified, ensemble_file, capsys, monkeypatch):
+    """Progress goes to the stderr console only: on a terminal each step leaves a line; stdout holds the table alone."""
+    import io
+
+    from rich.console import Console
+
+    from biasbound import _progress
+
+    screen = io.StringIO()
+    monkeypatch.setattr(_progress, "_CONSOLE", Console(file=screen, force_terminal=True, width=120, color_system=None))
+    code, out = certified
+    main(["audit", str(out / "certificate.json"), "--neighbors", str(ensemble_file), "--seed", "1"])
+    shown = screen.getvalue()
+    assert "✓ reading 1 neighbour file(s)" in shown and "✓ auditing" in shown
+    stdout = capsys.readouterr().out
+    assert "verdict" in stdout and "reading" not in stdout and "auditing:" not in stdout
+    screen.truncate(0)
+    main(["audit", str(out / "certificate.json"), "--neighbors", str(ensemble_file), "--seed", "1", "--no-progress"])
+    assert screen.getvalue().strip("\x00") == ""

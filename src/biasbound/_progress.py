@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-__all__ = ["progress_console", "step"]
+__all__ = ["progress_console", "start_step", "step"]
 
 _CONSOLE: Console | None = None
 
@@ -38,3 +38,22 @@ def step(text: str, *, enabled: bool = True) -> Iterator[None]:
         yield
     if console.is_terminal:
         console.print(f"[green]✓[/] {text} ({time.perf_counter() - start:.1f} s)", highlight=False)
+
+
+class _Started:
+    """A step started by :func:`start_step`; :meth:`stop` ends it (idempotent)."""
+
+    def __init__(self, text: str, enabled: bool) -> None:
+        self._cm = step(text, enabled=enabled)
+        self._cm.__enter__()
+        self._open = True
+
+    def stop(self) -> None:
+        if self._open:
+            self._open = False
+            self._cm.__exit__(None, None, None)
+
+
+def start_step(text: str, *, enabled: bool = True) -> _Started:
+    """:func:`step` for code that cannot wrap the work in a ``with`` block: call ``.stop()`` when done."""
+    return _Started(text, enabled)

@@ -346,6 +346,7 @@ def _merge_stats(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------
 async def run_async(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
     """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
+    from biasbound._progress import start_step
     from biasbound.data.tables import from_frame
     from biasbound.judge.cache import JudgeCache
     from biasbound.judge.client import JudgeSession
@@ -422,6 +423,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                                          "or set 'allow_judge_as_rewriter: true'. Got none instead.")
                     rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache)
                     await rewriter_session.__aenter__()
+            generating = start_step(f"generating the neighbours ({', '.join(gens)})", enabled=progress)
             try:
                 neighbour_items: list[tuple[Any, str]] = []
                 for g in gens:
@@ -464,6 +466,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                         if p.status == "applied":
                             neighbour_items.append((p.item, g))
             finally:
+                generating.stop()
                 if rewriter_session is not None and rewriter_session is not judge_session:
                     await rewriter_session.__aexit__(None, None, None)
                     stages["rewrites"] = {"requests": rewriter_session.counts["requests"],

@@ -130,8 +130,11 @@ def audit_on_files(
     model: str | None = None,
     judge: str | None = None,
     skip_bad: bool = False,
+    progress: bool = False,
 ) -> tuple[Any, dict[str, Any], list[str]]:
     """Audit a certificate on neighbour data loaded from files.
+
+    ``progress=True`` shows each step on stderr.
 
     Returns
     -------
@@ -140,10 +143,14 @@ def audit_on_files(
     from biasbound.audit import audit_certificate
     from biasbound.commands.certify import load_inputs
 
+    from biasbound._progress import step
+
     cert = read_certificate(certificate, model=model, judge=judge)
-    loaded = load_inputs(neighbors, skip_bad=skip_bad)
-    dist, shifts, used = _distances(cert, loaded.frame)
-    result = audit_certificate(cert, dist, shifts, confidence=confidence, rng=seed)
+    with step(f"reading {len(neighbors)} neighbour file(s)", enabled=progress):
+        loaded = load_inputs(neighbors, skip_bad=skip_bad)
+    with step("auditing: exact violation probability and Monte Carlo check", enabled=progress):
+        dist, shifts, used = _distances(cert, loaded.frame)
+        result = audit_certificate(cert, dist, shifts, confidence=confidence, rng=seed)
     return result, cert, used
 
 
@@ -159,10 +166,11 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="Pick this model's certificate from a list."),
         judge: str | None = typer.Option(None, "--judge", help="Pick this judge's certificate from a list."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
     ) -> None:
         """Re-audit a certificate on new neighbour data. Exit 0 holds / not contradictable, 1 violated, 3 inconclusive."""
         res, cert, used = audit_on_files(certificate, neighbors, confidence=confidence, seed=seed,
-                                         model=model, judge=judge, skip_bad=skip_bad)
+                                         model=model, judge=judge, skip_bad=skip_bad, progress=not no_progress)
         scope = cert.get("scope") or {}
         color = {"holds": "green", "not contradictable": "green", "violated": "red"}.get(res.verdict, "yellow")
         t = Table(title=f"Audit of {certificate} (judge {scope.get('judge')}, model {scope.get('model')})", show_header=False)

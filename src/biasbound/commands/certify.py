@@ -374,8 +374,12 @@ def register(app: typer.Typer) -> None:
                                              help="inspect_ai score values to [0, 1], e.g. C=1,P=0.5,I=0 (default rule: C/P/I/N)."),
         bootstrap_rounds: int = typer.Option(1000, "--bootstrap-rounds", help="Item-bootstrap rounds for CIs."),
         no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
+        baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
+                                            "(marked in leaderboard.csv and the report; changes no number)."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
+        from biasbound._progress import step
         from biasbound.pipeline import certify
         from biasbound.pipeline._settings import check_settings
 
@@ -392,8 +396,9 @@ def register(app: typer.Typer) -> None:
         check_settings(tau=tau, delta=delta, neighbors="swap" if auto else neighbors, method=method, combine=combine,
                        alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                        jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds)
-        loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map, llmbar_view=llmbar_view,
-                             ties=mt_bench_ties, score_map=value_map)
+        with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
+            loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
+                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map)
         console = Console()
         print_inputs(loaded, console)
         if auto:
@@ -409,6 +414,7 @@ def register(app: typer.Typer) -> None:
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
+                progress=not no_progress, baseline=baseline,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)
