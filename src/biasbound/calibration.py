@@ -33,7 +33,7 @@ import numpy as np
 from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, Record, Sample
 from biasbound.bounds._tail import noise_only_sigma, tail, weighted_sum
 
-__all__ = ["BoundCalibration", "calibrate_knowledge", "check", "frontier"]
+__all__ = ["BoundCalibration", "calibrate_knowledge", "check", "frontier", "recheck"]
 
 METHODS = ("tight", "paper")
 _BISECT = 60
@@ -509,6 +509,27 @@ def calibrate_knowledge(
         point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
         tau_split=ts, default_rule=rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
     )
+
+
+def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | None = None,
+            frontier_points: int | None = None) -> BoundCalibration:
+    """The same ``(alpha, sigma)`` re-certified for other knowledge and/or another dimension.
+
+    Used for per-model certificates under one judge-level calibration: each model gets its own records and
+    its own ``d``; the bound is recomputed at the judge's point and must stay ``<= delta``.
+
+    Raises
+    ------
+    InfeasibleCertificateError
+        When the bound at ``(alpha, sigma)`` exceeds ``delta`` for this knowledge and dimension.
+    """
+    if not isinstance(calibration, BoundCalibration):
+        raise TypeError(f"The 'calibration' parameter of recheck must be a BoundCalibration. Got {type(calibration).__name__} instead.")
+    c = calibration
+    kw = {"alpha": c.alpha, "sigma": c.sigma}
+    return calibrate_knowledge(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
+                               dim=c.dim if dim is None else dim, method=c.method, tau_split=c.tau_split,
+                               frontier_points=len(c.frontier) if frontier_points is None else frontier_points, **kw)
 
 
 def _candidate_records(k: Knowledge, plan: _Plan, method: str, tau: float, delta: float, dim: int, alpha: float,
