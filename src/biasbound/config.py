@@ -31,6 +31,9 @@ Schema (defaults in brackets)::
       prices: {prompt_per_million: null, completion_per_million: null}
       retry: {max_attempts: 6, max_parse_attempts: 3, timeout: 120, backoff_initial: 1,
               backoff_max: 30, backoff_jitter: 1}
+    # ... or a panel: several judges in one run, judged over the same items and neighbours,
+    #     each with its own endpoint, sampling and prices (names must differ):
+    # judges: [{base_url: ..., model: judge-a, name: a, sampling: {...}}, {base_url: ..., model: judge-b}]
     rewriter: {...same keys as judge...}   # endpoint of the paraphrase/agreeable generators
     allow_judge_as_rewriter: false  # [false] let the judge itself rewrite when no rewriter is given
     template: pairwise              # [pairwise] or single (1-10 grading)
@@ -80,7 +83,7 @@ GENERATOR_NAMES: tuple[str, ...] = ("swap", "format", "paraphrase", "schematic",
 #: Generators that need a rewriting LLM.
 LLM_GENERATORS: tuple[str, ...] = ("paraphrase", "agreeable")
 
-_TOP_KEYS = ("data", "judge", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
+_TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
              "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")
 _ENDPOINT_KEYS = ("base_url", "model", "name", "api_key_env", "concurrency", "rpm", "sampling", "prices", "retry")
 _SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
@@ -226,12 +229,19 @@ class RunConfig:
     calibration: CalibrationConfig
     seed: int
     output: Path
+    judges: tuple[EndpointConfig, ...] = ()
+
+    @property
+    def panel(self) -> tuple[EndpointConfig, ...]:
+        """Every judge of the run, in config order (``(judge,)`` for a single-judge config)."""
+        return self.judges if self.judges else (self.judge,)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (recorded in the run summary)."""
         return {
             "config_file": None if self.path is None else str(self.path),
             "data": self.data.to_dict(), "judge": self.judge.to_dict(),
+            "judges": [j.to_dict() for j in self.panel],
             "rewriter": None if self.rewriter is None else self.rewriter.to_dict(),
             "rewriter_is_judge": self.rewriter_is_judge, "template": self.template,
             "rubric": None if self.rubric is None else [list(p) for p in self.rubric],
@@ -526,7 +536,22 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("data.include_baseline", "false unless template is 'pairwise' and 'data.baseline' is set", True)
     if template == "single" and data.baseline is not None:
         raise r.fail("data.baseline", "absent with template 'single' (single grading has no baseline)", data.baseline)
-    judge = _endpoint(r, top.get("judge"), "judge")
+    judges: tuple[EndpointConfig, ...] = ()
+    if top.get("judges") is not None:
+        if top.get("judge") is not None:
+            raise r.fail("judges", "used without 'judge' (give one judge under 'judge' or a panel under 'judges')",
+                         "both given")
+        raw_judges = top["judges"]
+        if not isinstance(raw_judges, (list, tuple)) or not raw_judges:
+            raise r.fail("judges", "a non-empty list of judge endpoints", raw_judges)
+        judges = tuple(_endpoint(r, j, f"judges[{i}]") for i, j in enumerate(raw_judges))
+        names = [j.name for j in judges]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            raise r.fail("judges", "a list of judges with distinct names (set 'name' where two use the same model)", dup)
+        judge = judges[0]
+    else:
+        judge = _endpoint(r, top.get("judge"), "judge")
     neighbors = _neighbors(r, top.get("neighbors"), template)
     allow = r.boolean(top.get("allow_judge_as_rewriter"), "allow_judge_as_rewriter", False)
     rewriter = None if top.get("rewriter") is None else _endpoint(r, top.get("rewriter"), "rewriter")
@@ -548,7 +573,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     output = r.path(top.get("output"), "output", must_exist=False)
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
-                     output=output)
+                     output=output, judges=judges)
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -361,6 +361,8 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
     out.mkdir(parents=True, exist_ok=True)
     ctx = load_items(cfg)
     judge_name = cfg.judge.name
+    panel = cfg.panel  # several judges: each judges the same items and the same neighbours
+    current = {"judge": judge_name}
     rubric = (default_rubric(cfg.template) if cfg.rubric is None else Rubric.from_factors(cfg.rubric, kind=cfg.template))
     pairwise = cfg.template == "pairwise"
     game0 = 1 if pairwise else 0
@@ -382,12 +384,16 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
     gen_summaries: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     arena_games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
+    games_by_judge: dict[str, dict[str, dict[str, list[Any]]]] = {judge_name: arena_games}
+    counts_by_judge: dict[str, dict[str, Any]] = {}
 
     def record(results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
+        if len(panel) > 1:
+            stage = f"{current['judge']}/{stage}"
         stages[stage] = _merge_stats([stages[stage], _stage_stats(results)]) if stage in stages else _stage_stats(results)
         for r, (item, variant) in zip(results, tags):
             rows.append({
-                "judge": judge_name, "model": item.model, "item_id": item.item_id, "variant": variant,
+                "judge": current["judge"], "model": item.model, "item_id": item.item_id, "variant": variant,
                 "rerun": item.rerun, "game": item.game, "score": score_of(r, item.game),
                 "verdict": None if r.verdict is None else str(r.verdict), "status": r.status, "reason": r.reason,
                 "attempts": r.attempts, "from_cache": r.from_cache, "cache_key": r.cache_key, "stage": stage,
@@ -479,13 +485,30 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
             res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
             record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
             judge_counts = dict(judge_session.counts)
+            counts_by_judge[judge_name] = judge_counts
+
+        # a panel: every further judge grades the same original context and the same neighbours
+        for endpoint in panel[1:]:
+            current["judge"] = endpoint.name
+            games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
+            games_by_judge[endpoint.name] = games
+            async with JudgeSession(endpoint.judge_config(), cache=cache) as session:
+                res = await session.judge([_request(it, "original") for it in orig_items], progress=progress,
+                                          description=f"{endpoint.name}: judging the original context")
+                record(res, "original", [(it, "original") for it in orig_items])
+                for it, r in zip(orig_items, res):
+                    games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
+                res = await session.judge([_request(it, g) for it, g in neighbour_items], progress=progress,
+                                          description=f"{endpoint.name}: judging the neighbours")
+                record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
+                counts_by_judge[endpoint.name] = dict(session.counts)
     finally:
         cache_counts = cache.counts()
         cache.close()
 
     # 4. the judgment table
     frame = pd.DataFrame(rows)
-    frame = frame.sort_values(["model", "item_id", "variant", "rerun", "game"], kind="stable").reset_index(drop=True)
+    frame = frame.sort_values(["judge", "model", "item_id", "variant", "rerun", "game"], kind="stable").reset_index(drop=True)
     outputs: dict[str, Path] = {}
     frame.to_parquet(out / "judgments.parquet", index=False)
     outputs["judgments"] = out / "judgments.parquet"
@@ -493,7 +516,8 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                       source="judgments.parquet", scale=(0.0, 1.0), judge=judge_name)
 
     # 5. Arena-Hard judgment files, neighbours, summary
-    outputs.update(_write_arena_hard(out, judge_name, arena_games, pairwise, cfg))
+    for name, games in games_by_judge.items():
+        outputs.update(_write_arena_hard(out, name, games, pairwise, cfg, several=len(panel) > 1))
     outputs["neighbors"] = _write_neighbors(out / "neighbors.jsonl", perturbations, frame, game0)
     neighbour_names = [CERTIFY_NAMES[g] for g in gens]
     summary: dict[str, Any] = {
@@ -501,6 +525,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
         "items": len(ctx.item_ids), "models": list(ctx.models), "skipped_inputs": ctx.skipped,
         "stages": stages, "totals": _merge_stats([v for k, v in stages.items() if k != "rewrites"]),
         "session_counts": judge_counts, "cache": cache_counts,
+        "judges": [e.name for e in panel], "session_counts_by_judge": counts_by_judge,
         "missing_judgments": int(frame["score"].isna().sum()),
         "missing_by_status": {k: int(v) for k, v in frame.loc[frame["score"].isna(), "status"].value_counts().items()},
         "failures": failures, "generators": gen_summaries,
@@ -584,7 +609,7 @@ def _safe(name: str) -> str:
 
 
 def _write_arena_hard(out: Path, judge: str, games: dict[str, dict[str, list[Any]]], pairwise: bool,
-                      cfg: RunConfig) -> dict[str, Path]:
+                      cfg: RunConfig, *, several: bool = False) -> dict[str, Path]:
     """``model_judgment/<judge>/<model>.jsonl`` in Arena-Hard's format (pairwise only)."""
     from biasbound.judge.parsing import to_arena_hard_record
 
@@ -600,30 +625,44 @@ def _write_arena_hard(out: Path, judge: str, games: dict[str, dict[str, list[Any
                 rec = to_arena_hard_record(question_id=qid, model=model, judge=judge, games=per_item[qid],
                                            baseline=cfg.data.baseline)
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        written[f"arena_hard:{model}"] = path
+        written[f"arena_hard:{judge}:{model}" if several else f"arena_hard:{model}"] = path
     return written
 
 
 def _write_neighbors(path: Path, perturbations: dict[str, list[tuple[str, int, Any]]], frame: pd.DataFrame,
                      game0: int) -> Path:
-    """One JSON line per perturbation: what changed, generator details, the judged scores."""
-    canon = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
-    canon_score = dict(zip(zip(canon["model"], canon["item_id"]), canon["score"]))
-    lookup = {(r.model, r.item_id, r.variant, r.rerun, r.game): (r.score, r.status)
-              for r in frame.itertuples(index=False)}
+    """One JSON line per perturbation: what changed, generator details, the judged scores.
+
+    ``original_score``/``neighbor_score`` are the first judge's; with a panel, ``by_judge`` holds
+    every judge's ``{original_score, neighbor_score, judgment_status}``.
+    """
+    judges = list(dict.fromkeys(frame["judge"].tolist())) if len(frame) else []
+    canon_score: dict[str, dict[tuple[str, str], float]] = {}
+    lookup: dict[str, dict[tuple[Any, ...], tuple[float, str]]] = {}
+    for j in judges:
+        fj = frame[frame["judge"] == j]
+        canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & (fj["game"] == game0)]
+        canon_score[j] = dict(zip(zip(canon["model"], canon["item_id"]), canon["score"]))
+        lookup[j] = {(r.model, r.item_id, r.variant, r.rerun, r.game): (r.score, r.status) for r in fj.itertuples(index=False)}
+
+    def scores(j: str, model: str, it: Any, applied: bool) -> dict[str, Any]:
+        judged = lookup[j].get((model, it.item_id, it.variant, it.rerun, it.game)) if applied else None
+        orig = canon_score[j].get((model, it.item_id), math.nan)
+        return {"judged": judged is not None, "judgment_status": None if judged is None else judged[1],
+                "original_score": None if orig != orig else float(orig),
+                "neighbor_score": None if judged is None or judged[0] != judged[0] else float(judged[0])}
+
     with open(path, "w", encoding="utf-8") as fh:
         for g, drawn in perturbations.items():
             for draw, (model, k, p) in enumerate(drawn):
                 rec = p.to_record()
                 it = p.item
-                judged = lookup.get((model, it.item_id, it.variant, it.rerun, it.game)) if p.status == "applied" else None
-                orig = canon_score.get((model, it.item_id), math.nan)
-                rec.update({
-                    "model": model, "item_index": k, "draw": draw, "generator": g,
-                    "judged": judged is not None, "judgment_status": None if judged is None else judged[1],
-                    "original_score": None if orig != orig else float(orig),
-                    "neighbor_score": None if judged is None or judged[0] != judged[0] else float(judged[0]),
-                    "rubric": it.rubric.to_dict() if g == "schematic" else None,
-                })
+                applied = p.status == "applied"
+                rec.update({"model": model, "item_index": k, "draw": draw, "generator": g})
+                if judges:
+                    rec.update(scores(judges[0], model, it, applied))
+                if len(judges) > 1:
+                    rec["by_judge"] = {j: scores(j, model, it, applied) for j in judges}
+                rec["rubric"] = it.rubric.to_dict() if g == "schematic" else None
                 fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
     return path
