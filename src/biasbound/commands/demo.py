@@ -239,12 +239,16 @@ def register(app: typer.Typer) -> None:
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
     ) -> None:
         """Certify the embedded Arena-Hard data in paper and tight calibration and compare them (or --run the judge runner)."""
+        from biasbound.commands.certify import EXIT_VIOLATED
+
         if run_:
             from biasbound.commands.run import print_run_summary
 
             gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
             result = run_example(out, n_items=n_items, generators=gens, progress=not no_progress)
             print_run_summary(result, Console())
+            if result.certification is not None and result.certification.violated:
+                raise typer.Exit(EXIT_VIOLATED)
             return
         if n_items is not None or generators is not None:
             raise InputError("The '--n-items' and '--generators' options of demo need '--run'. Got them without it.")
@@ -254,3 +258,5 @@ def register(app: typer.Typer) -> None:
         console.print(f"Outputs written to {out / 'paper'} and {out / 'tight'} "
                       f"(reports: {out / 'paper' / 'report.html'}, {out / 'tight' / 'report.html'})",
                       highlight=False, soft_wrap=True)
+        if any(r.violated for r in results.values()):
+            raise typer.Exit(EXIT_VIOLATED)

@@ -30,6 +30,10 @@ def register(app: typer.Typer) -> None:
 
         result = run(config, progress=not no_progress)
         print_run_summary(result, Console())
+        if result.certification is not None and result.certification.violated:
+            from biasbound.commands.certify import EXIT_VIOLATED
+
+            raise typer.Exit(EXIT_VIOLATED)
 
 
 def print_run_summary(result: Any, console: Console) -> None:
