@@ -257,3 +257,39 @@ def test_cli_llmbar_view_gold(tmp_path):
     lb = pd.read_csv(tmp_path / "o" / "leaderboard.csv")
     assert set(lb["model"]) == {"gold"}
     assert main(["certify", str(small), "--out", str(tmp_path / "p"), "--llmbar-view", "silver"]) == 2
+
+
+def test_mt_bench_pair_file_from_a_single_answer_judge_is_not_a_swap(tmp_path):
+    # FastChat's play_a_match_pair with a 'single' prompt writes g1_winner == g2_winner derived from
+    # m1_score/m2_score (no turn): one grading per answer, not two presentation orders
+    def rec(m1, m2, s1, s2):
+        w = "tie" if abs(s1 - s2) <= 0.1 else ("model_1" if s1 > s2 else "model_2")
+        return json.dumps({"question_id": 7, "model_1": m1, "model_2": m2, "g1_winner": w, "g2_winner": w,
+                           "judge": ["gpt-4", "single-v1"], "g1_user_prompt": "u", "g1_judgment": "j",
+                           "g2_user_prompt": "u", "g2_judgment": "j", "m1_score": s1, "m2_score": s2, "tstamp": 0.0})
+    p = tmp_path / "gpt-4_pair.jsonl"
+    p.write_text("\n".join([rec("a", "b", 8, 4), rec("a", "c", 7, 7)]) + "\n")
+    js = load_mt_bench(p)
+    f = js.frame
+    assert (f["game"] == 0).all() and set(f["judge"]) == {"gpt-4/single"}
+    got = f.set_index(["model", "item_id", "rerun"])["score"]
+    assert got[("a", "7/turn1", 0)] == pytest.approx(7 / 9) and got[("a", "7/turn1", 1)] == pytest.approx(6 / 9)
+    assert got[("b", "7/turn1", 0)] == pytest.approx(3 / 9) and got[("c", "7/turn1", 0)] == pytest.approx(6 / 9)
+    assert sum(js.frame.attrs["integration"]["not_mapped"].values()) == 2
+
+
+def test_cli_auto_leaves_out_models_without_the_neighbours(tmp_path, capsys):
+    import shutil
+
+    root = tmp_path / "results"
+    shutil.copytree(ALPACA, root)
+    lonely = root / "other-model" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    lonely.parent.mkdir(parents=True)
+    lonely.write_text(json.dumps([{**_rec("other-model", r["instruction"], 1.5), "annotator": r["annotator"],
+                                   "generator_1": r["generator_1"]} for r in _annotations("alpaca-7b")]))
+    code = main(["certify", str(root), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "left out (no variant:concise / variant:verbose neighbour in the data)" in out and "other-model" in out
+    lb = pd.read_csv(tmp_path / "o" / "leaderboard.csv")
+    assert set(lb["model"]) == {"alpaca-7b", "gpt-3.5-turbo-1106"}

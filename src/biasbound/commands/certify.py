@@ -12,7 +12,8 @@ Inputs are detected by content (:func:`detect_format`):
 - anything else (CSV, TSV, JSONL, Parquet, optionally gzipped): a generic long table.
 
 ``--neighbors auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
-game-2 judgments, ``variant:NAME`` for every variant, ``rerun`` when there are reruns.
+game-2 judgments, ``variant:NAME`` for every variant, ``rerun`` when there are reruns; (judge,
+model) groups without a neighbour of each of them are left out, and named.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "print_inputs",
     "print_summary",
     "register",
+    "restrict_to_groups_with",
 ]
 
 #: Exit code of ``certify`` when an audit contradicts a certificate (0 = certified, 2 = bad input or
@@ -202,6 +204,38 @@ def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
     if "rerun" in frame.columns and (frame["rerun"] > 0).any():
         out.append("rerun")
     return tuple(out)
+
+
+def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> LoadedInputs:
+    """Keep the (judge, model) groups that hold a neighbour of every generator; list the others.
+
+    Used by ``--neighbors auto``: in AlpacaEval's results, say, only a few models have
+    ``_verbose``/``_concise`` runs; the others have no neighbour to certify with. Their rows are
+    left out (never scored), and ``report["neighbors_auto"]`` names them.
+    """
+    frame = loaded.frame
+    have: set[tuple[str, str]] | None = None
+    for g in generators:
+        if g == "swap":
+            mask = frame["game"] == 2
+        elif g == "rerun":
+            mask = frame["rerun"] > 0
+        else:
+            mask = frame["variant"].astype(str) == g.split(":", 1)[1]
+        groups = set(map(tuple, frame.loc[mask & frame["score"].notna(), ["judge", "model"]].astype(str).to_numpy().tolist()))
+        have = groups if have is None else have & groups
+    have = have or set()
+    keys = list(zip(frame["judge"].astype(str), frame["model"].astype(str)))
+    keep = pd.Series([k in have for k in keys], index=frame.index)
+    left: dict[str, list[str]] = {}
+    for j, m in sorted(set(keys) - have):
+        left.setdefault(j, []).append(m)
+    if not have:
+        raise InputError(f"The '--neighbors auto' option of certify found no (judge, model) with a neighbour of every "
+                         f"generator found ({', '.join(generators)}); name the generators with --neighbors.")
+    report = dict(loaded.report)
+    report["neighbors_auto"] = {"generators": list(generators), "left_out": left}
+    return LoadedInputs(frame=frame[keep.to_numpy()].reset_index(drop=True), report=report)
 
 
 def parse_columns(text: str | None) -> dict[str, str] | None:
@@ -409,6 +443,10 @@ def register(app: typer.Typer) -> None:
                                  "biasbound.inspect scorer) or name a generator the data hold.")
             neighbors = ",".join(found)
             console.print(f"neighbours found in the data: {neighbors}", highlight=False)
+            loaded = restrict_to_groups_with(loaded, found)
+            for judge, models in loaded.report.get("neighbors_auto", {}).get("left_out", {}).items():
+                console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
+                              f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False, markup=False)
         try:
             result = certify(
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,

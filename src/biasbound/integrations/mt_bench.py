@@ -32,6 +32,12 @@ game        1 = the original order (g1), 2 = positions swapped (g2) → the ``sw
 score       the model's view: 1 when it wins, 0 when the other model wins; ``tie`` → missing by
             default (``ties="half"`` reads it as 0.5); ``error`` → missing; never imputed
 ==========  =============================================================================
+
+A pairwise file written with a *single-answer* judge prompt holds ``m1_score``/``m2_score`` and
+``g1_winner == g2_winner`` derived from them: that is not two presentation orders, so such a
+record is read as two single ratings (``model_1`` and ``model_2``, judge ``<judge model>/single``,
+turn 1 when the record has none), never as a swap pair; a model rated in several such records
+gets reruns.
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ def kind_of_record(rec: Any) -> str | None:
     if not isinstance(rec, dict):
         return None
     if "g1_winner" in rec and "model_1" in rec:
-        return "pair"
+        return "pair-single" if "m1_score" in rec and "m2_score" in rec else "pair"
     if isinstance(rec.get("judge"), list) and "score" in rec and "turn" in rec and "model" in rec:
         return "single"
     return None
@@ -119,22 +125,23 @@ def _qid(rec: dict[str, Any]) -> str:
     return str(q)
 
 
-def _single(rec: dict[str, Any]) -> dict[str, Any]:
+def _single(rec: dict[str, Any], model_key: str = "model", score_key: str = "score", turn: int | None = None) -> dict[str, Any]:
     judge, prompt = _judge_name(rec, "single")
-    model = rec.get("model")
+    model = rec.get(model_key)
     if not isinstance(model, str) or not model:
-        raise _Bad("'model' must be a non-empty string")
-    s = rec.get("score")
+        raise _Bad(f"{model_key!r} must be a non-empty string")
+    s = rec.get(score_key)
     if isinstance(s, bool) or not isinstance(s, (int, float)) or math.isnan(float(s)):
-        raise _Bad(f"'score' must be a number (1-10, or -1 when FastChat could not parse a rating), got {s!r}")
+        raise _Bad(f"{score_key!r} must be a number (1-10, or -1 when FastChat could not parse a rating), got {s!r}")
     s = float(s)
     if s == -1:
         score = math.nan
     elif 1.0 <= s <= 10.0:
         score = (s - 1.0) / 9.0
     else:
-        raise _Bad(f"'score' {s:g} is outside the 1-10 scale (and is not FastChat's -1 for an unparsed rating)")
-    return {"judge": judge, "model": model, "item_id": f"{_qid(rec)}/turn{_turn(rec)}", "game": 0, "score": score,
+        raise _Bad(f"{score_key!r} {s:g} is outside the 1-10 scale (and is not FastChat's -1 for an unparsed rating)")
+    t = _turn(rec) if turn is None else turn
+    return {"judge": judge, "model": model, "item_id": f"{_qid(rec)}/turn{t}", "game": 0, "score": score,
             "verdict": f"{prompt}: {s:g}"}
 
 
@@ -217,6 +224,14 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
                     row = _single(rec)
                     row.update(source=src, line=ln)
                     singles.append(row)
+                elif kind == "pair-single":
+                    turn = _turn(rec) if "turn" in rec else 1
+                    for mk, sk in (("model_1", "m1_score"), ("model_2", "m2_score")):
+                        row = _single(rec, mk, sk, turn)
+                        row.update(source=src, line=ln)
+                        singles.append(row)
+                    notes.count("pairwise record graded by a single-answer prompt (m1_score/m2_score): read as two "
+                                "single ratings, not as two presentation orders")
                 else:
                     for row in _pair(rec, ties):
                         row.update(source=src, line=ln)
