@@ -154,3 +154,19 @@ def test_wrapper_argument_errors():
         bias_bounded(model_graded_qa(model=grader), generators=["schematic"])
     with pytest.raises(InputError, match="'rewriter' parameter"):
         bias_bounded(model_graded_qa(model=grader), generators=["paraphrase"])
+
+
+def test_the_shipped_example_task_runs_and_certifies(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "inspect_bias_bounded.py"
+    spec = importlib.util.spec_from_file_location("inspect_bias_bounded_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    grader = mock_model([f"GRADE: {g}" for g in "CPCICCPIC" + "CCIP"])
+    log = run_eval(module.explain(grader=grader), ["# Answer\n\n**Short** answer with *emphasis*.\n\n- a\n- b"] * 4,
+                   tmp_path / "logs")
+    assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50",
+                 "--holdout", "0"]) == 0
+    assert set(json.loads((tmp_path / "o" / "certificate.json").read_text())["generators"]) == {"variant:format", "rerun"}
