@@ -263,6 +263,10 @@ class BoundCalibration:
     knowledge : Knowledge
     legacy : biasbound.abb.Calibration or None
         For ``method="paper"``: the verbatim Cor. 3.2 calibration.
+    checked_point : bool
+        Both ``alpha`` and ``sigma`` were given (the point was checked, not searched): every derived number
+        is then a function of ``(knowledge, tau, delta, dim, alpha, sigma, method, tau_split, len(frontier))``,
+        which is what ``Certificate.verify`` recomputes.
     """
 
     method: str
@@ -285,6 +289,7 @@ class BoundCalibration:
     frontier: tuple[dict[str, float], ...]
     knowledge: Knowledge
     legacy: Any = None
+    checked_point: bool = False
 
     @property
     def beta(self) -> float | None:
@@ -401,6 +406,7 @@ def calibrate_knowledge(
     tau_split: float = 0.5,
     frontier_points: int = 9,
     candidates: str = "selected",
+    _rule: str | None = None,
 ) -> BoundCalibration:
     """Calibrate shrinkage ``alpha`` and noise ``sigma`` for a ``(tau, delta)`` certificate from knowledge.
 
@@ -450,7 +456,9 @@ def calibrate_knowledge(
     searches = check_one_of(candidates, "candidates", where, ("selected", "all")) == "all"
     k = Knowledge.of(knowledge)
     if m == "paper":
-        return _calibrate_paper(k, t, dl, d, al, sg, ts, nf, searches)
+        out = _calibrate_paper(k, t, dl, d, al, sg, ts, nf, searches)
+        return dataclasses.replace(out, default_rule=_rule or out.default_rule, checked_point=al is not None and sg is not None)
+    checked = al is not None and sg is not None
     plan = _Plan(k, m)
 
     def F(a: float, s: float) -> float:
@@ -488,7 +496,9 @@ def calibrate_knowledge(
                     f"sigma={sg:g} is too large to certify tau={t:g} at delta={dl:g} for any alpha (the noise alone "
                     f"exceeds it above sigma={s_hi:.4g}).", alpha_max=amax)
             al = a_s
-        smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg)
+        smax = _sigma_star(lambda s: F(al, s), dl, s_hi)
+        if smax is None or smax < sg:  # the bound need not be monotone in sigma: search above the given point
+            smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg)
         if smax is None:
             _infeasible(t, dl, al, amax)
     value, per = plan.evaluate(t, al, sg, d, every=True)
@@ -507,7 +517,8 @@ def calibrate_knowledge(
         alpha_at_sigma=float(a_at), bound_value=float(value), bound_used=binding[1].unit.NAME,
         exact=bool(binding[1].unit.EXACT), beta_spent=k.beta_total,
         point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
-        tau_split=ts, default_rule=rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
+        tau_split=ts, default_rule=_rule or rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
+        checked_point=checked,
     )
 
 
@@ -526,10 +537,10 @@ def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | 
     if not isinstance(calibration, BoundCalibration):
         raise TypeError(f"The 'calibration' parameter of recheck must be a BoundCalibration. Got {type(calibration).__name__} instead.")
     c = calibration
-    kw = {"alpha": c.alpha, "sigma": c.sigma}
     return calibrate_knowledge(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
                                dim=c.dim if dim is None else dim, method=c.method, tau_split=c.tau_split,
-                               frontier_points=len(c.frontier) if frontier_points is None else frontier_points, **kw)
+                               frontier_points=len(c.frontier) if frontier_points is None else frontier_points,
+                               alpha=c.alpha, sigma=c.sigma, _rule=c.default_rule)
 
 
 def _candidate_records(k: Knowledge, plan: _Plan, method: str, tau: float, delta: float, dim: int, alpha: float,

@@ -1,22 +1,32 @@
-"""The A-BB certificate: what was certified, under which assumptions, and how to re-check it.
+"""The A-BB certificate (schema version 2): what was certified, from what knowledge, and how to re-check it.
 
-A :class:`Certificate` is a frozen record of one calibrated mechanism applied to one batch:
-the ``(tau, delta)`` guarantee, the split and bound used, the sensitivity per neighbour
-generator, the shrinkage, the noise, the seed and a hash of the scores, plus one plain
-sentence stating the guarantee and its scope.  It round-trips through JSON exactly (NaN and
-infinity are rejected, never written) and :meth:`Certificate.verify` re-derives
-``sigma_max`` from the recorded inputs (Theorem 3.1 / Proposition B.3 arithmetic).
+A :class:`Certificate` records one calibrated mechanism applied to one batch.  Its fields are of two kinds
+(``docs/certificate-schema.md`` lists every field):
+
+* **inputs** — the guarantee ``(tau, delta)``, ``dim``, ``method``, the point ``(alpha, sigma)``, the knowledge
+  per generator (the statistics the bounds use: per record m, N, sums, max, β, distinct values and counts)
+  and how generators combine, ``tau_split`` and the default rule, the range bound ``A``, the centre, the
+  neighbourhood, the units, the seed and the data hash;
+* **derived** — everything else: ``sigma_max``, ``alpha_max``, ``alpha_at_sigma``, the bound's value, unit and
+  exactness, ``beta``, the candidates, the frontier, ``range_implied``, the original-scale statement, the
+  bias radius (per generator, combined and its curve over delta), the paper's split, and the guarantee
+  sentence.
+
+:meth:`Certificate.verify` recomputes every derived field from the inputs with the same functions that made
+it (:func:`biasbound.calibration.calibrate_knowledge` at the recorded point, :mod:`biasbound.figures`) and
+fails on any difference (relative tolerance 1e-9), on a bound above ``delta``, and — given the scores (and
+the released scores) — on a data hash (or seed) that does not match.  Schema version 1 certificates (from
+:func:`biasbound.abb.calibrate`) still read and verify through :mod:`biasbound._certificate_v1`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,252 +34,223 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from biasbound import __version__
+from biasbound._certificate_v1 import (
+    CENTER_KINDS,
+    CertificateV1,
+    CertificateVerificationError,
+    _check_finite_tree,
+    _plain,
+    guarantee_sentence,
+    make_certificate_v1,
+    sha256_of_array,
+)
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import check_one_of
-from biasbound.abb import BOUNDS, RADII, Calibration, recompute_sigma_max
+from biasbound.abb import Calibration
 
 __all__ = [
     "CENTER_KINDS",
+    "SCHEMA_VERSION",
     "Certificate",
+    "CertificateV1",
     "CertificateVerificationError",
     "guarantee_sentence",
     "make_certificate",
     "sha256_of_array",
 ]
 
-CENTER_KINDS = ("fixed", "holdout", "ema", "batch")
+SCHEMA_VERSION = 2
+_RTOL = 1e-9
 
-
-class CertificateVerificationError(InputError):
-    """A certificate's recorded numbers do not support its claimed guarantee."""
-
-
-def sha256_of_array(scores: ArrayLike) -> str:
-    """Hex SHA-256 of the scores as little-endian float64 bytes (C order).
-
-    Parameters
-    ----------
-    scores : array_like
-        The score vector (any shape; flattened in C order).
-
-    Returns
-    -------
-    str
-        64 hex characters; identical for equal float64 arrays.
-    """
-    arr = np.ascontiguousarray(np.asarray(scores, dtype="<f8")).ravel()
-    return hashlib.sha256(arr.tobytes()).hexdigest()
+#: fields recomputed by verify() (everything not listed in _INPUTS or _RECORDS)
+_DERIVED = ("sigma_max", "alpha_max", "alpha_at_sigma", "bound_used", "bound_value", "exact", "beta", "point_estimate",
+            "candidates", "frontier", "range_implied", "original_scale", "bias_radius", "paper", "guarantee")
 
 
 def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def guarantee_sentence(
-    *,
-    tau: float,
-    delta: float,
-    dim: int,
-    generators: dict[str, Any],
-    bound_used: str,
-    beta: float | None,
-    sensitivity: float,
-    neighbor_relation: str | None = None,
-    combination: str | None = None,
-    batch: str | None = None,
-    jitter_adjusted: bool = False,
-) -> str:
-    """One plain sentence stating the certified guarantee, its assumptions and its scope.
+# --------------------------------------------------------------------------- derivation (shared by make and verify)
+def _derive(inp: dict[str, Any]) -> dict[str, Any]:
+    """Every derived field from the inputs (see the module docstring)."""
+    from biasbound.bounds import knowledge_from_dict
+    from biasbound.calibration import calibrate_knowledge
+    from biasbound.figures import DEFAULT_DELTAS, bias_radius, original_scale, range_implied
 
-    Parameters
-    ----------
-    tau, delta, dim : float, float, int
-        The certified tolerance, failure probability and number of judged items.
-    generators : dict
-        Generator names (keys) the sensitivity was measured on.
-    bound_used : str
-        ``"markov"``, ``"deterministic"`` or ``"order-statistic"`` (sets the assumptions).
-    beta : float or None
-        Confidence parameter over the neighbour sample (None: no confidence clause).
-    sensitivity : float
-        The quantity the bound used (point estimate, UCB, a.s. maximum or order statistic).
-    neighbor_relation : str, optional
-        Plain description of the neighbour relation, appended in parentheses.
-    combination : {"max", "rms"} or None
-        How several generators' sensitivities were combined.  ``"max"`` (or an almost-sure bound)
-        covers each generator and any mixture of them; ``"rms"`` with a bound that uses the
-        sensitivity covers only the uniform mixture of the generators (paper, Appendix B), and
-        the sentence says so.
-    batch : str, optional
-        What ``M(D)`` is, replacing the default ``"this fixed batch of {dim} judged items"``
-        (e.g. a vector of model means, or a family of per-model batches).
-    jitter_adjusted : bool
-        The sensitivity had rerun jitter removed (``context_adjusted_rms``).  Under a bound that
-        uses the sensitivity the claim is then about the jitter-free judge, which the sentence states.
+    k = knowledge_from_dict(inp["knowledge"])
+    fr = inp["frontier_inputs"]
+    c = calibrate_knowledge(k, tau=inp["tau"], delta=inp["delta"], dim=inp["dim"], alpha=inp["alpha"], sigma=inp["sigma"],
+                            method=inp["method"], tau_split=fr["tau_split"], frontier_points=fr["n"], _rule=fr["default_rule"])
+    return _derive_from(c, inp, k, DEFAULT_DELTAS, bias_radius, original_scale, range_implied)
 
-    Returns
-    -------
-    str
-    """
-    names = ", ".join(sorted(generators)) if generators else "the neighbour generator"
-    rel = f"{{{names}}}" + (f" ({neighbor_relation})" if neighbor_relation else "")
-    uses_sensitivity = bound_used != "deterministic"
-    if len(generators) > 1 and combination == "rms" and uses_sensitivity:
-        draw = (f"a neighbour drawn from a generator picked uniformly at random among {rel} (the RMS combination "
-                "covers this uniform mixture only, not each generator alone)")
-    elif len(generators) > 1:
-        draw = f"neighbours drawn from any one of {rel} or any mixture of them"
+
+def _radius(x: float) -> float | None:
+    return None if not math.isfinite(x) else float(x)
+
+
+def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...], bias_radius: Any, original_scale: Any,
+                 range_implied: Any) -> dict[str, Any]:
+    from biasbound.bounds import almost_sure
+    from biasbound.bounds._knowledge import AlmostSure, Knowledge
+
+    out: dict[str, Any] = {
+        "sigma_max": c.sigma_max, "alpha_max": c.alpha_max, "alpha_at_sigma": c.alpha_at_sigma, "bound_used": c.bound_used,
+        "bound_value": c.bound_value, "exact": c.exact, "beta": c.beta, "point_estimate": c.point_estimate,
+        "candidates": [{key: v for key, v in cand.items() if key not in ("alpha_at_sigma", "sigma_at_alpha")}
+                       for cand in c.candidates],
+        "frontier": {"points": [dict(p) for p in c.frontier], "default_rule": c.default_rule, "tau_split": c.tau_split},
+    }
+    ri = inp["range"]
+    if ri is None:
+        out["range_implied"] = None
     else:
-        draw = f"neighbours drawn from {rel}"
-    if bound_used == "deterministic":
-        assume = (f"assuming every neighbour moves the score vector by at most {_fmt(sensitivity)} in L2 norm "
-                  "(an almost-sure bound) and the judge is a fixed function of the batch")
-    elif beta is not None:
-        assume = ("assuming per-item judgments are independent and the observed neighbours are i.i.d. draws from "
-                  f"the generator, with confidence {_fmt(1.0 - beta)} over the neighbour sample")
+        rec = AlmostSure(ri["A"], shift_ratio=ri.get("shift_ratio"))
+        v = almost_sure.violation_bound(c.tau, c.alpha, c.sigma, c.dim, rec)
+        out["range_implied"] = {"A": ri["A"], "shift_ratio": ri.get("shift_ratio"), "bound": v,
+                                "holds": range_implied(tau=c.tau, delta=c.delta, alpha=c.alpha, sigma=c.sigma, dim=c.dim,
+                                                       A=ri["A"], shift_ratio=ri.get("shift_ratio"))}
+    fixed = inp["center"]["kind"] != "batch"
+    out["original_scale"] = original_scale(tau=c.tau, alpha=c.alpha, sigma=c.sigma) if fixed else None
+    per = {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in k.generators}
+    # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
+    per_record = {name: [[_radius(bias_radius(d, r)) for d in deltas] for r in recs] for name, recs in k.generators}
+    out["bias_radius"] = {"delta": c.delta, "radius": _radius(bias_radius(c.delta, k)), "per_generator": per,
+                          "curve": [{"delta": d, "radius": _radius(bias_radius(d, k))} for d in deltas],
+                          "per_record_curve": per_record}
+    if c.legacy is not None:
+        leg = c.legacy
+        out["paper"] = {"delta_B": leg.delta_B, "delta_Delta": leg.delta_Delta, "sensitivity": leg.sensitivity,
+                        "center_sensitivity": leg.center_sensitivity, "radius": leg.radius,
+                        "noise_radius_unit": leg.noise_radius_unit}
     else:
-        assume = (f"assuming per-item judgments are independent and the measured RMS sensitivity {_fmt(sensitivity)} "
-                  "is the generator's true value (a point estimate, no confidence level)")
-    if jitter_adjusted and uses_sensitivity:
-        assume += ("; the sensitivity had rerun jitter removed in mean square, so this holds for the jitter-free "
-                   "judge (observed score = jitter-free score + independent zero-mean rerun noise) and does not "
-                   "cover rerun noise")
-    what = batch if batch else f"this fixed batch of {dim} judged items"
-    return (
-        f"For {what} and {draw}, "
-        f"Pr[‖M(D) − M(D′)‖₂ > {_fmt(tau)}] ≤ {_fmt(delta)} over the neighbour draw and the mechanism's noise, "
-        f"{assume}; it is local to this batch, not a generalization claim."
-    )
+        out["paper"] = None
+    out["guarantee"] = _sentence(inp, out, k)
+    return _plain(out)
 
 
-def _check_finite_tree(value: Any, path: str) -> None:
-    """Reject NaN/inf anywhere in a JSON-like tree (they must never be written)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return
-    if isinstance(value, numbers.Real):
-        if not math.isfinite(float(value)):
-            raise InputError(f"The certificate field {path!r} must be finite (NaN and infinity are never written). Got {value!r} instead.")
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _check_finite_tree(v, f"{path}.{k}")
-        return
-    if isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _check_finite_tree(v, f"{path}[{i}]")
-        return
-    raise TypeError(f"The certificate field {path!r} must be JSON-serializable. Got {type(value).__name__} instead.")
+def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
+    """The guarantee in one paragraph, in the user's units, saying plainly when it follows from the range alone."""
+    from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Moments, Sample
+
+    u = inp["units"]
+    scale, unit = float(u.get("scale", 1.0)), str(u.get("name", "score units"))
+    names = [n for n, _ in k.generators]
+    rel = "{" + ", ".join(names) + "}" + (f" ({inp['neighbor_relation']})" if inp.get("neighbor_relation") else "")
+    nb = inp.get("neighborhood") or {}
+    if nb.get("kind") == "hamming":
+        rel += f", {nb.get('k')} item(s) perturbed at once"
+    elif nb.get("kind") == "all-items":
+        rel += ", every item perturbed at once"
+    if len(names) > 1 and k.how == "mixture":
+        draw = f"a neighbour from a generator picked uniformly at random among {rel} (not each generator alone)"
+    elif len(names) > 1:
+        draw = f"neighbours from any one of {rel}"
+    else:
+        draw = f"neighbours from {rel}"
+    what = inp.get("batch_description") or f"this fixed batch of {inp['dim']} judged items"
+    tau_u = inp["tau"] * scale
+    parts = [f"For {what} and {draw}, Pr[‖M(D) − M(D′)‖₂ > {_fmt(tau_u)} {unit}] ≤ {_fmt(inp['delta'])} over the "
+             f"neighbour draw and the mechanism's noise (shrinkage α = {_fmt(inp['alpha'])}, noise σ = "
+             f"{_fmt(inp['sigma'] * scale)} {unit})."]
+    kinds = {type(r) for r in k.records}
+    facts = []
+    if FullPopulation in kinds:
+        facts.append("every neighbour of the batch was judged, so the probability is computed exactly for a neighbour "
+                     "drawn uniformly from them (no sampling, no confidence level)")
+    samples = [r for r in k.records if isinstance(r, Sample)]
+    if samples:
+        s0 = samples[0]
+        seed = f", seed {s0.seed}" if s0.seed is not None else ""
+        facts.append(f"{s0.m} of {s0.population_size} neighbours were drawn uniformly without replacement{seed} and the "
+                     "bound holds for the worst population consistent with them")
+    moms = [r for r in k.records if isinstance(r, Moments)]
+    if any(r.beta is None for r in moms):
+        facts.append("a measured mean squared shift is taken as the true value (a point estimate, no confidence level)")
+    elif moms:
+        facts.append("it uses an upper bound on the mean squared shift")
+    if AlmostSure in kinds:
+        facts.append("every neighbour moves the scores by at most the recorded bound (almost surely)")
+    if facts:
+        parts.append("It rests on this: " + "; ".join(facts) + ".")
+    if der["beta"] is not None:
+        parts.append(f"It holds with confidence {_fmt(1.0 - der['beta'])} over the neighbour sample.")
+    ri = der.get("range_implied")
+    if ri is not None and ri["holds"]:
+        parts.append(f"This follows from the score range alone (no neighbour can move the scores by more than "
+                     f"{_fmt(ri['A'] * scale)} {unit}): it holds for ANY judge on this range and says nothing about this "
+                     "judge in particular.")
+    os_ = der.get("original_scale")
+    if os_ is not None and inp["alpha"] < 1:
+        parts.append(f"Equivalently, the release is the unshrunk judge plus Gaussian noise of standard deviation "
+                     f"{_fmt(os_['sigma'] * scale)} {unit}, and the statement bounds its change by {_fmt(os_['tau'] * scale)} "
+                     f"{unit} with the same probability.")
+    br = der["bias_radius"]
+    if br["radius"] is not None:
+        parts.append(f"Without shrinkage or noise this judge's scores move by more than {_fmt(br['radius'] * scale)} {unit} "
+                     f"with probability at most {_fmt(inp['delta'])} (its bias radius).")
+    parts.append("It is local to this batch, not a generalization claim.")
+    return " ".join(parts)
 
 
-def _plain(value: Any) -> Any:
-    """Convert numpy scalars/arrays and tuples to plain JSON types."""
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
+# --------------------------------------------------------------------------- the record
 @dataclass(frozen=True)
 class Certificate:
-    """A ``(tau, delta)`` A-BB certificate for one batch (see module docstring).
+    """A ``(tau, delta)`` A-BB certificate, schema version 2 (field list: ``docs/certificate-schema.md``)."""
 
-    Attributes
-    ----------
-    tau, delta, delta_B, delta_Delta : float
-        Guarantee and the failure split used (``delta_B + delta_Delta <= delta``).
-    beta : float or None
-        The guarantee holds with probability ``>= 1 - beta`` over the neighbour sample.
-    dim : int
-        Number of certified scores.
-    method, bound_used, radius : str
-        Calibration method, the bound on the neighbour term, the noise radius kind.
-    sensitivity : float
-        The quantity the bound used (Delta* or its UCB, a.s. max, or order statistic).
-    sensitivity_ucb : float or None
-        Upper confidence bound on the combined RMS sensitivity, when measured.
-    center_sensitivity : float
-        Centre term the bound used (0 for a centre fixed within the batch).
-    generators : dict
-        name -> {delta_star, m, ucb} per neighbour generator.
-    combination : str or None
-        How generators were combined ("max" or "rms").
-    alpha, alpha_max, sigma, sigma_max : float
-        Shrinkage, its feasibility limit, noise used and its maximum.
-    center : dict
-        {kind, value}: kind in fixed/holdout/ema/batch.
-    seed : int
-        Seed of the noise draw.
-    data_sha256 : str
-        Hash of the raw score vector f(D) (float64 bytes).
-    biasbound_version, view : str
-        Software version and which score view was certified.
-    scope : dict
-        What was judged (judge, model, ...).
-    guarantee : str
-        The plain-language sentence.
-    audit : dict or None
-        Audit result (see ``biasbound.audit``), given to :func:`make_certificate` or added with
-        :meth:`with_audit`.
-    created : str
-        ISO 8601 UTC time.
-    bound_details : dict
-        Extra numbers needed to re-check the bound (order statistic: order_index, m, beta_per_split).
-    """
-
+    schema_version: int
     tau: float
     delta: float
-    delta_B: float
-    delta_Delta: float
-    beta: float | None
     dim: int
     method: str
-    bound_used: str
-    radius: str
-    sensitivity: float
-    sensitivity_ucb: float | None
-    center_sensitivity: float
-    generators: dict[str, Any]
-    combination: str | None
     alpha: float
-    alpha_max: float
-    center: dict[str, Any]
     sigma: float
-    sigma_max: float
+    knowledge: dict[str, Any]
+    frontier_inputs: dict[str, Any]
+    range: dict[str, Any] | None
+    center: dict[str, Any]
+    neighborhood: dict[str, Any] | None
+    units: dict[str, Any]
+    neighbor_relation: str | None
+    batch_description: str | None
     seed: int
     data_sha256: str
-    biasbound_version: str
     view: str
     scope: dict[str, Any]
+    # derived
+    sigma_max: float
+    alpha_max: float
+    alpha_at_sigma: float
+    bound_used: str
+    bound_value: float
+    exact: bool
+    beta: float | None
+    point_estimate: bool
+    candidates: list[dict[str, Any]]
+    frontier: dict[str, Any]
+    range_implied: dict[str, Any] | None
+    original_scale: dict[str, float] | None
+    bias_radius: dict[str, Any]
+    paper: dict[str, Any] | None
     guarantee: str
+    # provenance and reports (not recomputed)
+    biasbound_version: str
+    created: str
     audit: dict[str, Any] | None = None
-    created: str = ""
-    bound_details: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("tau", "delta", "delta_B", "delta_Delta", "sensitivity", "center_sensitivity", "alpha",
-                     "alpha_max", "sigma", "sigma_max"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise TypeError(f"The certificate field {name!r} must be a float. Got {type(v).__name__} instead.")
-        if isinstance(self.dim, bool) or not isinstance(self.dim, numbers.Integral):
-            raise TypeError(f"The certificate field 'dim' must be an int. Got {type(self.dim).__name__} instead.")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise TypeError(f"The certificate field 'seed' must be an int. Got {type(self.seed).__name__} instead.")
-        for name in ("generators", "center", "scope", "bound_details"):
-            if not isinstance(getattr(self, name), dict):
-                raise TypeError(f"The certificate field {name!r} must be a dict. Got {type(getattr(self, name)).__name__} instead.")
-        if self.audit is not None and not isinstance(self.audit, dict):
-            raise TypeError(f"The certificate field 'audit' must be a dict or None. Got {type(self.audit).__name__} instead.")
-        check_one_of(self.bound_used, "bound_used", "Certificate", BOUNDS)
-        check_one_of(self.radius, "radius", "Certificate", RADII)
+        if self.schema_version != SCHEMA_VERSION:
+            raise InputError(f"The certificate's 'schema_version' must be {SCHEMA_VERSION}. Got {self.schema_version!r} instead.")
         check_one_of(self.center.get("kind"), "center.kind", "Certificate", CENTER_KINDS)
         for f in dataclasses.fields(self):
             _check_finite_tree(getattr(self, f.name), f.name)
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in ("tau", "delta", "dim", "method", "alpha", "sigma", "knowledge",
+                                              "frontier_inputs", "range", "center", "neighborhood", "units",
+                                              "neighbor_relation", "batch_description")}
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
@@ -280,17 +261,18 @@ class Certificate:
         """Serialize to JSON; NaN and infinity are rejected (never written)."""
         try:
             return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
-        except ValueError as exc:  # allow_nan=False: a non-finite value slipped into a nested dict
+        except ValueError as exc:
             raise InputError(f"The certificate cannot be written: {exc}; NaN and infinity are never written.") from exc
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Certificate:
-        """Build a certificate from :meth:`to_dict` output (unknown or missing keys are an error)."""
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """Build a certificate from :meth:`to_dict` output; a dict without ``schema_version`` is schema version 1."""
         if not isinstance(data, dict):
             raise TypeError(f"The 'data' parameter of Certificate.from_dict must be a dict. Got {type(data).__name__} instead.")
+        if "schema_version" not in data:
+            return CertificateV1.from_dict(data)
         names = [f.name for f in dataclasses.fields(cls)]
-        required = [f.name for f in dataclasses.fields(cls)
-                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
         missing = [n for n in required if n not in data]
         extra = [k for k in data if k not in names]
         if missing or extra:
@@ -298,8 +280,8 @@ class Certificate:
         return cls(**{k: data[k] for k in names if k in data})
 
     @classmethod
-    def from_json(cls, text: str) -> Certificate:
-        """Parse :meth:`to_json` output; NaN/Infinity literals are rejected."""
+    def from_json(cls, text: str) -> Any:
+        """Parse :meth:`to_json` output (either schema version); NaN/Infinity literals are rejected."""
 
         def _reject(token: str) -> float:
             raise InputError(f"The certificate JSON must not contain {token}; NaN and infinity are never written.")
@@ -317,8 +299,8 @@ class Certificate:
         return p
 
     @classmethod
-    def read(cls, path: str | Path) -> Certificate:
-        """Read a certificate written by :meth:`write`."""
+    def read(cls, path: str | Path) -> Any:
+        """Read a certificate written by :meth:`write` (either schema version)."""
         p = Path(path)
         try:
             text = p.read_text(encoding="utf-8")
@@ -328,8 +310,8 @@ class Certificate:
             return cls.from_json(text)
         except DataFormatError as exc:
             raise DataFormatError(str(exc), path=str(p), line=exc.line) from exc
-        except InputError as exc:
-            raise DataFormatError(str(exc), path=str(p)) from exc
+        except (InputError, TypeError, KeyError) as exc:
+            raise DataFormatError(f"The certificate is malformed: {exc}", path=str(p)) from exc
 
     def with_audit(self, audit: dict[str, Any] | Any) -> Certificate:
         """Return a copy with ``audit`` set (a dict, or any object with ``to_dict()``)."""
@@ -340,80 +322,93 @@ class Certificate:
         return dataclasses.replace(self, audit=_plain(audit))
 
     # ------------------------------------------------------------------ check
-    def verify(self) -> dict[str, Any]:
-        """Re-derive ``sigma_max`` from the recorded inputs and check the recorded noise against it.
+    def verify(self, *, scores: ArrayLike | None = None, certified: ArrayLike | None = None) -> dict[str, Any]:
+        """Recompute every derived field from the recorded inputs; check the bound and, given data, the hash and seed.
+
+        Parameters
+        ----------
+        scores : array_like, optional
+            The judge's scores ``f(D)`` the certificate was made for (``data_sha256`` must match).
+        certified : array_like, optional
+            The released ``M(D)`` (needs ``scores``): re-drawn from ``seed`` and compared.
 
         Returns
         -------
         dict
-            ``{"holds": True, "sigma", "sigma_max_recorded", "sigma_max_recomputed", "margin"}``.
+            ``{"holds": True, "bound_value", "delta", "checked": [fields]}``.
 
         Raises
         ------
         CertificateVerificationError
-            If ``sigma`` (or the recorded ``sigma_max``) exceeds the recomputed ``sigma_max``,
-            the split does not fit in ``delta``, ``alpha`` is out of (0, 1], or the order
-            statistic's binomial condition fails.
-
-        Notes
-        -----
-        Checks the arithmetic of Theorem 3.1 / Proposition B.3 (and the tight variants), not
-        the assumptions behind ``sensitivity``.
+            Naming the first field that does not match, or the bound above ``delta``.
         """
-        from scipy import stats
 
         def fail(msg: str) -> None:
             raise CertificateVerificationError(f"The certificate does not verify: {msg}.")
 
-        if not (self.tau > 0 and 0 < self.delta < 1):
-            fail(f"tau={self.tau!r} must be > 0 and delta={self.delta!r} in (0, 1)")
-        if not (self.delta_B > 0 and self.delta_Delta >= 0 and self.delta_B + self.delta_Delta <= self.delta):
-            fail(f"the split delta_B={self.delta_B!r} + delta_Delta={self.delta_Delta!r} must be positive and <= delta={self.delta!r}")
-        if not 0 < self.alpha <= 1:
-            fail(f"alpha={self.alpha!r} must be in (0, 1]")
-        if not self.sigma > 0:
-            fail(f"sigma={self.sigma!r} must be > 0")
-        if self.beta is not None and not 0 < self.beta < 1:
-            fail(f"beta={self.beta!r} must be in (0, 1)")
-        if self.center.get("kind") == "batch" and self.alpha < 1 and self.center_sensitivity == 0:
-            fail("a batch-mean centre needs a positive center_sensitivity (S_mu) unless alpha = 1")
-        if self.bound_used == "order-statistic":
-            j, m, b = (self.bound_details.get(k) for k in ("order_index", "m", "beta_per_split"))
-            if j is None or m is None or b is None or not 1 <= int(j) <= int(m):
-                fail("the order-statistic bound needs order_index, m and beta_per_split in bound_details")
-            if float(stats.binom.sf(int(j) - 1, int(m), 1.0 - self.delta_Delta)) > float(b):
-                fail(f"order statistic j={j} of m={m} does not bound the (1 - delta_Delta) quantile at level {b}")
-        smax = recompute_sigma_max(
-            tau=float(self.tau), delta_B=float(self.delta_B), delta_Delta=float(self.delta_Delta), dim=int(self.dim),
-            bound=self.bound_used, radius=self.radius, sensitivity=float(self.sensitivity),
-            center_term=float(self.center_sensitivity), alpha=float(self.alpha),
-        )
-        if smax <= 0:
-            fail(f"the sensitivity term reaches tau={self.tau!r} at alpha={self.alpha!r}")
-        if self.sigma > smax:
-            fail(f"sigma={self.sigma!r} exceeds sigma_max={smax!r} recomputed from the recorded inputs")
-        if self.sigma_max > smax:
-            fail(f"the recorded sigma_max={self.sigma_max!r} exceeds the recomputed {smax!r}")
-        return {"holds": True, "sigma": self.sigma, "sigma_max_recorded": self.sigma_max,
-                "sigma_max_recomputed": smax, "margin": smax - self.sigma}
+        try:
+            der = _derive(self.inputs)
+        except (InputError, TypeError, KeyError, ValueError) as exc:
+            fail(f"its inputs do not give a certificate ({exc})")
+        for name in _DERIVED:
+            where = _mismatch(getattr(self, name), der[name], name)
+            if where:
+                fail(f"{where} differs from the value recomputed from the recorded inputs")
+        if not der["bound_value"] <= self.delta:
+            fail(f"the bound {der['bound_value']!r} exceeds delta={self.delta!r}")
+        if not self.sigma <= der["sigma_max"]:
+            fail(f"sigma={self.sigma!r} exceeds sigma_max={der['sigma_max']!r}")
+        checked = list(_DERIVED)
+        if scores is not None:
+            x = np.asarray(scores, dtype=float)
+            if sha256_of_array(x) != self.data_sha256:
+                fail("data_sha256 does not match the scores given")
+            checked.append("data_sha256")
+            if certified is not None:
+                from biasbound.abb import shrink
+
+                y = np.asarray(certified, dtype=float)
+                c = self.center.get("value")
+                mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
+                z = np.random.default_rng(int(self.seed)).normal(0.0, self.sigma, size=x.size)
+                if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
+                    fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
+                checked.append("seed")
+        return {"holds": True, "bound_value": der["bound_value"], "delta": self.delta, "checked": checked}
 
 
-def _as_dict(obj: Any) -> dict[str, Any]:
-    if obj is None:
-        return {}
-    if hasattr(obj, "to_dict"):
-        obj = obj.to_dict()
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        obj = dataclasses.asdict(obj)
-    if not isinstance(obj, dict):
-        raise TypeError(f"The 'sensitivity' parameter of make_certificate must be a dict or have to_dict(). Got {type(obj).__name__} instead.")
-    return obj
+def _mismatch(recorded: Any, derived: Any, path: str) -> str | None:
+    """The path of the first difference between two JSON-like trees (floats compared at relative 1e-9)."""
+    if isinstance(derived, bool) or isinstance(recorded, bool) or derived is None or recorded is None \
+            or isinstance(derived, str):
+        return None if recorded == derived and type(recorded) is type(derived) else path
+    if isinstance(derived, numbers.Real):
+        if not isinstance(recorded, numbers.Real):
+            return path
+        return None if math.isclose(float(recorded), float(derived), rel_tol=_RTOL, abs_tol=1e-300) else path
+    if isinstance(derived, dict):
+        if not isinstance(recorded, dict) or set(recorded) != set(derived):
+            return path
+        for key in derived:
+            w = _mismatch(recorded[key], derived[key], f"{path}.{key}")
+            if w:
+                return w
+        return None
+    if isinstance(derived, (list, tuple)):
+        if not isinstance(recorded, (list, tuple)) or len(recorded) != len(derived):
+            return path
+        for i, (a, b) in enumerate(zip(recorded, derived)):
+            w = _mismatch(a, b, f"{path}[{i}]")
+            if w:
+                return w
+        return None
+    return None if recorded == derived else path
 
 
+# --------------------------------------------------------------------------- construction
 def make_certificate(
-    calibration: Calibration,
+    calibration: Any,
     *,
-    sensitivity: Any = None,
     center_kind: str,
     center_value: float | ArrayLike | None,
     seed: int,
@@ -424,101 +419,93 @@ def make_certificate(
     created: str | None = None,
     audit: dict[str, Any] | Any | None = None,
     batch_description: str | None = None,
-    jitter_adjusted: bool = False,
-) -> Certificate:
+    neighborhood: dict[str, Any] | None = None,
+    range_bound: float | None = None,
+    range_shift_ratio: float | None = None,
+    units: dict[str, Any] | None = None,
+    diagnostics: dict[str, Any] | None = None,
+    **legacy: Any,
+) -> Any:
     """Build the certificate for a calibration applied to one batch.
 
     Parameters
     ----------
-    calibration : Calibration
-        From :func:`biasbound.abb.calibrate`.
-    sensitivity : dict or object with ``to_dict()``, optional
-        The combined sensitivity (``how``, ``delta_star``, ``ucb`` and either ``generators``:
-        name -> ``{delta_star, m, ucb}`` as :func:`biasbound.sensitivity.combine` gives, or
-        ``components``: records each with ``name``, ``delta_star``, ``m``, ``ucb``).  Plain dicts keep this module free of
-        ``sensitivity.py`` types.
-    center_kind : {"fixed", "holdout", "ema", "batch"}
-        How the shrinkage centre was chosen.
-    center_value : float or array_like or None
-        The centre used.
+    calibration : BoundCalibration (schema version 2) or abb.Calibration (schema version 1, legacy keywords)
+        From :func:`biasbound.calibration.calibrate_knowledge` (or :func:`~biasbound.calibration.recheck` for a
+        per-model certificate at the judge's point).  A searched point is re-derived once at ``(alpha, sigma)``
+        so that every number is what :meth:`Certificate.verify` recomputes.
+    center_kind, center_value : str, float or array or None
+        The shrinkage centre (``"fixed"``, ``"holdout"``, ``"ema"``, ``"batch"``) and its value.
     seed : int
-        Seed of the mechanism's noise (``MechanismResult.seed``).
+        Seed of the mechanism's noise.
     data_sha256 : str
-        :func:`sha256_of_array` of the raw scores.
+        :func:`sha256_of_array` of the scores.
     view : str
-        Which score view was certified (e.g. ``"model"``).
+        ``"model"`` or ``"leaderboard"``.
     scope : dict, optional
-        What was judged (judge, model, dataset, ...).
+        What was judged (judge, model, dataset, coverage, ...).
     neighbor_relation : str, optional
-        Plain description of the neighbour relation for the guarantee sentence.
+        Plain description of the neighbour relation (in the sentence).
     created : str, optional
         ISO time; default now (UTC).
     audit : dict or object with ``to_dict()``, optional
-        The audit record to store (as :meth:`Certificate.with_audit` would add it), so that a
-        certificate with its audit is built and validated once; ``None`` leaves it unset.
     batch_description : str, optional
-        What ``M(D)`` is, for the guarantee sentence (default: a batch of ``dim`` judged items).
-    jitter_adjusted : bool
-        The sensitivity had rerun jitter removed; the sentence then states the jitter-free claim.
+        What ``M(D)`` is, for the sentence.
+    neighborhood : dict, optional
+        ``{"kind": "hamming", "k": int}`` or ``{"kind": "all-items"}``.
+    range_bound : float, optional
+        ``A`` implied by the score range alone for this neighbourhood (e.g. ``R sqrt(k)``); enables
+        ``range_implied``.
+    range_shift_ratio : float, optional
+        For a batch-mean centre: ``rho`` of the range bound (``k/d`` for Hamming-k, 1 in general).
+    units : dict, optional
+        ``{"scale": s, "name": "points on the 1–10 scale"}``: the sentence states ``tau * s`` in those units
+        (default ``{"scale": 1.0, "name": "score units"}``, scores on [0, 1]).
+    diagnostics : dict, optional
+        Reported figures that were not used to calibrate (e.g. the jitter-free sensitivity); not verified.
+    **legacy
+        Schema version 1 keywords (``sensitivity``, ``jitter_adjusted``) for an ``abb.Calibration``.
 
     Returns
     -------
-    Certificate
-
-    Raises
-    ------
-    InputError
-        If a batch-mean centre is combined with a calibration that assumed a fixed centre.
+    Certificate (or CertificateV1 for an ``abb.Calibration``)
     """
     where = "make_certificate"
-    if not isinstance(calibration, Calibration):
-        raise TypeError(f"The 'calibration' parameter of {where} must be a Calibration. Got {type(calibration).__name__} instead.")
+    if isinstance(calibration, Calibration):
+        return make_certificate_v1(calibration, center_kind=center_kind, center_value=center_value, seed=seed,
+                                   data_sha256=data_sha256, view=view, scope=scope, neighbor_relation=neighbor_relation,
+                                   created=created, audit=audit, batch_description=batch_description, **legacy)
+    from biasbound.calibration import BoundCalibration, recheck
+
+    if not isinstance(calibration, BoundCalibration):
+        raise TypeError(f"The 'calibration' parameter of {where} must be a BoundCalibration. Got {type(calibration).__name__} instead.")
+    if legacy:
+        raise TypeError(f"make_certificate got schema version 1 keyword(s) {sorted(legacy)} for a BoundCalibration.")
     kind = check_one_of(center_kind, "center_kind", where, CENTER_KINDS)
-    if kind == "batch" and calibration.alpha < 1 and calibration.center_sensitivity == 0:
-        raise InputError(
-            f"The 'center_kind' parameter of {where} is 'batch' but the calibration assumed a centre fixed within the batch "
-            "(center_sensitivity=0); recalibrate with center_sensitivity=S_mu or use a fixed/holdout/ema centre."
-        )
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"The 'seed' parameter of {where} must be an int. Got {type(seed).__name__} instead.")
     if not isinstance(data_sha256, str) or len(data_sha256) != 64:
         raise InputError(f"The 'data_sha256' parameter of {where} must be a 64-character hex digest. Got {data_sha256!r} instead.")
-    if audit is not None:
-        if hasattr(audit, "to_dict"):
-            audit = audit.to_dict()
-        if not isinstance(audit, dict):
-            raise TypeError(f"The 'audit' parameter of {where} must be a dict or None. Got {type(audit).__name__} instead.")
-    sens = _as_dict(sensitivity)
-    generators: dict[str, Any] = {}
-    if isinstance(sens.get("generators"), dict):
-        # sensitivity.CombinedSensitivity: name -> {delta_star, m, ucb} (unfloored).
-        for name, comp in sens["generators"].items():
-            c = _as_dict(comp)
-            generators[str(name)] = {"delta_star": c.get("delta_star"), "m": c.get("m"), "ucb": c.get("ucb")}
-    else:
-        # A plain list of per-generator records, each with its name.
-        for comp in sens.get("components", ()) or ():
-            c = _as_dict(comp)
-            generators[str(c.get("name"))] = {"delta_star": c.get("delta_star"), "m": c.get("m"), "ucb": c.get("ucb")}
-    ucb = sens.get("ucb")
+    if kind == "batch" and calibration.alpha < 1 and all(getattr(r, "shift_ratio", None) is None for r in calibration.knowledge.records):
+        raise InputError(f"The 'center_kind' parameter of {where} is 'batch' but the knowledge assumes a centre fixed within the "
+                         "batch (no shift_ratio or shift_sq); build the knowledge with the batch centre's shift.")
+    if audit is not None and hasattr(audit, "to_dict"):
+        audit = audit.to_dict()
+    c = calibration if calibration.checked_point else recheck(calibration)
     cv: Any = None if center_value is None else _plain(np.asarray(center_value, dtype=float))
-    sel = calibration.selected
-    details = {k: sel[k] for k in ("order_index", "m", "beta_per_split", "n_splits") if k in sel}
-    sentence = guarantee_sentence(tau=calibration.tau, delta=calibration.delta, dim=calibration.dim, generators=generators,
-                                  bound_used=calibration.bound_used, beta=calibration.beta,
-                                  sensitivity=calibration.sensitivity, neighbor_relation=neighbor_relation,
-                                  combination=sens.get("how"), batch=batch_description,
-                                  jitter_adjusted=bool(jitter_adjusted))
-    return Certificate(
-        tau=calibration.tau, delta=calibration.delta, delta_B=calibration.delta_B, delta_Delta=calibration.delta_Delta,
-        beta=calibration.beta, dim=calibration.dim, method=calibration.method, bound_used=calibration.bound_used,
-        radius=calibration.radius, sensitivity=calibration.sensitivity,
-        sensitivity_ucb=None if ucb is None else float(ucb), center_sensitivity=calibration.center_sensitivity,
-        generators=_plain(generators), combination=sens.get("how"), alpha=calibration.alpha,
-        alpha_max=calibration.alpha_max, center={"kind": kind, "value": cv}, sigma=calibration.sigma,
-        sigma_max=calibration.sigma_max, seed=int(seed), data_sha256=data_sha256, biasbound_version=__version__,
-        view=str(view), scope=_plain(dict(scope or {})), guarantee=sentence,
-        audit=None if audit is None else _plain(audit),
-        created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        bound_details=_plain(details),
-    )
+    u = {"scale": 1.0, "name": "score units"} if units is None else {"scale": float(units.get("scale", 1.0)),
+                                                                     "name": str(units.get("name", "score units"))}
+    inp = {"tau": c.tau, "delta": c.delta, "dim": c.dim, "method": c.method, "alpha": c.alpha, "sigma": c.sigma,
+           "knowledge": _plain(c.knowledge.to_dict()),
+           "frontier_inputs": {"n": len(c.frontier), "tau_split": c.tau_split, "default_rule": c.default_rule},
+           "range": None if range_bound is None else {"A": float(range_bound),
+                                                      "shift_ratio": None if range_shift_ratio is None else float(range_shift_ratio)},
+           "center": {"kind": kind, "value": cv}, "neighborhood": _plain(neighborhood), "units": u,
+           "neighbor_relation": neighbor_relation, "batch_description": batch_description}
+    from biasbound.figures import DEFAULT_DELTAS, bias_radius, original_scale, range_implied
+
+    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied)
+    return Certificate(schema_version=SCHEMA_VERSION, **_plain(inp), seed=int(seed), data_sha256=data_sha256, view=str(view),
+                       scope=_plain(dict(scope or {})), **der, biasbound_version=__version__,
+                       created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                       audit=None if audit is None else _plain(audit), diagnostics=None if diagnostics is None else _plain(diagnostics))

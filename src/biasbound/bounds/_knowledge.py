@@ -282,6 +282,8 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
     if not isinstance(d, Mapping):
         raise TypeError(f"A knowledge record must be a dict. Got {type(d).__name__} instead.")
     kind = d.get("kind")
+    if kind in ("almost-sure", "full-population") and float(d.get("beta", 0.0)) != 0.0:
+        raise InputError(f"A {kind} record spends no beta. Got beta={d.get('beta')!r} instead.")
     if kind == "almost-sure":
         return AlmostSure(A=d["A"], shift_ratio=d.get("shift_ratio"), note=d.get("note", ""))
     if kind == "moments":

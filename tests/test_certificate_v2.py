@@ -1,0 +1,118 @@
+"""Schema version 2 certificates: JSON round trip, verify() recomputes every derived field, and every
+numeric field, edited, makes verify() fail (checked field by field, with the data given)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from biasbound import InputError
+from biasbound.abb import apply_mechanism
+from biasbound.bounds import AlmostSure, FullPopulation, Moments, Sample
+from biasbound.calibration import calibrate_knowledge, recheck
+from biasbound.certificate import SCHEMA_VERSION, Certificate, CertificateVerificationError, make_certificate, sha256_of_array
+
+X = np.linspace(0.0, 1.0, 200)
+POP = np.array([0.0] * 190 + [0.0625] * 8 + [1.0] * 2)
+
+#: numeric fields verify() cannot recompute without data it is not given, each with the reason
+PROVENANCE = {
+    "audit": "re-run by `biasbound audit` on held-out neighbours",
+    "diagnostics": "reported figures never used to calibrate",
+}
+
+
+def _make(knowledge: Any, method: str = "tight", delta: float = 0.05, **kw: Any) -> tuple[Certificate, np.ndarray]:
+    c = calibrate_knowledge(knowledge, tau=0.5, delta=delta, dim=X.size, method=method, frontier_points=3)
+    assert c.alpha < 1  # the centre matters (at alpha = 1 its value has no effect on anything)
+    res = apply_mechanism(X, c, center=0.5, rng=9)
+    cert = make_certificate(c, center_kind="fixed", center_value=0.5, seed=res.seed, data_sha256=sha256_of_array(X),
+                            view="model", range_bound=1.0, neighborhood={"kind": "hamming", "k": 1},
+                            neighbor_relation="answer order swapped", created="2026-01-01T00:00:00+00:00",
+                            units={"scale": 10.0, "name": "points on a 0–10 scale"}, **kw)
+    return cert, res.certified
+
+
+def _numeric_paths(tree: Any, path: tuple = ()) -> list[tuple]:
+    out = []
+    if isinstance(tree, bool):
+        out.append(path)
+    elif isinstance(tree, (int, float)):
+        out.append(path)
+    elif isinstance(tree, dict):
+        for k, v in tree.items():
+            out += _numeric_paths(v, path + (k,))
+    elif isinstance(tree, list):
+        for i, v in enumerate(tree):
+            out += _numeric_paths(v, path + (i,))
+    return out
+
+
+def _edit(d: dict, path: tuple) -> dict:
+    d = copy.deepcopy(d)
+    node = d
+    for p in path[:-1]:
+        node = node[p]
+    v = node[path[-1]]
+    if isinstance(v, bool):
+        node[path[-1]] = not v
+    elif isinstance(v, int):
+        node[path[-1]] = v + 1
+    else:
+        node[path[-1]] = v * 1.01 + 0.001
+    return d
+
+
+CASES = {
+    "full-population+range": lambda: _make({"swap": [AlmostSure(1.0), FullPopulation(POP)]}, delta=0.01),
+    "sample": lambda: _make(Sample(POP[::2], population_size=200, beta=0.01, A=1.0, seed=4)),
+    "paper": lambda: _make(Moments(float(POP.mean())), method="paper"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_round_trip_and_verify(case: str) -> None:
+    cert, released = CASES[case]()
+    assert cert.schema_version == SCHEMA_VERSION
+    back = Certificate.from_json(cert.to_json())
+    assert back == cert
+    out = back.verify(scores=X, certified=released)
+    assert out["holds"] and "seed" in out["checked"] and out["bound_value"] <= cert.delta
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_numeric_field_edited_fails_verify(case: str) -> None:
+    cert, released = CASES[case]()
+    d = json.loads(cert.to_json())
+    paths = [p for p in _numeric_paths(d) if p[0] not in PROVENANCE]
+    assert len(paths) > 30
+    for p in paths:
+        edited = _edit(d, p)
+        with pytest.raises((CertificateVerificationError, InputError, TypeError, KeyError)):
+            Certificate.from_dict(edited).verify(scores=X, certified=released)
+
+
+def test_sentence_says_when_the_range_alone_implies_it() -> None:
+    c = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, frontier_points=2)
+    cert = make_certificate(c, center_kind="fixed", center_value=0.5, seed=1, data_sha256="0" * 64, view="model",
+                            range_bound=1.0)
+    assert cert.range_implied["holds"] is True
+    assert "follows from the score range alone" in cert.guarantee and "ANY judge" in cert.guarantee
+    full = calibrate_knowledge(FullPopulation(POP), tau=0.5, delta=0.05, dim=500, frontier_points=2)
+    cert2 = make_certificate(full, center_kind="fixed", center_value=0.5, seed=1, data_sha256="0" * 64, view="model",
+                             range_bound=1.0)
+    assert cert2.range_implied["holds"] is False and "score range alone" not in cert2.guarantee
+    assert "no sampling, no confidence level" in cert2.guarantee and cert2.beta is None
+
+
+def test_per_model_recheck_certificate_verifies() -> None:
+    c = calibrate_knowledge({"a": FullPopulation(POP), "b": FullPopulation(POP[:100])}, tau=0.5, delta=0.05, dim=200,
+                            frontier_points=2)
+    one = recheck(c, knowledge=FullPopulation(POP[:100]), dim=100)
+    assert one.checked_point and (one.alpha, one.sigma) == (c.alpha, c.sigma)
+    cert = make_certificate(one, center_kind="fixed", center_value=0.5, seed=2, data_sha256="0" * 64, view="model")
+    assert cert.verify()["holds"]
