@@ -170,3 +170,28 @@ def test_the_shipped_example_task_runs_and_certifies(tmp_path):
     assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50",
                  "--holdout", "0"]) == 0
     assert set(json.loads((tmp_path / "o" / "certificate.json").read_text())["generators"]) == {"variant:format", "rerun"}
+
+
+def test_epochs_and_wrapper_reruns_pool_into_one_rerun_generator(tmp_path):
+    # 5 samples x 2 epochs x (original + rerun) = 20 grades; epoch 2 is a rerun of epoch 1 too
+    log = run_eval(_task("CIPCCIICPPCCICPCIPCC", n=5, generators=["rerun"], ), [ANSWER] * 10, tmp_path / "logs",
+                   epochs=2)
+    from inspect_ai.log import read_eval_log
+
+    ev = read_eval_log(str(log))
+    metrics = {k: m.value for k, m in ev.results.scores[0].metrics.items()}
+    by = {}
+    for s in ev.samples:
+        sc = s.scores["bias_bounded"]
+        by[(s.id, s.epoch)] = (LETTER[sc.value], [LETTER[nb["value"]] for nb in sc.metadata["biasbound"]["neighbors"]])
+    diffs = []
+    for i in range(5):
+        first, reruns = by[(f"q{i}", 1)]
+        diffs += [first - by[(f"q{i}", 2)][0]] + [first - r for r in reruns]  # epoch 2, then the wrapper's rerun of epoch 1
+    assert metrics["m_rerun"] == len(diffs) == 10
+    assert metrics["rerun"] == pytest.approx(float(np.sqrt(np.mean(np.square(diffs)))), rel=1e-12) and metrics["rerun"] > 0
+    assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
+                 "--bootstrap-rounds", "50"]) == 0
+    cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
+    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
+    assert cert["generators"]["rerun"]["m"] == 10

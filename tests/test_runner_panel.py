@@ -153,3 +153,29 @@ def test_panel_config_errors(tmp_path):
     assert [j.name for j in cfg.panel] == ["m", "b"] and cfg.judge.name == "m"
     one = parse_config({**base, "judge": ep}, source=tmp_path / "r.yaml")
     assert one.panel == (one.judge,)
+
+
+def test_run_summary_prints_each_judge_of_the_panel(panel):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from biasbound.commands.run import print_run_summary
+
+    result, _, _ = panel
+    buf = StringIO()
+    print_run_summary(result, Console(file=buf, width=200))
+    text = buf.getvalue()
+    stages = result.summary["stages"]
+    for j in ("fair", "biased"):
+        n = stages[f"{j}/original"]["requests"] + stages[f"{j}/neighbors"]["requests"]
+        assert f"judge {j}: {n} judgments requested, 0 missing or failed, cost " in text
+    # the biased judge's prices are 3x the fair one's on prompts: its cost is higher on the same calls
+    assert stages["biased/original"]["cost"] > stages["fair/original"]["cost"]
+
+
+def test_example_panel_config_is_valid():
+    cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "run-panel.yaml")
+    assert [j.name for j in cfg.panel] == ["fair", "position-biased"]
+    assert [j.temperature for j in cfg.panel] == [0.0, 0.7]
+    assert cfg.panel[1].prompt_price_per_million == 2.5

@@ -50,6 +50,15 @@ def print_run_summary(result: Any, console: Console) -> None:
         f"outputs in {result.config.output}",
         soft_wrap=True, highlight=False,
     )
+    judges = result.summary.get("judges") or []
+    if len(judges) > 1:  # a panel: calls and cost per judge (stages are keyed '<judge>/<stage>')
+        for j in judges:
+            parts = [v for k, v in result.summary["stages"].items() if k.startswith(f"{j}/")]
+            costs = [p["cost"] for p in parts if p.get("cost") is not None]
+            cost = f"cost {sum(costs):.4g}" if costs else "cost not priced"
+            console.print(f"  judge {j}: {sum(p.get('requests', 0) for p in parts)} judgments requested, "
+                          f"{sum(p.get('missing', 0) + p.get('failed', 0) for p in parts)} missing or failed, {cost}",
+                          soft_wrap=True, highlight=False, markup=False)
 
 
 def main(argv: list[str] | None = None) -> int:

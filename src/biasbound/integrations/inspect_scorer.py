@@ -125,8 +125,10 @@ def _pairs(scores: Sequence[SampleScore]) -> dict[str, list[tuple[float, float]]
         # the reader's rule: the smallest common scale over the judge's values (every epoch, every neighbour)
         from biasbound.data.tables import infer_scale
 
-        allv = [ss.score.value for ss in scores] + [nb.get("value") for ss in scores
-                                                     for nb in ((ss.score.metadata or {}).get(METADATA_KEY) or {}).get("neighbors", [])]
+        # as the reader: every epoch's value, and the neighbours of epoch 1 (the only ones it reads)
+        allv = [ss.score.value for ss in scores] + [nb.get("value") for epochs in by_sample.values() if 1 in epochs
+                                                     for nb in epochs[1].get("neighbors", [])
+                                                     if nb.get("status", "applied") == "applied"]
         lo, hi = infer_scale([x for k, x in (_raw_score(v, None) for v in allv) if k == "number"])
     out: dict[str, list[tuple[float, float]]] = {}
     for gen, ka, xa, kb, xb in mapped:
