@@ -71,7 +71,7 @@ def _cand_bound(c: _Cand, tau: float, alpha: float, sigma: float, dim: int) -> f
 
 def _dominated(r: Record, s: Record) -> bool:
     """Every unit's bound for ``r`` is <= its bound for ``s`` (same kind; monotone in the record)."""
-    if type(r) is not type(s) or r.shift_ratio != s.shift_ratio:
+    if type(r) is not type(s) or r.shift_ratio != s.shift_ratio:  # [proof:dominated]
         return False
     if isinstance(r, AlmostSure):
         return r.A <= s.A
@@ -142,10 +142,10 @@ class _Plan:
         per = []
         for gi in idx:
             name, cands = self.gens[gi]
-            v, ci = min((vals[(gi, ci)], ci) for ci in range(len(cands)))
+            v, ci = min((vals[(gi, ci)], ci) for ci in range(len(cands)))  # [proof:min-over-bounds]
             per.append((name, cands[ci], v))
         values = [v for _, _, v in per]
-        if self.how == "max":
+        if self.how == "max":  # [proof:combine]
             total = max(values)
         else:
             total = math.fsum(values) / len(values)
@@ -177,7 +177,7 @@ def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
             break
-        if F(mid) <= delta:
+        if F(mid) <= delta:  # [proof:safe-end] lo is always a point whose bound was evaluated <= delta
             lo = mid
         else:
             hi = mid
@@ -202,7 +202,7 @@ def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float 
     tau), so a grid of ``grid`` points is scanned first; the bisection then runs between the largest
     feasible grid point and the next one, keeping the feasible end.  The result was evaluated."""
     pts = [lo + (hi - lo) * i / grid for i in range(grid + 1)]
-    ok = [i for i, s in enumerate(pts) if G(s) <= delta]
+    ok = [i for i, s in enumerate(pts) if G(s) <= delta]  # [proof:sigma-scan]
     if not ok:
         return None
     i = ok[-1]

@@ -365,7 +365,7 @@ class Knowledge:
     @property
     def beta_total(self) -> float:
         """Sum of the failure probabilities of every record (rounded up): what a comparison across them spends."""
-        s = math.fsum(float(r.beta or 0.0) for r in self.records)
+        s = math.fsum(float(r.beta or 0.0) for r in self.records)  # [proof:beta-sum]
         return math.nextafter(s, math.inf) if s > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:

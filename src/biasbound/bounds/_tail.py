@@ -87,7 +87,7 @@ def noise_only_sigma(tau: float, delta: float, dim: int) -> float:
     q = float(stats.chi2.isf(delta, dim))
     if not math.isfinite(q) or q <= 0:
         return math.inf
-    return tau / math.sqrt(2.0 * q)
+    return tau / math.sqrt(2.0 * q)  # [proof:noise-only]
 
 
 def check_point(tau: float, alpha: float, sigma: float, dim: int, where: str) -> tuple[float, float, float, int]:
