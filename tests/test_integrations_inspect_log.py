@@ -120,3 +120,19 @@ def test_cli_certifies_an_inspect_log_with_epochs_as_reruns(tmp_path, capsys):
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
     assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(float(np.sqrt(np.mean(np.square(diffs)))), rel=1e-9)
     assert cert["generators"]["rerun"]["m"] == 8
+
+
+def test_cli_unreadable_log_and_unmappable_value_are_one_sentence_exit_2(tmp_path, capsys):
+    bad = tmp_path / "broken.eval"
+    bad.write_bytes(b"PK\x03\x04 this is not a zip archive")
+    assert main(["certify", str(bad), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:" in err and "inspect_ai cannot read this log" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    log = run_eval(_numeric_task(["yes", "no", "yes"]), ["a"] * 3, tmp_path / "logs")
+    assert main(["certify", str(log), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "sample 'q0' (epoch 1)" in err and "--score-map" in err and len(err.strip().splitlines()) == 1
+    # the user's mapping makes the same log readable
+    js = load_inspect_log(log, score_map={"yes": 1.0, "no": 0.0})
+    assert js.frame.set_index("item_id")["score"].to_dict() == {"q0": 1.0, "q1": 0.0, "q2": 1.0}

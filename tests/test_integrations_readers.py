@@ -293,3 +293,14 @@ def test_cli_auto_leaves_out_models_without_the_neighbours(tmp_path, capsys):
     assert "left out (no variant:concise / variant:verbose neighbour in the data)" in out and "other-model" in out
     lb = pd.read_csv(tmp_path / "o" / "leaderboard.csv")
     assert set(lb["model"]) == {"alpaca-7b", "gpt-3.5-turbo-1106"}
+
+
+def test_cli_truncated_alpaca_eval_file_names_the_line(tmp_path, capsys):
+    src = (ALPACA / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json").read_text()
+    p = tmp_path / "results" / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    p.parent.mkdir(parents=True)
+    lines = src.splitlines()
+    p.write_text("\n".join(lines[: len(lines) // 2]) + "\n")  # cut in the middle of a record
+    assert main(["certify", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
