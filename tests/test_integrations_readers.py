@@ -304,3 +304,25 @@ def test_cli_truncated_alpaca_eval_file_names_the_line(tmp_path, capsys):
     assert main(["certify", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert f"{p}:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_certifies_mt_bench_single_ratings_with_their_reruns(tmp_path, capsys):
+    path = MT / "llama-3-8b" / "model_judgment" / "gpt-4_single-origin.jsonl"
+    recs = [json.loads(t) for t in path.read_text().splitlines()]
+    code = main(["certify", str(path), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
+                 "--bootstrap-rounds", "50"])
+    out = capsys.readouterr().out
+    assert code == 0 and "neighbours found in the data: rerun" in out
+    assert "4 × single rating -1 (FastChat could not parse a rating): missing" in out
+    first: dict = {}
+    diffs = []
+    for r in recs:  # the first judgment of an item is f(D); a later one is a rerun neighbour
+        key = (r["question_id"], r["turn"])
+        if key not in first:
+            first[key] = r["score"]
+        elif first[key] != -1 and r["score"] != -1:
+            diffs.append((first[key] - r["score"]) / 9)
+    assert len(diffs) == 6 and _rms(diffs) > 0  # 10 repeated items, 4 of whose first rating is -1 (missing)
+    cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
+    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(_rms(diffs), rel=1e-9)
+    assert cert["generators"]["rerun"]["m"] == 6
