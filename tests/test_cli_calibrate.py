@@ -17,7 +17,7 @@ BASE = ["calibrate", "--sensitivity", "0.306", "--dim", "500", "--tau", "0.5", "
 
 
 def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
-    assert main(argv + ["--json"]) == 0
+    assert main(argv + ["--json", "--frontier", "3"]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -26,29 +26,35 @@ def test_paper_json_matches_hand_formula(capsys: pytest.CaptureFixture[str]) -> 
     lt = math.log(200)
     hand = (0.5 - 0.05 * 0.306 / math.sqrt(0.005)) / math.sqrt(2 * (500 + 2 * math.sqrt(500 * lt) + 2 * lt))
     assert out["sigma_max"] == pytest.approx(hand, rel=1e-12) and out["sigma"] <= out["sigma_max"]
-    assert out["alpha"] == 0.05 and out["bound_used"] == "markov" and out["radius"] == "laurent-massart"
-    assert out["delta_B"] == 0.005 and out["delta_Delta"] == 0.005 and out["feasible"] is True
+    assert out["alpha"] == 0.05 and out["bound_used"] == "paper" and out["paper"]["radius"] == "laurent-massart"
+    assert out["paper"]["delta_B"] == 0.005 and out["paper"]["delta_Delta"] == 0.005 and out["feasible"] is True
     assert out["alpha_max"] == pytest.approx(0.5 * math.sqrt(0.005) / 0.306, rel=1e-12)
+    assert out["point_estimate"] is True and out["beta"] is None
 
 
-def test_range_hamming_offers_deterministic_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _json(capsys, BASE + ["--range", "1", "--hamming", "4", "--alpha", "0.1"])
-    det = next(c for c in out["candidates"] if c["name"] == "deterministic")
-    assert det["available"]
-    # a.s. bound R sqrt(k) = 2: a = 0.1 * 2 = 0.2, no delta_Delta, delta_B = delta, exact chi2 radius
-    r = math.sqrt(stats.chi2.isf(0.01, 500))
-    assert det["sigma_max"] == pytest.approx((0.5 - 0.1 * 2.0) / (math.sqrt(2) * r), rel=1e-9)
-    assert det["alpha_max"] == pytest.approx(0.5 / 2.0, rel=1e-12) and det["delta_B"] == 0.01
-    markov = next(c for c in out["candidates"] if c["name"] == "markov")
-    best = max((c for c in out["candidates"] if c["available"]), key=lambda c: c["sigma_max"])
-    assert out["bound_used"] == best["name"] and out["sigma_max"] == best["sigma_max"]
-    assert markov["sigma_max"] is not None and det["delta_Delta"] == 0.0
+def test_range_gives_the_exact_almost_sure_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--range", "1", "--hamming", "4",
+                         "--alpha", "0.1"])
+    # a.s. bound A = R sqrt(k) = 2: sigma_max is where the noncentral chi-square tail at alpha A reaches delta
+    s = out["sigma_max"]
+    p = stats.ncx2.sf(0.25 / (2 * s * s), 500, (0.1 * 2.0) ** 2 / (2 * s * s))
+    assert p <= 0.01 and p == pytest.approx(0.01, rel=1e-6)
+    triangle = (0.5 - 0.1 * 2.0) / (math.sqrt(2) * math.sqrt(stats.chi2.isf(0.01, 500)))
+    assert s > triangle  # the exact tail beats the triangle inequality it replaces
+    assert out["bound_used"] == "almost-sure" and out["exact"] is True and out["range_implied"] is True
+
+
+def test_sigma_given_returns_alpha_star_and_the_frontier(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--range", "1", "--sigma", "0.00736"])
+    assert out["alpha"] >= 0.41 and out["sigma"] == 0.00736
+    assert [p["sigma"] for p in out["frontier"]][0] == 0.0 and len(out["frontier"]) == 3
 
 
 def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(BASE) == 0
+    assert main(BASE + ["--frontier", "2"]) == 0
     out = capsys.readouterr().out
-    assert "alpha_max" in out and "sigma_max" in out and "markov" in out and "delta_B" in out
+    assert "alpha_max" in out and "sigma_max" in out and "moments *" in out and "frontier" in out
+    assert "default rule" in out
 
 
 def test_infeasible_red_sentence_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +66,7 @@ def test_infeasible_red_sentence_exit_2(capsys: pytest.CaptureFixture[str]) -> N
 @pytest.mark.parametrize(
     ("args", "name"),
     [(["--tau", "0"], "tau"), (["--delta", "1.5"], "delta"), (["--alpha", "0"], "alpha"), (["--dim", "0"], "dim"),
-     (["--method", "exact"], "method"), (["--hamming", "0", "--range", "1"], "hamming")],
+     (["--method", "exact"], "method"), (["--hamming", "0", "--range", "1"], "hamming"), (["--sigma", "-1"], "sigma")],
 )
 def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], name: str) -> None:
     argv = list(BASE)

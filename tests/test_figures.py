@@ -72,3 +72,17 @@ def test_original_scale_release_is_the_unshrunk_judge_with_noise_sigma_over_alph
     # deviation (its standard error is 0.04/sqrt(2n), 0.16%; two-sided 2e-9 each): < 2e-6 in all
     assert np.allclose(back.mean(axis=0), f, atol=5 * 0.04 / np.sqrt(200_000))
     assert np.allclose(back.std(axis=0), 0.04, rtol=0.01)
+
+
+def test_plot_frontier_writes_a_png_and_rejects_nothing_to_draw(tmp_path) -> None:
+    from biasbound import InputError
+    from biasbound.calibration import frontier
+    from biasbound.report.plots import plot_frontier
+
+    pts = frontier(tau=0.5, delta=0.01, dim=500, knowledge=AlmostSure(1.0), n=4)
+    assert pts[0]["sigma"] == 0.0 and pts[0]["alpha"] == pytest.approx(0.5, rel=1e-6)  # alpha*(0) = tau / A
+    assert pts[-1]["alpha"] == 0.0  # the noise alone uses up delta
+    out = plot_frontier({"almost-sure": pts}, tmp_path / "f.png", point=(0.005, 0.4))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(InputError, match="frontiers"):
+        plot_frontier({}, tmp_path / "g.png")

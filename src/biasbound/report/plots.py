@@ -51,6 +51,7 @@ __all__ = [
     "RETENTION_METRICS",
     "drawable",
     "plot_calibration_tradeoff",
+    "plot_frontier",
     "plot_judge_retention",
     "plot_ranking",
     "plot_score_distribution",
@@ -1016,4 +1017,58 @@ def plot_calibration_tradeoff(
     ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
     ax.set_title(_wrap(_plain(title), 7.0) if title else "What each tolerance τ costs: shrinkage and noise")
+    return _save(fig, out)
+
+
+@_with_fonts
+def plot_frontier(
+    frontiers: Mapping[str, Sequence[Mapping[str, float]]],
+    path: str | os.PathLike[str],
+    *,
+    point: tuple[float, float] | None = None,
+    title: str | None = None,
+) -> Path:
+    """Draw feasible frontiers ``alpha*(sigma)``: the largest shrinkage that certifies ``(tau, delta)`` at each noise.
+
+    Every point on or below a curve is certified by that bound; the area between two curves is what the
+    better bound (more knowledge, or the exact worst case instead of Cor. 3.2) buys.
+
+    Parameters
+    ----------
+    frontiers : Mapping[str, Sequence[Mapping[str, float]]]
+        Label → ``[{"sigma": s, "alpha": a}, ...]`` (``BoundCalibration.frontier`` or
+        :func:`biasbound.calibration.frontier`); ``alpha = 0`` where nothing is feasible.
+    path : str or os.PathLike
+        Where to write the PNG (parent folders are created).
+    point : (sigma, alpha), optional
+        The point the calibration chose, marked.
+    title : str, optional
+        Figure title; a default is used when omitted.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    where = "plot_frontier"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    if not isinstance(frontiers, Mapping) or len(frontiers) == 0:
+        raise InputError(f"The 'frontiers' parameter of {where} must map at least one label to frontier points. Got none instead.")
+    fig = _new_figure(6.4, 4.4)
+    ax = fig.add_subplot()
+    for i, (label, pts) in enumerate(frontiers.items()):
+        s = check_finite_array([float(p["sigma"]) for p in pts], f"frontiers[{label!r}].sigma", where, ndim=1)
+        a = check_finite_array([float(p["alpha"]) for p in pts], f"frontiers[{label!r}].alpha", where, ndim=1)
+        ax.plot(s, a, marker="o", ms=3, lw=1.6, color=_SETTING_COLOURS[i % len(_SETTING_COLOURS)], label=_label(label))
+    if point is not None:
+        ax.plot([point[0]], [point[1]], ls="none", marker="*", ms=13, color="black", label="chosen point")
+    ax.set_xlabel("noise σ per score")
+    ax.set_ylabel("largest certified shrinkage α*(σ)")
+    ax.set_ylim(0.0, 1.05)
+    ax.set_xlim(left=0.0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title(_wrap(_plain(title), 6.4) if title else "Feasible frontier: shrinkage α against noise σ")
     return _save(fig, out)
