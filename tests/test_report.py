@@ -638,7 +638,8 @@ def test_correlations_show_four_decimals_so_near_one_is_not_one():
 def test_report_renders_certificate_figures_per_model_rows_and_a_comparison(report_inputs: dict[str, object], tmp_path: Path) -> None:
     """A certificate figure found in the dict gets its own section; per-model certificates get one row each."""
     cert = make_certificate()
-    cert["bias_radius"] = {"l2": 0.5, "per_item_rms": 0.0223}
+    cert["bias_radius"] = 0.8123
+    cert["original_scale"] = {"tau": 1.6667, "sigma": 0.1708}
     per_model = []
     for name, verdict in (("model-a", "holds"), ("모델-b", "inconclusive")):
         c = make_certificate(verdict=verdict)
@@ -651,7 +652,8 @@ def test_report_renders_certificate_figures_per_model_rows_and_a_comparison(repo
         retention=None, plots={}, load_report=None, audit=None, model_certificates=per_model,
         comparison={"title": "Paper against tight", "columns": ["paper", "tight"], "rows": [("α", ["0.04", "0.25"])]},
     ).read_text(encoding="utf-8")
-    assert "<h2>Bias radius</h2>" in text and "<td class=\"name\">per item rms</td><td>0.0223</td>" in text
+    assert "<h2>Bias radius of the judge</h2>" in text and "Here it is 0.8123, against the certified τ = 0.5." in text
+    assert "<h2>The guarantee on the original score scale</h2>" in text and "τ/α = 1.667 and σ/α = 0.1708" in text
     assert "<h2>Per-model certificates</h2>" in text
     assert '<td class="name">모델-b</td><td>500</td><td>2</td><td>0.25</td><td>0.31</td><td>500</td>' in text
     assert text.count(">inconclusive</td>") == 1 and text.count(">holds</td>") == 1

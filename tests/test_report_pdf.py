@@ -6,6 +6,7 @@ absent). Without it this test fails, naming the package: it never skips.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -45,10 +46,11 @@ def print_to_pdf(html: Path, pdf: Path, profile: Path) -> None:
 
 
 class _Table(HTMLParser):
-    """Rows of the report's leaderboard table (``id="leaderboard-table"``) as lists of cell texts."""
+    """Rows of one of the report's tables (by its ``id``) as lists of cell texts."""
 
-    def __init__(self) -> None:
+    def __init__(self, table_id: str = "leaderboard-table") -> None:
         super().__init__()
+        self.table_id = table_id
         self.inside = False
         self.headers: list[str] = []
         self.rows: list[list[str]] = []
@@ -56,7 +58,7 @@ class _Table(HTMLParser):
         self._row: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
-        if tag == "table" and dict(attrs).get("id") == "leaderboard-table":
+        if tag == "table" and dict(attrs).get("id") == self.table_id:
             self.inside = True
         elif self.inside and tag == "tr":
             self._row = []
@@ -95,13 +97,14 @@ def printed(tmp_path_factory):
     pdf = out / "report.pdf"
     print_to_pdf(html, pdf, tmp_path_factory.mktemp("chromium-profile"))
     text = normalise(" ".join(page.extract_text() for page in PdfReader(pdf).pages))
-    table = _Table()
+    table, per_model = _Table(), _Table("per-model-table")
     table.feed(html.read_text(encoding="utf-8"))
-    return out, text, table
+    per_model.feed(html.read_text(encoding="utf-8"))
+    return out, text, table, per_model
 
 
 def test_every_leaderboard_row_and_column_is_in_the_printed_report(printed):
-    out, text, table = printed
+    out, text, table, _ = printed
     lb = pd.read_csv(out / "tight" / "leaderboard.csv")
     assert len(lb) == 76
     # the HTML table holds every model once, with every column of the output
@@ -116,7 +119,7 @@ def test_every_leaderboard_row_and_column_is_in_the_printed_report(printed):
 
 
 def test_printed_report_states_the_mechanism_the_scores_and_the_comparison(printed):
-    out, text, _ = printed
+    out, text, _, per_model = printed
     lb = pd.read_csv(out / "tight" / "leaderboard.csv").set_index("model")
     cert = Certificate.read(out / "tight" / "certificate.json")
     formula = (f"M(D) = {format_number(cert.alpha)} · f(D) + {format_number(1 - cert.alpha)} · "
@@ -127,4 +130,9 @@ def test_printed_report_states_the_mechanism_the_scores_and_the_comparison(print
             f"{lb.loc[top, 'original_both_orders']:.4g} over both") in text
     assert f"The baseline {DEMO_BASELINE}" in text and lb.loc[DEMO_BASELINE, "is_baseline"]
     assert "Paper calibration against tight calibration" in text and "Per-model certificates" in text
-    assert text.count(" holds") >= 76  # every per-model certificate's audit verdict is printed
+    # every per-model certificate's row, with its audit verdict as written in certificates.json
+    certs = {c["scope"]["model"]: c for c in json.loads((out / "tight" / "certificates.json").read_text())}
+    assert sorted(row[0] for row in per_model.rows) == sorted(certs) and len(certs) == 76
+    for row in per_model.rows:
+        assert row[-1] == certs[row[0]]["audit"]["model"]["verdict"]
+        assert normalise(" ".join(row)) in text, row[0]

@@ -59,7 +59,15 @@ _VERDICT_TEXT: dict[str, str] = {
     "holds": "The audit supports the certificate: the upper confidence bound on the failure probability is at most δ.",
     "violated": "The audit contradicts the certificate: even the lower confidence bound on the failure probability exceeds δ.",
     "inconclusive": "The audit is inconclusive: the confidence interval on the failure probability contains δ.",
+    "not contradictable": ("The certificate rests on an almost-sure bound whose worst neighbour already fails with "
+                           "probability at most δ: no neighbour within the bound can contradict it, and none of the "
+                           "held-out neighbours lies beyond it."),
+    "exact": "The failure probability was computed over the generator's whole population of neighbours: nothing is estimated, and it is at most δ.",
 }
+
+#: CSS class of each verdict (the colours of holds / violated / inconclusive).
+_VERDICT_CSS: dict[str, str] = {"holds": "holds", "not contradictable": "holds", "exact": "holds",
+                                "violated": "violated", "inconclusive": "inconclusive"}
 
 # (key, label) in display order; keys not listed are shown after these as they come.
 _CERT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -241,7 +249,7 @@ def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
     return {
         "label": label,
         "verdict": verdict,
-        "css": verdict if verdict in _VERDICT_TEXT else "unknown",
+        "css": _VERDICT_CSS.get(verdict, "unknown"),
         "text": _VERDICT_TEXT.get(verdict, "The audit returned no recognised verdict."),
         "prose": " ".join(x for x in (sentence, mc) if x),
         "rows": extra,
@@ -375,14 +383,23 @@ def _figure_sensitivity(cert: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _figure_fields(cert: Mapping[str, Any], key: str, title: str, prose: str) -> dict[str, Any] | None:
-    """A generic figure: a scalar, or a mapping of scalars (or of mappings, one row each) under ``key``."""
-    value = cert.get(key)
-    if value is None:
-        scope = cert.get("scope")
-        value = scope.get(key) if isinstance(scope, Mapping) else None
+def _cert_value(cert: Mapping[str, Any], key: str) -> Any:
+    """A certificate field, looked up at the top level, then under ``figures``, then in the scope."""
+    for holder in (cert, cert.get("figures"), cert.get("scope")):
+        if isinstance(holder, Mapping) and holder.get(key) is not None:
+            return holder[key]
+    return None
+
+
+def _figure_fields(cert: Mapping[str, Any], key: str, title: str, prose: str, value: Any = None) -> dict[str, Any] | None:
+    """A generic figure: a scalar, a mapping of scalars, a mapping of mappings or a list of mappings (one row each)."""
+    value = _cert_value(cert, key) if value is None else value
     if value is None:
         return None
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, Mapping) for v in value):
+        cols = list(dict.fromkeys(k for v in value for k in v if not isinstance(v[k], (Mapping, list, tuple))))
+        rows = [[format_number(v.get(c)) for c in cols] for v in value]
+        return {"title": title, "prose": prose, "headers": [c.replace("_", " ") for c in cols], "rows": rows}
     if isinstance(value, Mapping):
         if value and all(isinstance(v, Mapping) for v in value.values()):
             cols = list(dict.fromkeys(k for v in value.values() for k in v if not isinstance(v[k], (Mapping, list, tuple))))
@@ -393,16 +410,54 @@ def _figure_fields(cert: Mapping[str, Any], key: str, title: str, prose: str) ->
     return {"title": title, "prose": prose, "headers": ["quantity", "value"], "rows": [[key.replace("_", " "), _inline(value)]]}
 
 
+def _figure_range_implied(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = _cert_value(cert, "range_implied")
+    if value is None:
+        return None
+    flag = value.get("implied", value.get("value")) if isinstance(value, Mapping) else value
+    if isinstance(flag, (bool, np.bool_)):
+        prose = ("Yes: at this α and σ the guarantee would hold for any judge whose neighbours stay within the score "
+                 "range, so it says nothing specific about this judge's bias." if flag else
+                 "No: the score range alone would not give this guarantee at this α and σ; it rests on what was "
+                 "measured about this judge.")
+    else:
+        prose = "Whether the score range alone implies the guarantee at the certified α and σ."
+    return _figure_fields(cert, "range_implied", "Is the guarantee implied by the score range alone?", prose, value)
+
+
+def _figure_original_scale(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = _cert_value(cert, "original_scale")
+    if value is None:
+        return None
+    prose = ("With a centre fixed within the batch, (M(D) − (1 − α)c)/α = f(D) + N(0, (σ/α)² I): releasing M(D) is "
+             "releasing the unshrunk judge with noise σ/α, and the (τ, δ) statement is a (τ/α, δ) statement about it.")
+    if isinstance(value, Mapping) and _num(value.get("tau")) is not None and _num(value.get("sigma")) is not None:
+        prose += (f" Here: τ/α = {format_number(value['tau'])} and σ/α = {format_number(value['sigma'])} on the judge's "
+                  "[0, 1] scale.")
+    return _figure_fields(cert, "original_scale", "The guarantee on the original score scale", prose, value)
+
+
+def _figure_bias_radius(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = _cert_value(cert, "bias_radius")
+    if value is None:
+        return None
+    prose = ("The bias radius is the smallest τ for which the judge itself — unshrunk (α = 1) and without noise — "
+             f"would be (τ, δ)-bias-bounded at δ = {format_number(cert.get('delta'))}: an upper quantile of ‖f(D) − f(D′)‖₂.")
+    if _num(value) is not None:
+        prose += f" Here it is {format_number(value)}, against the certified τ = {format_number(cert.get('tau'))}."
+    return _figure_fields(cert, "bias_radius", "Bias radius of the judge", prose, value)
+
+
 _CERT_FIGURES: tuple[Any, ...] = (
     _figure_sensitivity,
-    lambda c: _figure_fields(c, "bias_radius", "Bias radius",
-                             "How far, in score units, the certified scores may move under the certified generators."),
-    lambda c: _figure_fields(c, "range_implied", "Range implied by the certificate",
-                             "The score range the certificate's parameters imply."),
-    lambda c: _figure_fields(c, "original_scale", "The guarantee on the original score scale",
-                             "The tolerance and scores expressed on the judge's own scale."),
+    _figure_range_implied,
+    _figure_original_scale,
+    _figure_bias_radius,
+    lambda c: _figure_fields(c, "bias_radius_curve", "Bias radius over δ",
+                             "The bias radius at each failure probability δ."),
     lambda c: _figure_fields(c, "leaderboard_cost", "Leaderboard cost",
                              "What the certificate costs the leaderboard."),
+    lambda c: _figure_fields(c, "frontier", "The (τ, δ) frontier", "The certifiable trade-off between τ and δ."),
     lambda c: _figure_fields(c, "bound_details", "Details of the bound used", "The quantities the bound was computed from."),
 )
 
