@@ -184,14 +184,14 @@ def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol
     return lo
 
 
-def _alpha_zero(F0: Callable[[float], float], delta: float) -> float:
+def _alpha_zero(F0: Callable[[float], float], delta: float, rtol: float = 1e-12) -> float:
     """``alpha*(sigma = 0)`` without the cap at 1 (``inf`` when every alpha up to 1e8 is feasible)."""
     hi = 1.0
     while F0(hi) <= delta:
         if hi >= _ALPHA_CEIL:
             return math.inf
         hi *= 4.0
-    return _alpha_star(F0, delta, hi)
+    return _alpha_star(F0, delta, hi, rtol=rtol)
 
 
 def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float = 0.0,
@@ -425,7 +425,7 @@ def calibrate_knowledge(
     tau_split : float
         Default rule (neither given): ``alpha = min(1, tau_split * alpha*(0))``, ``sigma = sigma*(alpha)``.
     frontier_points : int
-        Points of the reported frontier.
+        Points of the reported frontier (0: none, e.g. per-model certificates under a judge's frontier).
     candidates : {"selected", "all"}
         ``"all"`` also solves every candidate's own ``alpha*(sigma)`` and ``sigma*(alpha)`` (slower);
         ``"selected"`` records every candidate's value at the chosen point only.
@@ -452,20 +452,30 @@ def calibrate_knowledge(
     ts = check_in_range(tau_split, "tau_split", where, low=0.0, high=1.0, low_open=True, high_open=True)
     al = None if alpha is None else check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
     sg = None if sigma is None else check_in_range(sigma, "sigma", where, low=0.0)
-    nf = check_int(frontier_points, "frontier_points", where, low=2)
+    nf = check_int(frontier_points, "frontier_points", where, low=0)
+    if nf == 1:
+        raise InputError(f"The 'frontier_points' parameter of {where} must be 0 (no frontier) or >= 2. Got 1 instead.")
     searches = check_one_of(candidates, "candidates", where, ("selected", "all")) == "all"
     k = Knowledge.of(knowledge)
     if m == "paper":
         out = _calibrate_paper(k, t, dl, d, al, sg, ts, nf, searches)
         return dataclasses.replace(out, default_rule=_rule or out.default_rule, checked_point=al is not None and sg is not None)
     checked = al is not None and sg is not None
+    sg_given = sg is not None
     plan = _Plan(k, m)
 
     def F(a: float, s: float) -> float:
         return plan.evaluate(t, a, s, d)[0]
 
     s_hi = noise_only_sigma(t, dl, d)
-    a0 = _alpha_zero(lambda a: F(a, 0.0), dl)
+    rt = 1e-6 if checked else 1e-12  # a checked point's searches only report figures: coarser, still the safe end
+    if checked:
+        v0, _ = plan.evaluate(t, al, sg, d, every=True)
+        if v0 > dl:
+            raise InfeasibleCertificateError(
+                f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {v0:.3g}.",
+                alpha_max=None)
+    a0 = _alpha_zero(lambda a: F(a, 0.0), dl, rtol=rt)
     amax = min(1.0, a0)
     if al is None and sg is None:
         if a0 <= 0:
@@ -489,16 +499,16 @@ def calibrate_knowledge(
             _infeasible(t, dl, al, amax)
         sg = smax
     else:
-        a_s = _alpha_star(lambda a: F(a, sg), dl)
+        a_s = _alpha_star(lambda a: F(a, sg), dl, rtol=rt)
         if al is None:
             if a_s <= 0:
                 raise InfeasibleCertificateError(
                     f"sigma={sg:g} is too large to certify tau={t:g} at delta={dl:g} for any alpha (the noise alone "
                     f"exceeds it above sigma={s_hi:.4g}).", alpha_max=amax)
             al = a_s
-        smax = _sigma_star(lambda s: F(al, s), dl, s_hi)
-        if smax is None or smax < sg:  # the bound need not be monotone in sigma: search above the given point
-            smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg)
+        # the given point's bound was checked (or is checked below); sigma_max is the largest verified noise found
+        # above it (the bound need not be monotone in sigma)
+        smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg, rtol=rt, grid=8)
         if smax is None:
             _infeasible(t, dl, al, amax)
     value, per = plan.evaluate(t, al, sg, d, every=True)
@@ -506,11 +516,11 @@ def calibrate_knowledge(
         raise InfeasibleCertificateError(
             f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {value:.3g}; "
             f"sigma <= {smax:.6g} works at this alpha.", alpha_max=amax)
-    a_at = _alpha_star(lambda a: F(a, sg), dl, rtol=1e-9)
+    a_at = a_s if sg_given else _alpha_star(lambda a: F(a, sg), dl, rtol=1e-9)
     binding = max(per, key=lambda p: p[2])
     selected = {(p[1].generator, p[1].index, p[1].unit.NAME) for p in per}
     cands = _candidate_records(k, plan, m, t, dl, d, al, sg, selected, searches)
-    pts = _frontier(F, t, dl, d, nf, allow_zero=True)
+    pts = _frontier(F, t, dl, d, nf, allow_zero=True) if nf else []
     amax = max([amax, a_at, al] + [p["alpha"] for p in pts])
     return BoundCalibration(
         method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
@@ -626,6 +636,6 @@ def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: fl
         alpha_max=leg.alpha_max, alpha_at_sigma=_alpha_star(lambda a: F(a, leg.sigma), delta), bound_value=float(value),
         bound_used="paper", exact=False, beta_spent=float(rec.beta or 0.0), point_estimate=rec.beta is None,
         tau_split=tau_split, default_rule=rule, candidates=tuple(cands),
-        frontier=tuple(_frontier(F, tau, delta, dim, nf, allow_zero=False)), knowledge=k, legacy=leg,
+        frontier=tuple(_frontier(F, tau, delta, dim, nf, allow_zero=False) if nf else ()), knowledge=k, legacy=leg,
     )
 
