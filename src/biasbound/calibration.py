@@ -195,7 +195,7 @@ def _alpha_zero(F0: Callable[[float], float], delta: float, rtol: float = 1e-12)
 
 
 def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float = 0.0,
-                rtol: float = 1e-12, grid: int = 32) -> float | None:
+                rtol: float = 1e-12, grid: int = 12) -> float | None:
     """Largest verified sigma in [lo, hi] with G(sigma) <= delta (None when none is found).
 
     The bounds need not be monotone in sigma (noise can lower a worst case whose mass sits just above
