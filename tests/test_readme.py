@@ -21,8 +21,9 @@ def test_readme_example_runs_and_certifies(capsys):
     exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - our own README
     printed = capsys.readouterr().out
     cal, cert = namespace["cal"], namespace["cert"]
-    assert cal.bound_used == "deterministic"  # |Δ| <= 1 beats Markov at delta_Delta = 0.005
+    assert cal.bound_used == "full-population" and cal.exact and cal.beta is None  # as the README says
     assert 0 < cal.sigma <= cal.sigma_max
+    assert cert.range_implied["holds"] is False and cert.bias_radius["radius"] == 1.0
     assert cert.verify()["holds"] is True
     assert "True" in printed and "local" in cert.guarantee
 

@@ -21,7 +21,10 @@ from biasbound._exceptions import (
 )
 from biasbound.abb import Calibration, MechanismResult, apply_mechanism, calibrate, shrink
 from biasbound.audit import AuditResult, audit_certificate
+from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample
+from biasbound.calibration import BoundCalibration, calibrate_knowledge
 from biasbound.certificate import Certificate, make_certificate
+from biasbound.figures import bias_radius, range_implied
 from biasbound.sensitivity import (
     CombinedSensitivity,
     SensitivityEstimate,
@@ -45,24 +48,32 @@ _LAZY = {
 }
 
 __all__ = [
+    "AlmostSure",
     "AuditResult",
     "BiasboundError",
+    "BoundCalibration",
     "Calibration",
     "Certificate",
     "CertifyResult",
     "CombinedSensitivity",
     "DataFormatError",
+    "FullPopulation",
     "InfeasibleCertificateError",
     "InputError",
     "JudgeError",
     "JudgmentSet",
+    "Knowledge",
     "MechanismResult",
+    "Moments",
+    "Sample",
     "SchematicResult",
     "SensitivityEstimate",
     "__version__",
     "apply_mechanism",
     "audit_certificate",
+    "bias_radius",
     "calibrate",
+    "calibrate_knowledge",
     "certify",
     "combine",
     "context_adjusted_rms",
@@ -71,6 +82,7 @@ __all__ = [
     "load_demo",
     "load_table",
     "make_certificate",
+    "range_implied",
     "schematic_adherence",
     "sensitivity_lcb",
     "sensitivity_ucb",
