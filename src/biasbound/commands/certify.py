@@ -211,7 +211,7 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
 
     Used by ``--neighbors auto``: in AlpacaEval's results, say, only a few models have
     ``_verbose``/``_concise`` runs; the others have no neighbour to certify with. Their rows are
-    left out (never scored), and ``report["neighbors_auto"]`` names them.
+    left out (never scored), and every input's ``report[path]["neighbors_auto"]`` names them.
     """
     frame = loaded.frame
     have: set[tuple[str, str]] | None = None
@@ -233,8 +233,8 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
     if not have:
         raise InputError(f"The '--neighbors auto' option of certify found no (judge, model) with a neighbour of every "
                          f"generator found ({', '.join(generators)}); name the generators with --neighbors.")
-    report = dict(loaded.report)
-    report["neighbors_auto"] = {"generators": list(generators), "left_out": left}
+    auto = {"generators": list(generators), "left_out": left}
+    report = {path: {**rep, "neighbors_auto": auto} for path, rep in loaded.report.items()}  # kept in load_report.json
     return LoadedInputs(frame=frame[keep.to_numpy()].reset_index(drop=True), report=report)
 
 
@@ -444,7 +444,8 @@ def register(app: typer.Typer) -> None:
             neighbors = ",".join(found)
             console.print(f"neighbours found in the data: {neighbors}", highlight=False)
             loaded = restrict_to_groups_with(loaded, found)
-            for judge, models in loaded.report.get("neighbors_auto", {}).get("left_out", {}).items():
+            first = next(iter(loaded.report.values()), {})
+            for judge, models in first.get("neighbors_auto", {}).get("left_out", {}).items():
                 console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
                               f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False, markup=False)
         try:
