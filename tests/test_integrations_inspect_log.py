@@ -112,6 +112,7 @@ def test_cli_certifies_an_inspect_log_with_epochs_as_reruns(tmp_path, capsys):
                  "--bootstrap-rounds", "50"])
     out = capsys.readouterr().out
     assert code == 0 and "neighbours found in the data: rerun" in out and "inspect" in out
+    assert "epochs 2-2 read as reruns of epoch 1" in out
     from inspect_ai.log import read_eval_log
 
     letters = {"C": 1.0, "P": 0.5, "I": 0.0}

@@ -210,6 +210,9 @@ def load_inspect_log(
             role_grader = getattr(g, "model", None) if not isinstance(g, Mapping) else g.get("model")
         samples = log.samples or []
         epochs = max([s.epoch for s in samples] or [1])
+        if epochs > 1:
+            notes.remark(f"{f.name}: epochs 2-{epochs} read as reruns of epoch 1; an epoch re-runs the solver too, so "
+                         "a rerun neighbour measures the answer's and the grading's variation together")
         for pos, sample in enumerate(samples, start=1):
             item = f"{log.eval.task}/{sample.id}" if several_tasks else str(sample.id)
             where = f"sample {sample.id!r} (epoch {sample.epoch})"
