@@ -662,7 +662,7 @@ def _score_meaning(leaderboard: pd.DataFrame, baseline: str | None, load_report:
         reports = [load_report] if "scale" in load_report else [v for v in load_report.values() if isinstance(v, Mapping)]
         scales = {tuple(r["scale"]) for r in reports if isinstance(r.get("scale"), (list, tuple)) and len(r["scale"]) == 2}
         inferred = any(bool(r.get("scale_inferred")) for r in reports)
-        if len(scales) == 1:
+        if len(scales) == 1 and next(iter(scales)) != (0.0, 1.0):
             lo, hi = next(iter(scales))
             scale = (f"Raw scores on [{format_number(lo)}, {format_number(hi)}] were mapped linearly onto [0, 1]"
                      f"{' (scale inferred from the data)' if inferred else ''}.")
