@@ -326,3 +326,11 @@ def test_cli_certifies_mt_bench_single_ratings_with_their_reruns(tmp_path, capsy
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
     assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(_rms(diffs), rel=1e-9)
     assert cert["generators"]["rerun"]["m"] == 6
+
+
+def test_cli_auto_refuses_judges_with_different_neighbours(tmp_path, capsys):
+    single = MT / "llama-3-8b" / "model_judgment" / "gpt-4_single-origin.jsonl"
+    code = main(["certify", str(PAIR), str(single), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "different neighbours per judge (gpt-4/pair: swap; gpt-4/single: rerun)" in err
+    assert len(err.strip().splitlines()) == 1

@@ -215,6 +215,7 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
     """
     frame = loaded.frame
     have: set[tuple[str, str]] | None = None
+    by_judge: dict[str, set[str]] = {}
     for g in generators:
         if g == "swap":
             mask = frame["game"] == 2
@@ -223,7 +224,13 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
         else:
             mask = frame["variant"].astype(str) == g.split(":", 1)[1]
         groups = set(map(tuple, frame.loc[mask & frame["score"].notna(), ["judge", "model"]].astype(str).to_numpy().tolist()))
+        for j, _ in groups:
+            by_judge.setdefault(j, set()).add(g)
         have = groups if have is None else have & groups
+    if len({frozenset(v) for v in by_judge.values()}) > 1:
+        listing = "; ".join(f"{j}: {', '.join(g for g in generators if g in v)}" for j, v in sorted(by_judge.items()))
+        raise InputError(f"The '--neighbors auto' option of certify found different neighbours per judge ({listing}); "
+                         "certify those judges in separate calls, or name the generators with --neighbors.")
     have = have or set()
     keys = list(zip(frame["judge"].astype(str), frame["model"].astype(str)))
     keep = pd.Series([k in have for k in keys], index=frame.index)
@@ -383,7 +390,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("certify")
     def certify_command(
-        inputs: list[Path] = typer.Argument(..., help="Arena-Hard judgment files/folders, LLMBar CSVs or long tables."),
+        inputs: list[Path] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
+                                            "annotations, MT-Bench judgment files, inspect_ai logs, or long tables."),
         out: Path = typer.Option(..., "--out", help="Output folder."),
         tau: float = typer.Option(0.5, "--tau", help="Tolerance τ > 0 on ||M(D) − M(D')||."),
         delta: float = typer.Option(0.01, "--delta", help="Failure probability δ in (0, 1)."),
