@@ -218,8 +218,9 @@ def load_inspect_log(
             where = f"sample {sample.id!r} (epoch {sample.epoch})"
             scores = sample.scores or {}
             if sample.error is not None:
-                notes.count("sample with an error (no score): missing", max(1, len(scores)) if scores else 1)
-                for name in (scores or graders or {"<no scorer>": None}):
+                names = list(scores or graders or ["<no scorer>"])  # one missing judgment per scorer of the eval
+                notes.count("sample with an error (no score): missing", len(names))
+                for name in names:
                     rows.append(dict(judge_key=name, grader=graders.get(name) or role_grader, model=model, item_id=item,
                                      variant="original", rerun=sample.epoch - 1, kind="missing", x=math.nan,
                                      verdict="sample error", source=src, line=pos, where=where))
