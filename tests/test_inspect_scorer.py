@@ -195,3 +195,18 @@ def test_epochs_and_wrapper_reruns_pool_into_one_rerun_generator(tmp_path):
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
     assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
     assert cert["generators"]["rerun"]["m"] == 10
+
+
+def test_neighbour_state_is_a_copy_the_original_state_is_untouched():
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+    from inspect_ai.solver import TaskState
+
+    from biasbound.integrations.inspect_scorer import _with_answer
+
+    state = TaskState(model="mockllm/model", sample_id="q0", epoch=1, input="question?",
+                      messages=[ChatMessageUser(content="question?"), ChatMessageAssistant(content="old answer")])
+    state.output = ModelOutput.from_content("mockllm/model", "old answer")
+    new = _with_answer(state, "new answer")
+    assert new.output.completion == "new answer" and new.messages[-1].text == "new answer"
+    assert state.output.completion == "old answer" and state.messages[-1].text == "old answer"
+    assert new.input_text == "question?" and new.sample_id == "q0"

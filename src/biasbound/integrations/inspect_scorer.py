@@ -77,12 +77,14 @@ def _grader_from(score: Score) -> str | None:
 
 def _with_answer(state: TaskState, answer: str) -> TaskState:
     """A copy of ``state`` whose output (and last assistant message) is ``answer``."""
-    new = copy.deepcopy(state)
+    new = copy.copy(state)  # shallow: the store, tools and sandbox handles stay shared, output and messages are new
     new.output = ModelOutput.from_content(model=str(state.output.model or state.model), content=answer)
-    for i in range(len(new.messages) - 1, -1, -1):
-        if isinstance(new.messages[i], ChatMessageAssistant):
-            new.messages[i] = ChatMessageAssistant(content=answer, model=new.messages[i].model)
+    messages = list(state.messages)
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], ChatMessageAssistant):
+            messages[i] = ChatMessageAssistant(content=answer, model=messages[i].model)
             break
+    new.messages = messages
     return new
 
 
