@@ -210,3 +210,33 @@ def test_neighbour_state_is_a_copy_the_original_state_is_untouched():
     assert new.output.completion == "new answer" and new.messages[-1].text == "new answer"
     assert state.output.completion == "old answer" and state.messages[-1].text == "old answer"
     assert new.input_text == "question?" and new.sample_id == "q0"
+
+
+def test_failed_rewrites_and_unscored_neighbour_grades_are_counted_never_scored(tmp_path):
+    from inspect_ai import Task
+    from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
+
+    from biasbound.integrations.inspect_log import load_inspect_log
+    from biasbound.inspect import bias_bounded
+
+    # 3 samples, one at a time: each original graded C, its format neighbour's grade cannot be parsed
+    grader = mock_model(["GRADE: C", "no grade"] * 3)
+    rewriter = mock_model(["I will not rewrite this."] * 9)  # no <<<RESPONSE block: every attempt rejected
+    task = Task(dataset=_samples(3), solver=generate(),
+                scorer=bias_bounded(model_graded_qa(model=grader, partial_credit=True), generators=["paraphrase", "format"],
+                                    rewriter=rewriter, options={"paraphrase": {"max_attempts": 3}}))
+    inspect_eval_kw = {"max_samples": 1}  # one sample at a time: the grader's outputs land in the order written
+    log = run_eval(task, [ANSWER] * 3, tmp_path / "logs", **inspect_eval_kw)
+    from inspect_ai.log import read_eval_log
+
+    for s in read_eval_log(str(log)).samples:
+        nbs = {nb["generator"]: nb for nb in s.scores["bias_bounded"].metadata["biasbound"]["neighbors"]}
+        assert nbs["paraphrase"]["status"] == "failed" and "value" not in nbs["paraphrase"]
+        assert nbs["format"]["status"] == "applied" and nbs["format"]["value"] is None and nbs["format"]["reason"]
+    js = load_inspect_log(log)
+    counts = js.frame.attrs["integration"]["not_mapped"]
+    assert counts["paraphrase neighbour failed (no perturbed item to judge): not a neighbour"] == 3
+    assert sum(v for k, v in counts.items() if k.startswith("format neighbour unscored")) == 3
+    f = js.frame
+    assert f.loc[f["variant"] == "format", "score"].isna().all() and (f["variant"] != "paraphrase").all()
