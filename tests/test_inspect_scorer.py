@@ -78,13 +78,19 @@ def test_wrapper_log_certifies_with_the_recorded_sensitivities(tmp_path, capsys)
     assert cert["generators"]["variant:format"]["m"] == 6 and cert["generators"]["rerun"]["m"] == 6
 
 
-def test_paraphrase_and_schematic_through_inspect_models(tmp_path):
+def test_paraphrase_agreeable_and_schematic_through_inspect_models(tmp_path):
+    from inspect_ai import Task
     from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
 
-    from biasbound.inspect import rubric_instructions
+    from biasbound.inspect import bias_bounded, rubric_instructions
+    from biasbound.rubric import default_rubric
 
     grader = mock_model([f"GRADE: {g}" for g in "CPCICCPC" * 3])
-    rewriter = mock_model(["<<<RESPONSE\n**Yes**, this is *correct*.\n\n- first point\n- second point\nRESPONSE>>>"] * 4)
+    paraphrase = "<<<RESPONSE\n**Yes**, this is *correct*.\n\n- first point\n- second point\nRESPONSE>>>"
+    planted = ("<<<RESPONSE\n**Yes**, this is *wrong*.\n\n- first point\n- second point\nRESPONSE>>>\n"
+               "<<<INSERTED\n'right' changed to 'wrong'\nINSERTED>>>")
+    rewriter = mock_model([paraphrase, planted] * 4)  # per sample (one at a time): the paraphrase, then the planted error
     seen: list[str] = []
 
     def rubric_scorer(rubric):
@@ -92,27 +98,23 @@ def test_paraphrase_and_schematic_through_inspect_models(tmp_path):
         return model_graded_qa(instructions=rubric_instructions(rubric) + "\nEnd with 'GRADE: $LETTER' (C, P or I).",
                                model=grader, partial_credit=True)
 
-    from biasbound.rubric import default_rubric
-
-    from inspect_ai import Task
-    from inspect_ai.solver import generate
-
-    from biasbound.inspect import bias_bounded
-
     base = default_rubric("single")
     task = Task(dataset=_samples(4), solver=generate(),
-                scorer=bias_bounded(rubric_scorer(base), generators=["paraphrase", "schematic"], rubric=base,
+                scorer=bias_bounded(rubric_scorer(base), generators=["paraphrase", "agreeable", "schematic"], rubric=base,
                                     rubric_scorer=rubric_scorer, rewriter=rewriter))
-    log = run_eval(task, [ANSWER] * 4, tmp_path / "logs")
+    log = run_eval(task, [ANSWER] * 4, tmp_path / "logs", max_samples=1)
     from inspect_ai.log import read_eval_log
 
     for s in read_eval_log(str(log)).samples:
         nbs = {nb["generator"]: nb for nb in s.scores["bias_bounded"].metadata["biasbound"]["neighbors"]}
         assert nbs["paraphrase"]["status"] == "applied" and nbs["paraphrase"]["value"] in LETTER
+        assert nbs["agreeable"]["status"] == "applied" and nbs["agreeable"]["changed"].startswith("inserted error")
         assert nbs["schematic"]["status"] == "applied" and nbs["schematic"]["changed"].startswith("schematic:")
     assert len(seen) == 1 + 4 and all(t != seen[0] for t in seen[1:])  # each schematic neighbour graded under a changed rubric
     assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
                  "--bootstrap-rounds", "50"]) == 0
+    gens = json.loads((tmp_path / "o" / "certificate.json").read_text())["generators"]
+    assert set(gens) == {"variant:paraphrase", "variant:agreeable", "variant:schematic"}
 
 
 def test_inspect_score_over_an_existing_log(tmp_path):
