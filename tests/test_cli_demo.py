@@ -128,6 +128,9 @@ def test_demo_run_judges_certifies_and_stops_the_server(tmp_path, capsys, monkey
         assert s.connect_ex((host, int(port))) != 0
 
 
-def test_demo_run_options_need_run(capsys):
+def test_demo_run_options_need_run_and_valid_generators(capsys):
     assert main(["demo", "--n-items", "20"]) == 2
     assert "--run" in capsys.readouterr().err
+    assert main(["demo", "--run", "--generators", "swap,bold"]) == 2  # refused before any server starts
+    err = capsys.readouterr().err
+    assert "'--generators' option of demo" in err and "'swap,bold'" in err

@@ -244,7 +244,13 @@ def register(app: typer.Typer) -> None:
         if run_:
             from biasbound.commands.run import print_run_summary
 
+            from biasbound.config import GENERATOR_NAMES
+
             gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
+            bad = [g for g in gens or [] if g not in GENERATOR_NAMES]
+            if gens is not None and (bad or not gens):
+                raise InputError(f"The '--generators' option of demo must list generators among "
+                                 f"{', '.join(GENERATOR_NAMES)} (comma-separated). Got {generators!r} instead.")
             result = run_example(out, n_items=n_items, generators=gens, progress=not no_progress)
             print_run_summary(result, Console())
             if result.certification is not None and result.certification.violated:
