@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from biasbound import InputError
 from biasbound.abb import calibrate
 from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample, almost_sure, full_population
 from biasbound.bounds import moments, paper, sampled_population, violation_bound
@@ -245,3 +246,48 @@ def test_band_crossing_probability_equals_enumeration_over_all_samples() -> None
 
     kup = np.array(_band(100, 30, 0.05))
     assert kup[-1] == 100 and np.all(np.diff(kup) >= 0)
+
+
+# --------------------------------------------------------------------------- edges and bad input
+def test_edges_zero_population_zero_moment_and_deterministic_mechanism() -> None:
+    # nothing moves: every shrinkage works without noise, so the default is alpha = 1 and sigma the noise-only limit
+    c = calibrate_knowledge(FullPopulation(np.zeros(50)), tau=0.5, delta=0.01, dim=50, frontier_points=0)
+    s_noise = 0.5 / math.sqrt(2 * stats.chi2.isf(0.01, 50))
+    assert c.alpha == 1.0 and c.sigma <= s_noise and c.sigma == pytest.approx(s_noise, rel=1e-6)
+    assert moments.violation_bound(0.5, 1.0, 0.0, 50, Moments(0.0, A=1.0)) == 0.0
+    assert almost_sure.violation_bound(0.5, 1.0, 0.0, 50, AlmostSure(0.0)) == 0.0
+    # sigma = 0: a deterministic mechanism, certified exactly by the indicator form
+    d0 = calibrate_knowledge(FullPopulation(POP), tau=0.5, delta=0.02, dim=50, sigma=0.0, frontier_points=0)
+    assert d0.sigma == 0.0 and d0.bound_value <= 0.02
+    assert exact_probability(POP, tau=0.5, alpha=d0.alpha, sigma=0.0, dim=50) <= 0.02
+    assert exact_probability(POP, tau=0.5, alpha=min(1.0, d0.alpha * 1.001), sigma=0.0, dim=50) > 0.02 or d0.alpha == 1.0
+    with pytest.raises(InputError, match="sigma"):
+        calibrate_knowledge(Moments(0.01), tau=0.5, delta=0.01, dim=50, sigma=0.0, method="paper")
+
+
+@pytest.mark.parametrize(("make", "name"), [
+    (lambda: AlmostSure(-1.0), "A"),
+    (lambda: Moments(-0.1), "U2"),
+    (lambda: Moments(0.5, A=0.1), "U2"),
+    (lambda: FullPopulation(np.array([0.1, -0.2])), "sq_norms"),
+    (lambda: FullPopulation(np.array([0.1, np.nan])), "sq_norms"),
+    (lambda: Sample(np.array([0.1, 0.2]), population_size=1, beta=0.1), "population_size"),
+    (lambda: Sample(np.array([0.1]), population_size=5, beta=1.5), "beta"),
+    (lambda: Sample(np.array([0.5]), population_size=5, beta=0.1, A=0.1), "sq_norms"),
+    (lambda: Knowledge.of(AlmostSure(1.0), how="sum"), "how"),
+])
+def test_bad_knowledge_is_one_sentence_naming_the_parameter(make, name) -> None:
+    with pytest.raises(InputError, match=f"'{name}'") as exc:
+        make()
+    assert str(exc.value).count(". ") <= 2 and "Traceback" not in str(exc.value)
+
+
+def test_candidates_all_records_each_bounds_own_frontier_point() -> None:
+    c = calibrate_knowledge([AlmostSure(1.0), Moments(0.02, A=1.0)], tau=0.5, delta=0.01, dim=200, frontier_points=0,
+                            candidates="all")
+    used = [x for x in c.candidates if x["applicable"]]
+    assert {x["unit"] for x in used} >= {"almost-sure", "moments", "paper"}
+    assert all(x["alpha_at_sigma"] is not None and x["sigma_at_alpha"] is not None for x in used)
+    assert sum(x["selected"] for x in c.candidates) == 1 and c.beta is None and c.point_estimate
+    best = max(x["alpha_at_sigma"] for x in used)
+    assert c.alpha_at_sigma >= best * (1 - 1e-6)  # the combined minimum is at least as good as each bound alone

@@ -209,9 +209,10 @@ def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float 
     if i == grid:
         return hi
     lo, hi = pts[i], pts[i + 1]
+    floor = pts[-1] * 1e-9  # a noise scale this small is reported as the feasible end found (often 0)
     for _ in range(_BISECT):
         mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
             break
         if G(mid) <= delta:
             lo = mid
