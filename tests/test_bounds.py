@@ -74,6 +74,9 @@ def test_paper_unit_is_corollary_3_2_exactly() -> None:
     assert above > 0.01
     kc = calibrate_knowledge(rec, tau=0.5, delta=0.01, dim=500, method="paper")
     assert (kc.alpha, kc.sigma, kc.sigma_max) == (leg.alpha, leg.sigma, leg.sigma_max)
+    assert check(tau=0.5, delta=0.01, dim=500, alpha=leg.alpha, sigma=leg.sigma, knowledge=rec, method="paper")[0]
+    assert not check(tau=0.5, delta=0.01, dim=500, alpha=leg.alpha, sigma=leg.sigma_max * 1.0001, knowledge=rec,
+                     method="paper")[0]
 
 
 # --------------------------------------------------------------------------- acceptance (embedded setting)

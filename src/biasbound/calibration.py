@@ -326,8 +326,14 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
         rec = _paper_record(k)
         if s == 0:
             return False, 1.0
+        from biasbound._bounds import _split
+        from biasbound.abb import recompute_sigma_max
+
         v = paper._bound(t, a, s, d, rec, delta_B=dl / 2)
-        return bool(v <= dl * (1.0 + 1e-9)), v
+        dB, dD = _split(dl, dl / 2)  # Corollary 3.2's symmetric split, as abb.calibrate(method="paper") makes it
+        smax = recompute_sigma_max(tau=t, delta_B=dB, delta_Delta=dD, dim=d, bound="markov", radius="laurent-massart",
+                                   sensitivity=math.sqrt(rec.U2), center_term=math.sqrt(rec.shift_U2 or 0.0), alpha=a)
+        return bool(0 < s <= smax), v
     v, _ = _Plan(k, m).evaluate(t, a, s, d)
     return bool(v <= dl), v
 
