@@ -116,3 +116,13 @@ def test_per_model_recheck_certificate_verifies() -> None:
     assert one.checked_point and (one.alpha, one.sigma) == (c.alpha, c.sigma)
     cert = make_certificate(one, center_kind="fixed", center_value=0.5, seed=2, data_sha256="0" * 64, view="model")
     assert cert.verify()["holds"]
+
+
+def test_batch_centre_needs_knowledge_of_the_shift() -> None:
+    c = calibrate_knowledge(FullPopulation(POP), tau=0.5, delta=0.01, dim=200, frontier_points=0)
+    with pytest.raises(InputError, match="batch"):
+        make_certificate(c, center_kind="batch", center_value=None, seed=1, data_sha256="0" * 64, view="model")
+    y = POP / 200  # Hamming-1: s^2 = ||Delta||^2 / d exactly
+    cb = calibrate_knowledge(FullPopulation(POP, shift_sq=y), tau=0.5, delta=0.01, dim=200, frontier_points=0)
+    cert = make_certificate(cb, center_kind="batch", center_value=None, seed=1, data_sha256="0" * 64, view="model")
+    assert cert.original_scale is None and cert.verify()["holds"]

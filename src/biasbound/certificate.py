@@ -486,7 +486,9 @@ def make_certificate(
         raise TypeError(f"The 'seed' parameter of {where} must be an int. Got {type(seed).__name__} instead.")
     if not isinstance(data_sha256, str) or len(data_sha256) != 64:
         raise InputError(f"The 'data_sha256' parameter of {where} must be a 64-character hex digest. Got {data_sha256!r} instead.")
-    if kind == "batch" and calibration.alpha < 1 and all(getattr(r, "shift_ratio", None) is None for r in calibration.knowledge.records):
+    if kind == "batch" and calibration.alpha < 1 and all(
+            getattr(r, "shift_ratio", None) is None and getattr(r, "shift_sq", None) is None
+            for r in calibration.knowledge.records):
         raise InputError(f"The 'center_kind' parameter of {where} is 'batch' but the knowledge assumes a centre fixed within the "
                          "batch (no shift_ratio or shift_sq); build the knowledge with the batch centre's shift.")
     if audit is not None and hasattr(audit, "to_dict"):
