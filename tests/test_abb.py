@@ -435,3 +435,21 @@ def test_mechanism_bad_input() -> None:
         laurent_massart_radius(10, 1.0)
     with pytest.raises(InputError, match="'dim'"):
         chi2_radius(0, 0.1)
+
+
+# --------------------------------------------------------------------------- knowledge-based tight vs paper
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(d=st.integers(min_value=1, max_value=3000), tau=st.floats(min_value=0.1, max_value=2.0),
+       delta=st.floats(min_value=1e-3, max_value=0.2), s=st.floats(min_value=1e-3, max_value=1.0))
+def test_knowledge_tight_never_looser_than_paper(d: int, tau: float, delta: float, s: float) -> None:
+    from biasbound.bounds import Moments
+    from biasbound.calibration import calibrate_knowledge
+
+    rec = Moments(s * s)
+    try:
+        paper = calibrate_knowledge(rec, tau=tau, delta=delta, dim=d, method="paper", frontier_points=0)
+    except InfeasibleCertificateError:
+        return
+    at_sigma = calibrate_knowledge(rec, tau=tau, delta=delta, dim=d, sigma=paper.sigma, frontier_points=0)
+    at_alpha = calibrate_knowledge(rec, tau=tau, delta=delta, dim=d, alpha=paper.alpha, frontier_points=0)
+    assert at_sigma.alpha >= paper.alpha and at_alpha.sigma >= paper.sigma
