@@ -5,10 +5,12 @@ uniformly without replacement by a recorded seed and judged, with squared norms 
 
 Band (level ``1 - beta``, finite-population exact, no i.i.d. assumption): order the population by
 ``||Delta||^2`` decreasingly; ``H_K`` = number of sampled items among the top ``K`` is hypergeometric
-``(N, K, m)``.  With ``gamma = beta / m`` and ``b(K)`` the largest ``h`` with ``P(Hyp(N, K, m) < h) <= gamma``,
-the event ``E = {H_K >= b(K) for all K}`` has probability ``>= 1 - beta`` (a first crossing can only
-happen where ``b`` steps up, at most ``m`` places; union bound).  On ``E``, for every threshold
-``t``: ``#{population > t} <= Kup(#{sample > t})`` with ``Kup(k) = #{K : b(K) <= k}``.
+``(N, K, m)``.  For a boundary ``b(K)`` (the largest ``h`` with ``P(H_K < h) <= gamma``, made nondecreasing) the
+event ``E = {H_K >= b(K) for all K}`` has probability ``>= 1 - beta``: for ``N m <= 2e6`` its exact probability is
+computed by following the law of the sampling path ``K -> H_K`` and ``gamma`` is the largest found with
+``P(E^c) <= beta``; otherwise ``gamma = beta / m`` and the union bound over the at most ``m`` places where ``b``
+steps up.  On ``E``, for every threshold ``t``: ``#{population > t} <= Kup(#{sample > t})`` with
+``Kup(k) = #{K : b(K) <= k}``.  The band depends only on ``(N, m, beta)``.
 
 Worst distribution inside the band: ``Kup(0)`` neighbours at the almost-sure bound ``A`` (or where the
 tail is 1 when ``A`` is unknown), ``Kup(j) - Kup(j-1)`` at ``x_(j)``.  For every nondecreasing ``p``
