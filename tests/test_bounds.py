@@ -294,3 +294,16 @@ def test_candidates_all_records_each_bounds_own_frontier_point() -> None:
     assert sum(x["selected"] for x in c.candidates) == 1 and c.beta is None and c.point_estimate
     best = max(x["alpha_at_sigma"] for x in used)
     assert c.alpha_at_sigma >= best * (1 - 1e-6)  # the combined minimum is at least as good as each bound alone
+
+
+def test_frontier_per_unit_and_the_combined_frontier_dominates_each() -> None:
+    from biasbound.calibration import frontier
+
+    k = [AlmostSure(1.0), Moments(0.442**2, A=1.0)]
+    both = frontier(tau=0.5, delta=0.01, dim=500, knowledge=k, n=4)
+    for u in ("almost-sure", "moments", "paper"):
+        one = frontier(tau=0.5, delta=0.01, dim=500, knowledge=k, n=4, unit=u)
+        assert [p["sigma"] for p in one] == [p["sigma"] for p in both]
+        assert all(b["alpha"] >= o["alpha"] * (1 - 1e-4) for b, o in zip(both, one))  # 1e-4: the frontier's bisection tolerance
+    with pytest.raises(InputError, match="allows no bound"):
+        frontier(tau=0.5, delta=0.01, dim=500, knowledge=k, n=4, unit="full-population")

@@ -48,14 +48,14 @@ class _Cand:
     record: Record
 
 
-def _prepare(k: Knowledge, method: str) -> list[tuple[str, list[_Cand]]]:
-    """Applicable (unit, record) pairs per generator."""
+def _prepare(k: Knowledge, method: str, only: str | None = None) -> list[tuple[str, list[_Cand]]]:
+    """Applicable (unit, record) pairs per generator (``only``: that unit alone)."""
     plan = []
     for name, recs in k.generators:
         cands = []
         for i, r in enumerate(recs):
             for u in UNITS:
-                if method == "paper" and u is not paper:
+                if (method == "paper" and u is not paper) or (only is not None and u.NAME != only):
                     continue
                 if u.applies(r) is None:
                     cands.append(_Cand(name, i, u, r))
@@ -98,9 +98,9 @@ class _Plan:
     is dominated by another generator's (same kind, every bound monotone in it) cannot be the maximum
     and is skipped during searches (it is still evaluated at the chosen point)."""
 
-    def __init__(self, k: Knowledge, method: str) -> None:
+    def __init__(self, k: Knowledge, method: str, only: str | None = None) -> None:
         self.how = k.how
-        self.gens = _prepare(k, method)
+        self.gens = _prepare(k, method, only)
         self.active = list(range(len(self.gens)))
         if self.how == "max":
             single = [i for i, (_, c) in enumerate(self.gens) if len({(x.index) for x in c}) == 1]
@@ -339,8 +339,12 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
 
 
 def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str = "tight",
-             n: int = 13) -> list[dict[str, float]]:
+             n: int = 13, unit: str | None = None) -> list[dict[str, float]]:
     """The feasible frontier ``alpha*(sigma)`` at ``n`` noise scales from 0 to the noise-only maximum.
+
+    unit : str, optional
+        One bound unit alone (``"almost-sure"``, ``"moments"``, ...): that unit's frontier for the records it applies
+        to (an InputError when it applies to no record of some generator).
 
     Returns
     -------
@@ -354,6 +358,12 @@ def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str 
     d = check_int(dim, "dim", where, low=1)
     nn = check_int(n, "n", where, low=2)
     k = Knowledge.of(knowledge)
+    if unit is not None and m == "tight":
+        from biasbound.bounds import unit as _unit
+
+        _unit(unit)  # a known name (one error sentence otherwise)
+        plan = _Plan(k, m, only=unit)
+        return _frontier(lambda a, s: plan.evaluate(t, a, s, d)[0], t, dl, d, nn, allow_zero=True)
     F = _bound_fn(k, m, t, d, dl)
     return _frontier(F, t, dl, d, nn, allow_zero=(m == "tight"))
 
