@@ -307,3 +307,11 @@ def test_frontier_per_unit_and_the_combined_frontier_dominates_each() -> None:
         assert all(b["alpha"] >= o["alpha"] * (1 - 1e-4) for b, o in zip(both, one))  # 1e-4: the frontier's bisection tolerance
     with pytest.raises(InputError, match="allows no bound"):
         frontier(tau=0.5, delta=0.01, dim=500, knowledge=k, n=4, unit="full-population")
+
+
+def test_paper_unit_counts_the_batch_centre_from_the_shift_ratio() -> None:
+    # batch centre known through rho only: S^2 = rho U2 enters the Minkowski term (alpha U + (1 - alpha) S)
+    fixed = paper.violation_bound(0.5, 0.3, 0.0, 10, Moments(0.04))
+    batch = paper.violation_bound(0.5, 0.3, 0.0, 10, Moments(0.04, shift_ratio=0.25))
+    S = math.sqrt(0.25 * 0.04)
+    assert batch == pytest.approx((0.3 * 0.2 + 0.7 * S) ** 2 / 0.25, rel=1e-9) and batch > fixed

@@ -398,7 +398,7 @@ def _paper_record(k: Knowledge) -> Moments:
             raise InputError(f"The knowledge of generator {name!r} must hold a Moments record for method='paper'. Got none instead.")
         r = mom[0]
         us.append(r.U2)
-        ss.append(r.shift_U2 or 0.0)
+        ss.append(paper._centre_rms(r) ** 2)
         if r.beta is None:
             point = True
         else:

@@ -34,8 +34,17 @@ def applies(knowledge: object) -> str | None:
     return None if isinstance(knowledge, Moments) else "needs an RMS sensitivity (bound)"
 
 
+def _centre_rms(knowledge: Moments) -> float:
+    """``S``: a bound on ``sqrt(E s^2)`` for a batch centre (``shift_U2``, else ``rho U2``), 0 for a fixed centre."""
+    if knowledge.shift_U2 is not None:
+        return math.sqrt(knowledge.shift_U2)
+    if knowledge.shift_ratio is not None:
+        return math.sqrt(knowledge.shift_ratio * knowledge.U2)  # s^2 <= rho ||Delta||^2 a.s.
+    return 0.0
+
+
 def _rms_term(alpha: float, knowledge: Moments) -> float:
-    s = math.sqrt(knowledge.shift_U2) if knowledge.shift_U2 is not None else 0.0
+    s = _centre_rms(knowledge)
     return alpha * math.sqrt(knowledge.U2) + (1.0 - alpha) * s  # [proof:minkowski]
 
 
