@@ -407,7 +407,7 @@ def _paper_record(k: Knowledge) -> Moments:
         U2, S2 = max(us), max(ss)
     else:
         U2, S2 = math.fsum(us) / len(us), math.fsum(ss) / len(ss)
-    beta = math.fsum(betas) if betas and not point else None
+    beta = None if point else math.fsum(betas)  # 0.0: every moment is known exactly
     return Moments(U2=U2, beta=beta, shift_U2=S2 if any(ss) else None)
 
 
@@ -622,7 +622,7 @@ def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: fl
     rec = _paper_record(k)
     kw: dict[str, Any] = dict(tau=tau, delta=delta, dim=dim, alpha=alpha, method="paper", tau_split=tau_split,
                               center_sensitivity=math.sqrt(rec.shift_U2 or 0.0))
-    if rec.beta is not None:
+    if rec.beta:  # a confidence bound (beta > 0); beta = 0 (exact) and None (point estimate) use the value itself
         kw.update(beta=rec.beta, sensitivity_ucb=math.sqrt(rec.U2), sensitivity=math.sqrt(rec.U2))
     else:
         kw.update(sensitivity=math.sqrt(rec.U2))
