@@ -58,17 +58,42 @@ def test_jsonl_and_parquet_give_the_same_frame_as_csv(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("scores", "expected"),
-    [([0.2, 0.9], (0, 1)), ([1, 1], (0, 1)), ([2, 4], (1, 5)), ([1, 6], (1, 7)), ([3, 9], (1, 10)), ([0, 5], (0, 10)), ([0, 55], (0, 100)), ([-2, 3], (-2, 3))],
+    [([0.2, 0.9], (0, 1)), ([0, 1], (0, 1)), ([2, 5], (1, 5)), ([1, 5], (1, 5)), ([3, 7], (1, 7)),
+     ([1, 10], (1, 10)), ([3, 10], (1, 10)), ([0, 10], (0, 10)), ([0, 3, 10], (0, 10)), ([0, 100], (0, 100))],
 )
 def test_infer_scale(scores: list[float], expected: tuple[float, float]) -> None:
     assert infer_scale(scores + [np.nan]) == expected
 
 
-def test_infer_scale_cannot_guess() -> None:
-    with pytest.raises(InputError, match="scale"):
-        infer_scale([np.nan])
-    with pytest.raises(InputError, match="equals 200"):
-        infer_scale([200, 200])
+@pytest.mark.parametrize(
+    ("scores", "words"),
+    [([np.nan], "no finite score"), ([200, 200], "every score equals 200"), ([1, 1], "every score equals 1"),
+     ([2, 4], "could be [1, 5] or [1, 7]"), ([1, 9], "run from 1 to 9"), ([-2, 3], "run from -2 to 3"),
+     ([0, 55], "could be [0, 100]"), ([-0.05, 0.5, 1], "run from -0.05 to 1")],
+)
+def test_infer_scale_asks_when_the_data_do_not_say(scores: list[float], words: str) -> None:
+    with pytest.raises(InputError, match="scale") as info:
+        infer_scale(scores)
+    assert words in str(info.value)
+
+
+def test_one_odd_score_never_changes_the_scale(tmp_path: Path) -> None:
+    """A [0, 1] table with one 1.2 (or one -0.05) keeps [0, 1]: the odd row is an error naming its line,
+    or with skip_bad skipped and counted, and every other score is unchanged."""
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.uniform(0.01, 0.99, 120), 3)
+    for odd in (1.2, -0.05):
+        s = scores.astype(object)
+        s[41] = odd
+        text = "item_id,model,score\n" + "".join(f"q{i},m{i % 3},{v}\n" for i, v in enumerate(s))
+        path = write(tmp_path, "t.csv", text)
+        with pytest.raises(DataFormatError, match=rf"t.csv:43: score {odd:g} is outside the scale \[0, 1\]"):
+            load_table(path)
+        js = load_table(path, skip_bad=True)
+        assert js.report.scale == (0.0, 1.0) and js.report.n_skipped == 1
+        assert js.report.skipped[0][1] == 43
+        kept = np.delete(scores, 41)
+        np.testing.assert_array_equal(js.frame["score"].to_numpy(), kept)
 
 
 def test_out_of_scale_score_names_file_and_line(tmp_path: Path) -> None:
@@ -77,7 +102,7 @@ def test_out_of_scale_score_names_file_and_line(tmp_path: Path) -> None:
         load_table(path, scale=(1, 5))
     assert (err.value.path, err.value.line) == (str(path), 3)
     js = load_table(path, scale=(1, 5), skip_bad=True)
-    assert len(js.frame) == 2 and js.report.skipped == ((str(path), 3, "score outside the scale [1, 5]"),)
+    assert len(js.frame) == 2 and js.report.skipped == ((str(path), 3, "score 6 is outside the scale [1, 5]"),)
 
 
 def test_non_numeric_score_and_empty_model_name_lines(tmp_path: Path) -> None:
@@ -85,9 +110,11 @@ def test_non_numeric_score_and_empty_model_name_lines(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="not a finite number") as err:
         load_table(path)
     assert err.value.line == 3
-    js = load_table(path, skip_bad=True)
+    with pytest.raises(InputError, match="every score equals 3"):  # the one row kept cannot tell the scale
+        load_table(path, skip_bad=True)
+    js = load_table(path, skip_bad=True, scale=(1, 5))
     assert [s[1] for s in js.report.skipped] == [3, 4]
-    assert js.report.scale == (1.0, 5.0)  # inferred from the rows kept (3 and 2)
+    assert js.report.scale == (1.0, 5.0) and not js.report.scale_inferred
 
 
 def test_missing_column_names_the_header(tmp_path: Path) -> None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -16,14 +19,42 @@ import numpy as np
 from biasbound._exceptions import InputError
 
 __all__ = [
+    "arg",
     "check_finite_array",
     "check_in_range",
     "check_int",
     "check_one_of",
+    "cli_command",
     "resolve_rng",
+    "speaking_cli",
 ]
 
 RNGLike = "np.random.Generator | int | None"
+
+#: The command-line command being run (``"certify"``, ``"audit"``, ...), or None for Python callers.
+#: Messages that suggest a fix name the command-line flag to a command-line user (``--skip-bad``)
+#: and the Python argument to a Python caller (``skip_bad=True``); see :func:`arg`.
+_CLI_COMMAND: ContextVar[str | None] = ContextVar("biasbound_cli_command", default=None)
+
+
+@contextmanager
+def speaking_cli(command: str) -> Iterator[None]:
+    """Within this block, messages speak to a user of the ``biasbound COMMAND`` command line."""
+    token = _CLI_COMMAND.set(command)
+    try:
+        yield
+    finally:
+        _CLI_COMMAND.reset(token)
+
+
+def cli_command() -> str | None:
+    """The command-line command being run, or None when biasbound is called from Python."""
+    return _CLI_COMMAND.get()
+
+
+def arg(python: str, cli: str) -> str:
+    """The words naming a fix: ``cli`` (e.g. ``"--skip-bad"``) on the command line, else ``python``."""
+    return cli if _CLI_COMMAND.get() is not None else python
 
 
 def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:

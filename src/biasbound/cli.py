@@ -13,6 +13,7 @@ from rich.console import Console
 
 from biasbound import __version__
 from biasbound._exceptions import BiasboundError
+from biasbound._validation import speaking_cli
 from biasbound.commands import COMMAND_MODULES
 
 __all__ = ["app", "main"]
@@ -67,19 +68,30 @@ for _module in COMMAND_MODULES:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; biasbound errors become one sentence on stderr and exit code 2."""
     err = Console(stderr=True)
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in args if not a.startswith("-")), "biasbound")
     try:
         # with standalone_mode=False click returns a command's typer.Exit code (or its return
         # value) instead of exiting: it is the process's exit code (audit/certify verdicts)
-        rv = app(args=argv, standalone_mode=False)
+        with speaking_cli(command):
+            rv = app(args=args, standalone_mode=False)
     except BiasboundError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except OSError as exc:  # a file the command had to read or write (permission, full disk, a folder in the way)
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        err.print(f"[bold red]error:[/] {where}{exc.strerror or exc}.", highlight=False, soft_wrap=True)
         return 2
     except (typer.Exit, SystemExit) as exc:  # --help, --version, typer.Exit(code)
         code = getattr(exc, "exit_code", None)
         if code is None:
             code = getattr(exc, "code", 0)
         return int(code or 0)
-    except typer.Abort:
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__, EOFError):  # click turns every EOFError into Abort; it is no Ctrl-C
+            err.print(f"[bold red]error:[/] an input ended before it was complete ({exc.__cause__}).",
+                      highlight=False, soft_wrap=True)
+            return 2
         err.print("[bold red]aborted[/]")
         return 130
     except _USAGE_ERRORS as exc:  # unknown option, bad value: click's one-line usage message

@@ -210,7 +210,8 @@ class _Battles:
 
 
 def _battles(
-    frame: pd.DataFrame, weight: float, where: str, codes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    frame: pd.DataFrame, weight: float, where: str, codes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    continuous: bool = False,
 ) -> list[_Battles]:
     """Per-judge battle matrices from the pairwise rows (variant "original", rerun 0, games 1, 2).
 
@@ -219,6 +220,8 @@ def _battles(
     for the whole frame, so a 10^6-row table costs a few hash passes instead of string sorts;
     ``codes`` = ``(model codes, model names, item codes)`` as
     :func:`biasbound.data.tables._sorted_codes` gives them, when the caller already has them.
+    ``continuous=True`` reads any score in [0, 1] as a fractional win (a preference of 0.7 is
+    0.7 win and 0.3 loss, weight 1) instead of requiring Arena-Hard's five levels.
     """
     from biasbound.data.tables import _compact, _sorted_codes
 
@@ -253,14 +256,22 @@ def _battles(
             )
         s = score_all[ix]
         ok = ~np.isnan(s)
-        off = ok & ~np.isin(s, _GRID)
-        if off.any():
-            raise InputError(
-                f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
-                f"Got {s[off][0]!r} instead."
-            )
-        w = np.where(np.isin(s, (0.0, 1.0)), weight, 1.0) * ok
-        win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
+        if continuous:
+            off = ok & ~((s >= 0.0) & (s <= 1.0))
+            if off.any():
+                raise InputError(f"The 'frame' parameter of {where} must hold preferences in [0, 1]. "
+                                 f"Got {float(s[off][0])!r} instead.")
+            w = ok.astype(float)
+            win = np.where(ok, s, 0.0)
+        else:
+            off = ok & ~np.isin(s, _GRID)
+            if off.any():
+                raise InputError(
+                    f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
+                    f"Got {float(s[off][0])!r} instead."
+                )
+            w = np.where(np.isin(s, (0.0, 1.0)), weight, 1.0) * ok
+            win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
         m_codes, m_idx = _compact(m_all[ix], len(model_names))
         i_codes, i_idx = _compact(i_all[ix], int(i_all.max()) + 1 if i_all.size else 0)
         shape = (len(m_codes), len(i_codes))
@@ -342,6 +353,7 @@ def _winrate(
     where: str,
     codes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     counts: list[np.ndarray] | None = None,
+    continuous: bool = False,
 ) -> tuple[pd.DataFrame, list[_Battles]]:
     """:func:`arena_hard_winrate` and the per-judge battles it was computed from.
 
@@ -353,7 +365,7 @@ def _winrate(
     level = check_in_range(level, "level", where, low=0.0, high=1.0, low_open=True, high_open=True)
     weight = check_int(weight, "weight", where, low=1)
     gen, seed = resolve_rng(rng)
-    battles = _battles(frame, float(weight), where, codes)
+    battles = _battles(frame, float(weight), where, codes, continuous)
     parts = []
     reuse = (counts is not None and len(battles) == 1 and sum(len(c) for c in counts) == rounds
              and counts[0].shape[1] == battles[0].num.shape[1])

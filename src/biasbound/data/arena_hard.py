@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError
+from biasbound._validation import arg
 from biasbound.data._io import open_text
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
 
@@ -182,7 +183,8 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                 parsed = [_game_rows(g, games[g - 1] if g <= len(games) else None) for g in (1, 2)]
             except _Bad as exc:
                 if not skip_bad:
-                    raise DataFormatError(f"{exc}; fix the line or pass skip_bad=True.", path=src, line=ln) from None
+                    raise DataFormatError(f"{exc}; fix the line or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and "
+                                          "count it.", path=src, line=ln) from None
                 skipped.append((src, ln, str(exc)))
                 continue
             rec_judge = rec.get("judge")

@@ -11,6 +11,8 @@ operations, so a table of 10^6 rows loads in about a second.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound._validation import check_one_of
+from biasbound._validation import arg, check_one_of
 
 __all__ = [
     "COLUMNS",
@@ -199,7 +201,7 @@ def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[s
         key = ", ".join(f"{k}={later[k]!r}" for k in _KEY)
         raise DataFormatError(
             f"duplicated judgment ({key}) also at {same['source']}:{int(same['line'])}; "
-            "give each judgment once or pass skip_bad=True to keep the first.",
+            f"give each judgment once or {arg('pass skip_bad=True', 'pass --skip-bad')} to keep the first.",
             path=str(later["source"]),
             line=int(later["line"]),
         )
@@ -256,8 +258,14 @@ def _finish(
 # scale
 
 
+def _outliers_allowed(n: int) -> int:
+    """How many scores may lie outside an inferred scale (each then an error naming its line): 1% of
+    at least 20 scores. Fewer scores cannot outvote one odd value, so the user is asked for the scale."""
+    return n // 100 if n >= 100 else (1 if n >= 20 else 0)
+
+
 def infer_scale(scores: Any) -> tuple[float, float]:
-    """Infer the raw score scale from observed scores.
+    """Infer the raw score scale from observed scores, or ask for it when the data do not say.
 
     Parameters
     ----------
@@ -267,32 +275,67 @@ def infer_scale(scores: Any) -> tuple[float, float]:
     Returns
     -------
     (lo, hi):
-        The first of :data:`COMMON_SCALES` — [0, 1], [1, 5], [1, 7], [1, 10], [0, 10],
-        [0, 100] — that contains every observed score; when none does, the observed
-        ``(min, max)``.
+        One of :data:`COMMON_SCALES`:
+
+        * ``[0, 1]`` when the scores lie in [0, 1] and are not all equal (preferences,
+          probabilities, binary verdicts);
+        * otherwise the common scale whose top the scores reach (a 1–10 judge that said 10
+          somewhere), with the bottom they reach when two share that top (``[0, 10]`` when a
+          0 was seen, else ``[1, 10]``).
+
+        Up to 1% of the scores (one of 20–199) may lie outside the scale the others
+        determine; they are NOT a reason to widen it: the loader reports each as a bad row
+        naming its line (or skips and counts it with ``skip_bad``).
 
     Raises
     ------
     InputError
-        When there are no finite scores, or none of the common scales fits and all
-        scores are equal (no range to infer).
+        When there is no finite score, or the scores fit no common scale in this way
+        (e.g. a 1–10 judge that only said 2–4, all scores equal, values outside every
+        common scale): give the scale explicitly.
 
     Notes
     -----
-    Inference is a guess: a 1–10 judge that only ever said 2–4 is read as [1, 5]. The
-    scale used is always reported; give ``scale=`` when it is known.
+    The scale is never stretched to the observed range: one score of 1.2 in a [0, 1]
+    table would otherwise divide every other score by 10. The scale used is reported in
+    the load report, the certificate scope and the terminal.
     """
+    return _infer_scale(scores)[0]
+
+
+def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
+    """:func:`infer_scale` and the number of scores outside the scale it returns."""
     arr = np.asarray(scores, dtype=float)
     arr = arr[np.isfinite(arr)]
+    give = arg("give scale=(lo, hi)", "give --scale LO,HI")
     if arr.size == 0:
-        raise InputError("Cannot infer the score scale: no finite score was observed; give scale=(lo, hi).")
-    lo, hi = float(arr.min()), float(arr.max())
+        raise InputError(f"Cannot infer the score scale: no finite score was observed; {give}.")
+    allowed = _outliers_allowed(arr.size)
+    eligible: list[tuple[int, int, float, tuple[float, float]]] = []
     for a, b in COMMON_SCALES:
-        if a <= lo and hi <= b:
-            return (a, b)
+        inside = arr[(arr >= a) & (arr <= b)]
+        n_out = int(arr.size - inside.size)
+        if n_out > allowed or inside.size == 0:
+            continue
+        if (a, b) == (0.0, 1.0):
+            fits = inside.min() < inside.max()
+        else:
+            fits = inside.max() == b
+        if fits:
+            reached_bottom = 0 if inside.min() == a else 1
+            eligible.append((n_out, reached_bottom, b - a, (a, b)))
+    if eligible:
+        eligible.sort()
+        return eligible[0][3], eligible[0][0]
+    lo, hi = float(arr.min()), float(arr.max())
     if lo == hi:
-        raise InputError(f"Cannot infer the score scale: every score equals {lo:g}; give scale=(lo, hi).")
-    return (lo, hi)
+        raise InputError(f"Cannot infer the score scale: every score equals {lo:g}; {give}.")
+    holding = [f"[{a:g}, {b:g}]" for a, b in COMMON_SCALES if a <= lo and hi <= b]
+    could = f" (it could be {' or '.join(holding)})" if holding else ""
+    raise InputError(
+        f"Cannot infer the score scale: the scores run from {lo:g} to {hi:g}, which does not determine the "
+        f"scale{could}; {give}."
+    )
 
 
 def _check_scale(scale: Any, where: str) -> tuple[float, float]:
@@ -310,45 +353,141 @@ def _check_scale(scale: Any, where: str) -> tuple[float, float]:
 # generic long tables
 
 _READERS = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl", "parquet": "parquet", "pq": "parquet"}
+_COMPRESSIONS = ("gz", "bz2", "xz")
 
 
 def _detect_format(path: Path) -> str:
     suffixes = [s.lstrip(".").lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in ("gz", "bz2", "xz", "zst", "zip"):
+    if suffixes and suffixes[-1] in _COMPRESSIONS:
         suffixes = suffixes[:-1]
     if suffixes and suffixes[-1] in _READERS:
         return _READERS[suffixes[-1]]
     raise DataFormatError(
-        "unknown table format; use a .csv, .tsv, .jsonl or .parquet file (optionally compressed) or pass fmt=.",
+        "unknown table format; use a .csv, .tsv, .jsonl or .parquet file (optionally .gz, .bz2 or .xz)"
+        + arg(" or pass fmt=.", "."),
         path=str(path),
     )
 
 
+def _csv_record_lines(text: str, sep: str) -> tuple[list[int], int, int | None, int]:
+    """Physical 1-based start line of every non-blank CSV record (header first).
+
+    Also returns the header's field count and the first record (line, field count) whose
+    field count differs from the header's (``None`` when all agree).
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    starts: list[int] = []
+    prev = 0
+    width = 0
+    odd_line: int | None = None
+    odd_width = 0
+    try:
+        for row in reader:
+            if row:
+                starts.append(prev + 1)
+                if len(starts) == 1:
+                    width = len(row)
+                elif odd_line is None and len(row) != width:
+                    odd_line, odd_width = prev + 1, len(row)
+            prev = reader.line_num
+    except csv.Error:  # an unterminated quote: the record runs to the end of the file
+        odd_line, odd_width = prev + 1, -1
+    return starts, width, odd_line, odd_width
+
+
+def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    sep = "," if fmt == "csv" else "\t"
+    # Physical line numbers: one record per line unless the text has quotes (a quoted field may
+    # hold a newline) or blank lines (skipped by the parser); then the csv module counts them.
+    body = text.lstrip("\r\n")
+    simple = '"' not in text and "\n\n" not in body.replace("\r\n", "\n").rstrip("\n")
+    starts: list[int] | None = None
+    if not simple:
+        starts, _, _, _ = _csv_record_lines(text, sep)
+    data = io.BytesIO(text.encode("utf-8"))
+    try:
+        header = pd.read_csv(data, sep=sep, nrows=0).columns
+        data.seek(0)
+        try:
+            dtypes = {c: ("float64" if c in numeric else str) for c in header}
+            raw = pd.read_csv(data, sep=sep, dtype=dtypes, engine="pyarrow")
+        except ValueError:  # a numeric column holds text: read all as text, checked per row below
+            data.seek(0)
+            raw = pd.read_csv(data, sep=sep, dtype=str, engine="pyarrow")
+    except (ValueError, OSError, TypeError) as exc:
+        starts, width, odd_line, odd_width = _csv_record_lines(text, sep)
+        if odd_line is not None and odd_width < 0:
+            raise DataFormatError("a quoted field is never closed (an unmatched \\\"); close the quote.",
+                                  path=str(path), line=odd_line) from None
+        if odd_line is not None:
+            raise DataFormatError(f"the row has {odd_width} fields but the header has {width}; "
+                                  f"check the {'commas' if fmt == 'csv' else 'tabs'} and quotes of this row.",
+                                  path=str(path), line=odd_line) from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataFormatError(f"cannot be read as {fmt.upper()} ({first.rstrip('.')}).", path=str(path)) from None
+    if len(header) != len(set(header)) or any(str(c).startswith("Unnamed: ") for c in header):
+        line = 1 if starts is None else starts[0]
+        raise DataFormatError("the header row has an empty or repeated column name; give every column one name.",
+                              path=str(path), line=line)
+    if starts is None:
+        first = len(text) - len(body)
+        header_line = text.count("\n", 0, first) + 1
+        lines = np.arange(len(raw), dtype=np.int64) + header_line + 1
+    else:
+        if len(starts) - 1 != len(raw):  # the parser and the csv module disagree: give row numbers
+            raise DataFormatError(
+                f"holds {len(raw)} rows for the table parser but {len(starts) - 1} for Python's csv module; "
+                "remove blank-looking lines of only spaces and check the quotes.",
+                path=str(path),
+            )
+        lines = np.asarray(starts[1:], dtype=np.int64)
+    return raw, lines
+
+
+def _read_jsonl(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    from biasbound.data._io import iter_json_records
+
+    lines, records = [], []
+    for ln, rec in iter_json_records(path):
+        lines.append(ln)
+        records.append(rec)
+    return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
+
+
+def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    from biasbound.data._io import read_bytes
+
+    data = read_bytes(path)
+    if not (data[:4] == b"PAR1" and data[-4:] == b"PAR1"):
+        raise DataFormatError("is not a Parquet file (no PAR1 marker at its start and end); give a Parquet, CSV, "
+                              "TSV or JSONL file with the matching suffix.", path=str(path))
+    try:
+        raw = pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file; one sentence for all
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataFormatError(f"cannot be read as Parquet ({first.rstrip('.')}).", path=str(path)) from None
+    return raw, np.arange(len(raw), dtype=np.int64) + 1
+
+
 def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
-    """Read a table and return it with the 1-based file line (row number for parquet) of each row.
+    """Read a table and return it with the physical 1-based file line (row number for parquet) of each row.
 
     CSV/TSV columns are read as text (ids keep leading zeros) except those named in
     ``numeric``, read as float; when one of them holds a non-number the whole file is
-    re-read as text and checked row by row later.
+    re-read as text and checked row by row later. Blank lines and newlines inside quoted
+    fields are counted, so the line named in an error is the line an editor shows.
     """
-    try:
-        if fmt in ("csv", "tsv"):
-            sep = "," if fmt == "csv" else "\t"
-            header = pd.read_csv(path, sep=sep, nrows=0).columns
-            try:
-                dtypes = {c: ("float64" if c in numeric else str) for c in header}
-                raw = pd.read_csv(path, sep=sep, dtype=dtypes, engine="pyarrow")
-            except ValueError:  # a numeric column holds text: read all as text, checked per row below
-                raw = pd.read_csv(path, sep=sep, dtype=str, engine="pyarrow")
-            lines = np.arange(len(raw), dtype=np.int64) + 2  # header is line 1
-        elif fmt == "jsonl":
-            raw = pd.read_json(path, lines=True, dtype=False)
-            lines = np.arange(len(raw), dtype=np.int64) + 1
-        else:
-            raw = pd.read_parquet(path)
-            lines = np.arange(len(raw), dtype=np.int64) + 1
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"cannot be read as {fmt}: {exc}", path=str(path)) from exc
+    from biasbound.data._io import read_text
+
+    if fmt == "parquet":
+        raw, lines = _read_parquet(path)
+    elif fmt == "jsonl":
+        raw, lines = _read_jsonl(path)
+    else:
+        text = read_text(path)
+        if not text.strip():
+            raise DataFormatError("is empty; give a table with a header row and at least one judgment.", path=str(path))
+        raw, lines = _read_delimited(path, text, fmt, numeric)
     if len(raw) == 0:
         raise DataFormatError("holds no judgment rows; give a file with at least one judgment.", path=str(path))
     return raw, lines
@@ -463,7 +602,7 @@ def from_frame(
         if mapping[req] not in raw.columns:
             raise DataFormatError(
                 f"required column {mapping[req]!r} (for {req!r}) is missing; the columns are {list(raw.columns)}; "
-                "map other names with columns={...}.",
+                f"map other names with {arg('columns={...}', '--columns')}.",
                 path=source,
                 line=header_line,
             )
@@ -488,7 +627,8 @@ def from_frame(
         # the bad row with the smallest line, whatever check found it
         if bad.any() and not skip_bad:
             first = int(np.flatnonzero(bad)[np.argmin(line_arr[bad])])
-            raise DataFormatError(f"{reasons[first]}; fix the row or pass skip_bad=True.", path=source, line=int(line_arr[first]))
+            raise DataFormatError(f"{reasons[first]}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} "
+                                  "to skip and count it.", path=source, line=int(line_arr[first]))
 
     out = pd.DataFrame(index=raw.index)
     for name in ("item_id", "model"):
@@ -527,15 +667,22 @@ def from_frame(
     raise_first()
     if scale is None:
         ok_rows = ~bad
-        scale_used = infer_scale(numeric["score"][ok_rows])
+        scale_used, _ = _infer_scale(numeric["score"][ok_rows])
         inferred = True
+        how = f" inferred from the other scores (give {arg('scale=(lo, hi)', '--scale LO,HI')} if it is wrong)"
     else:
         scale_used = scale_given
         inferred = False
+        how = ""
     lo, hi = scale_used
     for name, vals in numeric.items():
         outside = np.isfinite(vals) & ((vals < lo) | (vals > hi))
-        flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]")
+        if outside.any():
+            # one reason per value, so the message names the value of the row it points at
+            values = np.unique(vals[outside & ~bad])
+            for value in values[:50]:
+                flag(outside & (vals == value), f"{name} {value:g} is outside the scale [{lo:g}, {hi:g}]{how}")
+            flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]{how}")
     raise_first()
     out["score"] = (numeric["score"] - lo) / (hi - lo)
     for fac in factors:

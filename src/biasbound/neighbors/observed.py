@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
+from biasbound._validation import arg
 
 __all__ = [
     "ObservedNeighbors",
@@ -278,7 +279,8 @@ def _match(
         row = frame.iloc[int(nb_pos[np.argmax(unmatched)])]
         raise DataFormatError(
             f"{generator} neighbour of judge {row['judge']!r}, model {row['model']!r}, item {row['item_id']!r} has no "
-            "canonical judgment (variant 'original', rerun 0) to compare with; add it or pass skip_bad=True.",
+            "canonical judgment (variant 'original', rerun 0) to compare with; add it or "
+            f"{arg('pass skip_bad=True', 'pass --skip-bad')} to leave it out and count it.",
             path=str(row["source"]),
             line=int(row["line"]),
         )
@@ -323,7 +325,8 @@ def _observed_neighbors_merge(frame: pd.DataFrame, kind: str, name: str | None, 
         row = merged[unmatched_mask].iloc[0]
         raise DataFormatError(
             f"{generator} neighbour of judge {row['judge']!r}, model {row['model']!r}, item {row['item_id']!r} has no "
-            "canonical judgment (variant 'original', rerun 0) to compare with; add it or pass skip_bad=True.",
+            "canonical judgment (variant 'original', rerun 0) to compare with; add it or "
+            f"{arg('pass skip_bad=True', 'pass --skip-bad')} to leave it out and count it.",
             path=str(row["source"]),
             line=int(row["line"]),
         )

@@ -44,6 +44,16 @@ def _is_pairwise(frame: pd.DataFrame) -> bool:
     return {1, 2} <= games
 
 
+def _on_arena_hard_levels(frame: pd.DataFrame) -> bool:
+    """True when every non-missing pairwise score (original, rerun 0, games 1 and 2) is one of Arena-Hard's levels."""
+    from biasbound.leaderboard import _GRID
+
+    rows = ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy(dtype=bool)
+    score = frame["score"].to_numpy(dtype=float)[rows]
+    score = score[~np.isnan(score)]
+    return bool(np.isin(score, _GRID).all())
+
+
 def _judge_leaderboard(
     fj: pd.DataFrame,
     jc: JudgeCertification,
@@ -115,20 +125,35 @@ def _judge_leaderboard(
         distortion = {"*": float(lb.expected_distortion(batch.means, cal.alpha, c_arr, cal.sigma))}
     table["rank_original"] = lb.rank(table["original"].to_numpy())
     table["rank_certified"] = lb.rank(table["certified"].to_numpy())
-    for col in ("winrate", "winrate_lo", "winrate_hi", "bt", "bt_lo", "bt_hi"):
+    for col in ("winrate", "winrate_lo", "winrate_hi", "preference", "preference_lo", "preference_hi",
+                "bt", "bt_lo", "bt_hi"):
         table[col] = np.nan
+    stats_note = None
     if _is_pairwise(fj):
-        # one win-rate bootstrap serves both tables (bradley_terry with the same seed recomputes it)
+        # Arena-Hard's win rate (strong verdicts weighted 3) is defined on its five levels only; any other
+        # pairwise scale (1-10 grades, continuous preferences, normalised to [0, 1] in the model's view)
+        # gets the mean preference over both games and Bradley-Terry on fractional wins instead.
+        grid = _on_arena_hard_levels(fj)
+        # one bootstrap serves both tables (bradley_terry with the same seed recomputes it)
         wr_table, battles = lb._winrate(fj, baseline=None, rounds=s.bootstrap_rounds, level=0.95, weight=3, rng=b_seed,
-                                        where="arena_hard_winrate", codes=codes, counts=counts)
+                                        where="arena_hard_winrate" if grid else "the pairwise leaderboard",
+                                        codes=codes, counts=counts, continuous=not grid)
         bt = lb._bradley_terry_from(wr_table, battles, None).set_index("model")
         wr = wr_table.set_index("model")
-        table["winrate"] = table["model"].map(wr["winrate"])
-        table["winrate_lo"] = table["model"].map(wr["lo"])
-        table["winrate_hi"] = table["model"].map(wr["hi"])
+        col = "winrate" if grid else "preference"
+        table[col] = table["model"].map(wr["winrate"])
+        table[f"{col}_lo"] = table["model"].map(wr["lo"])
+        table[f"{col}_hi"] = table["model"].map(wr["hi"])
         table["bt"] = table["model"].map(bt["bt"])
         table["bt_lo"] = table["model"].map(bt["lo"])
         table["bt_hi"] = table["model"].map(bt["hi"])
+        if not grid:
+            stats_note = ("Scores are not on Arena-Hard's five levels {0, 0.25, 0.5, 0.75, 1}, so the Arena-Hard win "
+                          "rate is omitted; 'preference' is the mean preference over both games (percent) and 'bt' "
+                          "is Bradley-Terry fitted on fractional wins (a preference p counts p win, 1 - p loss).")
+    else:
+        stats_note = ("Single-answer scores: win rate, mean preference and Bradley-Terry need pairwise judgments "
+                      "(games 1 and 2) and are omitted; 'original' is the mean score.")
     if _is_pairwise(fj):
         # context for readers: f(D) is the original presentation order only; this is the mean over both orders
         both = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
@@ -147,6 +172,8 @@ def _judge_leaderboard(
         "mean": float(np.mean(list(distortion.values()))),
         "formula": "E||M(D) - f(D)||^2 = (1 - alpha)^2 ||f(D) - mu||^2 + d sigma^2",
     }
+    if stats_note is not None:
+        ret["leaderboard_note"] = stats_note
     ret.update({"judge": jc.judge, "view": s.view, "bootstrap_seed": b_seed, "bootstrap_rounds": s.bootstrap_rounds,
                 "sigma": cal.sigma, "n_models": int(ok.sum())})
     return table.sort_values("rank_original", kind="stable").reset_index(drop=True), _jsonable(ret)
