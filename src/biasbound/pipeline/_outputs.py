@@ -29,6 +29,7 @@ def _safe_name(name: str) -> str:
 #: leaderboard.csv headers that differ from the in-memory leaderboard's: the unit is in the name.
 CSV_COLUMN_NAMES: dict[str, str] = {
     "winrate": "win_rate_pct", "winrate_lo": "win_rate_pct_lo", "winrate_hi": "win_rate_pct_hi",
+    "preference": "preference_pct", "preference_lo": "preference_pct_lo", "preference_hi": "preference_pct_hi",
     "bt": "bt_elo", "bt_lo": "bt_elo_lo", "bt_hi": "bt_elo_hi",
 }
 

@@ -585,6 +585,8 @@ _LEADERBOARD_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("change", "change", "change"),
     ("win_rate_pct", "win rate % (95% CI)", "ci"),
     ("winrate", "win rate % (95% CI)", "ci"),
+    ("preference_pct", "mean preference % (95% CI)", "ci"),
+    ("preference", "mean preference % (95% CI)", "ci"),
     ("bt_elo", "Bradley–Terry Elo (95% CI)", "ci"),
     ("bt", "Bradley–Terry Elo (95% CI)", "ci"),
 )
