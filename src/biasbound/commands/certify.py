@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
+from biasbound._validation import cli_command
 from biasbound.data._io import open_text
 
 __all__ = [
@@ -159,13 +160,15 @@ def load_inputs(
     from biasbound.data.arena_hard import load_arena_hard
     from biasbound.data.tables import load_llmbar, load_table
 
+    where = cli_command() or "load_inputs"
+    what = "'INPUT' argument" if where != "audit" else "'--neighbors' option"
     if not paths:
-        raise InputError("The 'INPUT' argument of certify must name at least one file or folder. Got none.")
+        raise InputError(f"The {what} of {where} must name at least one file or folder. Got none.")
     frames, report = [], {}
     for raw in paths:
         p = Path(raw)
         if not p.exists():
-            raise InputError(f"The 'INPUT' argument of certify names {str(p)!r}, which does not exist.")
+            raise InputError(f"The {what} of {where} names {str(p)!r}, which does not exist.")
         kind = detect_format(p)
         if kind == "arena-hard":
             js = load_arena_hard(p, skip_bad=skip_bad)
@@ -338,6 +341,14 @@ def _f(x: Any, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
+def _rank(x: Any) -> str:
+    """A rank as an integer, or "—" for a model without a score."""
+    try:
+        return str(int(x))
+    except (TypeError, ValueError):
+        return "—"
+
+
 def print_summary(result: Any, console: Console | None = None, *, top: int = 10) -> None:
     """Print the certificate's key numbers, the audit and the top of the leaderboard."""
     console = console or Console()
@@ -347,6 +358,12 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         t.add_column("", style="bold")
         t.add_column("")
         t.add_row("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}  (δ_B = {_f(cal.delta_B)}, δ_Δ = {_f(cal.delta_Delta)})")
+        scales = ((getattr(result, "coverage", None) or {}).get("score_scale") or {}).get(name) or []
+        if scales:
+            from biasbound.pipeline._coverage import describe_scale
+
+            shown = sorted({describe_scale(e) for e in scales})
+            t.add_row("raw score scale", "; ".join(shown) + " → [0, 1]")
         t.add_row("method / bound", f"{cal.method} / {cal.bound_used} ({cal.radius})")
         t.add_row("sensitivity Δ* (UCB)", f"{_f(j.sensitivity.delta_star)} ({_f(j.sensitivity.ucb)})")
         t.add_row("α (spread kept) / α_max", f"{_f(cal.alpha)} / {_f(cal.alpha_max)}")
@@ -370,11 +387,12 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
         for row in lb.itertuples():
-            t2.add_row(str(int(row.rank_original)), str(row.model),
+            t2.add_row(_rank(row.rank_original), str(row.model),
                        f"{_f(row.original, 3)} [{_f(row.original_lo, 3)}, {_f(row.original_hi, 3)}]",
                        f"{_f(row.certified, 3)} [{_f(row.certified_lo, 3)}, {_f(row.certified_hi, 3)}]",
-                       str(int(row.rank_certified)))
+                       _rank(row.rank_certified))
         console.print(t2)
+    print_coverage(result, console)
     for name, why in result.failures.items():
         console.print(f"[bold red]judge {name} not certified:[/] {why}", soft_wrap=True)
     for name in result.violated:
@@ -383,6 +401,47 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
     if result.outputs:
         first = next(iter(result.outputs.values()))
         console.print(f"Outputs written to {Path(first).parent}", soft_wrap=True, highlight=False)
+
+
+def print_coverage(result: Any, console: Console, *, top: int = 12) -> None:
+    """Missing judgments and missing neighbours per judge, model and generator (models with gaps first)."""
+    judges = (getattr(result, "coverage", None) or {}).get("judges", {})
+    for name, cov in judges.items():
+        models = cov.get("models", {})
+        gens = sorted({g for rec in models.values() for g in rec.get("neighbors", {})})
+        gap = {m: rec["missing"] + sum(c["absent"] + c["missing"] + c["unmatched"] for c in rec["neighbors"].values())
+               for m, rec in models.items()}
+        total = {
+            "missing judgments": sum(rec["missing"] for rec in models.values()),
+            **{f"{g} missing/absent": sum(rec["neighbors"][g]["missing"] + rec["neighbors"][g]["absent"]
+                                          for rec in models.values()) for g in gens},
+        }
+        console.print(f"Coverage — judge {name}: {len(models)} model(s); "
+                      + ", ".join(f"{k} {v}" for k, v in total.items()) + ".", soft_wrap=True, highlight=False)
+        with_gaps = sorted((m for m in models if gap[m]), key=lambda m: (-gap[m], m))
+        if with_gaps:
+            t = Table(title=f"Gaps per model — judge {name} (neighbours: observed / missing / absent)")
+            for c in ("model", "items", "missing", *gens):
+                t.add_column(c)
+            for m in with_gaps[:top]:
+                rec = models[m]
+                t.add_row(m, str(rec["items"]), str(rec["missing"]),
+                          *[f"{rec['neighbors'][g]['observed']} / {rec['neighbors'][g]['missing']} / "
+                            f"{rec['neighbors'][g]['absent']}" for g in gens])
+            if len(with_gaps) > top:
+                t.caption = f"… and {len(with_gaps) - top} more model(s) with gaps (all in summary.json)"
+            console.print(t)
+        for m, why in cov.get("not_certified", {}).items():
+            console.print(f"  model {m} not certified: {why}.", soft_wrap=True, highlight=False)
+        skipped = (getattr(result, "coverage", None) or {}).get("skipped_rows") or []
+        mine = [r for r in skipped if any(r[2].startswith(f"{g} ") for g in gens)]
+        if mine:
+            console.print(f"  {len(mine)} neighbour row(s) without an original judgment left out (--skip-bad), "
+                          f"first {mine[0][0]}:{mine[0][1]}; all listed in summary.json.", soft_wrap=True,
+                          highlight=False)
+        for note in cov.get("notes", []):
+            if "different item sets" in note:
+                console.print(f"  [yellow]note:[/] {note}", soft_wrap=True, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -461,7 +520,7 @@ def register(app: typer.Typer) -> None:
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
-                progress=not no_progress, baseline=baseline,
+                progress=not no_progress, baseline=baseline, skip_bad=skip_bad,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)

@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import dataclasses
+
 import pandas as pd
 
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
+from biasbound.pipeline._coverage import prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
@@ -41,6 +44,7 @@ def certify(
     n_mc: int = 20000,
     plots: bool = True,
     baseline: str | None = None,
+    skip_bad: bool = False,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -87,6 +91,10 @@ def certify(
         Monte Carlo draws of the pooled audit (per-model audits use at most 5000).
     plots : bool
         Write the plots and report.html (when ``out`` is given).
+    skip_bad : bool
+        Leave out (and count, in the coverage) neighbour rows whose item has no original
+        judgment; when False such a row is an error naming its file and line. A model with
+        no original judgment at all is never certified and is reported, whatever this says.
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
         ``leaderboard.csv`` (``is_baseline``) and named in the report. Not used in any number.
@@ -119,9 +127,13 @@ def certify(
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
     frame = _check_frame(frame, s.generators)
+    if not isinstance(skip_bad, bool):
+        raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
+    frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad)
+    scales = score_scales(frame, load_report)
     out_path = None if out is None else Path(out)
 
-    judge_names = sorted(str(j) for j in pd.unique(frame["judge"]))
+    judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
     if len(judge_names) == 1:  # the one group is the whole table (same rows, order and index)
         groups = {judge_names[0]: frame}
@@ -140,7 +152,11 @@ def certify(
         for name in judge_names:
             bar.update(task, description=f"certifying {name}")
             try:
-                done[name] = _certify_judge(groups[name], name, s, judge_seeds[name])
+                if name not in groups:
+                    raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
+                                     "rerun 0) to certify.")
+                done[name] = _with_coverage(_certify_judge(groups[name], name, s, judge_seeds[name]),
+                                            coverage.get(name, {}), scales.get(name, []))
             except (InfeasibleCertificateError, InputError) as exc:
                 failures[name] = str(exc)
                 errors.append(exc)
@@ -152,6 +168,8 @@ def certify(
             retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
             load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline,
         )
+        result.coverage = {"judges": coverage, "score_scale": scales,
+                           "skipped_rows": [list(r) for r in skipped_rows]}
         result.panel = _panel(result, s)
         if out_path is not None:
             bar.update(task, description="writing certificates, scores and tables")
@@ -174,3 +192,26 @@ def certify(
         exc_out.partial_result = result  # type: ignore[attr-defined]
         raise exc_out
     return result
+
+
+def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: list[dict[str, Any]]) -> JudgeCertification:
+    """Add the coverage counts and the raw score scale to the judge's certificates' scopes and notes.
+
+    Each per-model certificate gets that model's counts; the judge certificate all of them.
+    """
+    notes = list(coverage.get("notes", []))
+    jc.notes = list(jc.notes) + [n for n in notes if n not in jc.notes]
+    models = coverage.get("models", {})
+
+    def extend(cert: Any, extra: dict[str, Any]) -> Any:
+        scope = dict(cert.scope)
+        scope.update(extra)
+        scope["notes"] = list(scope.get("notes", [])) + [n for n in notes if n not in scope.get("notes", [])]
+        return dataclasses.replace(cert, scope=_jsonable(scope))
+
+    jc.certificate = extend(jc.certificate, {"score_scale": scales, "coverage": _jsonable(coverage)})
+    jc.model_certificates = {
+        m: extend(c, {"score_scale": scales, "coverage": _jsonable(models.get(m, {}))})
+        for m, c in jc.model_certificates.items()
+    }
+    return jc

@@ -113,7 +113,7 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
             "violated": j.violated,
         }
     return {"status": result.status, "violated": result.violated, "settings": result.settings, "seed": result.seed,
-            "judges": judges, "failures": result.failures}
+            "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {}))}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:

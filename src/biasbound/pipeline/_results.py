@@ -87,6 +87,10 @@ class CertifyResult:
         The master seed.
     load_report:
         The loader's report as a dict (``None`` for a bare DataFrame).
+    coverage:
+        What the judgments cover (``pipeline._coverage``): per judge and model the items, missing
+        judgments and, per generator, neighbours observed / missing / absent / unmatched; the raw
+        score scale of each judge's inputs; rows left out with ``skip_bad``.
     settings:
         The checked settings as JSON types.
     baseline:
@@ -102,6 +106,7 @@ class CertifyResult:
     seed: int
     load_report: dict[str, Any] | None
     settings: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
 
     @property

@@ -1,0 +1,195 @@
+"""What the judgments cover, before any certification: per judge, model and generator.
+
+Counted here (and reported in the certificate scope, ``summary.json`` and the terminal):
+
+* ``items`` / ``missing``: canonical judgments (variant ``original``, rerun 0, game 0 or 1) of
+  a model, and how many of them are missing (NaN: an unparseable or absent verdict);
+* per generator, ``observed`` neighbour judgments, ``missing`` neighbour judgments (NaN),
+  ``absent`` canonical items without any neighbour row of that generator (e.g. no game-2
+  row for a swap), ``unmatched`` neighbour rows whose item has no canonical row (left out
+  with ``skip_bad``);
+* models without any canonical judgment (their other rows cannot be compared with anything:
+  reported as not certified, never an abort of the judge), and judges whose models were
+  judged on different item sets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import DataFormatError
+from biasbound._validation import arg
+
+__all__ = ["prepare"]
+
+
+def _codes(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """One int64 code per row for the tuple of ``cols`` (equal tuples give equal codes; NaN is a value)."""
+    key = np.zeros(len(frame), dtype=np.int64)
+    for col in cols:
+        codes, uniques = pd.factorize(frame[col].astype(str), sort=False)
+        key, _ = pd.factorize(key * (len(uniques) + 1) + codes, sort=False)
+        key = key.astype(np.int64)
+    return key
+
+
+def prepare(
+    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False
+) -> tuple[pd.DataFrame, dict[str, Any], list[tuple[str, int | None, str]]]:
+    """Count what the judgments cover and leave out the rows that cannot be certified.
+
+    Parameters
+    ----------
+    frame:
+        The checked judgment table (``pipeline._settings._check_frame``).
+    generators:
+        The requested generators (``swap``, ``rerun``, ``variant:NAME``).
+    skip_bad:
+        Leave out (and count) neighbour rows whose item has no canonical judgment; when False
+        such a row is an error naming its file and line.
+
+    Returns
+    -------
+    (frame, coverage, skipped)
+        The rows kept; ``{judge: {"models": {model: {...}}, "not_certified": {model: reason},
+        "notes": [...]}}``; one ``(source, line, reason)`` per row left out with ``skip_bad``.
+    """
+    from biasbound.neighbors import observed as obs
+
+    score = frame["score"].to_numpy(dtype=float)
+    canon_any = obs._canonical_mask(frame).to_numpy(dtype=bool)
+    jm = _codes(frame, ["judge", "model"])
+    has_canon = np.zeros(int(jm.max()) + 1 if len(jm) else 0, dtype=bool)
+    has_canon[jm[canon_any]] = True
+    orphan_model = ~has_canon[jm]
+    coverage: dict[str, Any] = {}
+    for (judge, model), _ in frame[orphan_model].groupby(["judge", "model"], sort=True):
+        entry = coverage.setdefault(str(judge), {"models": {}, "not_certified": {}, "notes": []})
+        entry["not_certified"][str(model)] = (
+            "no original judgment (variant 'original', rerun 0) to compare its other rows with"
+        )
+    keep = ~orphan_model
+    skipped: list[tuple[str, int | None, str]] = []
+    item_key = _codes(frame, ["judge", "model", "item_id"])
+    item_game_key = _codes(frame, ["judge", "model", "item_id", "game"])
+    per_gen: dict[str, dict[str, np.ndarray]] = {}
+    for g in generators:
+        kind, name = obs._parse_generator(g, "certify")
+        canon = obs._canonical_rows(frame, kind) & keep
+        nb = obs._neighbor_mask(frame, kind, name) & keep
+        key = item_key if kind == "swap" else item_game_key
+        unmatched = nb & ~np.isin(key, key[canon])
+        if unmatched.any() and not skip_bad:
+            at = int(np.flatnonzero(unmatched)[0])
+            row = frame.iloc[at]
+            raise DataFormatError(
+                f"{g} neighbour of judge {row['judge']!s}, model {row['model']!s}, item {row['item_id']!s} has no "
+                "original judgment (variant 'original', rerun 0) to compare with; add it or "
+                f"{arg('pass skip_bad=True', 'pass --skip-bad')} to leave it out and count it.",
+                path=str(row["source"]) if "source" in frame.columns else None,
+                line=int(row["line"]) if "line" in frame.columns else None,
+            )
+        if unmatched.any():
+            sources = frame["source"].astype(str).to_numpy() if "source" in frame.columns else None
+            lines = frame["line"].to_numpy() if "line" in frame.columns else None
+            for at in np.flatnonzero(unmatched):
+                skipped.append((str(sources[at]) if sources is not None else "<frame>",
+                                int(lines[at]) if lines is not None else None,
+                                f"{g} neighbour without an original judgment of its item"))
+            keep &= ~unmatched
+        with_nb = np.isin(key, key[nb & ~unmatched])
+        per_gen[g] = {"canon": canon, "nb": nb & ~unmatched, "unmatched": unmatched,
+                      "absent": canon & ~with_nb}
+    # counts per (judge, model), vectorised by group codes
+    jm_codes, jm_uniques = pd.factorize(pd.MultiIndex.from_arrays([frame["judge"].astype(str),
+                                                                  frame["model"].astype(str)]), sort=True)
+    n_groups = len(jm_uniques)
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(jm_codes[mask], minlength=n_groups)
+
+    items = count(canon_any & keep)
+    missing = count(canon_any & keep & np.isnan(score))
+    gen_counts = {g: {"observed": count(d["nb"] & ~np.isnan(score)), "missing": count(d["nb"] & np.isnan(score)),
+                      "absent": count(d["absent"]), "unmatched": count(d["unmatched"])}
+                  for g, d in per_gen.items()}
+    for k, (judge, model) in enumerate(jm_uniques):
+        if items[k] == 0:
+            continue
+        entry = coverage.setdefault(str(judge), {"models": {}, "not_certified": {}, "notes": []})
+        if missing[k] == items[k]:
+            entry["not_certified"][str(model)] = f"every one of its {int(items[k])} original judgments is missing"
+        entry["models"][str(model)] = {
+            "items": int(items[k]), "missing": int(missing[k]),
+            "neighbors": {g: {c: int(v[k]) for c, v in gc.items()} for g, gc in gen_counts.items()},
+        }
+    # models of one judge judged on different item sets
+    canon_rows = frame[canon_any & keep & ~np.isnan(score)]
+    for judge, grp in canon_rows.groupby(canon_rows["judge"].astype(str), sort=True):
+        sets = grp.groupby(grp["model"].astype(str))["item_id"].agg(lambda s: frozenset(s.astype(str)))
+        if len(sets) > 1 and len(set(sets.tolist())) > 1:
+            union = frozenset().union(*sets.tolist())
+            common = frozenset.intersection(*sets.tolist())
+            fewest = sets.map(len).idxmin()
+            coverage[str(judge)]["notes"].append(
+                f"The models were scored on different item sets: {len(common)} of the {len(union)} items have a "
+                f"judgment for every model (fewest: {fewest!s} with {len(sets[fewest])}); model means and ranks "
+                "compare different questions."
+            )
+            coverage[str(judge)]["different_item_sets"] = True
+    for judge, entry in coverage.items():
+        gaps = [
+            f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()
+            for g, c in rec["neighbors"].items() if c["absent"]
+        ]
+        if gaps:
+            entry["notes"].append(
+                "Items without a neighbour of a generator (absent rows) give no sensitivity measurement: "
+                + "; ".join(gaps[:10]) + (f"; and {len(gaps) - 10} more" if len(gaps) > 10 else "") + "."
+            )
+        if entry["not_certified"]:
+            entry["notes"].append(
+                f"{len(entry['not_certified'])} model(s) have no usable original judgment and are not certified: "
+                + ", ".join(sorted(entry["not_certified"])[:10]) + "."
+            )
+    return frame[keep], coverage, skipped
+
+
+def score_scales(frame: pd.DataFrame, load_report: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
+    """Per judge, the raw score scale of every input its judgments came from (from the load report).
+
+    ``load_report`` is one loader report (keys ``scale``, ``scale_inferred``, ``sources``) or a
+    mapping from input path to such reports (the command line's inputs). A bare DataFrame has
+    no report: its scores are taken as given on [0, 1].
+    """
+    by_source: dict[str, dict[str, Any]] = {}
+    if isinstance(load_report, dict):
+        reports = [load_report] if "scale" in load_report else [r for r in load_report.values() if isinstance(r, dict)]
+        for rep in reports:
+            for src in rep.get("sources") or []:
+                by_source[str(src)] = {"source": str(src), "scale": rep.get("scale"),
+                                       "inferred": rep.get("scale_inferred"), "format": rep.get("format")}
+    out: dict[str, list[dict[str, Any]]] = {}
+    if "source" not in frame.columns:
+        srcs = pd.DataFrame({"judge": frame["judge"].astype(str), "source": "<frame>"})
+    else:
+        srcs = frame[["judge", "source"]].astype(str)
+    for judge, grp in srcs.drop_duplicates().groupby("judge", sort=True):
+        out[str(judge)] = [
+            {k: v for k, v in by_source.get(src, {"source": src, "scale": [0.0, 1.0], "inferred": None}).items()
+             if v is not None}
+            for src in grp["source"].tolist()
+        ]
+    return out
+
+
+def describe_scale(entry: dict[str, Any]) -> str:
+    """``[1, 10] (inferred from the data)`` for one :func:`score_scales` entry."""
+    scale = entry.get("scale") or [0.0, 1.0]
+    how = {True: " (inferred from the data)", False: " (given)"}.get(entry.get("inferred"), "")
+    if entry.get("format") == "arena-hard":
+        how = " (Arena-Hard verdicts)"
+    return f"[{float(scale[0]):g}, {float(scale[1]):g}]{how}"
