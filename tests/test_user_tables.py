@@ -1,0 +1,158 @@
+"""Users' own long tables through `biasbound certify`: any pairwise or single scale, the scale shown,
+odd values never re-scaling a table, and coverage (missing judgments and neighbours) counted and shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasbound.cli import main
+
+GENERATORS = "swap,variant:paraphrase,rerun"
+
+
+def pairwise_table(kind: str, seed: int = 0, n_items: int = 40) -> pd.DataFrame:
+    """Three models, both presentation orders, a paraphrase variant and one rerun per item.
+
+    ``kind="grades"``: integer grades 1-10 (the model's view; 10 = strongly preferred);
+    ``kind="preferences"``: continuous preferences in [0, 1] with three decimals.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m, quality in (("mA", 0.8), ("mB", 0.0), ("mC", -0.8)):
+        for i in range(n_items):
+            base = 0.5 + 0.15 * quality + rng.normal(0, 0.15)
+            for variant, game, rerun in (("original", 1, 0), ("original", 2, 0), ("original", 1, 1),
+                                         ("paraphrase", 1, 0)):
+                p = float(np.clip(base + rng.normal(0, 0.05), 0.0, 1.0))
+                score = float(np.round(1 + 9 * p)) if kind == "grades" else round(p, 3)
+                rows.append({"judge": "j", "model": m, "item_id": f"q{i}", "variant": variant, "rerun": rerun,
+                             "game": game, "score": score})
+    df = pd.DataFrame(rows)
+    if kind == "grades":  # make sure both ends of the scale occur, as a 1-10 judge's table does
+        df.loc[0, "score"], df.loc[1, "score"] = 1.0, 10.0
+    return df
+
+
+def certify_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["certify", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("kind", "scale"), [("grades", [1.0, 10.0]), ("preferences", [0.0, 1.0])])
+def test_pairwise_table_on_its_own_scale_certifies_with_all_neighbours(tmp_path, capsys, kind, scale) -> None:
+    path = tmp_path / f"{kind}.csv"
+    pairwise_table(kind).to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", GENERATORS, "--no-plots",
+                                  "--bootstrap-rounds", "200")
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert f"scale [{scale[0]:g}, {scale[1]:g}] inferred from the data" in text
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["scope"]["score_scale"][0]["scale"] == scale and cert["scope"]["score_scale"][0]["inferred"] is True
+    assert set(cert["scope"]["generators"]) == {"swap", "variant:paraphrase", "rerun"}
+    lb = pd.read_csv(out / "leaderboard.csv")
+    # Arena-Hard's win rate only exists on its five levels; the mean preference and Bradley-Terry do here
+    assert lb["win_rate_pct"].isna().all()
+    assert lb["preference_pct"].notna().all() and lb["bt_elo"].notna().all()
+    # the mean preference over both orders is the plain mean of the normalised scores
+    df = pairwise_table(kind)
+    lo, hi = scale
+    df["p"] = (df["score"] - lo) / (hi - lo)
+    both = df[(df.variant == "original") & (df.rerun == 0)].groupby("model")["p"].mean() * 100
+    np.testing.assert_allclose(lb.set_index("model")["preference_pct"].sort_index(), both.sort_index(), rtol=1e-12)
+    # the better model stays ahead in Bradley-Terry
+    assert lb.set_index("model")["bt_elo"].idxmax() == "mA"
+    retention = json.loads((out / "retention.json").read_text())
+    assert "Arena-Hard win rate is omitted" in retention["leaderboard_note"]
+
+
+def test_one_out_of_range_score_stops_with_its_line_or_is_skipped(tmp_path, capsys) -> None:
+    df = pairwise_table("preferences")
+    df.loc[57, "score"] = 1.2  # data row 57 = file line 59 (header is line 1)
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    code, _, err = certify_cli(capsys, str(path), "--out", str(tmp_path / "a"), "--no-plots")
+    assert code == 2 and "Traceback" not in err
+    assert "t.csv:59: score 1.2 is outside the scale [0, 1]" in " ".join(err.split())
+    assert "--skip-bad" in err and "skip_bad" not in err
+    out = tmp_path / "b"
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--no-plots", "--skip-bad",
+                                  "--bootstrap-rounds", "200")
+    assert code == 0, err
+    rep = json.loads((out / "load_report.json").read_text())[str(path)]
+    assert rep["scale"] == [0.0, 1.0] and rep["n_skipped"] == 1 and rep["skipped"][0][1] == 59
+    scores = pd.read_parquet(out / "scores.parquet")
+    kept = df[(df.variant == "original") & (df.rerun == 0) & (df.game == 1)].drop(index=57, errors="ignore")
+    merged = scores.merge(kept, on=["model", "item_id"])
+    np.testing.assert_array_equal(merged["original"], merged["score"])  # no other score was re-scaled
+
+
+def test_ambiguous_scale_asks_for_scale(tmp_path, capsys) -> None:
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"item_id": [f"q{i}" for i in range(30)], "model": "m",
+                  "score": [2, 3, 4] * 10}).to_csv(path, index=False)
+    code, _, err = certify_cli(capsys, str(path), "--out", str(tmp_path / "o"))
+    assert code == 2 and "Traceback" not in err
+    assert "run from 2 to 4" in err and "--scale LO,HI" in " ".join(err.split())
+
+
+def test_gaps_are_counted_per_model_and_generator_and_shown(tmp_path, capsys) -> None:
+    df = pairwise_table("preferences")
+    # mB: half of the game-2 rows absent; mD: paraphrase rows but no original judgment at all
+    absent = (df.model == "mB") & (df.game == 2) & (df.item_id.str[1:].astype(int) % 2 == 0)
+    orphan = df[(df.model == "mA") & (df.variant == "paraphrase")].assign(model="mD")
+    df = pd.concat([df[~absent], orphan], ignore_index=True)
+    df.loc[(df.model == "mC") & (df.item_id == "q7") & (df.game == 2), "score"] = np.nan
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", GENERATORS, "--no-plots",
+                                  "--bootstrap-rounds", "200")
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    cov = summary["coverage"]["judges"]["j"]
+    assert cov["models"]["mB"]["neighbors"]["swap"] == {"observed": 20, "missing": 0, "absent": 20, "unmatched": 0}
+    assert cov["models"]["mC"]["neighbors"]["swap"] == {"observed": 39, "missing": 1, "absent": 0, "unmatched": 0}
+    assert cov["models"]["mA"]["neighbors"]["swap"]["absent"] == 0
+    assert "mD" in cov["not_certified"] and "mD" not in cov["models"]
+    certs = {c["scope"]["model"]: c for c in json.loads((out / "certificates.json").read_text())}
+    assert certs["mB"]["scope"]["coverage"]["neighbors"]["swap"]["absent"] == 20
+    flat = " ".join(text.split())
+    assert "swap missing/absent 21" in flat and "model mD not certified" in flat
+
+
+def test_neighbour_without_original_is_an_error_or_skipped_and_counted(tmp_path, capsys) -> None:
+    df = pairwise_table("preferences")
+    drop = (df.model == "mA") & (df.item_id == "q3") & (df.variant == "original")
+    df = df[~drop].reset_index(drop=True)
+    line = int(np.flatnonzero((df.model == "mA") & (df.item_id == "q3"))[0]) + 2
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    code, _, err = certify_cli(capsys, str(path), "--out", str(tmp_path / "a"), "--neighbors", "variant:paraphrase")
+    assert code == 2 and f"t.csv:{line}:" in err and "--skip-bad" in err and "skip_bad" not in err
+    out = tmp_path / "b"
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", "variant:paraphrase",
+                                  "--skip-bad", "--no-plots", "--bootstrap-rounds", "200")
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["coverage"]["judges"]["j"]["models"]["mA"]["neighbors"]["variant:paraphrase"]["unmatched"] == 1
+    assert summary["coverage"]["skipped_rows"][0][1] == line
+    assert "1 neighbour row(s) without an original judgment left out" in " ".join(text.split())
+
+
+def test_models_on_different_item_sets_are_flagged(tmp_path, capsys) -> None:
+    df = pairwise_table("preferences")
+    df = df[~((df.model == "mC") & (df.item_id.isin(["q0", "q1", "q2"])))]
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    code, text, err = certify_cli(capsys, str(path), "--out", str(tmp_path / "o"), "--no-plots",
+                                  "--bootstrap-rounds", "200")
+    assert code == 0, err
+    assert "scored on different item sets: 37 of the 40 items" in " ".join(text.split())
