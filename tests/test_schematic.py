@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import math
 from pathlib import Path
 
@@ -108,9 +109,17 @@ def test_too_few_rows_for_the_paper_polynomial() -> None:
         schematic_adherence(x, y)
 
 
-def test_constant_overall_is_rejected() -> None:
-    with pytest.raises(InputError, match="constant overall score"):
-        schematic_adherence(np.arange(40.0).reshape(20, 2), np.full(20, 7.0))
+def test_constant_overall_means_the_judge_ignores_its_factors() -> None:
+    res = schematic_adherence(np.arange(40.0).reshape(20, 2), np.full(20, 7.0))
+    assert (res.r2, res.s_sch, res.n_used) == (0.0, 1.0, 20)
+    assert "ignores its factors" in res.note
+
+
+def test_strongly_negative_cv_r2_is_flagged() -> None:
+    gen = np.random.default_rng(5)
+    x, y = gen.normal(size=(10, 2)), gen.normal(size=10)  # noise: out-of-sample R² far below 0
+    res = schematic_adherence(x, y, mode="cv", folds=5, rng=0)
+    assert res.r2 < -0.5 and "not informative" in res.note
 
 
 def test_shape_and_mode_errors() -> None:
@@ -246,3 +255,20 @@ def test_real_data_adversarial_rubrics_lower_schematic_adherence(judge: str) -> 
         r2[condition] = res.r2
     assert r2["nationality"] < r2["baseline"]
     assert r2["taboo"] < r2["baseline"]
+
+
+@pytest.mark.parametrize(("value", "shown"), [('"ten"', "'ten'"), ('"inf"', "'inf'"), ("true", "true"), ("[1]", "[1]")])
+def test_loader_refuses_a_value_that_is_not_a_number(tmp_path: Path, value: str, shown: str) -> None:
+    """Never silently missing: "ten", inf, a boolean or a list is bad input naming file, line and column."""
+    p = write_jsonl(tmp_path / "t.jsonl", [{"f": 1, "o": 2}, "", '{"f": 2, "o": %s}' % value])
+    with pytest.raises(DataFormatError, match=f"value {re.escape(shown)} of column 'o' is not a finite number") as info:
+        load_factor_table(p, factors=["f"], overall="o")
+    assert (info.value.path, info.value.line) == (str(p), 3)
+
+
+def test_loader_csv_line_after_blank_lines_and_quoted_newline(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text('f,o,note\n1,2,"two\nlines"\n\n\n3,ten,x\n')
+    with pytest.raises(DataFormatError, match="'ten' of column 'o'") as info:
+        load_factor_table(p, factors=["f"], overall="o")
+    assert info.value.line == 6

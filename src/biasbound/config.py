@@ -599,10 +599,49 @@ def load_config(path: str | Path) -> RunConfig:
     p = Path(path)
     if not p.is_file():
         raise DataFormatError("The config file does not exist; pass the path of a YAML file.", path=str(p))
+    from biasbound.data._io import read_text
+
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yaml.load(read_text(p), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKey as exc:
+        raise DataFormatError(f"The key {exc.key!r} appears twice (first at line {exc.first}); keep one.",
+                              path=str(p), line=exc.line) from None
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise DataFormatError("The config file is not valid YAML; fix the syntax.", path=str(p),
                               line=None if line is None else line + 1) from None
     return parse_config(raw, source=p)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, line: int, first: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+def _unique_key_loader() -> type:
+    """A ``yaml.SafeLoader`` that refuses a mapping key given twice (PyYAML silently keeps the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # an unhashable key: the base constructor reports it
+            line = key_node.start_mark.line + 1
+            if key in seen and key != "<<":
+                raise _DuplicateKey(str(key), line, seen[key])
+            seen.setdefault(key, line)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
+
+
+_UniqueKeyLoader = _unique_key_loader()

@@ -257,6 +257,9 @@ def load_items(cfg: RunConfig) -> _Context:
     pool = sorted(q for q in questions if baseline_answers is None or q in baseline_answers)
     if len(pool) < 2:
         raise InputError(f"The data of {cfg.path} hold {len(pool)} usable question(s); at least 2 are needed.")
+    if data.n_items is not None and data.n_items > len(pool):
+        raise InputError(f"The key 'data.n_items' of {cfg.path} asks for {data.n_items} items, but the data hold "
+                         f"{len(pool)} usable question(s); set it to at most {len(pool)} or remove it to use all.")
     if data.n_items is not None and data.n_items < len(pool):
         rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, zlib.crc32(b"items")]))
         chosen = sorted(pool[i] for i in rng.choice(len(pool), size=data.n_items, replace=False))

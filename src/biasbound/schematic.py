@@ -67,6 +67,10 @@ class SchematicResult:
         Seed of the fold shuffle (``"cv"`` only).
     n_factors : int
         Number of factors ``k``.
+    note : str or None
+        A plain sentence when the numbers need a caveat: a constant overall score (the judge
+        ignores its factors: R² is set to 0, S_sch = 1), or a strongly negative cross-validated
+        R² / few rows per model parameter (the factor models overfit; S_sch is then not informative).
     """
 
     r2_linear: float
@@ -79,6 +83,7 @@ class SchematicResult:
     folds: int | None
     seed: int | None
     n_factors: int
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -169,10 +174,17 @@ def schematic_adherence(
     n_dropped = int(np.count_nonzero(~keep))
     x, y = x[keep], y[keep]
     n, k = x.shape
-    if n == 0 or float(np.ptp(y)) == 0.0:
-        raise InputError(
-            f"The 'overall' parameter of {where} must vary across the {n} usable rows: R² is undefined "
-            "for a constant overall score."
+    if n == 0:
+        raise InputError(f"The 'overall' parameter of {where} must hold at least one usable row (every factor and "
+                         "the overall score present). Got 0 instead.")
+    if float(np.ptp(y)) == 0.0:
+        # The overall score does not move whatever the factors say: no factor explains any of it. R² is 0/0;
+        # it is reported as 0, so S_sch = 1 (no schematic adherence), with a sentence saying why.
+        return SchematicResult(
+            r2_linear=0.0, r2_poly=0.0, r2=0.0, s_sch=1.0, n_used=int(n), n_dropped=n_dropped, mode=mode,
+            folds=None, seed=None, n_factors=int(k),
+            note=(f"The overall score is the same ({float(y[0]):g}) on all {n} usable rows: the judge ignores its "
+                  "factors, so R² is taken as 0 and S_sch = 1."),
         )
     p_lin = n_parameters(k, "linear")
     p_poly = n_parameters(k, "poly")
@@ -202,6 +214,15 @@ def schematic_adherence(
         r2_poly = float(r2_score(y, cross_val_predict(_poly(), x, y, cv=cv)))
     r2 = max(r2_lin, r2_poly)
     s_sch = math.sqrt(1.0 - min(1.0, max(0.0, r2)))
+    note = None
+    per_param = n / p_poly
+    if mode == "cv" and r2 < -0.5:
+        note = (f"Cross-validated R² is {r2:.3g} on {n} rows: the factor models predict worse than the mean "
+                f"(overfitting with {p_poly} quadratic parameters); S_sch = {s_sch:.3g} is not informative — use "
+                "more items or fewer factors.")
+    elif per_param < 5:
+        note = (f"Only {n} usable rows for {p_poly} parameters of the quadratic model ({per_param:.2g} per "
+                "parameter): R² is unstable; use more items or fewer factors.")
     return SchematicResult(
         r2_linear=r2_lin,
         r2_poly=r2_poly,
@@ -213,4 +234,5 @@ def schematic_adherence(
         folds=folds_used,
         seed=seed,
         n_factors=int(k),
+        note=note,
     )

@@ -51,7 +51,9 @@ def schematic(
         table.add_row("folds", str(result.folds))
         table.add_row("seed", str(result.seed))
     Console(soft_wrap=True).print(table)
-    if result.mode == "cv" and result.r2 < 0:
+    if result.note:
+        typer.echo(f"Note: {result.note}")
+    elif result.mode == "cv" and result.r2 < 0:
         typer.echo("Note: cross-validated R² is negative; S_sch uses max(0, R²).")
 
 

@@ -2,8 +2,10 @@
 
 A JSONL file holds one JSON object per line; columns are dotted paths into nested objects
 (``grade.accuracy`` reads ``{"grade": {"accuracy": 7}}``). A CSV file has flat columns whose
-names are used as given. Missing or non-numeric values are missing: the row is dropped and
-counted, never filled.
+names are used as given. A missing value (an absent key, JSON null, an empty cell, or the
+text ``NA``/``NaN``/``null``/``None``) drops its row, counted, never filled; any other value that
+is not a finite number (``"ten"``, ``inf``, ``true``, a list) is bad input: an error naming the
+file, line and column — it is never quietly treated as missing.
 """
 
 from __future__ import annotations
@@ -35,19 +37,44 @@ def _lookup(record: Mapping[str, Any], dotted: str) -> Any:
     return node
 
 
+_MISSING_TEXT = frozenset({"", "na", "nan", "null", "none", "n/a"})
+
+
+class _NotANumber(Exception):
+    pass
+
+
 def _number(value: Any) -> float:
-    """A float for numbers and numeric strings, NaN for anything else (missing)."""
-    if value is _MISSING or value is None or isinstance(value, bool):
+    """A float for numbers and numeric strings, NaN for a missing value; raises _NotANumber otherwise."""
+    if value is _MISSING or value is None:
         return math.nan
+    if isinstance(value, bool):
+        raise _NotANumber(json_text(value))
     if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
+        v = float(value)
+    elif isinstance(value, str):
+        if value.strip().lower() in _MISSING_TEXT:
+            return math.nan
         try:
             v = float(value.strip())
         except ValueError:
+            raise _NotANumber(repr(value)) from None
+    else:
+        raise _NotANumber(json_text(value))
+    if not math.isfinite(v):
+        if math.isnan(v):
             return math.nan
-        return v
-    return math.nan
+        raise _NotANumber(repr(value))
+    return v
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value)[:40]
+    except (TypeError, ValueError):
+        return type(value).__name__
 
 
 def _format(path: Path) -> str:
@@ -64,27 +91,29 @@ def _format(path: Path) -> str:
     )
 
 
-def _read_jsonl(path: Path, columns: Sequence[str]) -> tuple[dict[str, list[Any]], int]:
+def _read_jsonl(path: Path, columns: Sequence[str]) -> tuple[dict[str, list[Any]], list[int]]:
     out: dict[str, list[Any]] = {c: [] for c in columns}
-    n = 0
-    for _, record in iter_json_records(path):
+    lines: list[int] = []
+    for ln, record in iter_json_records(path):
         for c in columns:
             out[c].append(_lookup(record, c))
-        n += 1
-    return out, n
+        lines.append(ln)
+    return out, lines
 
 
-def _read_csv(path: Path, columns: Sequence[str]) -> tuple[dict[str, list[Any]], int]:
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"the file cannot be parsed as CSV ({exc}).", path=str(path)) from exc
-    except pd.errors.EmptyDataError as exc:
-        raise DataFormatError("the file is empty.", path=str(path)) from exc
+def _read_csv(path: Path, columns: Sequence[str]) -> tuple[dict[str, list[Any]], list[int]]:
+    from biasbound.data._io import read_text
+    from biasbound.data.tables import _read_delimited
+
+    text = read_text(path)
+    if not text.strip():
+        raise DataFormatError("the file is empty.", path=str(path))
+    frame, lines = _read_delimited(path, text, "csv", frozenset())
     out: dict[str, list[Any]] = {}
     for c in columns:
-        out[c] = list(frame[c]) if c in frame.columns else [_MISSING] * len(frame)
-    return out, len(frame)
+        out[c] = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in frame[c].tolist()] \
+            if c in frame.columns else [_MISSING] * len(frame)
+    return out, [int(v) for v in lines]
 
 
 def load_factor_table(
@@ -134,7 +163,8 @@ def load_factor_table(
     fmt = _format(p)
     filters = dict(filters or {})
     columns = list(dict.fromkeys([*factors, overall, *filters]))
-    raw, n = _read_jsonl(p, columns) if fmt == "jsonl" else _read_csv(p, columns)
+    raw, lines = _read_jsonl(p, columns) if fmt == "jsonl" else _read_csv(p, columns)
+    n = len(lines)
     if n == 0:
         raise DataFormatError("the file holds no rows.", path=str(p))
     for c in columns:
@@ -144,8 +174,23 @@ def load_factor_table(
     for c, wanted in filters.items():
         allowed = {str(w) for w in (wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted])}
         keep &= np.array([v is not _MISSING and str(v) in allowed for v in raw[c]], dtype=bool)
-    x = np.array([[_number(v) for v in raw[c]] for c in factors], dtype=float).T.reshape(n, len(factors))
-    y = np.array([_number(v) for v in raw[overall]], dtype=float)
+    def numbers(c: str) -> list[float]:
+        vals = []
+        for ln, v, kept in zip(lines, raw[c], keep):
+            if not kept:  # a row the filters leave out is not read
+                vals.append(math.nan)
+                continue
+            try:
+                vals.append(_number(v))
+            except _NotANumber as exc:
+                raise DataFormatError(
+                    f"the value {exc} of column {c!r} is not a finite number; fix it, or leave it empty to mark "
+                    "it missing (the row is then dropped and counted).", path=str(p), line=ln
+                ) from None
+        return vals
+
+    x = np.array([numbers(c) for c in factors], dtype=float).T.reshape(n, len(factors))
+    y = np.array(numbers(overall), dtype=float)
     x, y = x[keep], y[keep]
     complete = np.isfinite(x).all(axis=1) & np.isfinite(y)
     return x[complete], y[complete], int(np.count_nonzero(~complete))
