@@ -12,6 +12,7 @@ import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,14 @@ import numpy as np
 from biasbound._exceptions import InputError
 
 __all__ = [
+    "PARAMS",
+    "Range",
     "arg",
     "check_finite_array",
     "check_in_range",
     "check_int",
     "check_one_of",
+    "check_param",
     "cli_command",
     "resolve_rng",
     "speaking_cli",
@@ -63,6 +67,61 @@ def _interval(low: float | None, high: float | None, low_open: bool, high_open: 
     return f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
 
 
+@dataclass(frozen=True)
+class Range:
+    """The allowed interval of one parameter, declared once (:data:`PARAMS`) and read by the Python checks,
+    the YAML config reader and the command-line options alike."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+    why: str = ""
+
+    def bounds(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`check_in_range` (or :func:`check_int`)."""
+        if self.integer:
+            return {"low": self.low, "high": self.high}
+        return {"low": self.low, "high": self.high, "low_open": self.low_open, "high_open": self.high_open}
+
+    def text(self) -> str:
+        """The interval as written in messages, e.g. ``[1e-12, 1)``."""
+        return _interval(self.low, self.high, self.low_open, self.high_open)
+
+
+#: Every range a user-facing parameter must lie in, by parameter name.
+PARAMS: dict[str, Range] = {
+    "tau": Range(0.0, None, low_open=True),
+    # Below 1e-12 no audit (it would need ~1e12 neighbour draws) or Monte Carlo check can ever speak to the
+    # claim, and the Gaussian tails it rests on are below the rounding error of the scores themselves.
+    "delta": Range(1e-12, 1.0, high_open=True, why="smaller failure probabilities cannot be audited"),
+    "alpha": Range(0.0, 1.0, low_open=True),
+    "beta": Range(0.0, 1.0, low_open=True, high_open=True),
+    "holdout": Range(0.0, 0.9),
+    "confidence": Range(0.0, 1.0, low_open=True, high_open=True),
+    "bootstrap_rounds": Range(1, None, integer=True),
+    "n_mc": Range(1, None, integer=True),
+    "sensitivity": Range(0.0, None),
+    "dim": Range(1, None, integer=True),
+    "max_attempts": Range(1, None, integer=True),
+    "seed": Range(0, None, integer=True),
+}
+
+
+def check_param(value: Any, name: str, where: str, *, label: str | None = None) -> Any:
+    """Check ``value`` against the declared range :data:`PARAMS` ``[name]`` (``label`` names it in the message)."""
+    r = PARAMS[name]
+    shown = label or name
+    if r.integer:
+        return check_int(value, shown, where, **r.bounds())
+    return check_in_range(value, shown, where, **r.bounds())
+
+
+def _kind(name: str) -> str:
+    return "option" if name.startswith("--") else "parameter"
+
+
 def check_in_range(
     value: Any,
     name: str,
@@ -81,7 +140,7 @@ def check_in_range(
     interval = _interval(low, high, low_open, high_open)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
-            f"The {name!r} parameter of {where} must be a float in {interval}. "
+            f"The {name!r} {_kind(name)} of {where} must be a float in {interval}. "
             f"Got {type(value).__name__} instead."
         )
     v = float(value)
@@ -91,7 +150,7 @@ def check_in_range(
     if not bad and high is not None:
         bad = v >= high if high_open else v > high
     if bad:
-        raise InputError(f"The {name!r} parameter of {where} must be a float in {interval}. Got {value!r} instead.")
+        raise InputError(f"The {name!r} {_kind(name)} of {where} must be a float in {interval}. Got {value!r} instead.")
     return v
 
 
@@ -100,11 +159,11 @@ def check_int(value: Any, name: str, where: str, *, low: int | None = None, high
     interval = _interval(low, high, False, False)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
-            f"The {name!r} parameter of {where} must be an int in {interval}. Got {type(value).__name__} instead."
+            f"The {name!r} {_kind(name)} of {where} must be an int in {interval}. Got {type(value).__name__} instead."
         )
     v = int(value)
     if (low is not None and v < low) or (high is not None and v > high):
-        raise InputError(f"The {name!r} parameter of {where} must be an int in {interval}. Got {v!r} instead.")
+        raise InputError(f"The {name!r} {_kind(name)} of {where} must be an int in {interval}. Got {v!r} instead.")
     return v
 
 

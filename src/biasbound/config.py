@@ -65,6 +65,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from biasbound._exceptions import DataFormatError
+from biasbound._validation import PARAMS
 
 __all__ = [
     "GENERATOR_NAMES",
@@ -317,13 +318,14 @@ class _Reader:
         return v
 
     def integer(self, value: Any, key: str, *, default: int | None, low: int | None = None,
-                optional: bool = False) -> int | None:
-        what = "an int" + ("" if low is None else f" >= {low}") + (" or null" if optional else "")
+                high: int | None = None, optional: bool = False) -> int | None:
+        what = ("an int" + ("" if low is None else f" >= {low:g}") + ("" if high is None else f" <= {high:g}")
+                + (" or null" if optional else ""))
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise self.fail(key, what, value)
-        if low is not None and int(value) < low:
+        if (low is not None and int(value) < low) or (high is not None and int(value) > high):
             raise self.fail(key, what, value)
         return int(value)
 
@@ -372,7 +374,8 @@ def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
                                           default=None, low=0, optional=True),
         completion_price_per_million=r.number(prices.get("completion_per_million"), f"{key}.prices.completion_per_million",
                                               default=None, low=0, optional=True),
-        max_attempts=int(r.integer(retry.get("max_attempts"), f"{key}.retry.max_attempts", default=6, low=1)),  # type: ignore[arg-type]
+        max_attempts=int(r.integer(retry.get("max_attempts"), f"{key}.retry.max_attempts", default=6,
+                                   low=PARAMS["max_attempts"].low)),  # type: ignore[arg-type]
         max_parse_attempts=int(r.integer(retry.get("max_parse_attempts"), f"{key}.retry.max_parse_attempts", default=3, low=1)),  # type: ignore[arg-type]
         timeout=float(r.number(retry.get("timeout"), f"{key}.retry.timeout", default=120.0, low=0, low_open=True)),  # type: ignore[arg-type]
         backoff_initial=float(r.number(retry.get("backoff_initial"), f"{key}.retry.backoff_initial", default=1.0, low=0)),  # type: ignore[arg-type]
@@ -483,19 +486,20 @@ def _calibration(r: _Reader, top: Mapping[str, Any]) -> CalibrationConfig:
         raise r.fail("calibration.center", "one of 'fixed:X' (X in [0, 1]), 'ema:X', 'holdout', 'batch'", center) from None
     beta_raw = c.get("beta", 0.05)
     beta = None if beta_raw is None or beta_raw == "none" else r.number(
-        beta_raw, "calibration.beta", default=0.05, low=0, high=1, low_open=True, high_open=True)
+        beta_raw, "calibration.beta", default=0.05, **PARAMS["beta"].bounds())
     return CalibrationConfig(
-        tau=float(r.number(top.get("tau"), "tau", default=0.5, low=0, low_open=True)),  # type: ignore[arg-type]
-        delta=float(r.number(top.get("delta"), "delta", default=0.01, low=0, high=1, low_open=True, high_open=True)),  # type: ignore[arg-type]
+        tau=float(r.number(top.get("tau"), "tau", default=0.5, **PARAMS["tau"].bounds())),  # type: ignore[arg-type]
+        delta=float(r.number(top.get("delta"), "delta", default=0.01, **PARAMS["delta"].bounds())),  # type: ignore[arg-type]
         method=r.choice(c.get("method"), "calibration.method", ("tight", "paper"), "tight"),
         combine=r.choice(c.get("combine"), "calibration.combine", ("max", "rms"), "max"),
-        alpha=r.number(c.get("alpha"), "calibration.alpha", default=None, low=0, high=1, low_open=True, optional=True),
+        alpha=r.number(c.get("alpha"), "calibration.alpha", default=None, **PARAMS["alpha"].bounds(), optional=True),
         beta=beta,
-        holdout=float(r.number(c.get("holdout"), "calibration.holdout", default=0.3, low=0, high=0.9)),  # type: ignore[arg-type]
+        holdout=float(r.number(c.get("holdout"), "calibration.holdout", default=0.3, **PARAMS["holdout"].bounds())),  # type: ignore[arg-type]
         center=str(center),
         view=r.choice(top.get("view"), "view", ("model", "leaderboard"), "model"),
         jitter_adjust=r.boolean(top.get("jitter_adjust"), "jitter_adjust", False),
-        bootstrap_rounds=int(r.integer(top.get("bootstrap_rounds"), "bootstrap_rounds", default=1000, low=1)),  # type: ignore[arg-type]
+        bootstrap_rounds=int(r.integer(top.get("bootstrap_rounds"), "bootstrap_rounds", default=1000,
+                                       **PARAMS["bootstrap_rounds"].bounds())),  # type: ignore[arg-type]
         plots=r.boolean(top.get("plots"), "plots", True),
     )
 
@@ -569,7 +573,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
-    seed = int(r.integer(top.get("seed"), "seed", default=0, low=0))  # type: ignore[arg-type]
+    seed = int(r.integer(top.get("seed"), "seed", default=0, **PARAMS["seed"].bounds()))  # type: ignore[arg-type]
     output = r.path(top.get("output"), "output", must_exist=False)
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import InputError
-from biasbound._validation import check_in_range, check_int
+from biasbound._validation import check_in_range, check_int, check_param
 
 __all__ = ["register", "run", "summary"]
 
@@ -51,11 +51,28 @@ def run(
     from biasbound.calibration import calibrate_knowledge
 
     where = "calibrate"
+    tau = check_param(tau, "tau", where, label="--tau")
+    delta = check_param(delta, "delta", where, label="--delta")
+    dim = check_param(dim, "dim", where, label="--dim")
+    if sensitivity is not None:
+        sensitivity = check_param(sensitivity, "sensitivity", where, label="--sensitivity")
+    if alpha is not None:
+        alpha = check_param(alpha, "alpha", where, label="--alpha")
+    if beta is not None:
+        beta = check_param(beta, "beta", where, label="--beta")
     A = None
     if score_range is not None or hamming is not None:
-        r = check_in_range(1.0 if score_range is None else score_range, "range", where, low=0.0, low_open=True)
-        k = check_int(1 if hamming is None else hamming, "hamming", where, low=1)
-        A = math.nextafter(r * math.sqrt(k) * (1 + 2**-50), math.inf)  # a.s. bound, rounded up
+        r = check_in_range(1.0 if score_range is None else score_range, "--range", where, low=0.0, low_open=True)
+        k = check_int(1 if hamming is None else hamming, "--hamming", where, low=1)
+        largest = r * math.sqrt(k)
+        # an RMS of distances can never exceed the largest distance: a larger --sensitivity is a typo or a
+        # sensitivity measured on another scale; it is refused, never clipped to the range
+        if sensitivity is not None and sensitivity > largest:
+            raise InputError(
+                f"The '--sensitivity' option of calibrate must be at most the largest neighbour distance "
+                f"--range x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
+            )
+        A = math.nextafter(largest * (1 + 2**-50), math.inf)  # a.s. bound, rounded up
     records: list[Any] = []
     if sensitivity_ucb is not None:
         if beta is None:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
-from biasbound._validation import check_in_range, check_int, check_one_of, resolve_rng
+from biasbound._validation import check_one_of, check_param, resolve_rng
 from biasbound.pipeline._results import _jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
@@ -252,16 +252,16 @@ bootstrap_rounds, confidence, n_mc
     TypeError
         For a parameter of the wrong type.
     """
-    tau = check_in_range(tau, "tau", _WHERE, low=0.0, low_open=True)
-    delta = check_in_range(delta, "delta", _WHERE, low=0.0, high=1.0, low_open=True, high_open=True)
+    tau = check_param(tau, "tau", _WHERE)
+    delta = check_param(delta, "delta", _WHERE)
     gens = parse_neighbors(neighbors)
     method = check_one_of(method, "method", _WHERE, ("tight", "paper"))
     combine = check_one_of(combine, "combine", _WHERE, ("max", "rms"))
     if alpha is not None:
-        alpha = check_in_range(alpha, "alpha", _WHERE, low=0.0, high=1.0, low_open=True)
+        alpha = check_param(alpha, "alpha", _WHERE)
     if beta is not None:
-        beta = check_in_range(beta, "beta", _WHERE, low=0.0, high=1.0, low_open=True, high_open=True)
-    holdout = check_in_range(holdout, "holdout", _WHERE, low=0.0, high=0.9)
+        beta = check_param(beta, "beta", _WHERE)
+    holdout = check_param(holdout, "holdout", _WHERE)
     view = check_one_of(view, "view", _WHERE, ("model", "leaderboard"))
     center_kind, center_value = parse_center(center)
     if center_kind == "holdout" and holdout <= 0:
@@ -273,9 +273,9 @@ bootstrap_rounds, confidence, n_mc
             f"The 'jitter_adjust' parameter of {_WHERE} needs a 'rerun' generator and at least one other generator. "
             f"Got neighbors={','.join(gens)!r} instead."
         )
-    bootstrap_rounds = check_int(bootstrap_rounds, "bootstrap_rounds", _WHERE, low=1)
-    confidence = check_in_range(confidence, "confidence", _WHERE, low=0.0, high=1.0, low_open=True, high_open=True)
-    n_mc = check_int(n_mc, "n_mc", _WHERE, low=1)
+    bootstrap_rounds = check_param(bootstrap_rounds, "bootstrap_rounds", _WHERE)
+    confidence = check_param(confidence, "confidence", _WHERE)
+    n_mc = check_param(n_mc, "n_mc", _WHERE)
     _, master = resolve_rng(seed)
     return _Settings(tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
