@@ -53,7 +53,7 @@ def test_pairwise_table_on_its_own_scale_certifies_with_all_neighbours(tmp_path,
                                   "--bootstrap-rounds", "200")
     assert code == 0, err
     assert "Traceback" not in err
-    assert f"scale [{scale[0]:g}, {scale[1]:g}] inferred from the data" in text
+    assert f"score scale [{scale[0]:g}, {scale[1]:g}] mapped to [0, 1] (inferred from the data" in " ".join(text.split())
     cert = json.loads((out / "certificate.json").read_text())
     assert cert["scope"]["score_scale"][0]["scale"] == scale and cert["scope"]["score_scale"][0]["inferred"] is True
     assert set(cert["scope"]["generators"]) == {"swap", "variant:paraphrase", "rerun"}
