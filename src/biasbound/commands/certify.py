@@ -483,6 +483,7 @@ def register(app: typer.Typer) -> None:
         from biasbound._progress import step
         from biasbound.pipeline import certify
         from biasbound.pipeline._settings import check_settings
+        from biasbound.pipeline._staging import check_out
 
         from biasbound._validation import check_one_of
 
@@ -497,6 +498,7 @@ def register(app: typer.Typer) -> None:
         check_settings(tau=tau, delta=delta, neighbors="swap" if auto else neighbors, method=method, combine=combine,
                        alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                        jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds)
+        check_out(out)  # an --out naming a file fails before any input is read
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
                                  llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map)

@@ -54,7 +54,10 @@ def run_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots
     from biasbound._progress import step
     from biasbound.data.embedded import DEMO_BASELINE, load_demo
     from biasbound.pipeline import certify
+    from biasbound.pipeline._staging import check_out
 
+    check_out(out, "run_demo")
+    check_out(Path(out) / "paper", "run_demo")
     with step("loading the embedded Arena-Hard judgments (76 models × 500 questions × 2 orders)", enabled=progress):
         data = load_demo()
     out = Path(out)

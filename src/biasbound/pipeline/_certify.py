@@ -14,6 +14,7 @@ import pandas as pd
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
 from biasbound.pipeline._coverage import prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge
+from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
 from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable
@@ -123,6 +124,7 @@ def certify(
         bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc,
     )
     master = s.seed
+    out_path = check_out(out)
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
@@ -131,7 +133,6 @@ def certify(
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
     frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad)
     scales = score_scales(frame, load_report)
-    out_path = None if out is None else Path(out)
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
@@ -172,13 +173,17 @@ def certify(
                            "skipped_rows": [list(r) for r in skipped_rows]}
         result.panel = _panel(result, s)
         if out_path is not None:
-            bar.update(task, description="writing certificates, scores and tables")
-            _write_core(result, out_path, s)
-            bar.advance(task)
-            if plots and done:
-                bar.update(task, description="drawing the plots and writing report.html")
-                _write_plots_and_report(result, out_path, s)
-            bar.advance(task)
+            # written into a fresh folder and moved into place: the folder never mixes two runs, and a
+            # run that dies while writing leaves the previous outputs as they were
+            with staged_output(out_path) as stage:
+                bar.update(task, description="writing certificates, scores and tables")
+                _write_core(result, stage, s)
+                bar.advance(task)
+                if plots and done:
+                    bar.update(task, description="drawing the plots and writing report.html")
+                    _write_plots_and_report(result, stage, s)
+                bar.advance(task)
+            result.outputs = {k: out_path / Path(v).relative_to(stage) for k, v in result.outputs.items()}
     if errors:
         first = errors[0]
         where = f"; the outputs of the other judges were written to {out_path}" if (out_path and done) else ""

@@ -125,9 +125,8 @@ def _judge_leaderboard(
         distortion = {"*": float(lb.expected_distortion(batch.means, cal.alpha, c_arr, cal.sigma))}
     table["rank_original"] = lb.rank(table["original"].to_numpy())
     table["rank_certified"] = lb.rank(table["certified"].to_numpy())
-    for col in ("winrate", "winrate_lo", "winrate_hi", "preference", "preference_lo", "preference_hi",
-                "bt", "bt_lo", "bt_hi"):
-        table[col] = np.nan
+    for col in ("winrate", "winrate_lo", "winrate_hi", "bt", "bt_lo", "bt_hi"):
+        table[col] = np.nan  # the 'preference' columns exist only for pairwise scales other than Arena-Hard's
     stats_note = None
     if _is_pairwise(fj):
         # Arena-Hard's win rate (strong verdicts weighted 3) is defined on its five levels only; any other

@@ -40,7 +40,7 @@ from http import HTTPStatus
 from typing import Any
 
 from biasbound._exceptions import InputError
-from biasbound._validation import check_in_range, check_int
+from biasbound._validation import arg, check_in_range, check_int, cli_command
 from biasbound.judge.parsing import task_of
 from biasbound.testing.synthetic import SyntheticJudge, SyntheticJudgeConfig
 
@@ -483,13 +483,22 @@ class _Serving:
         self.timers.add(handle)
 
     async def start(self, host: str, port: int) -> str:
+        where = cli_command() or "serve_in_thread"
+        port = check_int(port, arg("port", "--port"), where, low=0, high=65535)
+        if not isinstance(host, str) or not host.strip():
+            raise InputError(f"The {arg('host', '--host')!r} {'option' if cli_command() else 'parameter'} of {where} "
+                             f"must name an interface such as 127.0.0.1. Got {host!r} instead.")
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
-        except OSError:
+        except OSError as exc:  # port in use, no permission, unknown host: one sentence, never a traceback
             sock.close()
-            raise
+            why = exc.strerror or str(exc)
+            raise InputError(
+                f"Cannot listen on {host}:{port} ({why}); choose another {arg('port', '--port')} "
+                "(0 picks a free one)" + (" or another host" if isinstance(exc, socket.gaierror) else "") + "."
+            ) from None
         self.server = await self.loop.create_server(lambda: _Connection(self), sock=sock, backlog=1024)
         actual_host, actual_port = sock.getsockname()[:2]
         shown = f"[{actual_host}]" if ":" in actual_host else actual_host

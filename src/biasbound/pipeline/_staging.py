@@ -1,0 +1,103 @@
+"""Output folders that never mix two runs: stage in a fresh folder, then move into place.
+
+A certify run writes every file into a new folder beside the target (``.NAME.XXXX.partial``)
+and only then moves it into place:
+
+* a target that does not exist yet is the staged folder, renamed (one atomic ``os.replace``);
+* an existing target folder keeps every file the run does not own: the files listed in its
+  manifest (:data:`MANIFEST`, written by the previous run) are removed — and, for a folder
+  written before manifests existed, the names a certify run writes — then the new files are
+  moved in and the new manifest is written. Inputs, caches and anything else the user keeps
+  there are never touched.
+
+A run that fails before its outputs are complete removes its staged folder and leaves the
+target as it was; a run that completes with some judges failed replaces the previous
+outputs, so no certificate of an earlier run stays beside a summary reporting the failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from biasbound._exceptions import InputError
+from biasbound._validation import arg, cli_command
+
+__all__ = ["MANIFEST", "check_out", "staged_output"]
+
+#: The file listing what the last run wrote into an output folder (relative paths).
+MANIFEST = ".biasbound-outputs.json"
+
+#: Names a certify run writes, removed from a folder that has no manifest (written before manifests).
+_OWNED_NAMES = re.compile(
+    r"^(certificate(-.+)?\.json|certificates\.json|summary\.json|load_report\.json|scores\.parquet|leaderboard\.csv|"
+    r"panel_leaderboard\.csv|retention\.json|report\.html|report\.pdf|"
+    r"(score_kde|ranking|sensitivity|judges|frontier|bias_radius)(-.+)?\.png)$"
+)
+
+
+def check_out(out: str | Path | None, where: str = "certify") -> Path | None:
+    """``out`` as a Path after checking it can be an output folder (not an existing file, no file in the way)."""
+    if out is None:
+        return None
+    path = Path(out)
+    name = arg("out", "--out")
+    kind = "option" if cli_command() else "parameter"
+    where = cli_command() or where
+    if path.exists() and not path.is_dir():
+        raise InputError(f"The {name!r} {kind} of {where} names {str(path)!r}, which is an existing file; "
+                         "give a folder (it is created if needed).")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise InputError(f"The {name!r} {kind} of {where} names {str(path)!r}, but {str(parent)!r} is a file, "
+                             "not a folder.")
+    return path
+
+
+def _owned(target: Path) -> list[Path]:
+    """The files of ``target`` that the previous run wrote (its manifest), or that a certify run writes."""
+    manifest = target / MANIFEST
+    if manifest.is_file():
+        try:
+            listed = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+        except (ValueError, OSError, AttributeError):
+            listed = []
+        files = []
+        for rel in listed:
+            p = (target / str(rel)).resolve()
+            if p.parent == target.resolve() and p.is_file():  # never follow a path outside the folder
+                files.append(p)
+        return files + [manifest]
+    return [p for p in target.iterdir() if p.is_file() and _OWNED_NAMES.match(p.name)]
+
+
+@contextmanager
+def staged_output(out: Path) -> Iterator[Path]:
+    """Yield a fresh folder to write a run's outputs into; on success move them into ``out``.
+
+    On an exception the staged folder is removed and ``out`` is left untouched.
+    """
+    out = Path(out)
+    check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        yield stage
+        files = sorted(p.name for p in stage.iterdir() if p.is_file())
+        (stage / MANIFEST).write_text(json.dumps({"files": files}, indent=2) + "\n", encoding="utf-8")
+        if not out.exists():
+            os.replace(stage, out)
+            return
+        for old in _owned(out):
+            old.unlink(missing_ok=True)
+        for name in [*files, MANIFEST]:
+            os.replace(stage / name, out / name)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
