@@ -47,10 +47,14 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     p = Path(path)
     if not p.is_file():
         raise InputError(f"The 'CERTIFICATE' argument of audit names {str(p)!r}, which is not a file.")
+    from biasbound.data._io import read_text
+
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_text(p))
     except json.JSONDecodeError as exc:
         raise DataFormatError(f"not a JSON certificate ({exc.msg}).", path=str(p), line=exc.lineno) from None
+    except RecursionError:
+        raise DataFormatError("not a JSON certificate (nested too deeply to read).", path=str(p)) from None
     if isinstance(data, list):
         pick = [c for c in data if isinstance(c, Mapping)
                 and (model is None or c.get("scope", {}).get("model") == model)
@@ -63,7 +67,39 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
         data = pick[0]
     if not isinstance(data, Mapping) or "tau" not in data or "sigma" not in data:
         raise DataFormatError("not a biasbound certificate (no 'tau'/'sigma' fields).", path=str(p))
+    _check_certificate_fields(data, p)
     return dict(data)
+
+
+#: The certificate fields audit reads, with the numbers they must hold (a hand-edited file is checked here,
+#: so that a text tau is one sentence naming the file and the field, not an error deep inside the audit).
+_CERT_FIELDS: dict[str, tuple[str, float | None, float | None, bool]] = {
+    "tau": ("a number > 0", 0.0, None, True),
+    "delta": ("a number in (0, 1)", 0.0, 1.0, True),
+    "sigma": ("a number >= 0", 0.0, None, False),
+    "alpha": ("a number in (0, 1]", 0.0, 1.0, True),
+}
+
+
+def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
+    for name, (what, low, high, low_open) in _CERT_FIELDS.items():
+        v = data.get(name)
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if ok and low is not None:
+            ok = v > low if low_open else v >= low
+        if ok and high is not None:
+            ok = v < high if name == "delta" else v <= high
+        if not ok:
+            raise DataFormatError(f"the certificate's {name!r} must be {what}; got {v!r}. Re-create the certificate "
+                                  "with biasbound certify rather than editing it.", path=str(path))
+    dim = data.get("dim")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise DataFormatError(f"the certificate's 'dim' must be an int >= 1; got {dim!r}.", path=str(path))
+    for name in ("scope", "center"):
+        if name in data and data[name] is not None and not isinstance(data[name], Mapping) and not (
+                name == "center" and isinstance(data[name], str)):
+            raise DataFormatError(f"the certificate's {name!r} must be a JSON object; got {data[name]!r}.",
+                                  path=str(path))
 
 
 def _distances(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None, list[str]]:

@@ -19,6 +19,7 @@ model) groups without a neighbour of each of them are left out, and named.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,7 +74,7 @@ def _first_line(path: Path) -> str:
 def _first_json(path: Path) -> Any:
     try:
         return json.loads(_first_line(path))
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError, RecursionError):
         return None
 
 
@@ -322,6 +323,8 @@ def parse_scale(text: str | None) -> tuple[float, float] | None:
     parts = text.split(",")
     try:
         lo, hi = (float(p) for p in parts)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(text)
     except ValueError:
         raise InputError(f"The '--scale' option of certify must be 'lo,hi' with lo < hi. Got {text!r} instead.") from None
     if not lo < hi:

@@ -190,6 +190,11 @@ def _const(value: str | None, index: pd.Index) -> pd.Series:
     return pd.Series(one.array.take(np.zeros(len(index), dtype=np.intp)), index=index)
 
 
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (messages show 0, never np.int64(0))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
     """Raise on duplicated judgment keys (naming both lines) or drop the later copies."""
     dup = frame.duplicated(_KEY, keep="first")
@@ -198,7 +203,7 @@ def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[s
     if not skip_bad:
         later = frame[dup].iloc[0]
         same = frame[(frame[_KEY] == later[_KEY]).all(axis=1)].iloc[0]
-        key = ", ".join(f"{k}={later[k]!r}" for k in _KEY)
+        key = ", ".join(f"{k}={_plain(later[k])!r}" for k in _KEY)
         raise DataFormatError(
             f"duplicated judgment ({key}) also at {same['source']}:{int(same['line'])}; "
             f"give each judgment once or {arg('pass skip_bad=True', 'pass --skip-bad')} to keep the first.",
@@ -345,7 +350,8 @@ def _check_scale(scale: Any, where: str) -> tuple[float, float]:
     except (TypeError, ValueError, IndexError):
         ok = False
     if not ok:
-        raise InputError(f"The 'scale' parameter of {where} must be a pair (lo, hi) of finite floats with lo < hi. Got {scale!r} instead.")
+        raise InputError(f"The {arg('scale', '--scale')!r} {'option' if arg('p', 'c') == 'c' else 'parameter'} of "
+                         f"{where} must be a pair (lo, hi) of finite floats with lo < hi. Got {scale!r} instead.")
     return (lo, hi)
 
 
@@ -369,13 +375,14 @@ def _detect_format(path: Path) -> str:
     )
 
 
-def _csv_record_lines(text: str, sep: str) -> tuple[list[int], int, int | None, int]:
+def _csv_record_lines(text: str, sep: str, strict: bool = False) -> tuple[list[int], int, int | None, int]:
     """Physical 1-based start line of every non-blank CSV record (header first).
 
     Also returns the header's field count and the first record (line, field count) whose
-    field count differs from the header's (``None`` when all agree).
+    field count differs from the header's (``None`` when all agree); with ``strict`` a quote
+    that is never closed gives that record's line and field count -1.
     """
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=strict)
     starts: list[int] = []
     prev = 0
     width = 0
@@ -415,9 +422,10 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
             data.seek(0)
             raw = pd.read_csv(data, sep=sep, dtype=str, engine="pyarrow")
     except (ValueError, OSError, TypeError) as exc:
-        starts, width, odd_line, odd_width = _csv_record_lines(text, sep)
+        starts, width, odd_line, odd_width = _csv_record_lines(text, sep, strict=True)
         if odd_line is not None and odd_width < 0:
-            raise DataFormatError("a quoted field is never closed (an unmatched \\\"); close the quote.",
+            raise DataFormatError("a quoted field is never closed or is malformed; check the '\"' characters from "
+                                  "this line on.",
                                   path=str(path), line=odd_line) from None
         if odd_line is not None:
             raise DataFormatError(f"the row has {odd_width} fields but the header has {width}; "
@@ -425,7 +433,8 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
                                   path=str(path), line=odd_line) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as {fmt.upper()} ({first.rstrip('.')}).", path=str(path)) from None
-    if len(header) != len(set(header)) or any(str(c).startswith("Unnamed: ") for c in header):
+    names = next(csv.reader(io.StringIO(body.split("\n", 1)[0].rstrip("\r")), delimiter=sep), [])
+    if len(names) != len(set(names)) or any(not n.strip() for n in names):
         line = 1 if starts is None else starts[0]
         raise DataFormatError("the header row has an empty or repeated column name; give every column one name.",
                               path=str(path), line=line)
@@ -616,6 +625,7 @@ def from_frame(
 
     bad = np.zeros(n, dtype=bool)
     reasons = np.full(n, "", dtype=object)
+    shown_values = np.full(n, None, dtype=object)  # the raw value a message shows, where one helps
     skipped: list[tuple[str, int | None, str]] = []
 
     def flag(mask: np.ndarray, reason: str) -> None:
@@ -627,7 +637,8 @@ def from_frame(
         # the bad row with the smallest line, whatever check found it
         if bad.any() and not skip_bad:
             first = int(np.flatnonzero(bad)[np.argmin(line_arr[bad])])
-            raise DataFormatError(f"{reasons[first]}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} "
+            got = "" if shown_values[first] is None else f" (got {_plain(shown_values[first])!r})"
+            raise DataFormatError(f"{reasons[first]}{got}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} "
                                   "to skip and count it.", path=source, line=int(line_arr[first]))
 
     out = pd.DataFrame(index=raw.index)
@@ -661,7 +672,10 @@ def from_frame(
         present = col.notna().to_numpy().copy()
         if not pd.api.types.is_numeric_dtype(col.dtype):
             present &= ~(col.astype(str).str.strip() == "").to_numpy()
-        flag(present & ~np.isfinite(vals), f"{name} {col_name!r} is not a finite number")
+        not_number = present & ~np.isfinite(vals)
+        if not_number.any():
+            shown_values[not_number & ~bad] = col.to_numpy(dtype=object)[not_number & ~bad]
+        flag(not_number, f"{name} (column {col_name!r}) is not a finite number")
         numeric[name] = np.where(present & np.isfinite(vals), vals, np.nan)
 
     raise_first()
