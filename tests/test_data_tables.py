@@ -58,7 +58,7 @@ def test_jsonl_and_parquet_give_the_same_frame_as_csv(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("scores", "expected"),
-    [([0.2, 0.9], (0, 1)), ([0, 1], (0, 1)), ([2, 5], (1, 5)), ([1, 5], (1, 5)), ([3, 7], (1, 7)),
+    [([0.2, 0.9], (0, 1)), ([0, 1], (0, 1)), ([0, 0], (0, 1)), ([2, 5], (1, 5)), ([1, 5], (1, 5)), ([3, 7], (1, 7)),
      ([1, 10], (1, 10)), ([3, 10], (1, 10)), ([0, 10], (0, 10)), ([0, 3, 10], (0, 10)), ([0, 100], (0, 100))],
 )
 def test_infer_scale(scores: list[float], expected: tuple[float, float]) -> None:

@@ -375,7 +375,7 @@ def test_backoff_schedule_is_exponential_capped_plus_jitter(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
-def test_refused_connection_is_retried_then_failed_with_the_transport_reason(monkeypatch, transport) -> None:
+def test_refused_connection_stops_before_judging_naming_the_url_and_reason(monkeypatch, transport) -> None:
     import socket
 
     monkeypatch.setenv("BIASBOUND_JUDGE_TRANSPORT", transport)
@@ -383,6 +383,8 @@ def test_refused_connection_is_retried_then_failed_with_the_transport_reason(mon
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     cfg = config_for(f"http://127.0.0.1:{port}/v1", max_attempts=2)
-    (result,) = judge_many_sync([make_requests(1)[-1]], config=cfg, progress=False)
-    assert result.status == "failed" and result.attempts == 2 and result.verdict is None
-    assert "after 2 attempt(s)" in result.reason and "connect" in result.reason.lower()
+    # the endpoint is checked before the first judgment: a refused connection stops the run at once,
+    # naming the URL and the transport's reason, instead of failing every call after its retries
+    with pytest.raises(JudgeError, match=rf"Cannot connect to the endpoint http://127.0.0.1:{port}/v1 .*before judging") as info:
+        judge_many_sync([make_requests(1)[-1]], config=cfg, progress=False)
+    assert "connect" in str(info.value).lower().split("(", 1)[1]

@@ -182,8 +182,12 @@ def audit_on_files(
     from biasbound._progress import step
 
     cert = read_certificate(certificate, model=model, judge=judge)
+    # new neighbour tables are read on the scale the certificate's data were read on (recorded in its scope),
+    # so that their normalised scores are comparable with the certified ones
+    scales = {tuple(e["scale"]) for e in ((cert.get("scope") or {}).get("score_scale") or [])
+              if isinstance(e, Mapping) and isinstance(e.get("scale"), list) and len(e["scale"]) == 2}
     with step(f"reading {len(neighbors)} neighbour file(s)", enabled=progress):
-        loaded = load_inputs(neighbors, skip_bad=skip_bad)
+        loaded = load_inputs(neighbors, skip_bad=skip_bad, scale=next(iter(scales)) if len(scales) == 1 else None)
     with step("auditing: exact violation probability and Monte Carlo check", enabled=progress):
         dist, shifts, used = _distances(cert, loaded.frame)
         result = audit_certificate(cert, dist, shifts, confidence=confidence, rng=seed)

@@ -334,6 +334,13 @@ def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
         return eligible[0][3], eligible[0][0]
     lo, hi = float(arr.min()), float(arr.max())
     if lo == hi:
+        # One value seen: the scale matters only through the normalised score it gives that value. When every
+        # common scale holding it gives the same (a judge that always said 0: 0 on [0, 1], [0, 10], [0, 100]),
+        # nothing is ambiguous; otherwise (always 1: 1 on [0, 1] but 0 on [1, 5]) the user must say.
+        holding = [(a, b) for a, b in COMMON_SCALES if a <= lo <= b]
+        normalised = {(lo - a) / (b - a) for a, b in holding}
+        if len(normalised) == 1:
+            return holding[0], 0
         raise InputError(f"Cannot infer the score scale: every score equals {lo:g}; {give}.")
     holding = [f"[{a:g}, {b:g}]" for a, b in COMMON_SCALES if a <= lo and hi <= b]
     could = f" (it could be {' or '.join(holding)})" if holding else ""

@@ -86,6 +86,23 @@ logger = logging.getLogger("biasbound.judge")
 _REDACTED = "[REDACTED]"
 _RETRY_STATUS = frozenset({408, 409, 429})
 _ABORT_STATUS = frozenset({401, 403, 404})
+#: Connection failures in a row (no reply of any kind in between) after which a run stops: the endpoint is
+#: down or the URL is wrong, and more retries only spend minutes before blaming something else.
+MAX_CONNECTION_FAILURES = 8
+
+
+def _is_connection_failure(exc: BaseException) -> bool:
+    """True when no HTTP reply arrived because the connection could not be made (refused, DNS, unreachable).
+
+    The SDK's aiohttp transport reports a refused connection as a connect timeout, so a timeout counts
+    when its cause says it could not connect; a server that accepted the connection and was slow does not.
+    """
+    if not isinstance(exc, openai.APIConnectionError):
+        return False
+    if not isinstance(exc, openai.APITimeoutError):
+        return True
+    cause = exc.__cause__
+    return cause is not None and ("connect" in type(cause).__name__.lower() or "cannot connect" in str(cause).lower())
 _POOL_SHARD = 8  # connections per httpx2 pool (see _pool_sizes)
 _LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "host.docker.internal"})
 
@@ -459,6 +476,36 @@ class _Run:
         self.semaphore = asyncio.Semaphore(config.concurrency)
         self.limiter = _RateLimiter(config.requests_per_minute)
         self.abort: JudgeError | None = None
+        self.connection_failures = 0  # attempts in a row that could not connect (reset by any reply)
+        self._checked = False
+        self._check_lock = asyncio.Lock()
+
+    async def check_endpoint(self) -> None:
+        """One cheap request (``GET /models``) before the first judgment: an endpoint that cannot be reached
+        stops the run at once with a sentence naming the URL. Any HTTP reply counts as reachable (a server
+        without /models answers 404); a refused key (401/403) stops the run as a refused call does."""
+        async with self._check_lock:
+            if self._checked:
+                return
+            try:
+                await self.clients[0].get("/models", cast_to=_httpx.Response)
+            except openai.APIStatusError as exc:
+                if exc.status_code in (401, 403):
+                    self.abort = JudgeError(self.clean(
+                        f"The judge endpoint {self.config.base_url} refused the key with HTTP {exc.status_code}; "
+                        f"check the key in {self.config.api_key_env!r}."))
+            except openai.APIConnectionError as exc:
+                if _is_connection_failure(exc) or isinstance(exc, openai.APITimeoutError):
+                    self.abort = self._unreachable(exc, "before judging")
+            self._checked = True
+        if self.abort is not None:
+            raise self.abort
+
+    def _unreachable(self, exc: BaseException, when: str) -> JudgeError:
+        cause = exc.__cause__ if exc.__cause__ is not None and str(exc.__cause__) else exc
+        return JudgeError(self.clean(
+            f"Cannot connect to the endpoint {self.config.base_url} ({str(cause)[:200]}) {when}; check that the "
+            "server is running and that base_url is right; judgments already made are cached, so a re-run resumes."))
 
     def clean(self, text: str) -> str:
         return redact(text, [self.secret])
@@ -524,7 +571,19 @@ class _Run:
                 # request transform and pydantic response model: ~2x less client CPU per call.
                 client = self.clients[self._next_client % len(self.clients)]
                 self._next_client += 1
-                http = await client.post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
+                try:
+                    http = await client.post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
+                except openai.APIConnectionError as exc:
+                    if _is_connection_failure(exc):
+                        self.connection_failures += 1
+                        if self.connection_failures >= MAX_CONNECTION_FAILURES and self.abort is None:
+                            self.abort = self._unreachable(
+                                exc, f"after {self.connection_failures} failed connections in a row")
+                    raise
+                except openai.APIStatusError:
+                    self.connection_failures = 0  # the server answered
+                    raise
+                self.connection_failures = 0
             try:
                 response = http.json()
                 usage = response.get("usage") or None
@@ -781,6 +840,8 @@ class JudgeSession:
             else:
                 todo.setdefault(call.cache_key, []).append(i)
         n_cached = len(requests) - sum(map(len, todo.values()))
+        if todo:  # something must be asked: first make sure the endpoint answers at all
+            await run.check_endpoint()
         columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
         with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
