@@ -156,3 +156,20 @@ def test_models_on_different_item_sets_are_flagged(tmp_path, capsys) -> None:
                                   "--bootstrap-rounds", "200")
     assert code == 0, err
     assert "scored on different item sets: 37 of the 40 items" in " ".join(text.split())
+
+
+def test_a_model_with_every_judgment_missing_is_reported_not_a_traceback(tmp_path, capsys) -> None:
+    df = pairwise_table("preferences")
+    df.loc[df.model == "mB", "score"] = np.nan
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", "swap", "--no-plots",
+                                  "--bootstrap-rounds", "200")
+    assert code == 0, err
+    assert "Traceback" not in err
+    flat = " ".join(text.split())
+    assert "model mB not certified: every one of its 40 original judgments is missing" in flat
+    lb = pd.read_csv(out / "leaderboard.csv").set_index("model")
+    assert np.isnan(lb.loc["mB", "certified"]) and lb.loc["mB", "n_missing"] == 40
+    assert {c["scope"]["model"] for c in json.loads((out / "certificates.json").read_text())} == {"mA", "mC"}
