@@ -221,5 +221,6 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
         retention=_retention_out(result) if len(result.judges) > 1 else next(iter(_retention_out(result).values()), None),
         plots=plots, load_report=result.load_report, audit=audit or None,
         model_certificates=model_certs, comparison=comparison, baseline=baseline,
+        coverage=getattr(result, "coverage", None),
     )
     return o["report"]

@@ -740,6 +740,28 @@ def _load_view(load_report: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"sentences": sentences, "tables": tables}
 
 
+def _with_coverage(load: dict[str, Any] | None, coverage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Add the missing and absent neighbours per model and generator (``summary.json`` → ``coverage``)."""
+    judges = (coverage or {}).get("judges") or {}
+    if not judges:
+        return load
+    load = load or {"sentences": [], "tables": []}
+    for judge, cov in judges.items():
+        models = cov.get("models") or {}
+        gens = sorted({g for rec in models.values() for g in (rec.get("neighbors") or {})})
+        rows = [[str(m), format_number(rec.get("items")), format_number(rec.get("missing")),
+                 *[" / ".join(format_number((rec["neighbors"].get(g) or {}).get(k)) for k in ("observed", "missing", "absent"))
+                   for g in gens]]
+                for m, rec in models.items()]
+        if rows:
+            load["tables"].append({"title": f"neighbours per model, judge {judge} (observed / missing / absent)",
+                                   "headers": ["model", "items", "missing", *gens], "rows": rows})
+        for m, why in (cov.get("not_certified") or {}).items():
+            load["sentences"].append(f"Model {m} (judge {judge}) is not certified: {why}.")
+        load["sentences"] += [str(n) for n in cov.get("notes") or [] if "different item sets" in str(n)]
+    return load
+
+
 def _caption(name: str) -> str:
     """The caption of a known plot; ``<plot>-<judge>`` names (one plot per judge) get the judge appended."""
     if name in _PLOT_CAPTIONS:
@@ -794,6 +816,7 @@ def write_report(
     model_certificates: Sequence[Mapping[str, Any]] | None = None,
     comparison: Mapping[str, Any] | None = None,
     baseline: str | None = None,
+    coverage: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``report.html``: what was certified, how it was checked and what it cost, ready to print.
 
@@ -903,7 +926,7 @@ def write_report(
         "retention_rows": _retention_rows(retention),
         "comparison": comparison,
         "leaderboard": lb_view,
-        "load": _load_view(load_report),
+        "load": _with_coverage(_load_view(load_report), coverage),
         "plots": [_embed_plot(str(k), v) for k, v in plots.items()],
     }
     html = _environment().get_template("report.html.jinja").render(**context)
