@@ -224,32 +224,32 @@ add(certify_case("llmbar-binary", "l.csv", LLMBAR_HEAD.encode() + b"\x00", ("l.c
 # -- certify options ------------------------------------------------------------------------
 OPT = ["certify", "{d}/t.csv", "--out", "{d}/o", "--no-plots"]
 for cid, extra, words in [
-    ("tau-0", ["--tau", "0"], ("'tau'", "(0, inf)")),
-    ("tau-neg", ["--tau", "-1"], ("'tau'", "Got -1")),
-    ("tau-nan", ["--tau", "nan"], ("'tau'",)),
-    ("tau-inf", ["--tau", "inf"], ("'tau'",)),
-    ("delta-0", ["--delta", "0"], ("'delta'", "[1e-12, 1)")),
-    ("delta-1", ["--delta", "1"], ("'delta'", "[1e-12, 1)")),
-    ("delta-tiny", ["--delta", "1e-300"], ("'delta'", "[1e-12, 1)", "1e-300")),
-    ("neighbors-unknown", ["--neighbors", "mirror"], ("'neighbors'", "'mirror'")),
-    ("neighbors-empty-variant", ["--neighbors", "variant:"], ("'neighbors'",)),
+    ("tau-0", ["--tau", "0"], ("'--tau' option of certify", "(0, inf)")),
+    ("tau-neg", ["--tau", "-1"], ("'--tau' option of certify", "Got -1")),
+    ("tau-nan", ["--tau", "nan"], ("'--tau' option of certify",)),
+    ("tau-inf", ["--tau", "inf"], ("'--tau' option of certify",)),
+    ("delta-0", ["--delta", "0"], ("'--delta' option of certify", "[1e-12, 1)")),
+    ("delta-1", ["--delta", "1"], ("'--delta' option of certify", "[1e-12, 1)")),
+    ("delta-tiny", ["--delta", "1e-300"], ("'--delta' option of certify", "[1e-12, 1)", "1e-300")),
+    ("neighbors-unknown", ["--neighbors", "mirror"], ("'--neighbors' option of certify", "'mirror'")),
+    ("neighbors-empty-variant", ["--neighbors", "variant:"], ("'--neighbors' option of certify",)),
     ("neighbors-absent-variant", ["--neighbors", "variant:bold"], ("variant:bold", "not in the judgments")),
     ("neighbors-absent-rerun", ["--neighbors", "rerun"], ("'rerun'", "no rerun > 0")),
-    ("method", ["--method", "exact"], ("'method'", "'tight', 'paper'")),
-    ("combine", ["--combine", "mean"], ("'combine'", "'max', 'rms'")),
-    ("alpha-0", ["--alpha", "0"], ("'alpha'", "(0, 1]")),
-    ("alpha-2", ["--alpha", "2"], ("'alpha'", "(0, 1]")),
-    ("beta-2", ["--beta", "2"], ("'beta'", "(0, 1)")),
+    ("method", ["--method", "exact"], ("'--method' option of certify", "'tight', 'paper'")),
+    ("combine", ["--combine", "mean"], ("'--combine' option of certify", "'max', 'rms'")),
+    ("alpha-0", ["--alpha", "0"], ("'--alpha' option of certify", "(0, 1]")),
+    ("alpha-2", ["--alpha", "2"], ("'--alpha' option of certify", "(0, 1]")),
+    ("beta-2", ["--beta", "2"], ("'--beta' option of certify", "(0, 1)")),
     ("beta-text", ["--beta", "abc"], ("'--beta'", "'none'")),
-    ("holdout-neg", ["--holdout", "-0.1"], ("'holdout'", "[0, 0.9]")),
-    ("holdout-big", ["--holdout", "0.95"], ("'holdout'", "[0, 0.9]")),
-    ("center-2", ["--center", "fixed:2"], ("'center'", "[0, 1]")),
-    ("center-bogus", ["--center", "median"], ("'center'", "'fixed:X'")),
-    ("center-ema-text", ["--center", "ema:x"], ("'center'",)),
-    ("view", ["--view", "items"], ("'view'", "'model', 'leaderboard'")),
-    ("seed-neg", ["--seed", "-1"], ("seed", "non-negative")),
-    ("bootstrap-0", ["--bootstrap-rounds", "0"], ("'bootstrap_rounds'", "[1, inf)")),
-    ("jitter-without-rerun", ["--neighbors", "swap", "--jitter-adjust"], ("'jitter_adjust'", "'rerun'")),
+    ("holdout-neg", ["--holdout", "-0.1"], ("'--holdout' option of certify", "[0, 0.9]")),
+    ("holdout-big", ["--holdout", "0.95"], ("'--holdout' option of certify", "[0, 0.9]")),
+    ("center-2", ["--center", "fixed:2"], ("'--center' option of certify", "[0, 1]")),
+    ("center-bogus", ["--center", "median"], ("'--center' option of certify", "'fixed:X'")),
+    ("center-ema-text", ["--center", "ema:x"], ("'--center' option of certify",)),
+    ("view", ["--view", "items"], ("'--view' option of certify", "'model', 'leaderboard'")),
+    ("seed-neg", ["--seed", "-1"], ("'--seed' option of certify", "[0, inf)")),
+    ("bootstrap-0", ["--bootstrap-rounds", "0"], ("'--bootstrap-rounds' option of certify", "[1, inf)")),
+    ("jitter-without-rerun", ["--neighbors", "swap", "--jitter-adjust"], ("'--jitter-adjust' option of certify", "'rerun'")),
     ("scale-one", ["--scale", "1"], ("'--scale'", "'lo,hi'")),
     ("scale-text", ["--scale", "a,b"], ("'--scale'",)),
     ("scale-reversed", ["--scale", "5,1"], ("'--scale'", "lo < hi")),
@@ -304,7 +304,7 @@ add(Case("audit-missing-neighbours", AUD, ("'--neighbors' option of audit", "doe
 add(Case("audit-garbage-neighbours", AUD, ("t.csv", "binary"), {"c.json": json.dumps(CERT), "t.csv": b"\x00\x01"}))
 add(Case("audit-other-judge", AUD, ("no judgment by the certificate's judge", "'j'"),
          {"c.json": json.dumps(CERT), "t.csv": GOOD_CSV.replace("\nj,", "\nk,")}))
-add(Case("audit-confidence", [*AUD, "--confidence", "2"], ("'confidence'",),
+add(Case("audit-confidence", [*AUD, "--confidence", "2"], ("'--confidence' option of audit", "(0, 1)"),
          {"c.json": json.dumps(CERT), "t.csv": GOOD_CSV}))
 
 # -- calibrate ------------------------------------------------------------------------------
@@ -322,7 +322,7 @@ for cid, extra, words in [
     ("hamming-zero", ["--range", "1", "--hamming", "0"], ("'--hamming'",)),
     ("alpha-two", ["--alpha", "2"], ("'--alpha'", "(0, 1]")),
     ("beta-one", ["--sensitivity-ucb", "0.2", "--beta", "1"], ("'--beta'", "(0, 1)")),
-    ("method", ["--method", "exact"], ("'method'",)),
+    ("method", ["--method", "exact"], ("'--method' option of calibrate", "'tight', 'paper'")),
 ]:
     argv = list(CAL)
     for flag, value in zip(extra[::2], extra[1::2]):
@@ -342,7 +342,8 @@ for cid, name, content, words in [
     ("empty", "f.csv", "", ("f.csv", "empty")),
     ("binary", "f.csv", b"\x00\x01", ("f.csv", "binary")),
     ("gzip-under-csv", "f.csv", gzip.compress(("a,b,o\n" + ROWS).encode()), ("f.csv", "gzip-compressed")),
-    ("too-few-rows", "f.csv", "a,b,o\n1,2,3\n2,3,1\n3,1,2\n", ("at least", "usable rows")),
+    ("too-few-rows", "f.csv", "a,b,o\n1,2,3\n2,3,1\n3,1,2\n", ("'--factors' option of schematic", "at least",
+                                                               "usable rows")),
     ("blank-line-number", "f.csv", "a,b,o\n1,2,3\n\n\n4,5,oops\n" + ROWS, ("f.csv:5", "'oops'")),
 ]:
     add(Case(f"schematic-{cid}", SCH if name == "f.csv" else [*SCH[:1], "{d}/" + name, *SCH[2:]], words,
@@ -353,8 +354,8 @@ add(Case("schematic-jsonl-array", ["schematic", "{d}/f.jsonl", "--factors", "a",
          ("f.jsonl:1", "JSON array"), {"f.jsonl": "[1, 2]\n"}))
 add(Case("schematic-no-factors", ["schematic", "{d}/f.csv", "--factors", ",", "--overall", "o"],
          ("'--factors'",), {"f.csv": "a,b,o\n" + ROWS}))
-add(Case("schematic-mode", [*SCH, "--mode", "holdout"], ("'mode'",), {"f.csv": "a,b,o\n" + ROWS}))
-add(Case("schematic-folds", [*SCH, "--mode", "cv", "--folds", "1"], ("'folds'",), {"f.csv": "a,b,o\n" + ROWS}))
+add(Case("schematic-mode", [*SCH, "--mode", "holdout"], ("'--mode' option of schematic", "'paper', 'cv'"), {"f.csv": "a,b,o\n" + ROWS}))
+add(Case("schematic-folds", [*SCH, "--mode", "cv", "--folds", "1"], ("'--folds' option of schematic", "[2, inf)"), {"f.csv": "a,b,o\n" + ROWS}))
 add(Case("schematic-suffix", ["schematic", "{d}/f.xlsx", "--factors", "a", "--overall", "o"], (".csv or .jsonl",),
          {"f.xlsx": "a,o\n1,2\n"}))
 
@@ -388,10 +389,10 @@ SRV = ["serve-synthetic-judge"]
 for cid, extra, words in [
     ("port-negative", ["--port", "-1"], ("'--port' option of serve-synthetic-judge", "[0, 65535]")),
     ("port-huge", ["--port", "70000"], ("'--port'", "[0, 65535]")),
-    ("fault-rate", ["--fault-rate", "2"], ("fault_rate",)),
+    ("fault-rate", ["--fault-rate", "2"], ("'--fault-rate' option of serve-synthetic-judge", "[0, 1]")),
     ("fault-kinds-empty", ["--fault-kinds", ","], ("'--fault-kinds'",)),
-    ("fault-kinds-unknown", ["--fault-kinds", "explode"], ("explode",)),
-    ("latency-negative", ["--latency-ms", "-5"], ("latency",)),
+    ("fault-kinds-unknown", ["--fault-kinds", "explode"], ("'--fault-kinds' option", "explode")),
+    ("latency-negative", ["--latency-ms", "-5"], ("'--latency-ms' option of serve-synthetic-judge", "[0, inf)")),
     ("host-unknown", ["--host", "no.such.host.invalid", "--port", "0"], ("Cannot listen on no.such.host.invalid",)),
 ]:
     add(Case(f"serve-{cid}", [*SRV, *extra], words))
@@ -432,8 +433,11 @@ def test_bad_input_is_one_sentence_with_exit_code_2(case: Case, tmp_path: Path, 
     if not case.usage:
         assert text.startswith("error: ") and text.count("error: ") == 1
         # CLI users are told CLI flags and never see Python arguments or numpy reprs
-        for python_only in ("skip_bad=True", "columns={", "fmt=", "np.float64(", "np.int64(", "scale=("):
+        for python_only in ("skip_bad=True", "columns={", "fmt=", "np.float64(", "np.int64(", "scale=(",
+                            "' parameter of", "of load_table", "of from_frame"):
             assert python_only not in text, f"{case.id}: {python_only!r} in {text!r}"
+        if case.argv[0] == "audit":  # audit's errors speak of audit, never of certify
+            assert "of certify" not in text
 
 
 def test_a_port_in_use_is_one_sentence(capsys) -> None:

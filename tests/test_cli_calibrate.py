@@ -66,9 +66,9 @@ def test_infeasible_red_sentence_exit_2(capsys: pytest.CaptureFixture[str]) -> N
 @pytest.mark.parametrize(
     ("args", "name"),
     [(["--tau", "0"], "--tau"), (["--delta", "1.5"], "--delta"), (["--delta", "1e-300"], "--delta"),
-     (["--alpha", "0"], "--alpha"), (["--dim", "0"], "--dim"), (["--method", "exact"], "method"),
+     (["--alpha", "0"], "--alpha"), (["--dim", "0"], "--dim"), (["--method", "exact"], "--method"),
      (["--hamming", "0", "--range", "1"], "--hamming"), (["--range", "1", "--sensitivity", "1.5"], "--sensitivity"),
-     (["--sigma", "-1"], "sigma")],
+     (["--sigma", "-1"], "--sigma")],
 )
 def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], name: str) -> None:
     argv = list(BASE)

@@ -92,9 +92,9 @@ def test_local_app_registers_the_commands():
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--tau", "0"], "'tau'"),
-        (["--delta", "1.5"], "'delta'"),
-        (["--neighbors", "shuffle"], "'neighbors'"),
+        (["--tau", "0"], "The '--tau' option of certify"),
+        (["--delta", "1.5"], "The '--delta' option of certify"),
+        (["--neighbors", "shuffle"], "The '--neighbors' option of certify"),
         (["--neighbors", "swap,variant:bold"], "variant:bold"),
     ],
 )

@@ -114,4 +114,4 @@ def test_cli_errors_are_one_sentence_exit_2(tmp_path: Path, capsys: pytest.Captu
     assert code == 2 and "grade.nope" in err
     code = main(["schematic", str(DATA / "gpt-5-mini_taboo.jsonl"), "--factors", FACTOR_ARG, "--overall", "grade.score", "--mode", "x"])
     err = capsys.readouterr().err
-    assert code == 2 and "'mode'" in err
+    assert code == 2 and "'--mode' option of schematic" in err

@@ -104,4 +104,4 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     r = _run("audit", str(tmp_path / "missing.json"), "--neighbors", str(clean))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     r = _run("certify", str(clean), "--out", str(tmp_path / "o3"), "--tau", "-1")
-    assert r.returncode == 2 and "'tau'" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "'--tau'" in r.stderr and "Traceback" not in r.stderr

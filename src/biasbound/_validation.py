@@ -171,7 +171,7 @@ def check_one_of(value: Any, name: str, where: str, options: tuple[str, ...]) ->
     """Return ``value`` after checking it is one of ``options``."""
     if value not in options:
         allowed = ", ".join(repr(o) for o in options)
-        raise InputError(f"The {name!r} parameter of {where} must be one of {allowed}. Got {value!r} instead.")
+        raise InputError(f"The {name!r} {_kind(name)} of {where} must be one of {allowed}. Got {value!r} instead.")
     return value
 
 

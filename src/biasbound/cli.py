@@ -6,6 +6,7 @@ biasbound error tree are printed as one red sentence with exit code 2, never a t
 
 from __future__ import annotations
 
+import re
 import sys
 
 import typer
@@ -65,6 +66,32 @@ for _module in COMMAND_MODULES:
     _module.register(app)
 
 
+_PARAMETER = re.compile(r"^(?P<head>.*?)The '(?P<name>[A-Za-z_][A-Za-z0-9_]*)' parameter of (?P<where>[A-Za-z_][\w.]*)")
+
+
+def _in_cli_words(message: str, command: str) -> str:
+    """A library sentence in the command line's words: "The 'fault_rate' parameter of SyntheticServerConfig"
+    becomes "The '--fault-rate' option of serve-synthetic-judge" when the command has that option.
+
+    Library functions name their Python parameters; the CLI user typed options. Only a parameter that
+    is an option of the command being run is renamed, so nothing is ever named that the user cannot type.
+    """
+    m = _PARAMETER.match(message)
+    if m is None:
+        return message
+    try:
+        click_command = typer.main.get_command(app).commands.get(command)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - words only; never turn an error message into a crash
+        return message
+    if click_command is None:
+        return message
+    flag = "--" + m.group("name").replace("_", "-")
+    options = {opt for p in click_command.params for opt in getattr(p, "opts", [])}
+    if flag not in options:
+        return message
+    return f"{m.group('head')}The '{flag}' option of {command}" + message[m.end():]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; biasbound errors become one sentence on stderr and exit code 2."""
     err = Console(stderr=True)
@@ -76,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         with speaking_cli(command):
             rv = app(args=args, standalone_mode=False)
     except BiasboundError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {_in_cli_words(str(exc), command)}", highlight=False, soft_wrap=True)
         return 2
     except OSError as exc:  # a file the command had to read or write (permission, full disk, a folder in the way)
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""

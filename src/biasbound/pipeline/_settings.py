@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
-from biasbound._validation import check_one_of, check_param, resolve_rng
+from biasbound._validation import arg, check_one_of, check_param, resolve_rng
 from biasbound.pipeline._results import _jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
@@ -28,6 +28,11 @@ _GEN_TEXT = {
     "swap": "one item's presentation order swapped",
     "rerun": "one item re-judged with a new sampling seed",
 }
+
+
+def _named(name: str) -> str:
+    """``The 'tau' parameter`` to a Python caller, ``The '--tau' option`` to a command-line user of certify."""
+    return arg(f"The {name!r} parameter", f"The '--{name.replace('_', '-')}' option")
 
 
 def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
@@ -52,13 +57,13 @@ def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
             continue
         if not _GEN_RE.match(name):
             raise InputError(
-                f"The 'neighbors' parameter of {_WHERE} must list generators among 'swap', 'rerun' and "
+                f"{_named('neighbors')} of {_WHERE} must list generators among 'swap', 'rerun' and "
                 f"'variant:NAME'. Got {name!r} instead."
             )
         if name not in out:
             out.append(name)
     if not out:
-        raise InputError(f"The 'neighbors' parameter of {_WHERE} must name at least one generator. Got {spec!r} instead.")
+        raise InputError(f"{_named('neighbors')} of {_WHERE} must name at least one generator. Got {spec!r} instead.")
     return tuple(out)
 
 
@@ -71,7 +76,7 @@ def parse_center(spec: str) -> tuple[str, float | None]:
         ``value`` is the public centre for ``fixed``/``ema`` and ``None`` otherwise.
     """
     if not isinstance(spec, str):
-        raise TypeError(f"The 'center' parameter of {_WHERE} must be a str. Got {type(spec).__name__} instead.")
+        raise TypeError(f"{_named('center')} of {_WHERE} must be a str. Got {type(spec).__name__} instead.")
     s = spec.strip().lower()
     if s in ("holdout", "batch"):
         return s, None
@@ -83,12 +88,12 @@ def parse_center(spec: str) -> tuple[str, float | None]:
             value = math.nan
         if not (0.0 <= value <= 1.0):
             raise InputError(
-                f"The 'center' parameter of {_WHERE} must hold a value in [0, 1] (scores are normalised). "
+                f"{_named('center')} of {_WHERE} must hold a value in [0, 1] (scores are normalised). "
                 f"Got {spec!r} instead."
             )
         return m.group(1), value
     raise InputError(
-        f"The 'center' parameter of {_WHERE} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
+        f"{_named('center')} of {_WHERE} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
     )
 
 
@@ -158,18 +163,18 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
     for g in generators:
         if g == "swap" and not frame["game"].isin([2]).any():
             raise InputError(
-                f"The 'neighbors' parameter of {_WHERE} asks for 'swap', but the judgments hold no game-2 "
+                f"{_named('neighbors')} of {_WHERE} asks for 'swap', but the judgments hold no game-2 "
                 "(position-swapped) judgments; use a generator present in the data."
             )
         if g == "rerun" and not (frame["rerun"] > 0).any():
             raise InputError(
-                f"The 'neighbors' parameter of {_WHERE} asks for 'rerun', but the judgments hold no rerun > 0; "
+                f"{_named('neighbors')} of {_WHERE} asks for 'rerun', but the judgments hold no rerun > 0; "
                 "use a generator present in the data."
             )
         if g.startswith("variant:") and g.split(":", 1)[1] not in variants:
             have = sorted(variants - {"original"}) or ["none"]
             raise InputError(
-                f"The 'neighbors' parameter of {_WHERE} asks for {g!r}, but that variant is not in the judgments "
+                f"{_named('neighbors')} of {_WHERE} asks for {g!r}, but that variant is not in the judgments "
                 f"(variants present: {', '.join(have)})."
             )
     return frame
@@ -252,30 +257,32 @@ bootstrap_rounds, confidence, n_mc
     TypeError
         For a parameter of the wrong type.
     """
-    tau = check_param(tau, "tau", _WHERE)
-    delta = check_param(delta, "delta", _WHERE)
+    tau = check_param(tau, "tau", _WHERE, label=arg("tau", "--tau"))
+    delta = check_param(delta, "delta", _WHERE, label=arg("delta", "--delta"))
     gens = parse_neighbors(neighbors)
-    method = check_one_of(method, "method", _WHERE, ("tight", "paper"))
-    combine = check_one_of(combine, "combine", _WHERE, ("max", "rms"))
+    method = check_one_of(method, arg("method", "--method"), _WHERE, ("tight", "paper"))
+    combine = check_one_of(combine, arg("combine", "--combine"), _WHERE, ("max", "rms"))
     if alpha is not None:
-        alpha = check_param(alpha, "alpha", _WHERE)
+        alpha = check_param(alpha, "alpha", _WHERE, label=arg("alpha", "--alpha"))
     if beta is not None:
-        beta = check_param(beta, "beta", _WHERE)
-    holdout = check_param(holdout, "holdout", _WHERE)
-    view = check_one_of(view, "view", _WHERE, ("model", "leaderboard"))
+        beta = check_param(beta, "beta", _WHERE, label=arg("beta", "--beta"))
+    holdout = check_param(holdout, "holdout", _WHERE, label=arg("holdout", "--holdout"))
+    view = check_one_of(view, arg("view", "--view"), _WHERE, ("model", "leaderboard"))
     center_kind, center_value = parse_center(center)
     if center_kind == "holdout" and holdout <= 0:
-        raise InputError(f"The 'holdout' parameter of {_WHERE} must be > 0 with center='holdout'. Got {holdout!r} instead.")
+        raise InputError(f"{_named('holdout')} of {_WHERE} must be > 0 with center='holdout'. Got {holdout!r} instead.")
     if not isinstance(jitter_adjust, bool):
-        raise TypeError(f"The 'jitter_adjust' parameter of {_WHERE} must be a bool. Got {type(jitter_adjust).__name__} instead.")
+        raise TypeError(f"{_named('jitter_adjust')} of {_WHERE} must be a bool. Got {type(jitter_adjust).__name__} instead.")
     if jitter_adjust and ("rerun" not in gens or len(gens) < 2):
         raise InputError(
-            f"The 'jitter_adjust' parameter of {_WHERE} needs a 'rerun' generator and at least one other generator. "
+            f"{_named('jitter_adjust')} of {_WHERE} needs a 'rerun' generator and at least one other generator. "
             f"Got neighbors={','.join(gens)!r} instead."
         )
-    bootstrap_rounds = check_param(bootstrap_rounds, "bootstrap_rounds", _WHERE)
+    bootstrap_rounds = check_param(bootstrap_rounds, "bootstrap_rounds", _WHERE, label=arg("bootstrap_rounds", "--bootstrap-rounds"))
     confidence = check_param(confidence, "confidence", _WHERE)
     n_mc = check_param(n_mc, "n_mc", _WHERE)
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        seed = check_param(seed, "seed", _WHERE, label=arg("seed", "--seed"))
     _, master = resolve_rng(seed)
     return _Settings(tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
