@@ -242,3 +242,23 @@ def test_failed_rewrites_and_unscored_neighbour_grades_are_counted_never_scored(
     assert sum(v for k, v in counts.items() if k.startswith("format neighbour unscored")) == 3
     f = js.frame
     assert f.loc[f["variant"] == "format", "score"].isna().all() and (f["variant"] != "paraphrase").all()
+
+
+def test_default_certify_prints_the_recorded_sensitivities(tmp_path, capsys):
+    # with the default hold-out the certificate estimates on its calibration share; the line printed
+    # before it is over every neighbour, as the wrapper's metric
+    log = run_eval(_task("CICPCCIPCCCIPPCICC", generators=["format", "rerun"]), [ANSWER] * 6, tmp_path / "logs")
+    from inspect_ai.log import read_eval_log
+
+    from biasbound.commands.certify import load_inputs, observed_sensitivity
+
+    metrics = {k: m.value for k, m in read_eval_log(str(log)).results.scores[0].metrics.items()}
+    table = observed_sensitivity(load_inputs([log]).frame, ["variant:format", "rerun"]).set_index("generator")
+    assert table.loc["variant:format", "delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
+    assert table.loc["rerun", "delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
+    assert table.loc["rerun", "m"] == metrics["m_rerun"] == 6
+    code = main(["certify", str(log), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (f"judge model_graded_qa(mockllm/model): Δ* over every observed neighbour (no hold-out): "
+            f"variant:format {metrics['format']:.4g} (m=6), rerun {metrics['rerun']:.4g} (m=6)") in out

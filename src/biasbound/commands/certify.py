@@ -40,11 +40,13 @@ __all__ = [
     "detect_format",
     "load_inputs",
     "natural_neighbors",
+    "observed_sensitivity",
     "parse_beta",
     "parse_columns",
     "parse_scale",
     "parse_score_map",
     "print_inputs",
+    "print_observed_sensitivity",
     "print_summary",
     "register",
     "restrict_to_groups_with",
@@ -352,6 +354,48 @@ def _rank(x: Any) -> str:
         return "—"
 
 
+def observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str]) -> pd.DataFrame:
+    """Per judge and generator: Δ* over EVERY observed neighbour (no hold-out), max over the judge's models.
+
+    Δ* of one (judge, model) is the RMS of (original − neighbour) over its observed neighbour pairs
+    (both sides present); the judge's figure is the largest over its models, as in the certificate.
+    The certificate's own estimate uses only the calibration share of the neighbours, so the two
+    agree exactly with ``--holdout 0``. This is the figure the :func:`biasbound.inspect.bias_bounded`
+    metric records for a log's model.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``judge, generator, delta_star, m`` (``m`` = neighbour pairs over all models).
+    """
+    import numpy as np
+
+    from biasbound.neighbors.observed import observed_neighbors
+
+    rows = []
+    for g in generators:
+        nb = observed_neighbors(frame, g, skip_bad=True)
+        if nb.empty:
+            continue
+        per = nb.assign(sq=nb["difference"].to_numpy(dtype=float) ** 2).groupby(["judge", "model"])["sq"].agg(["mean", "size"])
+        for judge, grp in per.groupby(level="judge"):
+            rows.append({"judge": str(judge), "generator": g, "delta_star": float(np.sqrt(grp["mean"].max())),
+                         "m": int(grp["size"].sum())})
+    return pd.DataFrame(rows, columns=["judge", "generator", "delta_star", "m"])
+
+
+def print_observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str], console: Console) -> None:
+    """Print :func:`observed_sensitivity` as one line per judge."""
+    try:
+        table = observed_sensitivity(frame, generators)
+    except BiasboundError:  # a neighbour without its canonical judgment: certify reports it with file and line
+        return
+    for judge, grp in table.groupby("judge", sort=True):
+        parts = ", ".join(f"{r.generator} {r.delta_star:.4g} (m={r.m})" for r in grp.itertuples())
+        console.print(f"judge {judge}: Δ* over every observed neighbour (no hold-out): {parts}", soft_wrap=True,
+                      highlight=False, markup=False)
+
+
 def print_summary(result: Any, console: Console | None = None, *, top: int = 10) -> None:
     """Print the certificate's key numbers, the audit and the top of the leaderboard."""
     console = console or Console()
@@ -520,6 +564,9 @@ def register(app: typer.Typer) -> None:
             for judge, models in first.get("neighbors_auto", {}).get("left_out", {}).items():
                 console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
                               f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False, markup=False)
+        from biasbound.pipeline._settings import parse_neighbors
+
+        print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
         try:
             result = certify(
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
