@@ -136,7 +136,8 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     u = inp["units"]
     scale, unit = float(u.get("scale", 1.0)), str(u.get("name", "score units"))
     names = [n for n, _ in k.generators]
-    rel = "{" + ", ".join(names) + "}" + (f" ({inp['neighbor_relation']})" if inp.get("neighbor_relation") else "")
+    shown = ", ".join(names) if len(names) <= 6 else ", ".join(names[:3]) + f", … ({len(names)} in all, listed in the knowledge)"
+    rel = "{" + shown + "}" + (f" ({inp['neighbor_relation']})" if inp.get("neighbor_relation") else "")
     nb = inp.get("neighborhood") or {}
     if nb.get("kind") == "hamming":
         rel += f", {nb.get('k')} item(s) perturbed at once"
@@ -156,23 +157,25 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     kinds = {type(r) for r in k.records}
     facts = []
     if FullPopulation in kinds:
-        facts.append("every neighbour of the batch was judged, so the probability is computed exactly for a neighbour "
+        facts.append("every neighbour of the batch judged, so the probability is computed exactly for a neighbour "
                      "drawn uniformly from them (no sampling, no confidence level)")
     samples = [r for r in k.records if isinstance(r, Sample)]
     if samples:
         s0 = samples[0]
         seed = f", seed {s0.seed}" if s0.seed is not None else ""
-        facts.append(f"{s0.m} of {s0.population_size} neighbours were drawn uniformly without replacement{seed} and the "
-                     "bound holds for the worst population consistent with them")
+        facts.append(f"{s0.m} of {s0.population_size} neighbours drawn uniformly without replacement{seed}, the bound "
+                     "holding for the worst population consistent with them")
     moms = [r for r in k.records if isinstance(r, Moments)]
     if any(r.beta is None for r in moms):
-        facts.append("a measured mean squared shift is taken as the true value (a point estimate, no confidence level)")
+        facts.append("the measured mean squared shift E‖Δ‖² taken as the true value (a point estimate, no confidence level)")
+    elif any(r.beta for r in moms):
+        facts.append("an upper confidence bound on the mean squared shift E‖Δ‖²")
     elif moms:
-        facts.append("it uses an upper bound on the mean squared shift")
+        facts.append("the mean squared shift E‖Δ‖² computed over every neighbour")
     if AlmostSure in kinds:
-        facts.append("every neighbour moves the scores by at most the recorded bound (almost surely)")
+        facts.append("every neighbour moving the scores by at most the recorded bound (almost surely)")
     if facts:
-        parts.append("It rests on this: " + "; ".join(facts) + ".")
+        parts.append("It rests on: " + "; ".join(facts) + ".")
     if der["beta"] is not None:
         parts.append(f"It holds with confidence {_fmt(1.0 - der['beta'])} over the neighbour sample.")
     ri = der.get("range_implied")
