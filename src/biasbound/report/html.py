@@ -668,14 +668,16 @@ def _score_meaning(leaderboard: pd.DataFrame, baseline: str | None, load_report:
             lo, hi = next(iter(scales))
             scale = (f"Raw scores on [{format_number(lo)}, {format_number(hi)}] were mapped linearly onto [0, 1]"
                      f"{' (scale inferred from the data)' if inferred else ''}.")
-    pairwise = bool({"original_both_orders", "win_rate_pct", "winrate"} & cols) and (
-        "original_both_orders" in cols or leaderboard.get("win_rate_pct", leaderboard.get("winrate", pd.Series(dtype=float))).notna().any())
+    def has(*names: str) -> bool:
+        return any(n in cols and pd.to_numeric(leaderboard[n], errors="coerce").notna().any() for n in names)
+
+    pairwise = has("original_both_orders", "win_rate_pct", "winrate", "preference_pct", "preference")
     if pairwise:
         base = f"the baseline {baseline}" if baseline else "the baseline"
         out.append(
             f"Every item is a pairwise comparison of a model's answer with {base}'s. “original” is the model's mean score "
-            "over items in the original presentation order only (Arena-Hard game 1: the baseline's answer shown first, as "
-            "assistant A); 1 means the judge strongly preferred the model, 0 the baseline, 0.5 a tie. The swapped order "
+            "over items in the original presentation order only (game 1; in Arena-Hard the baseline's answer is shown "
+            "first, as assistant A); 1 means the judge preferred the model, 0 the baseline, 0.5 a tie. The swapped order "
             "(game 2) is the position-swap neighbour, so it is not part of f(D).")
         if "original_both_orders" in cols and len(leaderboard):
             top = leaderboard.sort_values("original", ascending=False, kind="stable").iloc[0]
@@ -684,10 +686,17 @@ def _score_meaning(leaderboard: pd.DataFrame, baseline: str | None, load_report:
                     f"“both orders” is the mean over both presentation orders, for context only: for {top['model']}, "
                     f"{format_number(top['original'])} in the original order only against "
                     f"{format_number(top['original_both_orders'])} over both. The difference is the judge's position bias.")
-        out.append(
-            "“win rate %” is Arena-Hard's win rate against the baseline in percent (both orders, decisive verdicts "
-            "counted three times, ties as half), and “Bradley–Terry Elo” its Bradley–Terry rating on the Elo scale "
-            "(the baseline at 1000); both are computed from the original judgments, not from the certified scores.")
+        if has("win_rate_pct", "winrate"):
+            out.append(
+                "“win rate %” is Arena-Hard's win rate against the baseline in percent (both orders, decisive verdicts "
+                "counted three times, ties as half), and “Bradley–Terry Elo” its Bradley–Terry rating on the Elo scale "
+                "(the baseline at 1000); both are computed from the original judgments, not from the certified scores.")
+        elif has("preference_pct", "preference"):
+            out.append(
+                "“mean preference %” is the mean preference for the model over both orders in percent (the scores are "
+                "not on Arena-Hard's five verdict levels, so no Arena-Hard win rate is given), and “Bradley–Terry Elo” "
+                "is fitted on fractional wins (a preference p counts as p win and 1 − p loss); both come from the "
+                "original judgments, not from the certified scores.")
     else:
         out.append("“original” is the model's mean per-item score on [0, 1] over its judged items (the original "
                    "variant, first run).")
