@@ -53,7 +53,10 @@ def test_bad_parameter_fails_before_loading(no_loading, tmp_path, capsys, args, 
     code = main(["certify", str(tmp_path / "never-read.jsonl"), "--out", str(tmp_path / "o"), *args])
     err = capsys.readouterr().err
     assert code == 2 and no_loading == []
-    assert " ".join(err.split()) == f"error: {' '.join(str(exc.value).split())}"
+    # the same sentence, in the command line's words ('--tau' option rather than 'tau' parameter)
+    from biasbound.cli import _in_cli_words
+
+    assert " ".join(err.split()) == f"error: {' '.join(_in_cli_words(str(exc.value), 'certify').split())}"
 
 
 def test_good_parameters_reach_loading(no_loading, tmp_path, capsys):
