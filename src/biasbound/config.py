@@ -34,6 +34,7 @@ Schema (defaults in brackets)::
     # ... or a panel: several judges in one run, judged over the same items and neighbours,
     #     each with its own endpoint, sampling and prices (names must differ):
     # judges: [{base_url: ..., model: judge-a, name: a, sampling: {...}}, {base_url: ..., model: judge-b}]
+    # (the neighbours are drawn once; with allow_judge_as_rewriter the first judge rewrites)
     rewriter: {...same keys as judge...}   # endpoint of the paraphrase/agreeable generators
     allow_judge_as_rewriter: false  # [false] let the judge itself rewrite when no rewriter is given
     template: pairwise              # [pairwise] or single (1-10 grading)
