@@ -47,7 +47,8 @@ def test_range_gives_the_exact_almost_sure_bound(capsys: pytest.CaptureFixture[s
 def test_sigma_given_returns_alpha_star_and_the_frontier(capsys: pytest.CaptureFixture[str]) -> None:
     out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--range", "1", "--sigma", "0.00736"])
     assert out["alpha"] >= 0.41 and out["sigma"] == 0.00736
-    assert [p["sigma"] for p in out["frontier"]][0] == 0.0 and len(out["frontier"]) == 3
+    assert [p["sigma"] for p in out["frontier"]][0] == 0.0 and len(out["frontier"]) == 4  # 3 grid points + the point
+    assert {"sigma": 0.00736, "alpha": out["alpha_at_sigma"]} in out["frontier"]
 
 
 def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:

@@ -264,6 +264,8 @@ class BoundCalibration:
     knowledge : Knowledge
     legacy : biasbound.abb.Calibration or None
         For ``method="paper"``: the verbatim Cor. 3.2 calibration.
+    frontier_points : int
+        The frontier's grid size (the chosen point is added to ``frontier`` besides).
     checked_point : bool
         Both ``alpha`` and ``sigma`` were given (the point was checked, not searched): every derived number
         is then a function of ``(knowledge, tau, delta, dim, alpha, sigma, method, tau_split, len(frontier))``,
@@ -291,6 +293,7 @@ class BoundCalibration:
     knowledge: Knowledge
     legacy: Any = None
     checked_point: bool = False
+    frontier_points: int = 0
 
     @property
     def beta(self) -> float | None:
@@ -377,15 +380,21 @@ def _bound_fn(k: Knowledge, method: str, tau: float, dim: int, delta: float) -> 
 
 
 def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim: int, n: int,
-              allow_zero: bool) -> list[dict[str, float]]:
+              allow_zero: bool, at: tuple[float, float] | None = None) -> list[dict[str, float]]:
+    """``alpha*(sigma)`` on ``n`` noise scales from 0 to the noise-only maximum, denser towards it (where the frontier
+    falls steeply), plus the chosen point ``at = (sigma, alpha*(sigma))`` when given."""
     s_hi = noise_only_sigma(tau, delta, dim)
     out = []
     for i in range(n):
-        s = s_hi * i / (n - 1)
+        u = i / (n - 1)
+        s = s_hi * (1.0 - (1.0 - u) ** 2)
         if s == 0 and not allow_zero:
             s = s_hi * 1e-6
         a = _alpha_star(lambda al: F(al, s), delta, rtol=1e-4)  # plotted data: coarse, still the safe end
         out.append({"sigma": float(s), "alpha": float(a)})
+    if at is not None and all(p["sigma"] != at[0] for p in out):
+        out.append({"sigma": float(at[0]), "alpha": float(at[1])})
+        out.sort(key=lambda p: p["sigma"])
     return out
 
 
@@ -476,7 +485,8 @@ def calibrate_knowledge(
     k = Knowledge.of(knowledge)
     if m == "paper":
         out = _calibrate_paper(k, t, dl, d, al, sg, ts, nf, searches)
-        return dataclasses.replace(out, default_rule=_rule or out.default_rule, checked_point=al is not None and sg is not None)
+        return dataclasses.replace(out, default_rule=_rule or out.default_rule, checked_point=al is not None and sg is not None,
+                                   frontier_points=nf)
     checked = al is not None and sg is not None
     sg_given = sg is not None
     plan = _Plan(k, m)
@@ -537,7 +547,7 @@ def calibrate_knowledge(
     binding = max(per, key=lambda p: p[2])
     selected = {(p[1].generator, p[1].index, p[1].unit.NAME) for p in per}
     cands = _candidate_records(k, plan, m, t, dl, d, al, sg, selected, searches)
-    pts = _frontier(F, t, dl, d, nf, allow_zero=True) if nf else []
+    pts = _frontier(F, t, dl, d, nf, allow_zero=True, at=(sg, a_at)) if nf else []
     amax = max([amax, a_at, al] + [p["alpha"] for p in pts])
     return BoundCalibration(
         method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
@@ -545,7 +555,7 @@ def calibrate_knowledge(
         exact=bool(binding[1].unit.EXACT), beta_spent=k.beta_total,
         point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
         tau_split=ts, default_rule=_rule or rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
-        checked_point=checked,
+        checked_point=checked, frontier_points=nf,
     )
 
 
@@ -566,7 +576,7 @@ def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | 
     c = calibration
     return calibrate_knowledge(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
                                dim=c.dim if dim is None else dim, method=c.method, tau_split=c.tau_split,
-                               frontier_points=len(c.frontier) if frontier_points is None else frontier_points,
+                               frontier_points=c.frontier_points if frontier_points is None else frontier_points,
                                alpha=c.alpha, sigma=c.sigma, _rule=c.default_rule)
 
 
@@ -653,6 +663,8 @@ def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: fl
         alpha_max=leg.alpha_max, alpha_at_sigma=_alpha_star(lambda a: F(a, leg.sigma), delta), bound_value=float(value),
         bound_used="paper", exact=False, beta_spent=float(rec.beta or 0.0), point_estimate=rec.beta is None,
         tau_split=tau_split, default_rule=rule, candidates=tuple(cands),
-        frontier=tuple(_frontier(F, tau, delta, dim, nf, allow_zero=False) if nf else ()), knowledge=k, legacy=leg,
+        frontier=tuple(_frontier(F, tau, delta, dim, nf, allow_zero=False,
+                                 at=(leg.sigma, _alpha_star(lambda a: F(a, leg.sigma), delta))) if nf else ()),
+        knowledge=k, legacy=leg,
     )
 

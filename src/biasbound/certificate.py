@@ -502,7 +502,7 @@ def make_certificate(
                                                                      "name": str(units.get("name", "score units"))}
     inp = {"tau": c.tau, "delta": c.delta, "dim": c.dim, "method": c.method, "alpha": c.alpha, "sigma": c.sigma,
            "knowledge": _plain(c.knowledge.to_dict()),
-           "frontier_inputs": {"n": len(c.frontier), "tau_split": c.tau_split, "default_rule": c.default_rule},
+           "frontier_inputs": {"n": c.frontier_points, "tau_split": c.tau_split, "default_rule": c.default_rule},
            "range": None if range_bound is None else {"A": float(range_bound),
                                                       "shift_ratio": None if range_shift_ratio is None else float(range_shift_ratio)},
            "center": {"kind": kind, "value": cv}, "neighborhood": _plain(neighborhood), "units": u,
