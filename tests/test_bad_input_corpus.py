@@ -171,6 +171,24 @@ add(certify_case("tsv-bad-score", "t.tsv", GOOD_CSV.replace(",", "\t").replace("
 add(certify_case("all-missing", "t.csv", HEADER + "".join(f"j,m,q{i},original,0,1,\n" for i in range(5)),
                  ("no finite score",)))
 
+add(certify_case("semicolon-csv", "t.csv", GOOD_CSV.replace(",", ";"), ("t.csv:1", "separated by semicolons")))
+add(certify_case("tab-separated-csv", "t.csv", GOOD_CSV.replace(",", "\t"), ("t.csv:1", "separated by tabs",
+                                                                           "name it .tsv")))
+add(certify_case("comma-separated-tsv", "t.tsv", GOOD_CSV, ("t.tsv:1", "separated by commas", "name it .csv")))
+add(Case("same-input-twice", ["certify", "{d}/t.csv", "{d}/t.csv", "--out", "{d}/o"], ("names", "t.csv' twice"),
+         {"t.csv": GOOD_CSV}))
+add(Case("overlapping-inputs", ["certify", "{d}/a.csv", "{d}/b.csv", "--out", "{d}/o"],
+         ("b.csv:2", "duplicated judgment", "also at", "a.csv:2", "--skip-bad"), {"a.csv": GOOD_CSV, "b.csv": GOOD_CSV}))
+
+# -- JSON arrays (.json) ----------------------------------------------------------------------
+add(certify_case("json-not-array", "t.json", '{"model": "m"}', ("t.json:1", "one JSON array of records")))
+add(certify_case("json-array-of-numbers", "t.json", "[\n1,\n2\n]", ("t.json:2", "must be a JSON object")))
+add(certify_case("json-array-unclosed", "t.json", '[\n{"model": "m", "item_id": "q", "score": 0.5}\n',
+                 ("t.json", "not closed")))
+add(certify_case("json-array-bad-score", "t.json", GOOD.assign(score=GOOD["score"].astype(object))
+                 .pipe(lambda d: d.assign(score=["x" if i == 3 else v for i, v in enumerate(d["score"])]))
+                 .to_json(orient="records", indent=1), ("t.json", "not a finite number", "(got 'x')")))
+
 # -- JSON lines -----------------------------------------------------------------------------
 add(certify_case("jsonl-array-line", "t.jsonl", "[1, 2]\n", ("t.jsonl:1", "must be a JSON object", "JSON array")))
 add(certify_case("jsonl-string-line", "t.jsonl", GOOD_JSONL + '"text"\n', ("t.jsonl:121", "JSON string")))

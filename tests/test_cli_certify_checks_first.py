@@ -48,8 +48,14 @@ def no_loading(monkeypatch):
     ],
 )
 def test_bad_parameter_fails_before_loading(no_loading, tmp_path, capsys, args, kwargs):
-    with pytest.raises(InputError) as exc:
+    from biasbound._validation import speaking_cli
+
+    with pytest.raises(InputError) as py_exc:  # a Python caller is told the Python parameter ...
         certify(_FRAME, **kwargs)
+    assert "' parameter of certify" in str(py_exc.value)
+    with speaking_cli("certify"), pytest.raises(InputError) as exc:  # ... a CLI user the option, same check
+        certify(_FRAME, **kwargs)
+    assert "' option of certify" in str(exc.value)
     code = main(["certify", str(tmp_path / "never-read.jsonl"), "--out", str(tmp_path / "o"), *args])
     err = capsys.readouterr().err
     assert code == 2 and no_loading == []

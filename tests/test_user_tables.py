@@ -173,3 +173,17 @@ def test_a_model_with_every_judgment_missing_is_reported_not_a_traceback(tmp_pat
     lb = pd.read_csv(out / "leaderboard.csv").set_index("model")
     assert np.isnan(lb.loc["mB", "certified"]) and lb.loc["mB", "n_missing"] == 40
     assert {c["scope"]["model"] for c in json.loads((out / "certificates.json").read_text())} == {"mA", "mC"}
+
+
+def test_a_json_array_of_records_loads_like_the_csv(tmp_path) -> None:
+    from biasbound.data import load_table
+
+    df = pairwise_table("preferences", n_items=10)
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_json(tmp_path / "t.json", orient="records", indent=1)
+    a, b = load_table(tmp_path / "t.csv").frame, load_table(tmp_path / "t.json").frame
+    cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    text = (tmp_path / "t.json").read_text().split("\n")
+    # each record's line is the line its '{' is on
+    assert all(text[ln - 1].strip() == "{" for ln in b["line"])

@@ -196,8 +196,28 @@ def load_inputs(
         rep["format"] = kind
         if "integration" in js.frame.attrs:
             rep["integration"] = js.frame.attrs["integration"]
+        if str(p) in report:
+            raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
         report[str(p)] = rep
-    return LoadedInputs(frame=pd.concat(frames, ignore_index=True), report=report)
+    frame = pd.concat(frames, ignore_index=True)
+    if len(frames) > 1:
+        frame = _across_inputs(frame, report, skip_bad)
+    return LoadedInputs(frame=frame, report=report)
+
+
+def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) -> pd.DataFrame:
+    """The same judgment (judge, model, item, variant, rerun, game) in two inputs is an error naming both
+    lines; with ``skip_bad`` the first copy is kept and the later one counted in its input's report."""
+    from biasbound.data.tables import _check_duplicates
+
+    skipped: list[tuple[str, int | None, str]] = []
+    kept = _check_duplicates(frame, skip_bad, skipped)
+    for src, line, why in skipped:
+        rep = report.get(src)
+        if rep is not None:
+            rep.setdefault("skipped", []).append([src, line, why + " (in another input)"])
+            rep["n_skipped"] = len(rep["skipped"])
+    return kept.reset_index(drop=True) if skipped else frame
 
 
 def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:

@@ -365,7 +365,8 @@ def _check_scale(scale: Any, where: str) -> tuple[float, float]:
 # ----------------------------------------------------------------------------------------
 # generic long tables
 
-_READERS = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl", "parquet": "parquet", "pq": "parquet"}
+_READERS = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl", "json": "json", "parquet": "parquet",
+            "pq": "parquet"}
 _COMPRESSIONS = ("gz", "bz2", "xz")
 
 
@@ -376,7 +377,8 @@ def _detect_format(path: Path) -> str:
     if suffixes and suffixes[-1] in _READERS:
         return _READERS[suffixes[-1]]
     raise DataFormatError(
-        "unknown table format; use a .csv, .tsv, .jsonl or .parquet file (optionally .gz, .bz2 or .xz)"
+        "unknown table format; use a .csv, .tsv, .jsonl, .json (an array of records) or .parquet file (optionally .gz, "
+        ".bz2 or .xz)"
         + arg(" or pass fmt=.", "."),
         path=str(path),
     )
@@ -441,6 +443,13 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as {fmt.upper()} ({first.rstrip('.')}).", path=str(path)) from None
     names = next(csv.reader(io.StringIO(body.split("\n", 1)[0].rstrip("\r")), delimiter=sep), [])
+    if len(names) == 1:
+        for other, what in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|' characters"), (",", "commas")):
+            if other != sep and names[0].count(other) >= 2:
+                fix = "name it .tsv" if other == "\t" else ("name it .csv" if other == "," else
+                                                           "save it with commas (or tabs, as .tsv)")
+                raise DataFormatError(f"the header is one column holding {what}: the file is separated by {what}, "
+                                      f"not {'commas' if sep == ',' else 'tabs'}; {fix}.", path=str(path), line=1)
     if len(names) != len(set(names)) or any(not n.strip() for n in names):
         line = 1 if starts is None else starts[0]
         raise DataFormatError("the header row has an empty or repeated column name; give every column one name.",
@@ -465,6 +474,20 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
 
     lines, records = [], []
     for ln, rec in iter_json_records(path):
+        lines.append(ln)
+        records.append(rec)
+    return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
+
+
+def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    """A ``.json`` file holding one array of records, each record's line the line it starts on."""
+    from biasbound.integrations._common import iter_json_array
+
+    lines, records = [], []
+    for ln, rec in iter_json_array(path):
+        if not isinstance(rec, dict):
+            raise DataFormatError(f"each element of the array must be a JSON object {{...}}; got "
+                                  f"{type(rec).__name__}.", path=str(path), line=ln)
         lines.append(ln)
         records.append(rec)
     return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
@@ -499,6 +522,11 @@ def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset()) -> tuple[
         raw, lines = _read_parquet(path)
     elif fmt == "jsonl":
         raw, lines = _read_jsonl(path)
+    elif fmt == "json":
+        try:
+            raw, lines = _read_json_array(path)
+        except RecursionError:
+            raise DataFormatError("the JSON nests too deeply to read.", path=str(path)) from None
     else:
         text = read_text(path)
         if not text.strip():
@@ -565,7 +593,7 @@ def load_table(
     if fmt is None:
         fmt = _detect_format(path)
     else:
-        fmt = check_one_of(fmt, "fmt", "load_table", ("csv", "tsv", "jsonl", "parquet"))
+        fmt = check_one_of(fmt, "fmt", "load_table", ("csv", "tsv", "jsonl", "json", "parquet"))
     if not path.is_file():
         raise DataFormatError("no such file.", path=str(path))
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}

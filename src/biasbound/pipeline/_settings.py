@@ -159,6 +159,17 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
             f"almost-sure bound on a neighbour's change rests on that range. Got {int(bad.sum())} score(s) outside it, "
             f"the first {score[at]!r}{where}."
         )
+    key = ["judge", "model", "item_id", "variant", "rerun", "game"]
+    dup = frame.duplicated(key, keep=False).to_numpy()
+    if dup.any():  # one judgment given twice cannot be paired with its neighbours
+        row = frame[dup].iloc[0]
+        where = ""
+        if "source" in frame.columns and "line" in frame.columns:
+            places = frame[dup & (frame[key] == row[key]).all(axis=1).to_numpy()]
+            where = " (at " + " and ".join(f"{s}:{ln}" for s, ln in zip(places["source"], places["line"])) + ")"
+        shown = ", ".join(f"{k}={row[k].item() if hasattr(row[k], 'item') else row[k]!r}" for k in key)
+        raise InputError(f"The 'judgments' parameter of {_WHERE} holds the judgment ({shown}) more than once{where}; "
+                         "give each judgment once.")
     variants = set(frame["variant"].astype(str).unique())
     for g in generators:
         if g == "swap" and not frame["game"].isin([2]).any():
