@@ -638,8 +638,12 @@ def test_correlations_show_four_decimals_so_near_one_is_not_one():
 def test_report_renders_certificate_figures_per_model_rows_and_a_comparison(report_inputs: dict[str, object], tmp_path: Path) -> None:
     """A certificate figure found in the dict gets its own section; per-model certificates get one row each."""
     cert = make_certificate()
-    cert["bias_radius"] = 0.8123
+    # the shapes biasbound.certificate derives (schema 2)
+    cert["bias_radius"] = {"delta": 0.01, "radius": 0.8123, "per_generator": {"swap": 0.8123},
+                           "curve": [{"delta": 0.01, "radius": 0.8123}, {"delta": 0.5, "radius": 0.25}]}
     cert["original_scale"] = {"tau": 1.6667, "sigma": 0.1708}
+    cert["range_implied"] = {"A": 1.0, "shift_ratio": None, "bound": 0.4321, "holds": False}
+    cert["frontier"] = {"points": [{"sigma": 0.0, "alpha": 0.5}, {"sigma": 0.01, "alpha": 0.31}], "tau_split": None}
     per_model = []
     for name, verdict in (("model-a", "holds"), ("모델-b", "inconclusive")):
         c = make_certificate(verdict=verdict)
@@ -653,10 +657,13 @@ def test_report_renders_certificate_figures_per_model_rows_and_a_comparison(repo
         comparison={"title": "Paper against tight", "columns": ["paper", "tight"], "rows": [("α", ["0.04", "0.25"])]},
     ).read_text(encoding="utf-8")
     assert "<h2>Bias radius of the judge</h2>" in text and "Here it is 0.8123, against the certified τ = 0.5." in text
+    assert "<h2>Bias radius over δ</h2>" in text and '<td class="name">0.5</td><td>0.25</td>' in text
+    assert "No: the score range alone would not give this guarantee" in text and "failure probability is 0.4321" in text
+    assert "<h2>The frontier: the largest α for each σ</h2>" in text and '<td class="name">0.01</td><td>0.31</td>' in text
     assert "<h2>The guarantee on the original score scale</h2>" in text and "τ/α = 1.667 and σ/α = 0.1708" in text
     assert "<h2>Per-model certificates</h2>" in text
     assert '<td class="name">모델-b</td><td>500</td><td>2</td><td>0.25</td><td>0.31</td><td>500</td>' in text
-    assert text.count(">inconclusive</td>") == 1 and text.count(">holds</td>") == 1
+    assert text.count("<td>inconclusive</td>") == 1 and text.count("<td>holds</td>") == 1
     assert "<h2>Paper against tight</h2>" in text and "<td>0.04</td><td>0.25</td>" in text
 
 

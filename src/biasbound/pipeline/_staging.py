@@ -38,7 +38,7 @@ MANIFEST = ".biasbound-outputs.json"
 _OWNED_NAMES = re.compile(
     r"^(certificate(-.+)?\.json|certificates\.json|summary\.json|load_report\.json|scores\.parquet|leaderboard\.csv|"
     r"panel_leaderboard\.csv|retention\.json|report\.html|report\.pdf|"
-    r"(score_kde|ranking|sensitivity|judges|frontier|bias_radius)(-.+)?\.png)$"
+    r"(score_kde|score_distribution|ranking|sensitivity|judges|frontier|bias_radius)(-.+)?\.png)$"
 )
 
 

@@ -414,7 +414,7 @@ def _figure_range_implied(cert: Mapping[str, Any]) -> dict[str, Any] | None:
     value = _cert_value(cert, "range_implied")
     if value is None:
         return None
-    flag = value.get("implied", value.get("value")) if isinstance(value, Mapping) else value
+    flag = value.get("holds", value.get("implied", value.get("value"))) if isinstance(value, Mapping) else value
     if isinstance(flag, (bool, np.bool_)):
         prose = ("Yes: at this α and σ the guarantee would hold for any judge whose neighbours stay within the score "
                  "range, so it says nothing specific about this judge's bias." if flag else
@@ -422,6 +422,9 @@ def _figure_range_implied(cert: Mapping[str, Any]) -> dict[str, Any] | None:
                  "measured about this judge.")
     else:
         prose = "Whether the score range alone implies the guarantee at the certified α and σ."
+    if isinstance(value, Mapping) and _num(value.get("A")) is not None and _num(value.get("bound")) is not None:
+        prose += (f" A neighbour moves the scores by at most A = {format_number(value['A'])}; at that worst case the "
+                  f"failure probability is {format_number(value['bound'])}, against δ = {format_number(cert.get('delta'))}.")
     return _figure_fields(cert, "range_implied", "Is the guarantee implied by the score range alone?", prose, value)
 
 
@@ -441,11 +444,46 @@ def _figure_bias_radius(cert: Mapping[str, Any]) -> dict[str, Any] | None:
     value = _cert_value(cert, "bias_radius")
     if value is None:
         return None
+    radius = value.get("radius") if isinstance(value, Mapping) else value
+    at = value.get("delta", cert.get("delta")) if isinstance(value, Mapping) else cert.get("delta")
     prose = ("The bias radius is the smallest τ for which the judge itself — unshrunk (α = 1) and without noise — "
-             f"would be (τ, δ)-bias-bounded at δ = {format_number(cert.get('delta'))}: an upper quantile of ‖f(D) − f(D′)‖₂.")
-    if _num(value) is not None:
-        prose += f" Here it is {format_number(value)}, against the certified τ = {format_number(cert.get('tau'))}."
+             f"would be (τ, δ)-bias-bounded at δ = {format_number(at)}: an upper quantile of ‖f(D) − f(D′)‖₂.")
+    if _num(radius) is not None:
+        prose += f" Here it is {format_number(radius)}, against the certified τ = {format_number(cert.get('tau'))}."
+    if isinstance(value, Mapping):
+        rows = [[str(g), format_number(r)] for g, r in (value.get("per_generator") or {}).items()]
+        rows.append(["all generators together", format_number(radius)])
+        return {"title": "Bias radius of the judge", "prose": prose, "headers": ["generator", "bias radius"], "rows": rows}
     return _figure_fields(cert, "bias_radius", "Bias radius of the judge", prose, value)
+
+
+def _figure_bias_radius_curve(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = _cert_value(cert, "bias_radius")
+    curve = value.get("curve") if isinstance(value, Mapping) else _cert_value(cert, "bias_radius_curve")
+    if not isinstance(curve, (list, tuple)) or not curve:
+        return None
+    return _figure_fields(cert, "bias_radius_curve", "Bias radius over δ",
+                          "The bias radius at each failure probability δ (— where the knowledge gives no finite radius).",
+                          curve)
+
+
+def _figure_frontier(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = _cert_value(cert, "frontier")
+    points = value.get("points") if isinstance(value, Mapping) else value
+    if not isinstance(points, (list, tuple)) or not points:
+        return None
+    return _figure_fields(cert, "frontier", "The frontier: the largest α for each σ",
+                          "Every (σ, α) pair on this frontier certifies the same (τ, δ); the certificate uses one point "
+                          "of it. More noise buys more of the score spread.", points)
+
+
+def _figure_candidates(cert: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = _cert_value(cert, "candidates")
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    return _figure_fields(cert, "candidates", "Bounds considered",
+                          "Every bound the calibration tried on what is known about the judge, whether it applies, "
+                          "and which one was selected (the smallest valid one).", value)
 
 
 _CERT_FIGURES: tuple[Any, ...] = (
@@ -453,11 +491,11 @@ _CERT_FIGURES: tuple[Any, ...] = (
     _figure_range_implied,
     _figure_original_scale,
     _figure_bias_radius,
-    lambda c: _figure_fields(c, "bias_radius_curve", "Bias radius over δ",
-                             "The bias radius at each failure probability δ."),
+    _figure_bias_radius_curve,
+    _figure_frontier,
+    _figure_candidates,
     lambda c: _figure_fields(c, "leaderboard_cost", "Leaderboard cost",
                              "What the certificate costs the leaderboard."),
-    lambda c: _figure_fields(c, "frontier", "The (τ, δ) frontier", "The certifiable trade-off between τ and δ."),
     lambda c: _figure_fields(c, "bound_details", "Details of the bound used", "The quantities the bound was computed from."),
 )
 
