@@ -137,3 +137,20 @@ def test_cli_unreadable_log_and_unmappable_value_are_one_sentence_exit_2(tmp_pat
     # the user's mapping makes the same log readable
     js = load_inspect_log(log, score_map={"yes": 1.0, "no": 0.0})
     assert js.frame.set_index("item_id")["score"].to_dict() == {"q0": 1.0, "q1": 0.0, "q2": 1.0}
+
+
+def test_eval_set_log_folder_with_its_manifests(tmp_path, capsys):
+    # `inspect eval-set` writes logs.json and eval-set.json beside the logs: manifests, not logs
+    from inspect_ai import Task, eval_set
+    from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
+
+    grader = mock_model([f"GRADE: {g}" for g in "CIPCCIPI"])
+    task = Task(dataset=samples(4), solver=generate(), scorer=model_graded_qa(model=grader, partial_credit=True), epochs=2)
+    ok, _ = eval_set(task, log_dir=str(tmp_path / "set"), model=mock_model([str(2 * i) for i in range(4)] * 2),
+                     display="none")
+    assert ok and (tmp_path / "set" / "logs.json").is_file() and (tmp_path / "set" / "eval-set.json").is_file()
+    js = load_inspect_log(tmp_path / "set")
+    assert len(js.report.sources) == 1 and js.report.sources[0].endswith(".eval") and len(js.frame) == 8
+    code = main(["certify", str(tmp_path / "set"), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50"])
+    assert code == 0 and "neighbours found in the data: rerun" in capsys.readouterr().out

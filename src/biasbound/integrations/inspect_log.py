@@ -31,6 +31,7 @@ score       :data:`LETTER_SCORES` for inspect's letter grades (C, P, I, N); True
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,25 +60,45 @@ def require_inspect() -> Any:
     return inspect_ai
 
 
+#: Files inspect_ai writes into a log folder that are not logs (eval-set manifests).
+_NOT_LOGS = ("logs.json", "eval-set.json")
+
+
 def is_log_file(path: Path) -> bool:
-    """Whether ``path`` is an inspect_ai log: a ``.eval`` file, or a ``.json`` whose start has ``"eval"`` and ``"version"``."""
+    """Whether ``path`` is an inspect_ai log: a ``.eval`` file, or a ``.json`` log (an object whose
+    first key is ``"version"`` and that has ``"eval"``; eval-set manifests such as ``logs.json`` are not)."""
     if path.suffix == ".eval":
         return True
-    if path.suffix != ".json":
+    if path.suffix != ".json" or path.name in _NOT_LOGS:
         return False
     try:
         with path.open("r", encoding="utf-8") as fh:
             head = fh.read(4096)
     except (OSError, UnicodeDecodeError):
         return False
-    return head.lstrip().startswith("{") and '"eval"' in head and '"version"' in head
+    return re.match(r'\s*\{\s*"version"\s*:', head) is not None and '"eval"' in head
 
 
 def find_logs(path: Path) -> list[Path]:
-    """The inspect_ai logs in a folder (recursively), or ``[path]`` for a log file."""
+    """The inspect_ai logs in a folder (recursively), or ``[path]`` for a log file.
+
+    With inspect_ai installed the folder is listed by ``inspect_ai.log.list_eval_logs`` (inspect's
+    own notion of a log folder, which skips eval-set manifests); without it, ``.eval`` files and
+    ``.json`` logs are found by :func:`is_log_file`.
+    """
     if path.is_file():
         return [path] if is_log_file(path) else []
-    return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".eval", ".json") and is_log_file(p))
+    try:
+        from inspect_ai.log import list_eval_logs
+    except ImportError:
+        return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".eval", ".json") and is_log_file(p))
+    from urllib.parse import unquote, urlparse
+
+    found = []
+    for info in list_eval_logs(str(path), recursive=True):
+        u = urlparse(info.name)
+        found.append(Path(unquote(u.path)) if u.scheme == "file" else Path(info.name))
+    return sorted(found)
 
 
 def _grader_of(options: Mapping[str, Any] | None) -> str | None:
