@@ -124,6 +124,9 @@ def test_gaps_are_counted_per_model_and_generator_and_shown(tmp_path, capsys) ->
     assert "mD" in cov["not_certified"] and "mD" not in cov["models"]
     certs = {c["scope"]["model"]: c for c in json.loads((out / "certificates.json").read_text())}
     assert certs["mB"]["scope"]["coverage"]["neighbors"]["swap"]["absent"] == 20
+    assert certs["mB"]["scope"]["neighbors_absent"]["swap"] == 20
+    judge_cert = json.loads((out / "certificate.json").read_text())
+    assert judge_cert["scope"]["neighbors_absent"]["swap"] == 20  # beside neighbors_missing (1 NaN, for mC)
     flat = " ".join(text.split())
     assert "swap missing/absent 21" in flat and "model mD not certified" in flat
 

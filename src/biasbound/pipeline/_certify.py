@@ -214,9 +214,17 @@ def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: lis
         scope["notes"] = list(scope.get("notes", [])) + [n for n in notes if n not in scope.get("notes", [])]
         return dataclasses.replace(cert, scope=_jsonable(scope))
 
-    jc.certificate = extend(jc.certificate, {"score_scale": scales, "coverage": _jsonable(coverage)})
+    # beside the judge's count of missing neighbour judgments (NaN), the neighbours that have no row at all
+    absent: dict[str, int] = {}
+    for rec in models.values():
+        for g, c in (rec.get("neighbors") or {}).items():
+            absent[g] = absent.get(g, 0) + int(c.get("absent", 0))
+    jc.certificate = extend(jc.certificate, {"score_scale": scales, "coverage": _jsonable(coverage),
+                                             "neighbors_absent": absent})
     jc.model_certificates = {
-        m: extend(c, {"score_scale": scales, "coverage": _jsonable(models.get(m, {}))})
+        m: extend(c, {"score_scale": scales, "coverage": _jsonable(models.get(m, {})),
+                      "neighbors_absent": {g: int(v.get("absent", 0))
+                                           for g, v in (models.get(m, {}).get("neighbors") or {}).items()}})
         for m, c in jc.model_certificates.items()
     }
     return jc
