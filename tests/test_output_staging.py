@@ -47,11 +47,13 @@ def test_a_failed_run_leaves_no_stale_certificate(table, tmp_path, capsys) -> No
 def test_folder_written_before_manifests_loses_only_certify_names(table, tmp_path, capsys) -> None:
     out = tmp_path / "old"
     out.mkdir()
-    for name in ("report.html", "ranking-judge_a.png", "certificate-old_judge.json", "data.csv"):
+    for name in ("report.html", "ranking-judge_a.png", "score_distribution.png", "certificate-old_judge.json",
+                 "data.csv"):
         (out / name).write_text("old")
     assert main(["certify", str(table), "--out", str(out), "--no-plots", "--bootstrap-rounds", "100"]) == 0
     names = {p.name for p in out.iterdir()}
-    assert "data.csv" in names and not ({"report.html", "ranking-judge_a.png", "certificate-old_judge.json"} & names)
+    assert "data.csv" in names
+    assert not ({"report.html", "ranking-judge_a.png", "score_distribution.png", "certificate-old_judge.json"} & names)
 
 
 def test_an_exception_while_writing_leaves_the_target_untouched(tmp_path) -> None:
