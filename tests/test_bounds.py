@@ -253,10 +253,12 @@ def test_band_crossing_probability_equals_enumeration_over_all_samples() -> None
 
 # --------------------------------------------------------------------------- edges and bad input
 def test_edges_zero_population_zero_moment_and_deterministic_mechanism() -> None:
-    # nothing moves: every shrinkage works without noise, so the default is alpha = 1 and sigma the noise-only limit
+    # nothing moves: the default noise is half the noise-only limit, every shrinkage works there (alpha = 1), and
+    # at alpha = 1 the noise could go up to that limit
     c = calibrate_knowledge(FullPopulation(np.zeros(50)), tau=0.5, delta=0.01, dim=50, frontier_points=0)
     s_noise = 0.5 / math.sqrt(2 * stats.chi2.isf(0.01, 50))
-    assert c.alpha == 1.0 and c.sigma <= s_noise and c.sigma == pytest.approx(s_noise, rel=1e-6)
+    assert c.alpha == 1.0 and c.sigma == pytest.approx(s_noise / 2, rel=1e-12) and c.sigma < s_noise / 2
+    assert c.sigma_max <= s_noise and c.sigma_max == pytest.approx(s_noise, rel=1e-6)
     assert moments.violation_bound(0.5, 1.0, 0.0, 50, Moments(0.0, A=1.0)) == 0.0
     assert almost_sure.violation_bound(0.5, 1.0, 0.0, 50, AlmostSure(0.0)) == 0.0
     # sigma = 0: a deterministic mechanism, certified exactly by the indicator form
@@ -290,7 +292,10 @@ def test_candidates_all_records_each_bounds_own_frontier_point() -> None:
                             candidates="all")
     used = [x for x in c.candidates if x["applicable"]]
     assert {x["unit"] for x in used} >= {"almost-sure", "moments", "paper"}
-    assert all(x["alpha_at_sigma"] is not None and x["sigma_at_alpha"] is not None for x in used)
+    assert all(x["alpha_at_sigma"] is not None for x in used)
+    # a bound that cannot certify the chosen alpha at any noise says so (None), and its value there exceeds delta
+    assert all(x["sigma_at_alpha"] is not None or x["value"] > 0.01 for x in used)
+    assert any(x["sigma_at_alpha"] is not None for x in used)
     assert sum(x["selected"] for x in c.candidates) == 1 and c.beta is None and c.point_estimate
     best = max(x["alpha_at_sigma"] for x in used)
     assert c.alpha_at_sigma >= best * (1 - 1e-6)  # the combined minimum is at least as good as each bound alone

@@ -164,6 +164,11 @@ def _size(r: Record) -> float:
 
 
 # --------------------------------------------------------------------------- searches
+def _round_down(x: float) -> float:
+    return math.nextafter(x, 0.0) if x > 0 else x
+
+
+
 def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol: float = 1e-12) -> float:
     """Largest alpha in [0, hi] with F(alpha) <= delta (F nondecreasing); 0.0 when only alpha=0 (or none) works.
 
@@ -449,7 +454,9 @@ def calibrate_knowledge(
         Both given: checked.
     method : {"tight", "paper"}
     tau_split : float
-        Default rule (neither given): ``alpha = min(1, tau_split * alpha*(0))``, ``sigma = sigma*(alpha)``.
+        Default rule (neither given): ``sigma = tau_split * tau / sqrt(2 chi2.isf(delta, d))`` (the noise's share of
+        the most noise any certificate allows, as Algorithm 1's symmetric split) and ``alpha = alpha*(sigma)``;
+        if no alpha works there, ``alpha = tau_split * alpha*(0)`` and ``sigma = sigma*(alpha)``.
     frontier_points : int
         Points of the reported frontier (0: none, e.g. per-model certificates under a judge's frontier).
     candidates : {"selected", "all"}
@@ -509,10 +516,21 @@ def calibrate_knowledge(
             raise InfeasibleCertificateError(
                 f"tau={t:g} cannot be certified (delta={dl:g}) for any alpha in (0, 1]: even without noise the bound "
                 "exceeds delta; raise tau or delta, or add knowledge.", alpha_max=0.0)
-        al = min(1.0, ts * a0)
-        rule = (f"default rule: alpha = min(1, tau_split * alpha*(0)) with tau_split={ts:g} and alpha*(0)="
-                f"{'inf' if math.isinf(a0) else f'{a0:.6g}'} (the largest noiseless shrinkage), as Algorithm 1 gives "
-                f"the neighbour term tau_split of tau; sigma = the largest verified noise at that alpha")
+        # [proof:default-point] the noise gets tau_split of its room (Algorithm 1's symmetric split), the shrinkage
+        # is the largest the knowledge allows there: judges that move less get a larger alpha at the same noise
+        s_ref = _round_down(ts * s_hi)
+        a_ref = _alpha_star(lambda a: F(a, s_ref), dl)
+        if a_ref > 0:
+            al, sg = a_ref, s_ref
+            rule = (f"default rule: sigma = tau_split * sigma_noise with tau_split={ts:g} and sigma_noise = "
+                    f"tau/sqrt(2 chi2.isf(delta, d)) = {s_hi:.6g} (the most noise any certificate allows): the noise gets "
+                    "tau_split of its room, as Algorithm 1's symmetric split gives it half of tau; alpha = alpha*(sigma), "
+                    "the largest verified shrinkage at that noise — so judges that move the scores less get a larger alpha")
+        else:
+            al = min(1.0, ts * a0)
+            rule = (f"default rule: no shrinkage works at tau_split={ts:g} of the largest noise, so alpha = "
+                    f"tau_split * alpha*(0) = {al:.6g} (alpha*(0) the largest noiseless shrinkage) and sigma = the largest "
+                    "verified noise at that alpha")
     elif al is not None and sg is None:
         rule = f"alpha={al:g} given; sigma = the largest verified noise at that alpha"
     elif al is None:
