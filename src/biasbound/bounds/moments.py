@@ -102,9 +102,10 @@ def _majorant_at_points(g: np.ndarray, h: np.ndarray, u: float, q_max: float | N
     """Concave majorant at ``u`` of the step function ``hbar``: a value from above, and the two points it rests on.
 
     The corner points of ``hbar`` are ``(g_i, h(g_{i+1}))`` and the right end ``(g_n, h(g_n))`` (``(g_n, 1)``
-    without a range).  By LP duality the majorant at ``u`` is ``min_b max_i [y_i + b (u - x_i)]``: every line
-    above all the points bounds it at ``u``, so any ``b`` gives a valid value; the bisection on ``b`` (where
-    the best left and right points balance) only makes it small.
+    without a range).  The majorant at ``u`` is the largest chord value at ``u`` between a point left of ``u`` and one
+    right of it (computed over all pairs when there are few), equivalently, by LP duality,
+    ``min_b max_i [y_i + b (u - x_i)]``: every line above all the points bounds it at ``u``, so any ``b`` gives a
+    valid value; the bisection on ``b`` (where the best left and right points balance) only makes it small.
     """
     px = g
     py = np.append(h[1:], 1.0 if q_max is None else h[-1])  # [proof:step-majorant]
@@ -114,6 +115,12 @@ def _majorant_at_points(g: np.ndarray, h: np.ndarray, u: float, q_max: float | N
     if xr.size == 0:
         return float(yl.max()), (float(xl[-1]), float(xl[-1]))
     dl, dr = u - xl, xr - u
+    if xl.size * xr.size <= 40_000:  # few pairs: the largest chord value at u over all pairs, exactly
+        span = xr[None, :] - xl[:, None]  # > 0: right points lie strictly right of u, left ones at or left of it
+        chord = yl[:, None] + (yr[None, :] - yl[:, None]) * (dl[:, None] / span)  # [proof:hull]
+        k = int(np.argmax(chord))
+        i, j = divmod(k, chord.shape[1])
+        return float(chord[i, j]), (float(xl[i]), float(xr[j]))
 
     def sides(b: float) -> tuple[float, float]:
         return float(np.max(yl + b * dl)), float(np.max(yr - b * dr))
