@@ -89,17 +89,29 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     assert r.returncode == 3, r.stdout + r.stderr
     assert "inconclusive" in r.stdout
 
-    # the default tight certificate of clean data rests on the almost-sure bound: not contradictable, exit 0
+    # a certificate whose range bound alone implies it (tiny noise, alpha = 0.25): not contradictable, exit 0
     clean = tmp_path / "clean.csv"
     _table(400, np.zeros(400, dtype=bool)).to_csv(clean, index=False)
     out2 = tmp_path / "out2"
     r = _run("certify", str(clean), "--out", str(out2), "--neighbors", "variant:x", "--no-plots",
-             "--bootstrap-rounds", "50")
+             "--bootstrap-rounds", "50", "--alpha", "0.25", "--sigma", "0.001")
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads((out2 / "summary.json").read_text())["status"] == "certified"
+    assert json.loads((out2 / "certificate.json").read_text())["range_implied"]["holds"] is True
     r = _run("audit", str(out2 / "certificate.json"), "--neighbors", str(clean))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "not contradictable" in r.stdout
+
+    # the paper's certificate on 1000 unchanged items: the 99% bound falls below δ ("holds"), exit 0
+    many = tmp_path / "many.csv"
+    _table(1000, np.zeros(1000, dtype=bool)).to_csv(many, index=False)
+    out3 = tmp_path / "out3"
+    r = _run("certify", str(many), "--out", str(out3), "--neighbors", "variant:x", "--method", "paper", "--beta", "none",
+             "--no-plots", "--bootstrap-rounds", "50")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run("audit", str(out3 / "certificate.json"), "--neighbors", str(many))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "holds" in r.stdout
 
     r = _run("audit", str(tmp_path / "missing.json"), "--neighbors", str(clean))
     assert r.returncode == 2 and "Traceback" not in r.stderr

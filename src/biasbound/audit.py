@@ -379,7 +379,17 @@ def audit_certificate(
     if isinstance(dim, float) and dim.is_integer():
         dim = int(dim)
     if _get(certificate, "bound_used") == "deterministic" and _get(certificate, "sensitivity") is not None:
-        kw = {**kw, "max_distance": float(_get(certificate, "sensitivity"))}
+        kw = {**kw, "max_distance": float(_get(certificate, "sensitivity"))}  # schema 1
+    rng_rec = _get(certificate, "range")
+    if isinstance(rng_rec, Mapping) and rng_rec.get("A") is not None:  # schema 2: the score range's a.s. bound
+        kw = {**kw, "max_distance": float(rng_rec["A"])}
+    nb = _get(certificate, "neighborhood")
+    if isinstance(nb, Mapping) and not (nb.get("kind") == "hamming" and nb.get("k") == 1):
+        raise InputError(
+            f"The 'certificate' parameter of {where} certifies {nb.get('kind')} neighbours"
+            + (f" (k={nb.get('k')})" if nb.get("k") is not None else "")
+            + "; the audit checks one-item (Hamming-1) neighbour distances only."
+        )
     return audit(
         tau=values["tau"],
         delta=values["delta"],

@@ -435,6 +435,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
             generating = start_step(f"generating the neighbours ({', '.join(gens)})", enabled=progress)
             try:
                 neighbour_items: list[tuple[Any, str]] = []
+                sampled_draws: dict[str, dict[str, Any]] = {}
                 for g in gens:
                     opts = dict(cfg.neighbors.options.get(g, {}))
                     gen_seed = _sub_seed(cfg.seed, "generator", g)
@@ -454,7 +455,11 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                         if m < cfg.neighbors.m:
                             notes.append(f"{g}: model {model!r} has {n} items, fewer than neighbors_per_generator="
                                          f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
-                        idx, _ = sample_indices(n, m, _sub_seed(cfg.seed, "sample", g, model))
+                        draw_seed = _sub_seed(cfg.seed, "sample", g, model)
+                        idx, _ = sample_indices(n, m, draw_seed)
+                        if m < n:  # a uniform draw without replacement by a recorded seed: certify's sample knowledge
+                            sampled_draws.setdefault(CERTIFY_NAMES[g], {"seed": int(cfg.seed), "per_model": {}})
+                            sampled_draws[CERTIFY_NAMES[g]]["per_model"][model] = {"seed": int(draw_seed), "m": m, "n": n}
                         idx = [int(i) for i in idx]
                         if gen.requires_llm and rewriter_session is None:  # unreachable: opened above for LLM generators
                             raise RuntimeError(f"no rewriter session for the {g!r} generator")
@@ -547,7 +552,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
             jset, tau=c.tau, delta=c.delta, neighbors=neighbour_names, method=c.method, combine=c.combine,
             alpha=c.alpha, beta=c.beta, holdout=c.holdout, seed=cfg.seed, view=c.view, center=c.center,
             jitter_adjust=c.jitter_adjust, bootstrap_rounds=c.bootstrap_rounds, out=out, progress=progress,
-            plots=c.plots, baseline=cfg.data.baseline if pairwise else None,
+            plots=c.plots, baseline=cfg.data.baseline if pairwise else None, sampled=sampled_draws or None,
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}

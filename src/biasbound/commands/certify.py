@@ -420,34 +420,19 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
     """Print the certificate's key numbers, the audit and the top of the leaderboard."""
     console = console or Console()
     for name, j in result.judges.items():
-        cal = j.calibration
+        from biasbound.pipeline._summary import certificate_rows
+
         t = Table(title=f"Certificate — judge {name} ({j.view} view)", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")
-        t.add_row("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}  (δ_B = {_f(cal.delta_B)}, δ_Δ = {_f(cal.delta_Delta)})")
         scales = ((getattr(result, "coverage", None) or {}).get("score_scale") or {}).get(name) or []
         if scales:
             from biasbound.pipeline._coverage import describe_scale
 
             shown = sorted({describe_scale(e) for e in scales})
             t.add_row("raw score scale", "; ".join(shown) + " → [0, 1]")
-        t.add_row("method / bound", f"{cal.method} / {cal.bound_used} ({cal.radius})")
-        t.add_row("sensitivity Δ* (UCB)", f"{_f(j.sensitivity.delta_star)} ({_f(j.sensitivity.ucb)})")
-        t.add_row("α (spread kept) / α_max", f"{_f(cal.alpha)} / {_f(cal.alpha_max)}")
-        t.add_row("σ / σ_max", f"{_f(cal.sigma)} / {_f(cal.sigma_max)}")
-        t.add_row("dim", str(cal.dim))
-        r = j.retention
-        t.add_row("Spearman / Kendall τ_b", f"{_f(r.get('spearman'))} / {_f(r.get('kendall_tau_b'))}")
-        pa = j.pooled_audit
-        if pa is not None:
-            color = {"holds": "green", "not contradictable": "green", "exact": "green", "violated": "red"}.get(
-                pa.verdict, "yellow")
-            t.add_row("audit (pooled)", f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, "
-                      f"UCB {_f(pa.exact_ucb)} at {_f(pa.confidence)} on {pa.n_neighbors} held-out neighbours")
-        else:
-            t.add_row("audit (pooled)", "not run (no held-out neighbours)")
-        counts = ", ".join(f"{k} {v}" for k, v in j.verdict_counts.items() if v)
-        t.add_row("audit per model", counts or "—")
+        for label, text in certificate_rows(j):
+            t.add_row(label, text)
         console.print(t)
         lb = j.leaderboard.head(top)
         t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {name}")
@@ -545,6 +530,10 @@ def register(app: typer.Typer) -> None:
         baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
                                             "(marked in leaderboard.csv and the report; changes no number)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
+        hamming: str = typer.Option("1", "--hamming", help="Neighbour size: K items perturbed at once (drawn uniformly), "
+                                    "or 'all' (every item: for swaps, the position bias of the whole leaderboard)."),
+        sigma: float | None = typer.Option(None, "--sigma", help="Noise scale σ >= 0 (0 = deterministic, tight only); "
+                                           "chosen on the frontier when omitted."),
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
@@ -564,7 +553,8 @@ def register(app: typer.Typer) -> None:
         # certify's own parameter checks, run before any input is read: a bad option fails at once
         check_settings(tau=tau, delta=delta, neighbors="swap" if auto else neighbors, method=method, combine=combine,
                        alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
-                       jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds)
+                       jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds, hamming=hamming,
+                       sigma=sigma)
         check_out(out)  # an --out naming a file fails before any input is read
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
@@ -592,7 +582,7 @@ def register(app: typer.Typer) -> None:
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
-                progress=not no_progress, baseline=baseline, skip_bad=skip_bad,
+                progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)

@@ -2,11 +2,15 @@
 or (``--run``) run the judge runner end to end against the local synthetic judge.
 
 The embedded data (76 models × 500 questions, judge "ensemble", ko-arena-hard-auto) is
-certified with position-swap neighbours at the paper's setting τ = 0.5, δ = 0.01, once with
-the paper's calibration (Alg. 1 + shrinkage) and once with the tight calibration, and the
-cost of each is printed side by side: spread kept (α), σ, the bound used, rank correlations
-with the original leaderboard, and the audit verdict. All outputs go to ``DIR/paper`` and
-``DIR/tight`` (default ``./biasbound-demo``).
+certified with position-swap neighbours at the paper's setting τ = 0.5, δ = 0.01: with the
+paper's calibration (Alg. 1 + shrinkage), with the tight calibration (every swap is judged, so
+the probability over one random swap is exact), and in the leaderboard view with every answer
+swapped at once (the position bias of the whole leaderboard). Printed side by side: the bound,
+α and σ, whether the certificate is range-implied (would hold for any judge), the statement on the
+original scale, the bias radius per model, the model pairs reversed between two releases against
+those reversed by one neighbour, Spearman over the noise with its band, the audit; then each
+run's frontier α*(σ) and the point taken on it. Outputs go to ``DIR/<run>`` (default
+``./biasbound-demo``).
 
 ``--run`` runs ``examples/run-synthetic.yaml`` instead: it starts the synthetic judge server
 (:mod:`biasbound.testing.server`) on a free local port, judges the Arena-Hard v0.1 questions and
@@ -34,13 +38,24 @@ __all__ = ["DEMO_SETTINGS", "example_data_path", "example_run_config", "register
 DEMO_SETTINGS: dict[str, Any] = {"tau": 0.5, "delta": 0.01, "neighbors": ("swap",), "seed": 0}
 
 
+#: The three certifications the demo puts side by side: the paper's calibration, the tight one (same
+#: setting: model view, one swapped item), and the leaderboard view with every answer swapped at once
+#: (the position bias of the whole leaderboard; a certificate the score range alone does not imply).
+DEMO_RUNS: dict[str, dict[str, Any]] = {
+    "paper": {"method": "paper"},
+    "tight": {"method": "tight"},
+    "leaderboard-all-swapped": {"method": "tight", "view": "leaderboard", "hamming": "all"},
+}
+
+
 def run_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots: bool = True) -> dict[str, Any]:
-    """Certify the embedded dataset with the paper and the tight calibration.
+    """Certify the embedded dataset with the paper's and the tight calibration, and the whole leaderboard's
+    position bias (every answer swapped at once, leaderboard view).
 
     Parameters
     ----------
     out:
-        Output folder; results go to ``out/paper`` and ``out/tight``.
+        Output folder; results go to ``out/paper``, ``out/tight`` and ``out/leaderboard-all-swapped``.
     progress:
         Show progress bars.
     plots:
@@ -49,7 +64,7 @@ def run_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots
     Returns
     -------
     dict
-        ``{"paper": CertifyResult, "tight": CertifyResult}``.
+        ``{"paper": CertifyResult, "tight": CertifyResult, "leaderboard-all-swapped": CertifyResult}``.
     """
     from biasbound._progress import step
     from biasbound.data.embedded import DEMO_BASELINE, load_demo
@@ -62,17 +77,17 @@ def run_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots
         data = load_demo()
     out = Path(out)
     results = {
-        method: certify(data, method=method, out=out / method, progress=progress, plots=plots,
-                        baseline=DEMO_BASELINE, **DEMO_SETTINGS)
-        for method in ("paper", "tight")
+        name: certify(data, out=out / name, progress=progress, plots=plots, baseline=DEMO_BASELINE,
+                      **{**DEMO_SETTINGS, **kw})
+        for name, kw in DEMO_RUNS.items()
     }
-    if plots:  # each report also shows the other calibration side by side
+    if plots:  # each report also shows the others side by side
         from biasbound.pipeline._outputs import write_result_report
 
-        with step("adding the paper-vs-tight comparison to both reports", enabled=progress):
+        with step("adding the side-by-side comparison to every report", enabled=progress):
             section = comparison_section(results)
-            for method, result in results.items():
-                write_result_report(result, out / method, comparison=section)
+            for name, result in results.items():
+                write_result_report(result, out / name, comparison=section)
     return results
 
 
@@ -180,30 +195,76 @@ def _fmt(x: Any, digits: int = 4) -> str:
 _COMPARISON_TITLE = "Embedded Arena-Hard data (76 models × 500 questions), swap neighbours, τ = 0.5, δ = 0.01"
 
 
+
 def comparison_rows(results: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """The paper and tight certificates side by side: (label, [value per method])."""
+    """The certificates side by side: (label, [value per run]), read from each judge's certificate."""
     judges = {m: next(iter(r.judges.values())) for m, r in results.items()}
     rows: list[tuple[str, list[str]]] = []
 
     def row(label: str, fn: Any) -> None:
         rows.append((label, [fn(j) for j in judges.values()]))
 
+    def nb(j: Any) -> str:
+        n = j.certificate.neighborhood or {"kind": "hamming", "k": 1}
+        what = "every answer swapped" if n.get("kind") == "all-items" else f"{n.get('k', 1)} item(s) swapped"
+        return f"{j.view} view, {what}"
+
+    def implied(j: Any) -> str:
+        ri = j.certificate.range_implied
+        if ri is None:
+            return "—"
+        return f"{'YES' if ri['holds'] else 'no'} (range alone: {_fmt(ri['bound'], 3)})"
+
+    def radius(j: Any) -> str:
+        fig = (j.certificate.scope or {}).get("figures") or {}
+        per = fig.get("bias_radius_per_model")
+        if per:
+            vals = sorted(r for r in per.values() if r is not None)
+            return f"per model {_fmt(vals[0], 3)} – {_fmt(vals[-1], 3)} (median {_fmt(vals[len(vals) // 2], 3)})"
+        return _fmt(j.certificate.bias_radius["radius"], 4)
+
+    def cost(j: Any) -> str:
+        c = (j.retention or {}).get("cost") or {}
+        one = c.get("pairs_reversed_by_one_neighbour") or {}
+        return (f"{_fmt(c.get('pairs_reversed_between_two_releases'), 3)} vs "
+                + ", ".join(_fmt(v["expected_pairs_reversed"], 3) for v in one.values()))
+
+    def spearman(j: Any) -> str:
+        sp = (((j.retention or {}).get("cost") or {}).get("retention_over_noise") or {}).get("spearman") or {}
+        if sp.get("mean") is None:
+            return "—"
+        return f"{_fmt(sp['mean'], 4)} [{_fmt(sp['p05'], 4)}, {_fmt(sp['p95'], 4)}]"
+
+    row("neighbours", nb)
+    row("bound used", lambda j: f"{j.calibration.bound_used} ({'exact' if j.calibration.exact else 'upper bound'})")
     row("spread kept α", lambda j: _fmt(j.calibration.alpha))
-    row("α_max", lambda j: _fmt(j.calibration.alpha_max))
     row("σ (noise std)", lambda j: _fmt(j.calibration.sigma))
-    row("bound used", lambda j: f"{j.calibration.bound_used} ({j.calibration.radius})")
-    row("δ_B / δ_Δ", lambda j: f"{_fmt(j.calibration.delta_B, 3)} / {_fmt(j.calibration.delta_Delta, 3)}")
-    row("sensitivity Δ* (UCB)", lambda j: f"{_fmt(j.sensitivity.delta_star)} ({_fmt(j.sensitivity.ucb)})")
-    row("Spearman vs original", lambda j: _fmt(j.retention["spearman"]))
-    row("Kendall τ_b vs original", lambda j: _fmt(j.retention["kendall_tau_b"]))
-    row("audit (pooled)", lambda j: "—" if j.pooled_audit is None else
-        f"{j.pooled_audit.verdict} (UCB {_fmt(j.pooled_audit.exact_ucb, 3)})")
-    row("audit per model", lambda j: ", ".join(f"{k} {v}" for k, v in j.verdict_counts.items() if v))
+    row("largest α (noiseless), α_max", lambda j: _fmt(j.calibration.alpha_max))
+    row("range-implied", implied)
+    row("on the original scale (τ/α, σ/α)", lambda j: "—" if not j.certificate.original_scale else
+        f"({_fmt(j.certificate.original_scale['tau'], 3)}, {_fmt(j.certificate.original_scale['sigma'], 3)})")
+    row(f"bias radius at δ = {DEMO_SETTINGS['delta']} (from the certificate's knowledge)", radius)
+    row("model pairs reversed: two releases vs one neighbour", cost)
+    row("Spearman over the noise [5–95%]", spearman)
+    row("audit", lambda j: "—" if j.pooled_audit is None else
+        f"{j.pooled_audit.verdict} (P ≤ {_fmt(j.pooled_audit.exact_ucb, 3)})")
     return rows
 
 
+def frontier_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
+    """The tight frontier α*(σ) of each run, and the point each one took on it (with its reason)."""
+    out = []
+    for name, r in results.items():
+        j = next(iter(r.judges.values()))
+        pts = (j.certificate.frontier or {}).get("points") or []
+        txt = ", ".join(f"σ={_fmt(p['sigma'], 3)}→α*={_fmt(p['alpha'], 3)}" for p in pts[:: max(1, len(pts) // 5)])
+        out.append((name, f"{txt}; taken: α={_fmt(j.calibration.alpha, 4)}, σ={_fmt(j.calibration.sigma, 4)} "
+                          f"({(j.certificate.frontier or {}).get('default_rule', '')})"))
+    return out
+
+
 def comparison_table(results: dict[str, Any]) -> Table:
-    """Side-by-side table of the paper and tight certificates."""
+    """Side-by-side table of the demo's certificates."""
     table = Table(title=_COMPARISON_TITLE)
     table.add_column("")
     for method in results:
@@ -216,11 +277,13 @@ def comparison_table(results: dict[str, Any]) -> Table:
 def comparison_section(results: dict[str, Any]) -> dict[str, Any]:
     """The comparison as a report section (see :func:`biasbound.report.write_report`)."""
     return {
-        "title": "Paper calibration against tight calibration",
-        "note": (f"{_COMPARISON_TITLE}. The same data and neighbours certified twice: with the paper's calibration "
-                 "(Algorithm 1 with shrinkage: Markov bound on the sensitivity, Laurent–Massart radius) and with "
-                 "biasbound's tight calibration (the best valid bound). A larger α keeps more of the score spread "
-                 "for the same guarantee."),
+        "title": "Paper calibration, tight calibration, and the whole leaderboard's position bias",
+        "note": (f"{_COMPARISON_TITLE}. The same data certified three times: with the paper's calibration "
+                 "(Algorithm 1 with shrinkage: Markov bound on the sensitivity, Laurent–Massart radius), with "
+                 "biasbound's tight calibration (every item's swap is judged, so the violation probability over "
+                 "one random swap is computed exactly), and in the leaderboard view with every answer shown in the "
+                 "other order at once (one neighbour: the position bias of the whole leaderboard). "
+                 "'Range-implied' marks a certificate that would hold for any judge on this score range."),
         "columns": list(results),
         "rows": comparison_rows(results),
     }
@@ -231,7 +294,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("demo")
     def demo_command(
-        out: Path = typer.Option(Path("biasbound-demo"), "--out", help="Output folder (paper/ and tight/, or run/, inside)."),
+        out: Path = typer.Option(Path("biasbound-demo"), "--out",
+                                 help="Output folder (paper/, tight/ and leaderboard-all-swapped/, or run/, inside)."),
         no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
         run_: bool = typer.Option(False, "--run", help="Run examples/run-synthetic.yaml end to end against a local "
                                   "synthetic judge (started and stopped here) on the shipped Arena-Hard v0.1 subset."),
@@ -241,7 +305,7 @@ def register(app: typer.Typer) -> None:
                                               "generators (the example's six by default)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
     ) -> None:
-        """Certify the embedded Arena-Hard data in paper and tight calibration and compare them (or --run the judge runner)."""
+        """Certify the embedded Arena-Hard data (paper, tight, and every answer swapped in the leaderboard view) and compare them (or --run the judge runner)."""
         from biasbound.commands.certify import EXIT_VIOLATED
 
         if run_:
@@ -264,8 +328,13 @@ def register(app: typer.Typer) -> None:
         results = run_demo(out, plots=not no_plots, progress=not no_progress)
         console = Console()
         console.print(comparison_table(results))
-        console.print(f"Outputs written to {out / 'paper'} and {out / 'tight'} "
-                      f"(reports: {out / 'paper' / 'report.html'}, {out / 'tight' / 'report.html'})",
-                      highlight=False, soft_wrap=True)
+        ft = Table(title="The feasible frontier α*(σ) (largest shrinkage at each noise scale) and the point taken")
+        ft.add_column("")
+        ft.add_column("")
+        for name, text in frontier_rows(results):
+            ft.add_row(name, text)
+        console.print(ft)
+        console.print("Outputs written to " + ", ".join(str(out / n) for n in results)
+                      + ("" if no_plots else " (each with report.html)"), highlight=False, soft_wrap=True)
         if any(r.violated for r in results.values()):
             raise typer.Exit(EXIT_VIOLATED)

@@ -46,6 +46,9 @@ def certify(
     plots: bool = True,
     baseline: str | None = None,
     skip_bad: bool = False,
+    hamming: int | str = 1,
+    sampled: dict[str, dict[str, Any]] | None = None,
+    sigma: float | None = None,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -96,6 +99,18 @@ def certify(
         Leave out (and count, in the coverage) neighbour rows whose item has no original
         judgment; when False such a row is an error naming its file and line. A model with
         no original judgment at all is never certified and is reported, whatever this says.
+    hamming : int or "all"
+        Neighbour size: ``k`` items perturbed at once (drawn uniformly without replacement), or
+        ``"all"`` (every item of the batch: for swaps, the position bias of the whole leaderboard).
+        ``method="paper"`` needs 1.
+    sampled : dict, optional
+        ``{generator: {"seed": int}}`` for generators whose neighbours are a uniform draw of items
+        without replacement made by that recorded seed (``biasbound run``); their knowledge is a
+        finite-population sample (confidence 1 − β, hold-out audit). Other generators use every
+        observed neighbour; unobserved items count at the range bound.
+    sigma : float, optional
+        Noise scale; ``0`` (deterministic) allowed by the tight route where the bound is exact;
+        chosen on the frontier when None.
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
         ``leaderboard.csv`` (``is_baseline``) and named in the report. Not used in any number.
@@ -121,7 +136,8 @@ def certify(
     s = check_settings(
         tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha, beta=beta,
         holdout=holdout, seed=seed, view=view, center=center, jitter_adjust=jitter_adjust,
-        bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc,
+        bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, hamming=hamming, sampled=sampled,
+        sigma=sigma,
     )
     master = s.seed
     out_path = check_out(out)

@@ -18,6 +18,7 @@ audits' from ``judge_seed + 1``; all are recorded in the outputs.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,30 +204,6 @@ def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: 
                         notes=tuple(notes))
 
 
-def _calibration(
-    judge: str, s: _Settings, view: _ModelView | _LeaderboardView, sens: _Sensitivity, cal_rows: _Neighbours,
-    rng: np.random.Generator,
-) -> tuple[Any, dict[str, Any]]:
-    """One calibration per judge (shared α and σ); returns it and the keyword arguments that
-    re-derive it at another dimension."""
-    from biasbound.abb import calibrate
-
-    cal_kw: dict[str, Any] = dict(tau=s.tau, delta=s.delta, sensitivity=sens.judge.delta_star, method=s.method,
-                                  max_distance=view.max_distance)
-    if s.center_kind == "batch":
-        cal_kw.update(center_sensitivity=sens.center_shift, center_max=view.center_max)
-    if s.beta is not None and sens.judge.ucb is not None:
-        cal_kw.update(beta=s.beta, sensitivity_ucb=sens.judge.ucb)
-        if len(s.used) == 1 and s.center_kind != "batch":
-            used = cal_rows.generator == s.generators.index(s.used[0])
-            cal_kw["distances"] = _dominating_sample(cal_rows.model[used], cal_rows.dist[used], rng)
-    try:
-        cal = calibrate(dim=view.dim, alpha=s.alpha, **cal_kw)
-    except InfeasibleCertificateError as exc:
-        raise InfeasibleCertificateError(f"Judge {judge!r}: {exc}", alpha_max=exc.alpha_max) from exc
-    return cal, cal_kw
-
-
 @dataclass(frozen=True)
 class _Audits:
     """Per-unit audits on the held-out neighbours, the pooled audit and the verdict counts."""
@@ -285,88 +262,6 @@ def _audits(
     return _Audits(per_model=per_model, pooled=pooled, counts=counts)
 
 
-def _certificates(
-    judge: str, judge_seed: int, s: _Settings, view: _ModelView | _LeaderboardView, cal: Any, sens: _Sensitivity,
-    mech: dict[str, Any], audits: _Audits, scope_extra: dict[str, Any], n_missing: pd.Series,
-) -> tuple[Any, dict[str, Any]]:
-    """The judge-level certificate and (model view) one certificate per model."""
-    relation = "; ".join(describe_generator(g) for g in s.used)
-    if len(s.used) > 1:
-        relation += f" (combined by {s.combine})"
-    units = view.units
-    gen_table = {
-        g: {
-            "delta_star": max(float(sens.estimates[u][g].delta_star) for u in units),
-            "m": int(sum(sens.estimates[u][g].m for u in units)),
-            "ucb": (None if any(sens.estimates[u][g].ucb is None for u in units)
-                    else max(float(sens.estimates[u][g].ucb) for u in units)),
-        }
-        for g in s.generators
-    }
-    base_scope: dict[str, Any] = {
-        "judge": judge,
-        "generators": list(s.generators),
-        "generators_in_combination": list(s.used),
-        "holdout_share": s.holdout,
-        **scope_extra,
-        "score_range": [0.0, 1.0],
-        "generators_table": gen_table,
-    }
-    if sens.jitter is not None:
-        base_scope["jitter_diagnostic"] = _jsonable(sens.jitter)
-    # make_certificate reads components as a list of {name, delta_star, m, ucb} (max over models)
-    sens_record = {"how": s.combine, "delta_star": sens.judge.delta_star, "ucb": sens.judge.ucb,
-                   "components": [{"name": g, **gen_table[g]} for g in s.used]}
-    pooled = None if audits.pooled is None else _jsonable(audits.pooled.to_dict())
-    judge_audit = {"pooled": pooled, "verdict_counts": audits.counts,
-                   "per_model": {m: (None if a is None else a.verdict) for m, a in audits.per_model.items()}}
-    common = dict(sensitivity=sens_record, center_kind=s.center_kind, neighbor_relation=relation)
-    model_certs: dict[str, Any] = {}
-    if isinstance(view, _ModelView):
-        values = view.batch.values()
-        for m in units:
-            res, c, cal_m = mech[m]
-            a = audits.per_model[m]
-            scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)),
-                         model_sensitivity=_jsonable(sens.per_unit[m].to_dict()))
-            model_certs[m] = _make_certificate(
-                cal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
-                scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
-                                    "verdict_counts": audits.counts}, **common,
-            )
-        jscope = dict(base_scope, model="*", models={
-            m: {"dim": int(len(values[m])), "seed": int(mech[m][0].seed), "data_sha256": model_certs[m].data_sha256}
-            for m in units
-        }, n_missing=int(n_missing.sum()))
-        jscope["centers"] = {m: float(mech[m][1]) for m in units}
-        judge_cert = _make_certificate(
-            cal, center_value=(float(s.center_value) if s.center_value is not None
-                               else float(np.mean([mech[m][1] for m in units]))),
-            seed=int(judge_seed), data_sha256=_sha(np.concatenate([values[m] for m in units])), view="model",
-            scope=jscope, audit=judge_audit,
-            # one shared calibration applied to each model's own batch: the claim is per model, never about
-            # the concatenation of all models' scores (whose noise norm grows with the total item count)
-            batch_description=(None if len(units) == 1 else
-                               f"each of this judge's {len(units)} models separately (that model's own batch of at "
-                               f"most {view.dim} judged items, as in its per-model certificate; not the concatenation "
-                               "of all models' scores)"),
-            **common,
-        )
-        return judge_cert, model_certs
-    res, c_arr, _ = mech["*"]
-    d_m = view.batch.d_m
-    jscope = dict(base_scope, model="*", models=view.batch.models,
-                  n_items={m: int(d_m[m]) for m in view.batch.models}, n_missing=int(n_missing.sum()))
-    judge_cert = _make_certificate(
-        cal, center_value=float(np.mean(c_arr)), seed=int(res.seed), data_sha256=_sha(view.means()),
-        view="leaderboard", scope=jscope, audit=judge_audit,
-        batch_description=(f"this fixed vector of {view.dim} model mean scores (each the mean of that model's "
-                           f"{int(d_m.min())} to {int(d_m.max())} judged items)"),
-        **common,
-    )
-    return judge_cert, model_certs
-
-
 def _scores_table(
     fj: pd.DataFrame, judge: str, canon: _Canon, view: _ModelView | _LeaderboardView, mech: dict[str, Any],
 ) -> pd.DataFrame:
@@ -384,38 +279,133 @@ def _scores_table(
     return scores
 
 
+# ----------------------------------------------------------------------------------- tight route
+@dataclass(frozen=True)
+class _Point:
+    """The released mechanism at one dimension: what :func:`biasbound.abb.apply_mechanism` reads."""
+
+    tau: float
+    delta: float
+    dim: int
+    alpha: float
+    sigma: float
+
+
+def _knowledge_of(knowledge: dict[str, Any], s: _Settings, units: list[str]) -> Any:
+    """One :class:`biasbound.bounds.Knowledge` over the given units' generators.
+
+    Generators combine by ``max`` (the bound holds for each generator) or, with ``combine="rms"``
+    and one unit, as their uniform ``mixture``. With several models ``rms`` is certified through
+    the max over (model, generator), which implies every model's mixture bound.
+    """
+    from biasbound.bounds import Knowledge
+
+    gens = {}
+    for u in units:
+        for g in s.used:
+            gens[g if len(units) == 1 else f"{u} | {g}"] = knowledge[u].records[g]
+    how = "mixture" if (s.combine == "rms" and len(units) == 1) else "max"
+    return Knowledge.of(gens, how=how)
+
+
+def _tight_calibration(judge: str, s: _Settings, view: Any, knowledge: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The judge's (α, σ) from the knowledge of every unit at the view's calibration dimension, and
+    each unit's own check at its own dimension (σ and α shared; the bound re-evaluated there)."""
+    from biasbound.calibration import calibrate_knowledge, check
+
+    K = _knowledge_of(knowledge, s, view.units)
+    try:
+        bcal = calibrate_knowledge(K, tau=s.tau, delta=s.delta, dim=view.dim, alpha=s.alpha, sigma=s.sigma,
+                                   method="tight")
+    except InfeasibleCertificateError as exc:
+        raise InfeasibleCertificateError(f"Judge {judge!r}: {exc}", alpha_max=exc.alpha_max) from exc
+    per_unit = {}
+    for u in view.units:
+        Ku = _knowledge_of(knowledge, s, [u])
+        ok, value = check(tau=s.tau, delta=s.delta, dim=view.unit_dim(u), alpha=bcal.alpha, sigma=bcal.sigma,
+                          knowledge=Ku)
+        if not ok:  # cannot happen: the tail grows with d and the unit's records are part of K
+            raise RuntimeError(f"unit {u!r}: bound {value!r} > delta at its own dimension")
+        per_unit[u] = {"knowledge": Ku, "bound": value}
+    return bcal, per_unit
+
+
+def _tight_audits(
+    s: _Settings, view: Any, knowledge: dict[str, Any], per_unit: dict[str, Any], bcal: Any, held: _Neighbours,
+    judge_seed: int,
+) -> _Audits:
+    """Audits of the tight route: held-out audits where a generator's knowledge is a sample, else the
+    exact probability ("exact") or the bound from all observed data ("not contradictable")."""
+    from biasbound.pipeline._results import ExactAudit
+
+    sampled = [g for g in s.used if any(knowledge[u].coverage[g].kind == "sample" for u in view.units)]
+    if sampled:
+        sub = held.take(np.isin(held.generator, [s.generators.index(g) for g in sampled]))
+        sub_settings = _replace_used(s, sampled)
+        return _audits(sub_settings, view, bcal, sub, judge_seed)
+    per_model: dict[str, Any] = {}
+    for u in view.units:
+        uk = knowledge[u]
+        exact = all(uk.exact[g] for g in s.used)
+        value = float(per_unit[u]["bound"])
+        n = max(uk.coverage[g].total for g in s.used)
+        if value > s.delta:
+            verdict, why = "violated", "the bound at the released (alpha, sigma) exceeds delta"
+        elif exact:
+            verdict, why = "exact", ("every item's neighbour is observed: the probability over T is computed exactly "
+                                     "at the released (alpha, sigma); nothing is estimated")
+        else:
+            verdict, why = "not contradictable", ("the certificate rests on every observed neighbour (unobserved items "
+                                                  "at the range bound, or exact moments over k-item subsets); no "
+                                                  "held-out data exist that could contradict it")
+        per_model[u] = ExactAudit(verdict=verdict, exact_probability=value, delta=s.delta, reason=why, n_neighbors=n,
+                                  dim=view.unit_dim(u))
+    worst = max(per_model.values(), key=lambda a: a.exact_probability)
+    verdicts = {a.verdict for a in per_model.values()}
+    pooled_verdict = "violated" if "violated" in verdicts else ("exact" if verdicts == {"exact"} else "not contradictable")
+    if len(per_model) == 1:
+        reason = worst.reason
+    else:
+        tally = ", ".join(f"{sum(a.verdict == v for a in per_model.values())} {v}"
+                          for v in ("exact", "not contradictable", "violated") if any(a.verdict == v for a in per_model.values()))
+        reason = f"the largest over the judge's {len(per_model)} models ({tally})"
+    pooled = ExactAudit(verdict=pooled_verdict, exact_probability=worst.exact_probability, delta=s.delta,
+                        reason=reason, n_neighbors=sum(a.n_neighbors for a in per_model.values()), dim=view.dim)
+    counts = {"holds": 0, "exact": 0, "not contradictable": 0, "violated": 0, "inconclusive": 0, "not audited": 0}
+    if isinstance(view, _ModelView):
+        for a in per_model.values():
+            counts[a.verdict] += 1
+        return _Audits(per_model=per_model, pooled=pooled, counts=counts)
+    return _Audits(per_model={}, pooled=pooled, counts=counts)
+
+
+def _replace_used(s: _Settings, used: list[str]) -> _Settings:
+    """Settings whose generators are ``used`` (in their order): the audit of exactly those."""
+    import dataclasses
+
+    return dataclasses.replace(s, generators=tuple(used))
+
+
 # ----------------------------------------------------------------------------------- one judge
 def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) -> JudgeCertification:
     """Certify one judge: the stages above, in data-flow order (see the module docstring for seeding)."""
-    from biasbound.abb import calibrate
-
     rng = np.random.default_rng(judge_seed)
     codes = _codes(fj)
     canon, n_missing = _canonical(fj, s, codes)
     batch, notes = _certified_batch(canon, s, judge, rng)
     view = make_view(s.view, batch)
     observed = _observe(fj, s, batch, codes)
-    cal_rows, held = _split(_hamming1(observed, view), s, rng)
-    sens = _sensitivity(cal_rows, view, s)
-    notes += list(sens.notes)
-    cal, cal_kw = _calibration(judge, s, view, sens, cal_rows, rng)
-    if isinstance(view, _ModelView) and len(view.units) > 1:
-        notes.append(
-            f"All {len(view.units)} models of this judge share one calibration: sensitivity = max over models of the "
-            f"per-model combined sensitivity, dim = the largest model dimension ({view.dim}); each model's certificate "
-            "is re-derived at its own dimension with the same alpha and sigma."
-        )
-    mech = view.apply(s, cal, lambda dm: calibrate(dim=dm, alpha=cal.alpha, sigma=cal.sigma, **cal_kw), judge_seed)
-    audits = _audits(s, view, cal, held, judge_seed)
     if any(observed.missing.values()):
         notes.append(
             "Missing neighbour judgments were excluded (counts per generator in neighbors_missing): the "
             "certificate covers neighbours that produced a judgment; a perturbation that makes the judge "
             "fail is not measured by it."
         )
-    scope_extra = {"neighbors_calibration": int(len(cal_rows)), "neighbors_audit": int(len(held)),
-                   "neighbors_missing": observed.missing, "notes": notes}
-    judge_cert, model_certs = _certificates(judge, judge_seed, s, view, cal, sens, mech, audits, scope_extra, n_missing)
+    if s.method == "paper":
+        parts = _paper_route(judge, judge_seed, s, view, observed, notes, n_missing, rng)
+    else:
+        parts = _tight_route(judge, judge_seed, s, view, observed, notes, n_missing, rng)
+    cal, sens, mech, audits, judge_cert, model_certs = parts
     jc = JudgeCertification(
         judge=judge, view=s.view, calibration=cal, sensitivity=sens.judge, estimates=sens.estimates,
         certificate=judge_cert, model_certificates=model_certs, audits=audits.per_model, pooled_audit=audits.pooled,
@@ -430,5 +420,257 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
                                  if isinstance(view, _ModelView) else None))
     jc.leaderboard, jc.retention = _judge_leaderboard(fj, jc, s, canon, lb_batch, mech, batch.d_m, n_missing, rng,
                                                       (codes.m, codes.model_names, codes.i))
+    jc.retention["cost"] = _leaderboard_cost(s, view, observed, mech, cal, judge_seed)
     return jc
 
+
+def _leaderboard_cost(s: _Settings, view: Any, observed: _Observed, mech: dict[str, Any], cal: Any,
+                      judge_seed: int) -> dict[str, Any] | None:
+    """The leaderboard's cost of the certificate beside the bias it bounds (:mod:`biasbound.pipeline._cost`)."""
+    from biasbound.pipeline._cost import pairs_reversed_between_releases, pairs_reversed_by_moves, retention_over_noise
+
+    batch = view.batch
+    models = batch.models
+    if len(models) < 2:
+        return None
+    d = batch.d_codes[batch.model_codes].astype(float)
+    means = np.array([float(np.mean(x)) for x in batch.values().values()])
+    if isinstance(view, _ModelView):
+        shrunk = np.array([float(np.mean(mech[m][0].shrunk)) for m in models])
+        sigma_model = cal.sigma / np.sqrt(d)
+    else:
+        shrunk = np.asarray(mech["*"][0].shrunk, dtype=float)
+        sigma_model = np.full(len(models), float(cal.sigma))
+    noise_pairs = pairs_reversed_between_releases(shrunk, sigma_model)
+    # observed neighbours of the certificate's generators, as moves of their model's mean
+    pos = np.searchsorted(batch.model_codes, observed.model)
+    used = np.isin(observed.generator, [s.generators.index(g) for g in s.used])
+    per_gen: dict[str, Any] = {}
+    for g in s.used:
+        sel = used & (observed.generator == s.generators.index(g))
+        if not sel.any():
+            continue
+        move = -observed.diff[sel] / d[pos[sel]]
+        if s.hamming is None:  # one neighbour: every observed item moved at once (per round for reruns)
+            new = means + np.bincount(pos[sel], weights=move, minlength=len(models))
+            iu = np.triu_indices(len(models), k=1)
+            before = np.sign(means[iu[0]] - means[iu[1]])
+            after = np.sign(new[iu[0]] - new[iu[1]])
+            value = float(np.sum((before != 0) & (after != 0) & (before != after)))
+            per_gen[g] = {"expected_pairs_reversed": value, "neighbours": 1, "relation": "all items"}
+        else:
+            r = pairs_reversed_by_moves(means, pos[sel], move)
+            per_gen[g] = {"expected_pairs_reversed": float(np.mean(r)), "neighbours": int(sel.sum()),
+                          "relation": "one judged (model, item) pair, uniform over the observed ones"}
+    seed = _spawn_seeds(judge_seed + 3, 1)[0]
+    return {
+        "pairs": int(len(models) * (len(models) - 1) // 2),
+        "pairs_reversed_between_two_releases": noise_pairs,
+        "pairs_reversed_by_one_neighbour": per_gen,
+        "retention_over_noise": retention_over_noise(means, shrunk, sigma_model, seed=seed),
+        "notes": ("Between two releases: exact expectation over the mechanism's noise. One neighbour: the original "
+                  "leaderboard's model means, expectation over the observed neighbours of the certificate's "
+                  "generators (Hamming-k > 1 is reported through its one-item neighbours)."),
+    }
+
+
+def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed: _Observed, notes: list[str],
+                 n_missing: pd.Series, rng: np.random.Generator) -> tuple[Any, ...]:
+    """The paper's Algorithm 1 (Cor. 3.2), as it was: a seeded hold-out of the neighbours for the
+    audit, Δ* (or its UCB) of the rest combined over generators and models (components floored at
+    1e-3), Markov + Laurent–Massart at the symmetric split; recorded as one Moments record so the
+    certificate (schema 2) recomputes it."""
+    from biasbound.bounds import Knowledge, Moments
+    from biasbound.calibration import calibrate_knowledge
+
+    cal_rows, held = _split(_hamming1(observed, view), s, rng)
+    sens = _sensitivity(cal_rows, view, s)
+    notes += list(sens.notes)
+    use_ucb = s.beta is not None and sens.judge.ucb is not None
+    u = float(sens.judge.ucb if use_ucb else sens.judge.delta_star)
+    rec = Moments(U2=u * u, beta=s.beta if use_ucb else None,
+                  shift_U2=(sens.center_shift**2 if s.center_kind == "batch" else None),
+                  note=("upper confidence bound" if use_ucb else "point estimate") + " of the combined RMS sensitivity "
+                       f"(max over {'models' if len(view.units) > 1 else 'the unit'}, {s.combine} over generators)")
+    K = Knowledge.of({"+".join(s.used): rec})
+    try:
+        bcal = calibrate_knowledge(K, tau=s.tau, delta=s.delta, dim=view.dim, alpha=s.alpha, sigma=s.sigma,
+                                   method="paper")
+    except InfeasibleCertificateError as exc:
+        raise InfeasibleCertificateError(f"Judge {judge!r}: {exc}", alpha_max=exc.alpha_max) from exc
+    _shared_note(view, notes)
+    point = _Point(tau=s.tau, delta=s.delta, dim=view.dim, alpha=bcal.alpha, sigma=bcal.sigma)
+    mech = view.apply(s, point, lambda dm: _Point(s.tau, s.delta, dm, bcal.alpha, bcal.sigma), judge_seed)
+    audits = _audits(s, view, bcal, held, judge_seed)
+    scope_extra = {"neighbors_calibration": int(len(cal_rows)), "neighbors_audit": int(len(held)),
+                   "neighbors_missing": observed.missing, "notes": notes, "generators_table": _generators_table(s, view, sens)}
+    per_unit = {u_: {"knowledge": K} for u_ in view.units}
+    judge_cert, model_certs = _bound_certificates(judge, judge_seed, s, view, bcal, per_unit, {}, sens, mech, audits,
+                                                  scope_extra, n_missing)
+    return bcal, sens, mech, audits, judge_cert, model_certs
+
+
+def _generators_table(s: _Settings, view: Any, sens: _Sensitivity) -> dict[str, Any]:
+    """Per generator: Δ* and its UCB (max over units) and m (the neighbours of the unit attaining the max)."""
+    out = {}
+    for g in s.generators:
+        ests = [sens.estimates[u][g] for u in view.units]
+        top = max(ests, key=lambda e: float(e.delta_star))
+        out[g] = {"delta_star": float(top.delta_star), "m": int(top.m), "m_total": int(sum(e.m for e in ests)),
+                  "ucb": None if any(e.ucb is None for e in ests) else max(float(e.ucb) for e in ests)}
+    return out
+
+
+def _shared_note(view: Any, notes: list[str]) -> None:
+    if isinstance(view, _ModelView) and len(view.units) > 1:
+        notes.append(
+            f"All {len(view.units)} models of this judge share one calibration: every model's knowledge enters it, "
+            f"at the largest model dimension ({view.dim}); each model's certificate is re-checked at its own "
+            "dimension with the same alpha and sigma."
+        )
+
+
+def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed: _Observed, notes: list[str],
+                 n_missing: pd.Series, rng: np.random.Generator) -> tuple[Any, ...]:
+    """Calibration from what the data say about Δ (:mod:`biasbound.pipeline._knowledge`).
+
+    Only generators whose neighbours are a recorded random draw are split (a hold-out share for
+    the audit); a census or partially covered generator uses every observed neighbour."""
+    from biasbound.pipeline._knowledge import build_knowledge, coverage_record
+
+    nb = _hamming1(observed, view)
+    sampled = [s.generators.index(g) for g in (s.sampled or {})]
+    if sampled:
+        keys = nb.model.astype(np.int64) * len(s.generators) + nb.generator
+        held_mask = _group_split(keys, s.holdout, rng) & np.isin(nb.generator, sampled)
+    else:
+        held_mask = np.zeros(len(nb), dtype=bool)
+    cal_rows, held = nb.take(~held_mask), nb.take(held_mask)
+    kept = _Observed(model=observed.model[~held_mask], item=observed.item[~held_mask],
+                     generator=observed.generator[~held_mask], diff=observed.diff[~held_mask], missing=observed.missing)
+    knowledge = build_knowledge(view, kept, s)
+    sens = _sensitivity(cal_rows, view, s)
+    notes += list(sens.notes)
+    for uk in knowledge.values():
+        notes += list(uk.notes)
+    bcal, per_unit = _tight_calibration(judge, s, view, knowledge)
+    _shared_note(view, notes)
+    point = _Point(tau=s.tau, delta=s.delta, dim=view.dim, alpha=bcal.alpha, sigma=bcal.sigma)
+    mech = view.apply(s, point, lambda dm: _Point(s.tau, s.delta, dm, bcal.alpha, bcal.sigma), judge_seed)
+    audits = _tight_audits(s, view, knowledge, per_unit, bcal, held, judge_seed)
+    scope_extra = {"neighbors_calibration": int(len(cal_rows)), "neighbors_audit": int(len(held)),
+                   "neighbors_missing": observed.missing, "notes": notes,
+                   "knowledge_coverage": {u: coverage_record(uk) for u, uk in knowledge.items()},
+                   "generators_table": _generators_table(s, view, sens)}
+    judge_cert, model_certs = _bound_certificates(judge, judge_seed, s, view, bcal, per_unit, knowledge, sens, mech,
+                                                  audits, scope_extra, n_missing)
+    return bcal, sens, mech, audits, judge_cert, model_certs
+
+
+def _range_A(s: _Settings, view: Any, unit: str) -> float:
+    """The almost-sure bound on ||Δ|| that the score range alone implies for the neighbour relation."""
+    batch = view.batch
+    if isinstance(view, _ModelView):
+        d = view.unit_dim(unit)
+        k = d if s.hamming is None else min(s.hamming, d)
+        return math.sqrt(k)  # k coordinates, each moving by at most 1
+    inv = np.sort(1.0 / batch.d_codes[batch.m].astype(float))[::-1]  # every (model, item) pair's largest move
+    if s.hamming is None:
+        return math.sqrt(len(batch.models))  # every model mean moves by at most 1
+    return float(np.sum(inv[: min(s.hamming, len(inv))]))  # triangle inequality over the k moves
+
+
+def _shift_ratio(s: _Settings, view: Any, unit: str) -> float | None:
+    """s² <= ρ ||Δ||² for a batch-mean centre (ρ = k/d; Cauchy–Schwarz gives 1 for all items)."""
+    if s.center_kind != "batch":
+        return None
+    if isinstance(view, _ModelView):
+        d = view.unit_dim(unit)
+        return 1.0 if s.hamming is None else min(1.0, min(s.hamming, d) / d)
+    return 1.0
+
+
+def _bound_certificates(
+    judge: str, judge_seed: int, s: _Settings, view: Any, bcal: Any, per_unit: dict[str, Any],
+    knowledge: dict[str, Any], sens: _Sensitivity, mech: dict[str, Any], audits: _Audits, scope_extra: dict[str, Any],
+    n_missing: pd.Series,
+) -> tuple[Any, dict[str, Any]]:
+    """Certificates of the tight route: each records its knowledge, the neighbour relation (k), the
+    figures and its audit; per model, the judge's (α, σ) re-checked on that model's knowledge and d."""
+    from biasbound.calibration import recheck
+    from biasbound.certificate import make_certificate
+    from biasbound.pipeline._knowledge import describe_hamming
+
+    relation = "; ".join(describe_generator(g) for g in s.used)
+    if len(s.used) > 1:
+        relation += f" (combined by {s.combine})"
+    relation = f"{describe_hamming(s.hamming)} — {relation}"
+    neighborhood = {"kind": "all-items"} if s.hamming is None else {"kind": "hamming", "k": int(s.hamming)}
+    base_scope: dict[str, Any] = {
+        "judge": judge, "generators": list(s.generators), "generators_in_combination": list(s.used),
+        "holdout_share": s.holdout if s.sampled else 0.0, **scope_extra, "score_range": [0.0, 1.0],
+        "neighborhood": neighborhood,
+    }
+    diagnostics = None if sens.jitter is None else {"jitter": _jsonable(sens.jitter)}
+    pooled = None if audits.pooled is None else _jsonable(audits.pooled.to_dict())
+    judge_audit = {"pooled": pooled, "verdict_counts": audits.counts,
+                   "per_model": {m: (None if a is None else a.verdict) for m, a in audits.per_model.items()}}
+    common = dict(center_kind=s.center_kind, neighbor_relation=relation, neighborhood=neighborhood,
+                  diagnostics=diagnostics)
+    model_certs: dict[str, Any] = {}
+    if isinstance(view, _ModelView):
+        values = view.batch.values()
+        for m in view.units:
+            res, c, _ = mech[m]
+            bcal_m = recheck(bcal, knowledge=per_unit[m]["knowledge"], dim=view.unit_dim(m), frontier_points=0)
+            a = audits.per_model[m]
+            scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)))
+            model_certs[m] = make_certificate(
+                bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
+                scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
+                                    "verdict_counts": audits.counts},
+                range_bound=_range_A(s, view, m), range_shift_ratio=_shift_ratio(s, view, m), **common,
+            )
+        jscope = dict(base_scope, model="*", models={
+            m: {"dim": int(len(values[m])), "seed": int(mech[m][0].seed), "data_sha256": model_certs[m].data_sha256}
+            for m in view.units
+        }, n_missing=int(n_missing.sum()), figures=_judge_figures(model_certs))
+        jscope["centers"] = {m: float(mech[m][1]) for m in view.units}
+        judge_cert = make_certificate(
+            bcal, center_value=(float(s.center_value) if s.center_value is not None
+                                else float(np.mean([mech[m][1] for m in view.units]))),
+            seed=int(judge_seed), data_sha256=_sha(np.concatenate([values[m] for m in view.units])), view="model",
+            scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
+            range_shift_ratio=_shift_ratio(s, view, view.batch.d_m.idxmax()), **common,
+            batch_description=(None if len(view.units) == 1 else
+                               f"each of this judge's {len(view.units)} models separately (that model's own batch of "
+                               f"at most {view.dim} judged items, as in its per-model certificate; not the "
+                               "concatenation of all models' scores)"),
+        )
+        return judge_cert, model_certs
+    res, c_arr, _ = mech["*"]
+    d_m = view.batch.d_m
+    jscope = dict(base_scope, model="*", models=view.batch.models,
+                  n_items={m: int(d_m[m]) for m in view.batch.models}, n_missing=int(n_missing.sum()))
+    judge_cert = make_certificate(
+        bcal, center_value=float(np.mean(c_arr)), seed=int(res.seed), data_sha256=_sha(view.means()),
+        view="leaderboard", scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, "*"),
+        range_shift_ratio=_shift_ratio(s, view, "*"), **common,
+        batch_description=(f"this fixed vector of {view.dim} model mean scores (each the mean of that model's "
+                           f"{int(d_m.min())} to {int(d_m.max())} judged items)"),
+    )
+    return judge_cert, model_certs
+
+
+def _judge_figures(model_certs: dict[str, Any]) -> dict[str, Any]:
+    """Judge-level figures of the model view, read from the per-model certificates (so they agree):
+    per model the bias radius and whether its certificate is range-implied, and the worst model."""
+    radii = {m: c.bias_radius["radius"] for m, c in model_certs.items()}
+    implied = {m: bool(c.range_implied and c.range_implied["holds"]) for m, c in model_certs.items()}
+    finite = [r for r in radii.values() if r is not None]
+    return {
+        "bias_radius_per_model": radii,
+        "bias_radius_max_over_models": None if len(finite) < len(radii) else max(finite),
+        "range_implied_models": sorted(m for m, v in implied.items() if v),
+        "range_implied_all": all(implied.values()),
+    }

@@ -109,17 +109,17 @@ def _judge_leaderboard(
         distortion = {m: float(lb.expected_distortion(batch.values[m], cal.alpha, mech[m][1], cal.sigma)) for m in models}
     else:
         res, c_arr, _ = mech["*"]
-        noise = np.asarray(res.certified, dtype=float) - np.asarray(res.shrunk, dtype=float)
         cmap = dict(zip(models, np.asarray(res.certified, dtype=float)))
-        nmap = dict(zip(models, noise))
-        center = np.broadcast_to(np.asarray(c_arr, dtype=float), (len(models),))
-        cen = dict(zip(models, center))
         table["certified"] = [cmap.get(m, np.nan) for m in all_models]
-        # interval: the item-bootstrap interval of the shrunk mean, shifted by the released noise draw
-        lo_s = np.array([cal.alpha * lo + (1 - cal.alpha) * cen.get(m, np.nan) + nmap.get(m, np.nan)
-                         for m, lo in zip(all_models, o_lo)])
-        hi_s = np.array([cal.alpha * hi + (1 - cal.alpha) * cen.get(m, np.nan) + nmap.get(m, np.nan)
-                         for m, hi in zip(all_models, o_hi)])
+        # interval: around the released value, the item-bootstrap half-widths of the shrunk mean
+        # (α times the original's) and the mechanism's own noise (1.96 σ) combined in quadrature, as
+        # two independent sources of error (a normal approximation; the noise part is exact)
+        z95 = 1.959963984540054
+        cert = np.array([cmap.get(m, np.nan) for m in all_models])
+        h_lo = cal.alpha * (np.asarray(o_mean) - np.asarray(o_lo))
+        h_hi = cal.alpha * (np.asarray(o_hi) - np.asarray(o_mean))
+        lo_s = cert - np.sqrt(h_lo**2 + (z95 * cal.sigma) ** 2)
+        hi_s = cert + np.sqrt(h_hi**2 + (z95 * cal.sigma) ** 2)
         table["certified_lo"], table["certified_hi"] = lo_s, hi_s
         sigma_model = np.full(len(all_models), cal.sigma)
         distortion = {"*": float(lb.expected_distortion(batch.means, cal.alpha, c_arr, cal.sigma))}

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from biasbound.pipeline._results import CertifyResult, _jsonable
+from biasbound.pipeline._summary import certificate_record
 from biasbound.pipeline._settings import _Settings
 
 
@@ -111,6 +112,7 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
             "spearman": j.retention.get("spearman"), "kendall_tau_b": j.retention.get("kendall_tau_b"),
             "notes": j.notes,
             "violated": j.violated,
+            "certificate": certificate_record(j),
         }
     return {"status": result.status, "violated": result.violated, "settings": result.settings, "seed": result.seed,
             "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {}))}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CertifyResult", "JudgeCertification"]
+__all__ = ["CertifyResult", "ExactAudit", "JudgeCertification"]
 
 
 @dataclass
@@ -151,6 +151,36 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return obj
+
+
+@dataclass(frozen=True)
+class ExactAudit:
+    """The audit of a certificate that rests on all the observed data (nothing held out).
+
+    ``verdict`` is ``"exact"`` when the certificate's knowledge describes T exactly (every item's
+    neighbour observed): ``exact_probability`` is then Pr[||M(D) − M(D')|| > τ] itself, computed at
+    the released (α, σ); ``"not contradictable"`` when the knowledge is a valid upper bound built
+    from every observed neighbour (unobserved items at the range bound, or exact moments for
+    Hamming-k): no held-out data exist that could contradict it, and ``exact_probability`` is the
+    bound. ``"violated"`` would mean the bound exceeds δ (a defect; never expected).
+    """
+
+    verdict: str
+    exact_probability: float
+    delta: float
+    reason: str
+    n_neighbors: int
+    dim: int
+
+    @property
+    def exact_ucb(self) -> float:
+        """Nothing is estimated: the upper bound is the value itself."""
+        return self.exact_probability
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "exact_probability": self.exact_probability, "exact_ucb": self.exact_probability,
+                "delta": self.delta, "reason": self.reason, "n_neighbors": self.n_neighbors, "dim": self.dim,
+                "kind": "exact" if self.verdict == "exact" else "bound"}
 
 
 @dataclass

@@ -209,6 +209,9 @@ class _Settings:
     bootstrap_rounds: int
     confidence: float
     n_mc: int
+    hamming: int | None = 1  # k items perturbed at once; None = every item
+    sigma: float | None = None  # noise scale (tight: 0 allowed where the bound is exact); chosen when None
+    sampled: dict[str, dict[str, Any]] | None = None  # generators whose neighbours are a recorded uniform draw
 
     @property
     def used(self) -> tuple[str, ...]:
@@ -222,6 +225,7 @@ class _Settings:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        d["hamming"] = "all" if self.hamming is None else self.hamming
         d["center"] = self.center_kind if self.center_value is None else f"{self.center_kind}:{self.center_value:g}"
         return d
 
@@ -243,6 +247,9 @@ def check_settings(
     bootstrap_rounds: int = 1000,
     confidence: float = 0.99,
     n_mc: int = 20000,
+    hamming: int | str = 1,
+    sampled: Any = None,
+    sigma: float | None = None,
 ) -> _Settings:
     """Validate the parameters of :func:`biasbound.pipeline.certify` before any data is read.
 
@@ -253,7 +260,7 @@ def check_settings(
     Parameters
     ----------
     tau, delta, neighbors, method, combine, alpha, beta, holdout, seed, view, center, jitter_adjust, \
-bootstrap_rounds, confidence, n_mc
+bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma
         As in :func:`biasbound.pipeline.certify`.
 
     Returns
@@ -294,7 +301,27 @@ bootstrap_rounds, confidence, n_mc
     n_mc = check_param(n_mc, "n_mc", _WHERE)
     if seed is not None and not isinstance(seed, np.random.Generator):
         seed = check_param(seed, "seed", _WHERE, label=arg("seed", "--seed"))
+    from biasbound.pipeline._knowledge import parse_hamming
+
+    k = parse_hamming(hamming)
+    if k != 1 and method == "paper":
+        raise InputError(f"{_named('hamming')} of {_WHERE} must be 1 with {arg('method', '--method')}='paper' (the paper's "
+                         f"Hamming-1 neighbours). Got {hamming!r} instead.")
+    draws: dict[str, dict[str, Any]] | None = None
+    if sampled is not None:
+        if not isinstance(sampled, dict) or not all(isinstance(v, dict) for v in sampled.values()):
+            raise TypeError(f"The 'sampled' parameter of {_WHERE} must be a dict generator -> {{'seed': int}}. "
+                            f"Got {type(sampled).__name__} instead.")
+        unknown = sorted(set(sampled) - set(gens))
+        if unknown:
+            raise InputError(f"The 'sampled' parameter of {_WHERE} names generators not in 'neighbors': {unknown}.")
+        draws = {str(g): dict(v) for g, v in sampled.items()}
+    if sigma is not None:
+        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (sigma >= 0) or (method == "paper" and sigma == 0):
+            raise InputError(f"{_named('sigma')} of {_WHERE} must be a float >= 0 (> 0 with method 'paper'). "
+                             f"Got {sigma!r} instead.")
+        sigma = float(sigma)
     _, master = resolve_rng(seed)
-    return _Settings(tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
+    return _Settings(hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
                      jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)

@@ -52,6 +52,23 @@ class _BatchScores:
         return {m: self.score[a:b] for m, a, b in zip(self.models, bounds[:-1], bounds[1:])}
 
 
+def _apply(x: np.ndarray, cal: Any, *, center: Any, rng: int) -> Any:
+    """:func:`biasbound.abb.apply_mechanism` for a legacy Calibration; for a point chosen from
+    knowledge (α, σ, dim; σ = 0 allowed where the bound is exact) the same shrinkage and the same
+    seeded noise draw, through :func:`biasbound.abb.shrink`."""
+    from biasbound.abb import Calibration, MechanismResult, apply_mechanism, shrink
+
+    if isinstance(cal, Calibration):
+        return apply_mechanism(x, cal, center=center, rng=rng)
+    if len(x) != cal.dim:
+        raise ValueError(f"mechanism dimension {cal.dim} != {len(x)} scores")
+    shrunk = shrink(x, alpha=cal.alpha, center=center)
+    noise = np.random.default_rng(rng).normal(0.0, cal.sigma, size=len(x)) if cal.sigma > 0 else np.zeros(len(x))
+    mu = np.asarray(center, dtype=float)
+    return MechanismResult(certified=shrunk + noise, shrunk=shrunk, noise=noise, sigma=float(cal.sigma),
+                           alpha=float(cal.alpha), center=mu if mu.ndim else float(mu), seed=int(rng))
+
+
 def _center_for(s: _Settings, centers: dict[str, float] | None, model: str, x: np.ndarray) -> float:
     """The shrinkage centre of one model's batch."""
     if s.center_kind == "holdout":
@@ -96,8 +113,6 @@ class _ModelView:
         σ (each model's certificate is re-derived at its own d). Returns ``{model: (result, centre,
         calibration)}``.
         """
-        from biasbound.abb import apply_mechanism
-
         values = self.batch.values()
         seeds = dict(zip(self.units, _spawn_seeds(judge_seed, len(self.units))))
         by_dim: dict[int, Any] = {self.dim: cal}
@@ -107,7 +122,7 @@ class _ModelView:
             if len(x) not in by_dim:
                 by_dim[len(x)] = recalibrate(len(x))
             c = _center_for(s, self.batch.centers, m, x)
-            mech[m] = (apply_mechanism(x, by_dim[len(x)], center=c, rng=seeds[m]), c, by_dim[len(x)])
+            mech[m] = (_apply(x, by_dim[len(x)], center=c, rng=seeds[m]), c, by_dim[len(x)])
         return mech
 
     def scores_columns(self, mech: dict[str, Any], n_canon: int, canon_m: np.ndarray) -> dict[str, np.ndarray]:
@@ -159,12 +174,10 @@ class _LeaderboardView:
         return float(s.center_value)  # type: ignore[arg-type]
 
     def apply(self, s: _Settings, cal: Any, recalibrate: Any, judge_seed: int) -> dict[str, Any]:
-        from biasbound.abb import apply_mechanism
-
         means = self.means()
         c = self.center(s, means)
         seed = _spawn_seeds(judge_seed, 1)[0]
-        return {"*": (apply_mechanism(means, cal, center=c, rng=seed), c, cal)}
+        return {"*": (_apply(means, cal, center=c, rng=seed), c, cal)}
 
     def scores_columns(self, mech: dict[str, Any], n_canon: int, canon_m: np.ndarray) -> dict[str, np.ndarray]:
         res = mech["*"][0]

@@ -1,0 +1,327 @@
+"""What the data say about Δ = f(D) − f(D′), per unit (model, or the leaderboard) and generator:
+the knowledge records of :mod:`biasbound.bounds`, built once from the observed neighbours.
+
+The neighbour relation T is "one item (Hamming-1), k items (Hamming-k) or every item of the
+batch perturbed, the items drawn uniformly". What is known about T depends on how the neighbours
+were observed:
+
+* **census** — every batch item has its neighbour judged (e.g. both presentation orders of every
+  pairwise judgment): T is known exactly → ``FullPopulation`` (no hold-out split, no β);
+* **recorded draw** — the neighbours are a uniform draw of m items without replacement by a
+  recorded seed (``biasbound run``; passed as ``sampled=``) → ``Sample`` (a finite-population band
+  at level 1 − β), with a hold-out share kept for the audit;
+* **partial coverage** otherwise — items without an observed neighbour count at the almost-sure
+  bound (their ‖Δ‖ = the range bound): still a ``FullPopulation``, an upper bound, not exact; the
+  scope states the coverage (observed / total per generator).
+
+Hamming-k (1 < k < N) over a census: E‖Δ_S‖² is computed exactly (``Moments`` with β = 0) and
+‖Δ_S‖ is bounded almost surely by the k largest moves. All items: one neighbour (per rerun index
+for reruns), so Δ is a point mass, exact for a census.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from biasbound._exceptions import InputError
+from biasbound.pipeline._settings import _SCORE_RANGE, _WHERE, _named, _Settings
+
+_LCM_CAP = 720  # rerun counts per item are equalised by replication up to this common multiple
+
+
+@dataclass(frozen=True)
+class _Coverage:
+    """How one generator's neighbours cover one unit's batch."""
+
+    observed: int  # batch items with at least one observed neighbour
+    total: int  # batch items
+    kind: str  # "census" | "sample" | "partial"
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"observed": self.observed, "total": self.total, "kind": self.kind, "seed": self.seed}
+
+
+def coverage_record(uk: _UnitKnowledge) -> dict[str, dict[str, Any]]:
+    """Per generator: coverage, exactness and the RMS of ||Δ|| under the knowledge's population."""
+    return {g: {**c.to_dict(), "exact": bool(uk.exact[g]), "rms": float(uk.rms[g])} for g, c in uk.coverage.items()}
+
+
+@dataclass(frozen=True)
+class _UnitKnowledge:
+    """Knowledge records of one unit, per generator, with their coverage and exactness."""
+
+    unit: str
+    dim: int
+    records: dict[str, tuple[Any, ...]]
+    coverage: dict[str, _Coverage]
+    exact: dict[str, bool]  # the records describe T exactly (census, no range fill-in)
+    rms: dict[str, float]  # the RMS of ||Δ|| under the records' population (reporting only)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _replicate(items: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """Equalise the weight of items with several neighbours (reruns): each item's neighbours are
+    replicated to a common multiple, so the population is "uniform item, then uniform rerun"."""
+    _, inv, counts = np.unique(items, return_inverse=True, return_counts=True)
+    if counts.size == 0 or counts.min() == counts.max():
+        return items, values, None
+    lcm = 1
+    for c in np.unique(counts).tolist():
+        lcm = lcm * c // math.gcd(lcm, c)
+        if lcm > _LCM_CAP:
+            return items, values, ("items have different numbers of reruns; T is uniform over the observed "
+                                   "(item, rerun) pairs")
+    rep = lcm // counts[inv]
+    return np.repeat(items, rep), np.repeat(values, rep), None
+
+
+def parse_hamming(value: Any) -> int | None:
+    """``--hamming K``: an int ``K >= 1`` or ``"all"`` (every item perturbed; returned as None)."""
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == "all":
+            return None
+        try:
+            value = int(v)
+        except ValueError:
+            raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.") from None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.")
+    return int(value)
+
+
+def describe_hamming(k: int | None) -> str:
+    """Plain words for the neighbour relation's size."""
+    if k is None:
+        return "every item of the batch perturbed at once"
+    if k == 1:
+        return "one item, drawn uniformly, perturbed"
+    return f"{k} items, drawn uniformly without replacement, perturbed at once"
+
+
+def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKnowledge]:
+    """Knowledge per unit of the view (model names, or ``"*"`` for the leaderboard)."""
+    from biasbound.pipeline._view import _ModelView
+
+    batch = view.batch
+    gen_of = np.asarray(observed.generator)
+    out: dict[str, _UnitKnowledge] = {}
+    if isinstance(view, _ModelView):
+        for code in batch.model_codes.tolist():
+            unit = str(batch.model_names[code])
+            items = batch.i[batch.m == code]
+            sel = observed.model == code
+            out[unit] = _unit(unit, view.unit_dim(unit), s, [(items, np.full(len(items), 1.0))],
+                              [(observed.item[sel & (gen_of == g)], observed.diff[sel & (gen_of == g)])
+                               for g in range(len(s.generators))], model_view=True)
+        return out
+    # leaderboard: the population is every (model, item) pair of the batch; a pair moves its model's
+    # mean by Δ / d_model
+    n_items = max(len(batch.item_names), 1)
+    pair = batch.m.astype(np.int64) * n_items + batch.i
+    weight = 1.0 / batch.d_codes[batch.m].astype(float)
+    per_gen = []
+    for g in range(len(s.generators)):
+        sel = gen_of == g
+        per_gen.append((observed.model[sel].astype(np.int64) * n_items + observed.item[sel], observed.diff[sel]))
+    out["*"] = _unit("*", view.dim, s, [(pair, weight)], per_gen, model_view=False, model_of_pair=batch.m,
+                     n_models=view.dim)
+    return out
+
+
+def _unit(
+    unit: str, dim: int, s: _Settings, members: list[tuple[np.ndarray, np.ndarray]],
+    per_gen: list[tuple[np.ndarray, np.ndarray]], *, model_view: bool, model_of_pair: np.ndarray | None = None,
+    n_models: int = 1,
+) -> _UnitKnowledge:
+    """Records of one unit. ``members`` = (population keys, weight w): a member's change moves the
+    unit's f(D) by ``w·Δ`` in its coordinate (w = 1 model view, 1/d_model leaderboard view)."""
+    from biasbound.bounds import FullPopulation
+
+    keys, w = members[0]
+    order = np.argsort(keys)
+    keys, w = keys[order], w[order]
+    coord = None if model_of_pair is None else model_of_pair[order]
+    N = len(keys)
+    k = s.hamming
+    k_eff = N if k is None else min(k, N)
+    batch_centre = s.center_kind == "batch"
+    A_member = w * _SCORE_RANGE  # almost-sure |change| of each member's coordinate
+    records: dict[str, tuple[Any, ...]] = {}
+    coverage: dict[str, _Coverage] = {}
+    exact: dict[str, bool] = {}
+    rms: dict[str, float] = {}
+    notes: list[str] = []
+    n_gen = len(s.generators)
+    beta_g = None if s.beta is None else s.beta / n_gen
+    for gi, g in enumerate(s.generators):
+        nb_keys, diff = per_gen[gi]
+        at = np.searchsorted(keys, nb_keys)
+        ok = (at < N) & (keys[np.minimum(at, N - 1)] == nb_keys)
+        at, diff = at[ok], diff[ok]
+        covered = np.zeros(N, dtype=bool)
+        covered[at] = True
+        n_cov = int(covered.sum())
+        draw = (s.sampled or {}).get(g)
+        if draw is not None and n_cov < N:
+            cov = _Coverage(n_cov, N, "sample", draw.get("seed") if isinstance(draw, dict) else None)
+        else:
+            cov = _Coverage(n_cov, N, "census" if n_cov == N else "partial")
+        coverage[g] = cov
+        moved = w[at] * diff  # signed change of the member's coordinate
+        at_r, moved_r, note = _replicate(at, moved)
+        if note:
+            notes.append(f"{g} ({unit}): {note}.")
+        if cov.kind == "sample":
+            if beta_g is None:
+                raise InputError(f"The 'beta' parameter of {_WHERE} must be set for neighbours drawn as a sample ({g!r}). Got None instead.")
+            records[g], rms[g] = _sample_records(s, k_eff, N, moved_r, A_member, beta_g, cov, dim, batch_centre,
+                                                 model_view, n_models)
+            exact[g] = False
+            continue
+        fill = ~covered
+        if k is None or k_eff == N:  # all items: one neighbour per rerun index (a point mass otherwise)
+            rec, r = _all_items(s, g, at, moved, fill, A_member, coord, dim, batch_centre, model_view, n_models,
+                                per_gen[gi], ok)
+            records[g], rms[g] = (rec,), r
+        elif k_eff == 1:
+            sq = np.concatenate([moved_r**2, np.repeat(A_member[fill] ** 2, _rep_factor(at_r, at))])
+            shift_sq = None
+            if batch_centre:
+                shift_sq = sq / (dim if model_view else n_models)
+            recs: list[Any] = [FullPopulation(sq_norms=sq, shift_sq=shift_sq,
+                                              shift_ratio=(1.0 / (dim if model_view else n_models)) if batch_centre else None,
+                                              note=f"{g}: {cov.observed}/{cov.total} items observed"
+                                                   + ("" if cov.kind == "census" else "; the rest at the range bound"))]
+            # no AlmostSure record beside it: every member is at most the range bound, so the population's
+            # exact probability is never above the almost-sure bound (range_implied is reported separately)
+            records[g] = tuple(recs)
+            rms[g] = float(math.sqrt(np.mean(sq)))
+        else:
+            if batch_centre:
+                raise InputError(
+                    f"The 'center' parameter of {_WHERE} must be fixed, ema or holdout with Hamming-k neighbours "
+                    f"(1 < k < all items). Got 'batch' instead."
+                )
+            rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
+            records[g] = (rec,)
+            rms[g] = r
+        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N))
+    return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
+                          notes=tuple(notes))
+
+
+def _rep_factor(at_r: np.ndarray, at: np.ndarray) -> int:
+    """Copies of each unobserved item, so that it weighs as much as an observed one after replication."""
+    if len(at) == 0:
+        return 1
+    return max(1, int(round(len(at_r) / max(len(np.unique(at)), 1))))
+
+
+def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: np.ndarray, beta: float, cov: _Coverage,
+                    dim: int, batch_centre: bool, model_view: bool, n_models: int) -> tuple[tuple[Any, ...], float]:
+    """A recorded uniform draw of items: the finite-population band (Hamming-1) or the moment UCB (Hamming-k)."""
+    from biasbound.bounds import Moments, Sample
+    from biasbound.sensitivity import sensitivity_ucb
+
+    A1 = float(A_member.max())
+    ratio = (1.0 / (dim if model_view else n_models)) if batch_centre else None
+    sq = moved**2
+    r = float(math.sqrt(np.mean(sq))) if sq.size else 0.0
+    if k == 1:
+        return (Sample(sq_norms=sq, population_size=N, beta=beta, A=A1, shift_ratio=ratio, seed=cov.seed,
+                       note=f"{cov.observed} of {N} items drawn uniformly without replacement (seed {cov.seed})"),), r
+    ucb = sensitivity_ucb(np.abs(moved), beta=beta, max_distance=A1, method="kl")
+    top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
+    U2 = min(k * ucb * ucb, top)
+    return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=(k / dim) if batch_centre else None,
+                    note=f"Hamming-{k}: k times the KL upper bound on the per-item mean square, from {cov.observed} "
+                         f"of {N} items drawn uniformly (seed {cov.seed})"),), math.sqrt(U2)
+
+
+def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,
+               coord: np.ndarray | None, model_view: bool) -> tuple[Any, float]:
+    """Hamming-k over a census (unobserved items at the range bound): the exact mean square of ‖Δ_S‖
+    over uniform k-subsets S, and the almost-sure bound from the k largest moves."""
+    from biasbound.bounds import Moments
+
+    # per member: mean square and mean of its (possibly several, rerun) moves; unobserved at the bound
+    n = len(fill)
+    sq_sum = np.bincount(at, weights=moved**2, minlength=n)
+    m_sum = np.bincount(at, weights=moved, minlength=n)
+    cnt = np.bincount(at, minlength=n).astype(float)
+    msq = np.where(cnt > 0, sq_sum / np.maximum(cnt, 1), A_member**2)
+    mean = np.where(cnt > 0, m_sum / np.maximum(cnt, 1), 0.0)
+    absmax = np.where(cnt > 0, 0.0, A_member)
+    if len(at):
+        np.maximum.at(absmax, at, np.abs(moved))
+    p1 = k / N
+    p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
+    if model_view:  # ||Δ_S||² = Σ_{i∈S} Δ_i² (each member its own coordinate)
+        U2 = p1 * float(np.sum(msq))
+        A2 = float(np.sum(np.sort(absmax**2)[::-1][:k]))
+    else:  # ||Δ_S||² = Σ_j (Σ_{p∈S, model j} w_p Δ_p)²; unobserved signs taken at their worst
+        assert coord is not None
+        n_c = int(coord.max()) + 1
+        first = p1 * float(np.sum(msq))
+        # cross terms: E over S of Σ_{p≠q same model} → p2 · ((Σ m_p)² − Σ m_p²), unobserved |m| at the bound
+        obs_sum = np.bincount(coord, weights=np.where(cnt > 0, mean, 0.0), minlength=n_c)
+        unobs = np.bincount(coord, weights=np.where(cnt > 0, 0.0, A_member), minlength=n_c)
+        sq_means = np.bincount(coord, weights=np.where(cnt > 0, mean**2, A_member**2), minlength=n_c)
+        cross = (np.abs(obs_sum) + unobs) ** 2 - sq_means
+        U2 = first + p2 * float(np.sum(np.maximum(cross, 0.0)))
+        A2 = float(np.sum(np.sort(absmax)[::-1][:k])) ** 2  # triangle inequality over the k moves
+    U2 = min(U2, A2)
+    return Moments(U2=U2, beta=0.0, A=math.sqrt(A2),
+                   note=f"Hamming-{k}: exact mean square over uniform {k}-subsets of {N} items"
+                        + ("" if not fill.any() else f" ({int(fill.sum())} unobserved at the range bound)")), math.sqrt(U2)
+
+
+def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,
+               coord: np.ndarray | None, dim: int, batch_centre: bool, model_view: bool, n_models: int,
+               gen_rows: tuple[np.ndarray, np.ndarray], ok: np.ndarray) -> tuple[Any, float]:
+    """Every item perturbed at once: one Δ per neighbour 'round' (a point mass; one per rerun index).
+
+    Unobserved items move by the range bound with the worst sign (an upper bound on ‖Δ‖ and on the
+    batch-centre shift, capped by Cauchy–Schwarz)."""
+    from biasbound.bounds import FullPopulation
+
+    n = len(fill)
+    # rounds: the k-th neighbour of each item (reruns: rerun k); a member lacking round k is at the bound
+    order = np.argsort(at, kind="stable")
+    at_s, mv_s = at[order], moved[order]
+    starts = np.searchsorted(at_s, at_s, side="left")
+    rnd = np.arange(len(at_s)) - starts
+    n_rounds = int(rnd.max()) + 1 if len(rnd) else 1
+    sqs, shifts = [], []
+    for r in range(n_rounds):
+        sel = rnd == r
+        val = np.zeros(n)
+        known = np.zeros(n, dtype=bool)
+        val[at_s[sel]] = mv_s[sel]
+        known[at_s[sel]] = True
+        unk = np.where(known, 0.0, A_member)
+        if model_view:
+            sq = float(np.sum(val**2) + np.sum(unk**2))
+            sh = (abs(float(np.sum(val))) + float(np.sum(unk))) ** 2 / dim
+        else:
+            assert coord is not None
+            n_c = int(coord.max()) + 1
+            vj = np.bincount(coord, weights=val, minlength=n_c)
+            uj = np.bincount(coord, weights=unk, minlength=n_c)
+            bound_j = np.abs(vj) + uj
+            sq = float(np.sum(bound_j**2))
+            sh = ((abs(float(np.sum(vj))) + float(np.sum(uj))) ** 2) / n_models
+        sqs.append(sq)
+        shifts.append(min(sh, sq))
+    sq_arr = np.array(sqs)
+    return (FullPopulation(sq_norms=sq_arr, shift_sq=np.array(shifts) if batch_centre else None,
+                           shift_ratio=1.0 if batch_centre else None,
+                           note=f"{g}: every item perturbed at once ({n_rounds} round(s))"
+                                + ("" if not fill.any() else f"; {int(fill.sum())} unobserved items at the range bound")),
+            float(math.sqrt(np.mean(sq_arr))))

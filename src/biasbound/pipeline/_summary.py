@@ -1,0 +1,170 @@
+"""The certificate's figures as plain rows and as a JSON record: one source for the terminal
+summary (``certify``, ``demo``) and ``summary.json``, so they cannot disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["certificate_record", "certificate_rows"]
+
+
+def _f(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if v != v:
+        return "—"
+    return f"{v:.{digits}g}"
+
+
+def _scope(j: Any) -> Mapping[str, Any]:
+    scope = getattr(j.certificate, "scope", None)
+    return scope if isinstance(scope, Mapping) else {}
+
+
+def certificate_record(j: Any) -> dict[str, Any]:
+    """The figures that tell judges apart, for ``summary.json`` (one judge)."""
+    cal = j.calibration
+    scope = _scope(j)
+    cost = (j.retention or {}).get("cost") or {}
+    out: dict[str, Any] = {
+        "method": cal.method, "bound_used": cal.bound_used, "alpha": cal.alpha, "sigma": cal.sigma,
+        "alpha_max": cal.alpha_max, "sigma_max": cal.sigma_max, "exact": getattr(cal, "exact", False),
+        "default_rule": getattr(cal, "default_rule", None),
+        "frontier": [dict(p) for p in getattr(cal, "frontier", ()) or ()],
+        "guarantee": getattr(j.certificate, "guarantee", None),
+        "neighborhood": scope.get("neighborhood", {"kind": "hamming", "k": 1}),
+        "range_implied": getattr(j.certificate, "range_implied", None),
+        "original_scale": getattr(j.certificate, "original_scale", None),
+        "bias_radius": getattr(j.certificate, "bias_radius", None),
+        "per_model": scope.get("figures"),
+        "knowledge_coverage": scope.get("knowledge_coverage"),
+        "cost": cost or None,
+        "audit": None if j.pooled_audit is None else j.pooled_audit.to_dict(),
+        "violated": bool(getattr(j, "violated", False)),
+    }
+    jit = scope.get("jitter_diagnostic")
+    if jit:
+        out["jitter_diagnostic"] = jit
+    return out
+
+
+def certificate_rows(j: Any) -> list[tuple[str, str]]:
+    """(label, text) rows of one judge's certificate for a terminal table."""
+    cal = j.calibration
+    scope = _scope(j)
+    rows: list[tuple[str, str]] = []
+    legacy = hasattr(cal, "delta_B")
+    if legacy:
+        rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}  (δ_B = {_f(cal.delta_B)}, δ_Δ = {_f(cal.delta_Delta)})"))
+        rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({cal.radius})"))
+    else:
+        rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}"))
+        exact = "exact worst case" if cal.exact else "upper bound"
+        beta = "" if not cal.beta_spent else f", confidence 1 − β = {_f(1 - cal.beta_spent)}"
+        rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({exact}{beta})"))
+    nb = scope.get("neighborhood") or {"kind": "hamming", "k": 1}
+    rows.append(("neighbours", "every item perturbed at once" if nb.get("kind") == "all-items"
+                 else f"Hamming-{nb.get('k', 1)} ({'one item' if nb.get('k', 1) == 1 else str(nb.get('k')) + ' items'} perturbed)"))
+    cov = scope.get("knowledge_coverage")
+    if cov:
+        parts = []
+        for g, c in _coverage_by_generator(cov).items():
+            parts.append(f"{g}: {c['kind']}, {c['observed']}/{c['total']} items observed, RMS ||Δ|| {_f(c['rms_max'], 3)}"
+                         + ("" if c["exact"] else " (unobserved at the range bound)" if c["kind"] == "partial" else ""))
+        rows.append(("knowledge (per generator)", "; ".join(parts)))
+    else:
+        rows.append(("sensitivity Δ* (UCB)", f"{_f(j.sensitivity.delta_star)} ({_f(j.sensitivity.ucb)})"))
+    rows.append(("α (spread kept) / α_max", f"{_f(cal.alpha)} / {_f(cal.alpha_max)}"))
+    rows.append(("σ / σ_max", f"{_f(cal.sigma)} / {_f(cal.sigma_max)}"))
+    rows.append(("dim", str(cal.dim)))
+    rule = getattr(cal, "default_rule", None)
+    if rule:
+        rows.append(("point on the frontier", rule))
+    front = getattr(cal, "frontier", None)
+    if front:
+        pts = ", ".join(f"σ={_f(p['sigma'], 3)}: α*={_f(p['alpha'], 3)}" for p in list(front)[:: max(1, len(front) // 5)])
+        rows.append(("frontier α*(σ)", pts))
+    cert = j.certificate
+    ri = getattr(cert, "range_implied", None)
+    if ri is not None:
+        rows.append(("range-implied", "[yellow]yes[/] — it would hold for ANY judge on this score range (the "
+                     "almost-sure bound alone gives " + _f(ri["bound"], 3) + " <= δ); it says nothing about this judge"
+                     if ri["holds"] else "[green]no[/] — it rests on what the data say about this judge (the range "
+                     "alone would give " + _f(ri["bound"], 3) + " > δ)"))
+    osc = getattr(cert, "original_scale", None)
+    if osc:
+        rows.append(("on the original scale", f"(τ/α, σ/α) = ({_f(osc['tau'])}, {_f(osc['sigma'])}): the unshrunk "
+                     "judge plus N(0, (σ/α)²) noise, certified at τ/α"))
+    fig = scope.get("figures") or {}
+    br = getattr(cert, "bias_radius", None)
+    if fig.get("bias_radius_per_model"):
+        radii = [r for r in fig["bias_radius_per_model"].values() if r is not None]
+        n_inf = len(fig["bias_radius_per_model"]) - len(radii)
+        if radii:
+            srt = sorted(radii)
+            rows.append((f"bias radius at δ = {_f(cal.delta)}", f"per model: max {_f(srt[-1])}, median "
+                         f"{_f(srt[len(srt) // 2])}, min {_f(srt[0])} over {len(radii)} models"
+                         + (f" ({n_inf} unbounded)" if n_inf else "")))
+        implied = fig.get("range_implied_models") or []
+        if implied:
+            rows.append(("range-implied models", f"{len(implied)} of {len(fig['bias_radius_per_model'])}"))
+    elif br:
+        curve = br.get("curve") or []
+        pts = ", ".join(f"δ={_f(p['delta'], 3)}: {_f(p['radius'], 3)}" for p in curve if p["delta"] in (0.01, 0.05, 0.1, 0.2))
+        per = br.get("per_generator") or {}
+        gens = "; ".join(f"{g} {_f(r)}" for g, r in per.items()) if len(per) > 1 else ""
+        rows.append(("bias radius", f"{_f(br['radius'])} at δ = {_f(br['delta'])}" + (f" (per generator: {gens})" if gens else "")
+                     + (f"; over δ: {pts}" if pts else "")))
+    cost = (j.retention or {}).get("cost")
+    if cost:
+        one = cost.get("pairs_reversed_by_one_neighbour") or {}
+        nb_txt = ", ".join(f"{g} {_f(v['expected_pairs_reversed'], 3)}" for g, v in one.items())
+        rows.append(("leaderboard cost (model pairs)", f"{_f(cost['pairs_reversed_between_two_releases'], 3)} of "
+                     f"{cost['pairs']} reversed between two releases (noise) vs {nb_txt or '—'} by one neighbour"))
+        ret = cost.get("retention_over_noise") or {}
+        sp = ret.get("spearman") or {}
+        if sp.get("mean") is not None:
+            rows.append(("Spearman over the noise", f"{_f(sp['mean'])} [5–95%: {_f(sp['p05'])}, {_f(sp['p95'])}] "
+                         f"({ret.get('draws')} draws, seed {ret.get('seed')})"))
+    else:
+        r = j.retention or {}
+        rows.append(("Spearman / Kendall τ_b", f"{_f(r.get('spearman'))} / {_f(r.get('kendall_tau_b'))}"))
+    pa = j.pooled_audit
+    if pa is not None:
+        color = {"holds": "green", "not contradictable": "green", "exact": "green", "violated": "red"}.get(pa.verdict, "yellow")
+        if hasattr(pa, "confidence"):
+            rows.append(("audit (pooled)", f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, UCB "
+                         f"{_f(pa.exact_ucb)} at {_f(pa.confidence)} on {pa.n_neighbors} held-out neighbours"))
+        else:
+            what = "exactly" if pa.verdict == "exact" else "at most"
+            rows.append(("audit", f"[{color}]{pa.verdict}[/] — P(exceed) is {what} {_f(pa.exact_probability)} "
+                         f"(δ = {_f(pa.delta)}): {pa.reason}"))
+    else:
+        rows.append(("audit (pooled)", "not run (no held-out neighbours)"))
+    counts = ", ".join(f"{k} {v}" for k, v in j.verdict_counts.items() if v)
+    if counts:
+        rows.append(("audit per model", counts))
+    for w in ((scope.get("jitter_diagnostic") or {}).get("warnings") or [])[:3]:
+        rows.append(("[yellow]warning[/]", w))
+    return rows
+
+
+def _coverage_by_generator(cov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Coverage summed over units: {generator: {kind, observed, total}} (kind: the weakest over units)."""
+    order = {"census": 0, "sample": 1, "partial": 2}
+    out: dict[str, dict[str, Any]] = {}
+    for per in cov.values():
+        for g, c in per.items():
+            o = out.setdefault(g, {"kind": c["kind"], "observed": 0, "total": 0, "rms_max": 0.0, "exact": True})
+            o["observed"] += int(c["observed"])
+            o["total"] += int(c["total"])
+            o["rms_max"] = max(o["rms_max"], float(c.get("rms", 0.0)))
+            o["exact"] = o["exact"] and bool(c.get("exact", False))
+            if order.get(c["kind"], 0) > order.get(o["kind"], 0):
+                o["kind"] = c["kind"]
+    return out
