@@ -73,9 +73,9 @@ def test_wrapper_log_certifies_with_the_recorded_sensitivities(tmp_path, capsys)
     assert code == 0 and "neighbours found in the data: variant:format,rerun" in out
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
     assert cert["scope"]["judge"] == "model_graded_qa(mockllm/model)"
-    assert cert["generators"]["variant:format"]["delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
-    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
-    assert cert["generators"]["variant:format"]["m"] == 6 and cert["generators"]["rerun"]["m"] == 6
+    assert cert["scope"]["generators_table"]["variant:format"]["delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
+    assert cert["scope"]["generators_table"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
+    assert cert["scope"]["generators_table"]["variant:format"]["m"] == 6 and cert["scope"]["generators_table"]["rerun"]["m"] == 6
 
 
 def test_paraphrase_agreeable_and_schematic_through_inspect_models(tmp_path):
@@ -141,7 +141,7 @@ def test_inspect_score_over_an_existing_log(tmp_path):
                  "--bootstrap-rounds", "50"]) == 0
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
     assert cert["scope"]["judge"] == "model_graded_qa(mockllm/model)"
-    assert cert["generators"]["variant:format"]["delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
+    assert cert["scope"]["generators_table"]["variant:format"]["delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
 
 
 def test_wrapper_argument_errors():
@@ -171,7 +171,7 @@ def test_the_shipped_example_task_runs_and_certifies(tmp_path):
                    tmp_path / "logs")
     assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50",
                  "--holdout", "0"]) == 0
-    assert set(json.loads((tmp_path / "o" / "certificate.json").read_text())["generators"]) == {"variant:format", "rerun"}
+    assert set(json.loads((tmp_path / "o" / "certificate.json").read_text())["scope"]["generators_table"]) == {"variant:format", "rerun"}
 
 
 def test_epochs_and_wrapper_reruns_pool_into_one_rerun_generator(tmp_path):
@@ -195,8 +195,8 @@ def test_epochs_and_wrapper_reruns_pool_into_one_rerun_generator(tmp_path):
     assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
                  "--bootstrap-rounds", "50"]) == 0
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
-    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
-    assert cert["generators"]["rerun"]["m"] == 10
+    assert cert["scope"]["generators_table"]["rerun"]["delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)
+    assert cert["scope"]["generators_table"]["rerun"]["m"] == 10
 
 
 def test_neighbour_state_is_a_copy_the_original_state_is_untouched():

@@ -119,8 +119,8 @@ def test_cli_certifies_an_inspect_log_with_epochs_as_reruns(tmp_path, capsys):
     by = {(s.id, s.epoch): letters[s.scores["model_graded_qa"].value] for s in read_eval_log(str(log)).samples}
     diffs = [by[(f"q{i}", 1)] - by[(f"q{i}", 2)] for i in range(8)]
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
-    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(float(np.sqrt(np.mean(np.square(diffs)))), rel=1e-9)
-    assert cert["generators"]["rerun"]["m"] == 8
+    assert cert["scope"]["generators_table"]["rerun"]["delta_star"] == pytest.approx(float(np.sqrt(np.mean(np.square(diffs)))), rel=1e-9)
+    assert cert["scope"]["generators_table"]["rerun"]["m"] == 8
 
 
 def test_cli_unreadable_log_and_unmappable_value_are_one_sentence_exit_2(tmp_path, capsys):

@@ -197,7 +197,7 @@ def test_cli_certifies_alpaca_eval_with_variant_neighbours(tmp_path, capsys):
             per[model] = _rms(diffs)
             got = per_model[model][f"variant:{variant}"]
             assert got["delta_star"] == pytest.approx(per[model], rel=1e-9) and got["m"] == len(diffs) == 16
-        assert cert["generators"][f"variant:{variant}"]["delta_star"] == pytest.approx(max(per.values()), rel=1e-9)
+        assert cert["scope"]["generators_table"][f"variant:{variant}"]["delta_star"] == pytest.approx(max(per.values()), rel=1e-9)
 
 
 def test_cli_certifies_mt_bench_pairs_with_swap(tmp_path, capsys):
@@ -207,8 +207,8 @@ def test_cli_certifies_mt_bench_pairs_with_swap(tmp_path, capsys):
     cert = json.loads((tmp_path / "certificate.json").read_text())
     s = {"model_1": 1.0, "model_2": 0.0}
     diffs = [s[r["g1_winner"]] - s[r["g2_winner"]] for r in _pair_records() if r["g1_winner"] in s and r["g2_winner"] in s]
-    assert cert["generators"]["swap"]["delta_star"] == pytest.approx(_rms(diffs), rel=1e-9)
-    assert cert["generators"]["swap"]["m"] == len(diffs)
+    assert cert["scope"]["generators_table"]["swap"]["delta_star"] == pytest.approx(_rms(diffs), rel=1e-9)
+    assert cert["scope"]["generators_table"]["swap"]["m"] == len(diffs)
 
 
 def test_cli_malformed_tool_file_is_one_sentence_exit_2(tmp_path, capsys):
@@ -243,7 +243,7 @@ def test_cli_columns_map_a_long_table(tmp_path, capsys):
     wide = frame.pivot_table(index=["system", "question"], columns="style", values="rating")
     diff = (wide["original"] - wide["bold"]) / 9  # the 1-10 scale given by --scale
     expected = max(_rms(diff.xs(m, level="system")) for m in ("sys-a", "sys-b"))  # the judge's figure: max over models
-    assert cert["generators"]["variant:bold"]["delta_star"] == pytest.approx(expected, rel=1e-9)
+    assert cert["scope"]["generators_table"]["variant:bold"]["delta_star"] == pytest.approx(expected, rel=1e-9)
 
 
 def test_cli_llmbar_view_gold(tmp_path):
@@ -324,8 +324,8 @@ def test_cli_certifies_mt_bench_single_ratings_with_their_reruns(tmp_path, capsy
             diffs.append((first[key] - r["score"]) / 9)
     assert len(diffs) == 6 and _rms(diffs) > 0  # 10 repeated items, 4 of whose first rating is -1 (missing)
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
-    assert cert["generators"]["rerun"]["delta_star"] == pytest.approx(_rms(diffs), rel=1e-9)
-    assert cert["generators"]["rerun"]["m"] == 6
+    assert cert["scope"]["generators_table"]["rerun"]["delta_star"] == pytest.approx(_rms(diffs), rel=1e-9)
+    assert cert["scope"]["generators_table"]["rerun"]["m"] == 6
 
 
 def test_cli_auto_refuses_judges_with_different_neighbours(tmp_path, capsys):

@@ -129,7 +129,7 @@ def test_printed_report_states_the_mechanism_the_scores_and_the_comparison(print
     assert (f"for {top}, {lb.loc[top, 'original']:.4g} in the original order only against "
             f"{lb.loc[top, 'original_both_orders']:.4g} over both") in text
     assert f"The baseline {DEMO_BASELINE}" in text and lb.loc[DEMO_BASELINE, "is_baseline"]
-    assert "Paper calibration against tight calibration" in text and "Per-model certificates" in text
+    assert "Paper calibration, tight calibration, and the whole leaderboard" in text and "Per-model certificates" in text
     # every per-model certificate's row, with its audit verdict as written in certificates.json
     certs = {c["scope"]["model"]: c for c in json.loads((out / "tight" / "certificates.json").read_text())}
     assert sorted(row[0] for row in per_model.rows) == sorted(certs) and len(certs) == 76

@@ -56,6 +56,9 @@ __all__ = [
 #: a judge that cannot be certified at (τ, δ); see the README's exit-code table).
 EXIT_VIOLATED = 1
 
+#: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
+_DETAILED_JUDGES = 5
+
 
 @dataclass
 class LoadedInputs:
@@ -418,10 +421,18 @@ def print_observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str], c
 
 def print_summary(result: Any, console: Console | None = None, *, top: int = 10) -> None:
     """Print the certificate's key numbers, the audit and the top of the leaderboard."""
-    console = console or Console()
-    for name, j in result.judges.items():
-        from biasbound.pipeline._summary import certificate_rows
+    from biasbound.pipeline._summary import certificate_rows, judges_rows
 
+    console = console or Console()
+    if len(result.judges) > _DETAILED_JUDGES:
+        t = Table(title=f"{len(result.judges)} judges compared (sorted by bias radius, then α, then RMS ||Δ||); each judge's "
+                        "certificate in full: summary.json, certificate-<judge>.json, report.html")
+        for c in ("judge", "RMS ||Δ|| (max over generators)", "bias radius at δ", "α", "σ", "range-implied", "audit"):
+            t.add_column(c)
+        for row in judges_rows(result):
+            t.add_row(*row)
+        console.print(t)
+    for name, j in (result.judges.items() if len(result.judges) <= _DETAILED_JUDGES else ()):
         t = Table(title=f"Certificate — judge {name} ({j.view} view)", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")

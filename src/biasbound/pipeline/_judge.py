@@ -624,7 +624,8 @@ def _bound_certificates(
             res, c, _ = mech[m]
             bcal_m = recheck(bcal, knowledge=per_unit[m]["knowledge"], dim=view.unit_dim(m), frontier_points=0)
             a = audits.per_model[m]
-            scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)))
+            scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)),
+                         model_sensitivity=_jsonable(sens.per_unit[m].to_dict()))
             model_certs[m] = make_certificate(
                 bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
                 scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,

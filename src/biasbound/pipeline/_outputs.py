@@ -151,7 +151,8 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
 
 
 def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> None:
-    from biasbound.report.plots import plot_judge_retention, plot_ranking, plot_score_distribution, plot_sensitivity
+    from biasbound.report.plots import (plot_bias_radius, plot_frontier, plot_judge_retention, plot_ranking,
+                                        plot_score_distribution, plot_sensitivity)
 
     o = result.outputs
     several = len(result.judges) > 1
@@ -179,6 +180,17 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
             max_distance=float(rng_[1]) - float(rng_[0]) if j.view == "model" else None,
             bound_used=cal.bound_used,
             title=f"Sensitivity per generator{label}")
+        front = getattr(j.certificate, "frontier", None) or {}
+        if front.get("points"):
+            plots[f"frontier{sfx}"] = plot_frontier(
+                {f"{cal.method} ({cal.bound_used})": front["points"]}, out / f"frontier{sfx}.png",
+                point=(cal.sigma, cal.alpha), title=f"Feasible frontier α*(σ) and the point taken{label}")
+    curves = {n: j.certificate.bias_radius["curve"] for n, j in result.judges.items()
+              if getattr(j.certificate, "bias_radius", None)}
+    if curves:
+        plots["bias_radius"] = plot_bias_radius(curves, out / "bias_radius.png",
+                                                title="Bias radius per judge (the certificate's generators)"
+                                                if several else "Bias radius of the judge")
     if several:
         rows = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
                  "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}

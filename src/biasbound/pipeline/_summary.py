@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["certificate_record", "certificate_rows"]
+__all__ = ["certificate_record", "certificate_rows", "judges_rows"]
 
 
 def _f(x: Any, digits: int = 4) -> str:
@@ -102,7 +102,7 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
                      "judge plus N(0, (σ/α)²) noise, certified at τ/α"))
     fig = scope.get("figures") or {}
     br = getattr(cert, "bias_radius", None)
-    if fig.get("bias_radius_per_model"):
+    if fig.get("bias_radius_per_model") and len(fig["bias_radius_per_model"]) > 1:
         radii = [r for r in fig["bias_radius_per_model"].values() if r is not None]
         n_inf = len(fig["bias_radius_per_model"]) - len(radii)
         if radii:
@@ -168,3 +168,26 @@ def _coverage_by_generator(cov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if order.get(c["kind"], 0) > order.get(o["kind"], 0):
                 o["kind"] = c["kind"]
     return out
+
+
+def judges_rows(result: Any) -> list[list[str]]:
+    """One compact row per judge, sorted by bias radius, then α (largest first), then RMS ||Δ||: the judges compared."""
+    rows = []
+    for name, j in result.judges.items():
+        cert = j.certificate
+        scope = _scope(j)
+        fig = scope.get("figures") or {}
+        radius = fig.get("bias_radius_max_over_models") if fig.get("bias_radius_per_model") else None
+        if radius is None and getattr(cert, "bias_radius", None):
+            radius = cert.bias_radius.get("radius")
+        cov = _coverage_by_generator(scope.get("knowledge_coverage") or {})
+        rms = max((c["rms_max"] for c in cov.values()), default=None)
+        ri = getattr(cert, "range_implied", None)
+        rows.append((radius if radius is not None else float("inf"), -float(j.calibration.alpha),
+                     rms if rms is not None else float("inf"), name, [
+            name, _f(rms, 3), _f(radius, 3), _f(j.calibration.alpha, 3), _f(j.calibration.sigma, 3),
+            "—" if ri is None else ("yes" if ri["holds"] else "no"),
+            "—" if j.pooled_audit is None else j.pooled_audit.verdict,
+        ]))
+    rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+    return [r[4] for r in rows]

@@ -50,6 +50,7 @@ __all__ = [
     "LEADERBOARD_COLUMNS",
     "RETENTION_METRICS",
     "drawable",
+    "plot_bias_radius",
     "plot_calibration_tradeoff",
     "plot_frontier",
     "plot_judge_retention",
@@ -1071,4 +1072,74 @@ def plot_frontier(
     ax.legend(loc="upper right", fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_title(_wrap(_plain(title), 6.4) if title else "Feasible frontier: shrinkage α against noise σ")
+    return _save(fig, out)
+
+
+def plot_bias_radius(
+    judges: Mapping[str, Sequence[Mapping[str, Any]]],
+    path: str | os.PathLike[str],
+    *,
+    deltas: Sequence[float] = (0.01, 0.05, 0.1),
+    title: str | None = None,
+) -> Path:
+    """Compare judges by their bias radius: one row per judge, the radius at a few δ.
+
+    The bias radius at δ is the smallest τ for which the unshrunk, noiseless judge is
+    (τ, δ)-bias-bounded under the certificate's neighbours (exact for a census, an upper
+    confidence bound for a sample; ``None`` = unbounded, drawn at the right edge as ">").
+    Judges are sorted by their radius at the first δ, then at the others.
+
+    Parameters
+    ----------
+    judges : Mapping[str, Sequence[Mapping]]
+        Judge → its radius curve ``[{"delta": d, "radius": r or None}, ...]`` (the certificate's
+        ``bias_radius["curve"]``).
+    path : str or os.PathLike
+        Where to write the PNG.
+    deltas : sequence of float
+        The δ values shown (each must be on every curve).
+    title : str, optional
+        Figure title; a default is used when omitted.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    where = "plot_bias_radius"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    if not isinstance(judges, Mapping) or len(judges) == 0:
+        raise InputError(f"The 'judges' parameter of {where} must map at least one judge to a radius curve. Got none instead.")
+    table: dict[str, list[float]] = {}
+    for name, curve in judges.items():
+        by = {float(p["delta"]): p.get("radius") for p in curve}
+        missing = [d for d in deltas if float(d) not in by]
+        if missing:
+            raise InputError(f"The 'judges' parameter of {where} must give a radius at every delta {list(deltas)}; "
+                             f"judge {name!r} lacks {missing}.")
+        table[str(name)] = [float("inf") if by[float(d)] is None else float(by[float(d)]) for d in deltas]
+    order = sorted(table, key=lambda n: (table[n], n))
+    finite = [v for vals in table.values() for v in vals if np.isfinite(v)]
+    right = max(finite + [1e-12]) * 1.08
+    fig = _new_figure(6.8, max(2.4, 0.22 * len(order) + 1.2))
+    ax = fig.add_subplot()
+    y = np.arange(len(order))
+    markers = ("o", "s", "^", "D", "v")
+    for k, d in enumerate(deltas):
+        xs = np.array([table[n][k] for n in order])
+        shown = np.where(np.isfinite(xs), xs, right)
+        ax.plot(shown, y + (k - (len(deltas) - 1) / 2) * 0.18, ls="none", marker=markers[k % len(markers)], ms=4,
+                color=_SETTING_COLOURS[k % len(_SETTING_COLOURS)], label=f"δ = {d:g}")
+        for yy, x in zip(y, xs):
+            if not np.isfinite(x):
+                ax.annotate(">", (right, yy), fontsize=8, ha="left", va="center")
+    ax.set_yticks(y)
+    ax.set_yticklabels([_label(n) for n in order], fontsize=7 if len(order) > 30 else 9)
+    ax.invert_yaxis()
+    ax.set_xlim(left=0.0, right=right * 1.04)
+    ax.set_xlabel("bias radius: smallest τ with Pr[||f(D) − f(D')|| > τ] ≤ δ (unshrunk judge, no noise)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title(_wrap(_plain(title), 6.8) if title else "Judges compared by bias radius")
     return _save(fig, out)
