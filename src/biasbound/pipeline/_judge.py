@@ -9,8 +9,9 @@ The model/leaderboard difference lives in the view object (:mod:`biasbound.pipel
 
 Seeding (deterministic given the judge's seed, spawned from the master seed): one generator
 ``rng = default_rng(judge_seed)`` is consumed by the stages in this fixed order — the centre
-hold-out split (``center="holdout"`` only), the neighbour hold-out split, the dominating sample
-of the order-statistic bound (one generator only), then the leaderboard bootstrap seed. The
+hold-out split (``center="holdout"`` only), the neighbour hold-out split (paper route; tight
+route only when some generator's neighbours are a recorded sample), then the leaderboard
+bootstrap seed. The
 mechanism's noise seeds are spawned from ``judge_seed`` (one per model, SeedSequence), the
 audits' from ``judge_seed + 1``; all are recorded in the outputs.
 """
@@ -28,7 +29,6 @@ import pandas as pd
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
 from biasbound.pipeline._neighbours import (
-    _dominating_sample,
     _estimates,
     _group_bounds,
     _group_split,
@@ -220,6 +220,7 @@ class _Audits:
 
 def _audits(
     s: _Settings, view: _ModelView | _LeaderboardView, cal: Any, held: _Neighbours, judge_seed: int,
+    generators: tuple[str, ...] | None = None,
 ) -> _Audits:
     """Audit the certificate on the held-out neighbours of exactly its generators.
 
@@ -229,8 +230,8 @@ def _audits(
     """
     from biasbound.audit import audit
 
-    used = np.isin(held.generator, [s.generators.index(g) for g in s.used])
-    held = held.take(used)
+    audited = s.used if generators is None else generators
+    held = held.take(np.isin(held.generator, [s.generators.index(g) for g in audited]))
     audit_seeds = _spawn_seeds(judge_seed + 1, len(view.units) + 1)
     per_model: dict[str, Any] = {}
     n_audits = (len(view.units) if isinstance(view, _ModelView) else 0) + 1
@@ -338,11 +339,9 @@ def _tight_audits(
     exact probability ("exact") or the bound from all observed data ("not contradictable")."""
     from biasbound.pipeline._results import ExactAudit
 
-    sampled = [g for g in s.used if any(knowledge[u].coverage[g].kind == "sample" for u in view.units)]
-    if sampled:
-        sub = held.take(np.isin(held.generator, [s.generators.index(g) for g in sampled]))
-        sub_settings = _replace_used(s, sampled)
-        return _audits(sub_settings, view, bcal, sub, judge_seed)
+    sampled = tuple(g for g in s.used if any(knowledge[u].coverage[g].kind == "sample" for u in view.units))
+    if sampled:  # the generators known from a sample are audited on their held-out share
+        return _audits(s, view, bcal, held, judge_seed, generators=sampled)
     per_model: dict[str, Any] = {}
     for u in view.units:
         uk = knowledge[u]
@@ -377,13 +376,6 @@ def _tight_audits(
             counts[a.verdict] += 1
         return _Audits(per_model=per_model, pooled=pooled, counts=counts)
     return _Audits(per_model={}, pooled=pooled, counts=counts)
-
-
-def _replace_used(s: _Settings, used: list[str]) -> _Settings:
-    """Settings whose generators are ``used`` (in their order): the audit of exactly those."""
-    import dataclasses
-
-    return dataclasses.replace(s, generators=tuple(used))
 
 
 # ----------------------------------------------------------------------------------- one judge

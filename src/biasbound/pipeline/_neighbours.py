@@ -5,7 +5,6 @@ over generators and models, and the dominating sample for the order-statistic bo
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
