@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ def demo(tmp_path_factory):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env["COLUMNS"] = "300"  # a wide terminal: no label is wrapped inside its table cell
-    r = subprocess.run([shutil.which("biasbound"), "demo", "--out", str(out), "--no-plots", "--no-progress"],
+    exe = shutil.which("biasbound") or shutil.which("biasbound", path=str(Path(sys.executable).parent))
+    assert exe is not None, "the biasbound entry point is not installed"
+    r = subprocess.run([exe, "demo", "--out", str(out), "--no-plots", "--no-progress"],
                        capture_output=True, text=True, env=env, timeout=600)
     return r, out
 

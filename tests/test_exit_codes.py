@@ -14,13 +14,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-BIASBOUND = shutil.which("biasbound")
+# the installed entry point: on PATH, or beside the running interpreter (a venv used without activating it)
+BIASBOUND = shutil.which("biasbound") or shutil.which("biasbound", path=str(Path(sys.executable).parent))
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

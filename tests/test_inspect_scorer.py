@@ -113,7 +113,7 @@ def test_paraphrase_agreeable_and_schematic_through_inspect_models(tmp_path):
     assert len(seen) == 1 + 4 and all(t != seen[0] for t in seen[1:])  # each schematic neighbour graded under a changed rubric
     assert main(["certify", str(log), "--out", str(tmp_path / "o"), "--holdout", "0", "--no-plots",
                  "--bootstrap-rounds", "50"]) == 0
-    gens = json.loads((tmp_path / "o" / "certificate.json").read_text())["generators"]
+    gens = json.loads((tmp_path / "o" / "certificate.json").read_text())["scope"]["generators_table"]
     assert set(gens) == {"variant:paraphrase", "variant:agreeable", "variant:schematic"}
 
 

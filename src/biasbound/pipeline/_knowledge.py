@@ -181,7 +181,7 @@ def _unit(
             if beta_g is None:
                 raise InputError(f"The 'beta' parameter of {_WHERE} must be set for neighbours drawn as a sample ({g!r}). Got None instead.")
             records[g], rms[g] = _sample_records(s, k_eff, N, moved_r, A_member, beta_g, cov, dim, batch_centre,
-                                                 model_view, n_models)
+                                                 model_view, n_models, coord)
             exact[g] = False
             continue
         fill = ~covered
@@ -224,7 +224,8 @@ def _rep_factor(at_r: np.ndarray, at: np.ndarray) -> int:
 
 
 def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: np.ndarray, beta: float, cov: _Coverage,
-                    dim: int, batch_centre: bool, model_view: bool, n_models: int) -> tuple[tuple[Any, ...], float]:
+                    dim: int, batch_centre: bool, model_view: bool, n_models: int,
+                    coord: np.ndarray | None = None) -> tuple[tuple[Any, ...], float]:
     """A recorded uniform draw of items: the finite-population band (Hamming-1) or the moment UCB (Hamming-k)."""
     from biasbound.bounds import Moments, Sample
     from biasbound.sensitivity import sensitivity_ucb
@@ -237,8 +238,17 @@ def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: n
         return (Sample(sq_norms=sq, population_size=N, beta=beta, A=A1, shift_ratio=ratio, seed=cov.seed,
                        note=f"{cov.observed} of {N} items drawn uniformly without replacement (seed {cov.seed})"),), r
     ucb = sensitivity_ucb(np.abs(moved), beta=beta, max_distance=A1, method="kl")
-    top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
-    U2 = min(k * ucb * ucb, top)
+    if model_view:  # each member its own coordinate: ||Δ_S||² = Σ_{i∈S} Δ_i², E = k · mean square
+        top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
+        U2 = min(k * ucb * ucb, top)
+    else:  # two perturbed pairs of one model add in its coordinate: the cross terms bounded by the range alone
+        assert coord is not None
+        n_c = int(coord.max()) + 1
+        a_sum = np.bincount(coord, weights=A_member, minlength=n_c)
+        a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
+        p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
+        top = float(np.sum(np.sort(A_member)[::-1][:k])) ** 2
+        U2 = min(k * ucb * ucb + p2 * float(np.sum(a_sum**2 - a_sq)), top)
     return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=(k / dim) if batch_centre else None,
                     note=f"Hamming-{k}: k times the KL upper bound on the per-item mean square, from {cov.observed} "
                          f"of {N} items drawn uniformly (seed {cov.seed})"),), math.sqrt(U2)
