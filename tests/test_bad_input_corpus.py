@@ -401,6 +401,20 @@ for cid, text, words in [
     body = text if isinstance(text, bytes) or cid in ("duplicate-key", "syntax", "top-list") else RUN_BASE + text
     add(Case(f"run-{cid}", RUN, words, {"r.yaml": body, "t.csv": "question_id,question,model,answer\n"}))
 add(Case("run-missing-config", ["run", "{d}/none.yaml"], ("none.yaml", "does not exist")))
+ANSWERS_HEAD = "item_id,question,model,answer\n"
+for cid, name, content, words in [
+    ("binary", "t.csv", b"\x00\x01\x02", ("t.csv", "binary")),
+    ("truncated-gz", "t.csv.gz", gzip.compress((ANSWERS_HEAD + "q1,Why?,m,Because.\n" * 50).encode())[:40],
+     ("t.csv.gz", "not a complete gzip")),
+    ("header-only", "t.csv", ANSWERS_HEAD, ("t.csv", "no answer rows")),
+    ("wrong-columns", "t.csv", "question_id,question,model,answer\nq1,Why?,m,Because.\n", ("t.csv:1", "lacks the column")),
+    ("empty-question-after-quoted-newline", "t.csv", ANSWERS_HEAD + 'q1,"Why\nnot?",m,"Be\ncause."\nq2,,m,x\n',
+     ("t.csv:5", "empty question")),  # the first record spans lines 2-4
+    ("empty-item", "t.csv", ANSWERS_HEAD + "q1,Why?,m,Because.\n,How?,m,So.\n", ("t.csv:3", "empty item_id")),
+    ("unknown-suffix", "t.xlsx", ANSWERS_HEAD, ("t.xlsx", "unknown table format")),
+]:
+    cfg = RUN_BASE.replace("table: t.csv", f"table: {name}") + "output: out\n"
+    add(Case(f"run-answers-{cid}", RUN, words, {"r.yaml": cfg, name: content}))
 
 # -- serve-synthetic-judge ------------------------------------------------------------------
 SRV = ["serve-synthetic-judge"]

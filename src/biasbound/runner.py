@@ -177,17 +177,11 @@ def _load_table(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str
     path = cfg.data.table
     if path is None:  # the config schema requires it for this layout; a RunConfig built by hand may not
         raise InputError(f"The key 'data.table' of {cfg.path} must name the judgment table. Got none instead.")
-    name = path.name.lower().removesuffix(".gz")
-    if name.endswith(".csv"):
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    elif name.endswith(".tsv"):
-        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-    elif name.endswith(".jsonl"):
-        frame = pd.read_json(path, lines=True, dtype=False)
-    elif name.endswith(".parquet"):
-        frame = pd.read_parquet(path)
-    else:
-        raise DataFormatError("the answer table must be .csv, .tsv, .jsonl or .parquet.", path=str(path))
+    from biasbound.data.tables import _detect_format, _read
+
+    # the long-table reader: checked bytes (truncated .gz, binary, non-UTF-8 are one sentence) and physical
+    # line numbers (answers often hold quoted newlines), every column read as text
+    frame, lines = _read(path, _detect_format(path), what="answer")
     need = ["item_id", "question", "model", "answer"]
     miss = [c for c in need if c not in frame.columns]
     if miss:
@@ -197,8 +191,12 @@ def _load_table(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str
     answers: dict[str, dict[str, str]] = {}
     baseline: dict[str, str] | None = {} if "baseline" in frame.columns else None
     skipped: Counter[str] = Counter()
-    for k, row in enumerate(frame.itertuples(index=False), start=2):
-        qid, q, model, ans = str(row.item_id), row.question, str(row.model), row.answer
+    for k, row in zip(lines.tolist(), frame.itertuples(index=False)):
+        for col in ("item_id", "model"):
+            value = getattr(row, col)
+            if value is None or (isinstance(value, float) and value != value) or not str(value).strip():
+                raise DataFormatError(f"empty {col}.", path=str(path), line=k)
+        qid, q, model, ans = str(row.item_id).strip(), row.question, str(row.model).strip(), row.answer
         if not isinstance(q, str) or not q.strip():
             raise DataFormatError("empty question.", path=str(path), line=k)
         questions.setdefault(qid, q)

@@ -508,7 +508,7 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     return raw, np.arange(len(raw), dtype=np.int64) + 1
 
 
-def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
+def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment") -> tuple[pd.DataFrame, np.ndarray]:
     """Read a table and return it with the physical 1-based file line (row number for parquet) of each row.
 
     CSV/TSV columns are read as text (ids keep leading zeros) except those named in
@@ -530,10 +530,10 @@ def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset()) -> tuple[
     else:
         text = read_text(path)
         if not text.strip():
-            raise DataFormatError("is empty; give a table with a header row and at least one judgment.", path=str(path))
+            raise DataFormatError(f"is empty; give a table with a header row and at least one {what}.", path=str(path))
         raw, lines = _read_delimited(path, text, fmt, numeric)
     if len(raw) == 0:
-        raise DataFormatError("holds no judgment rows; give a file with at least one judgment.", path=str(path))
+        raise DataFormatError(f"holds no {what} rows; give a file with at least one {what}.", path=str(path))
     return raw, lines
 
 
