@@ -239,3 +239,18 @@ def test_json_lines_reader_handles_gzip_and_names_the_bad_line(tmp_path):
     with pytest.raises(DataFormatError, match="JSON object") as info:
         list(iter_json_records(bad))
     assert info.value.line == 2 and info.value.path == str(bad)
+
+
+def test_messages_name_the_python_argument_to_python_callers(tmp_path: Path) -> None:
+    """The same bad row: a Python caller reads skip_bad=True / scale=(lo, hi), a CLI user --skip-bad / --scale."""
+    from biasbound._validation import speaking_cli
+
+    path = write(tmp_path, "t.csv", "item_id,model,score\n" + "".join(f"q{i},m,{i % 10 / 10}\n" for i in range(30))
+                 + "q99,m,1.5\n")
+    with pytest.raises(DataFormatError) as py:
+        load_table(path)
+    with speaking_cli("certify"), pytest.raises(DataFormatError) as cli:
+        load_table(path)
+    assert "pass skip_bad=True" in str(py.value) and "scale=(lo, hi)" in str(py.value)
+    assert "pass --skip-bad" in str(cli.value) and "--scale LO,HI" in str(cli.value)
+    assert "skip_bad" not in str(cli.value)
