@@ -140,9 +140,9 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     rel = "{" + shown + "}" + (f" ({inp['neighbor_relation']})" if inp.get("neighbor_relation") else "")
     nb = inp.get("neighborhood") or {}
     if nb.get("kind") == "hamming":
-        rel += f", {nb.get('k')} item(s) perturbed at once"
+        rel += f" [Hamming-{nb.get('k')}]"
     elif nb.get("kind") == "all-items":
-        rel += ", every item perturbed at once"
+        rel += " [all items at once]"
     if len(names) > 1 and k.how == "mixture":
         draw = f"a neighbour from a generator picked uniformly at random among {rel} (not each generator alone)"
     elif len(names) > 1:
