@@ -69,3 +69,22 @@ def test_connection_failures_in_a_row_stop_the_session_and_keep_the_cache(tmp_pa
     asyncio.run(go())
     with JudgeCache(cache_path) as cache:
         assert cache.counts()["ok"] >= 4  # what was judged before the failure stays
+
+
+def test_a_dead_rewriter_is_named_before_anything_is_judged(tmp_path: Path, capsys) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    root = EXAMPLE.parents[1]
+    with serve_in_thread() as server:
+        text = EXAMPLE.read_text().replace("../src", str(root / "src"))
+        text = text.replace("output: runs/synthetic", f"output: {tmp_path / 'out'}").replace("n_items: 80", "n_items: 6")
+        judge_part, rewriter_part = text.split("rewriter:", 1)
+        text = (judge_part.replace("http://127.0.0.1:8011/v1", server.url)
+                + "rewriter:" + rewriter_part.replace("http://127.0.0.1:8011/v1", dead))
+        cfg = tmp_path / "run.yaml"
+        cfg.write_text(text)
+        code = main(["run", str(cfg), "--no-progress"])
+        served = server.stats()["n_requests"]
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "Traceback" not in err
+    assert f"Cannot connect to the endpoint {dead}" in err and "before judging" in err
+    assert served <= 1  # at most the judge's one cheap check: no judgment was requested

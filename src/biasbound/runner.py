@@ -412,6 +412,17 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                     if pairwise:
                         orig_items.append(it.with_changes(game=2))
             reqs = [_request(it, "original") for it in orig_items]
+            if judge_session.uncached(reqs):
+                # something will be judged: every endpoint of the run answers one cheap request first, so a
+                # dead rewriter or panel judge is named before any judging is paid for (a fully cached
+                # re-run needs no endpoint and checks none)
+                await judge_session.check_endpoint()
+                others = list(panel[1:])
+                if any(g in LLM_GENERATORS for g in gens) and not cfg.rewriter_is_judge and cfg.rewriter is not None:
+                    others.append(cfg.rewriter)
+                for endpoint in others:
+                    async with JudgeSession(endpoint.judge_config(), cache=None) as probe:
+                        await probe.check_endpoint()
             res = await judge_session.judge(reqs, progress=progress, description="judging the original context")
             record(res, "original", [(it, "original") for it in orig_items])
             for it, r in zip(orig_items, res):

@@ -812,6 +812,16 @@ class JudgeSession:
             raise self._run.abort
         return self._run
 
+    def uncached(self, requests: Sequence[JudgeRequest]) -> int:
+        """How many of ``requests`` have no cached result (so :meth:`judge` would call the endpoint)."""
+        if self.cache is None:
+            return len(requests)
+        return sum(self.cache.get(_resolve(r, self.config).cache_key) is None for r in requests)
+
+    async def check_endpoint(self) -> None:
+        """One cheap request (``GET /models``): raises a ``JudgeError`` naming the URL when it cannot be reached."""
+        await self._active().check_endpoint()
+
     async def judge(
         self,
         requests: Sequence[JudgeRequest],
