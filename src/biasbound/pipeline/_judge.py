@@ -19,6 +19,7 @@ audits' from ``judge_seed + 1``; all are recorded in the outputs.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +72,9 @@ class _Observed:
     generator: np.ndarray
     diff: np.ndarray
     missing: dict[str, int]
+    # (model codes, item codes) of the batch items whose neighbour judgment is missing, per generator: a
+    # drawn item of a sample whose neighbour failed is counted at the range bound, never dropped
+    missing_keys: dict[str, tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -158,16 +162,23 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     score_all = fj["score"].to_numpy(dtype=float)
     parts: list[tuple[np.ndarray, ...]] = []
     missing: dict[str, int] = {}
+    missing_keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for gi, g in enumerate(s.generators):
         kind_g, name_g = obs._parse_generator(g, "observed_neighbors")
-        missing[g] = int(np.count_nonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(score_all)))
+        miss_rows = np.flatnonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(score_all))
+        missing[g] = int(miss_rows.size)
+        mk = m_all[miss_rows].astype(np.int64) * n_items_all + i_all[miss_rows]
+        at_mk = np.minimum(np.searchsorted(batch_keys, mk), max(len(batch_keys) - 1, 0))
+        in_mk = batch_keys[at_mk] == mk if len(batch_keys) else np.zeros(len(mk), dtype=bool)
+        missing_keys[g] = (m_all[miss_rows][in_mk], i_all[miss_rows][in_mk])
         m, i, diff = _neighbour_codes(fj, g, m_all, i_all, model_names, item_names, key_codes)
         key = m.astype(np.int64) * n_items_all + i
         at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
         inside = batch_keys[at] == key if len(batch_keys) else np.zeros(len(key), dtype=bool)
         parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))
     cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
-    return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing)
+    return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
+                     missing_keys=missing_keys)
 
 
 def _hamming1(observed: _Observed, view: _ModelView | _LeaderboardView) -> _Neighbours:
@@ -539,7 +550,8 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
         held_mask = np.zeros(len(nb), dtype=bool)
     cal_rows, held = nb.take(~held_mask), nb.take(held_mask)
     kept = _Observed(model=observed.model[~held_mask], item=observed.item[~held_mask],
-                     generator=observed.generator[~held_mask], diff=observed.diff[~held_mask], missing=observed.missing)
+                     generator=observed.generator[~held_mask], diff=observed.diff[~held_mask], missing=observed.missing,
+                     missing_keys=observed.missing_keys)
     knowledge = build_knowledge(view, kept, s)
     sens = _sensitivity(cal_rows, view, s)
     notes += list(sens.notes)

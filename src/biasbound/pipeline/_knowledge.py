@@ -116,9 +116,10 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
             unit = str(batch.model_names[code])
             items = batch.i[batch.m == code]
             sel = observed.model == code
+            miss = [_missing_of(observed, g, lambda mm, ii, c=code: ii[mm == c]) for g in s.generators]
             out[unit] = _unit(unit, view.unit_dim(unit), s, [(items, np.full(len(items), 1.0))],
                               [(observed.item[sel & (gen_of == g)], observed.diff[sel & (gen_of == g)])
-                               for g in range(len(s.generators))], model_view=True)
+                               for g in range(len(s.generators))], model_view=True, missing=miss)
         return out
     # leaderboard: the population is every (model, item) pair of the batch; a pair moves its model's
     # mean by Δ / d_model
@@ -129,15 +130,24 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
     for g in range(len(s.generators)):
         sel = gen_of == g
         per_gen.append((observed.model[sel].astype(np.int64) * n_items + observed.item[sel], observed.diff[sel]))
+    miss = [_missing_of(observed, g, lambda mm, ii: mm.astype(np.int64) * n_items + ii) for g in s.generators]
     out["*"] = _unit("*", view.dim, s, [(pair, weight)], per_gen, model_view=False, model_of_pair=batch.m,
-                     n_models=view.dim)
+                     n_models=view.dim, missing=miss)
     return out
+
+
+def _missing_of(observed: Any, g: str, key: Any) -> np.ndarray:
+    """The population keys of the batch items whose ``g`` neighbour judgment is missing."""
+    mk = getattr(observed, "missing_keys", {}).get(g)
+    if mk is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(key(mk[0], mk[1]), dtype=np.int64)
 
 
 def _unit(
     unit: str, dim: int, s: _Settings, members: list[tuple[np.ndarray, np.ndarray]],
     per_gen: list[tuple[np.ndarray, np.ndarray]], *, model_view: bool, model_of_pair: np.ndarray | None = None,
-    n_models: int = 1,
+    n_models: int = 1, missing: list[np.ndarray] | None = None,
 ) -> _UnitKnowledge:
     """Records of one unit. ``members`` = (population keys, weight w): a member's change moves the
     unit's f(D) by ``w·Δ`` in its coordinate (w = 1 model view, 1/d_model leaderboard view)."""
@@ -178,6 +188,15 @@ def _unit(
         if note:
             notes.append(f"{g} ({unit}): {note}.")
         if cov.kind == "sample":
+            # a drawn item whose neighbour judgment is missing stays in the sample, at the range bound
+            mk = np.zeros(0, dtype=np.int64) if missing is None else missing[gi]
+            m_at = np.searchsorted(keys, mk)
+            m_ok = (m_at < N) & (keys[np.minimum(m_at, N - 1)] == mk) if len(mk) else np.zeros(0, dtype=bool)
+            m_at = np.setdiff1d(m_at[m_ok], at)
+            if m_at.size:
+                moved_r = np.concatenate([moved_r, A_member[m_at]])
+                notes.append(f"{g} ({unit}): {m_at.size} drawn item(s) without a neighbour judgment counted at the "
+                             "range bound.")
             if beta_g is None:
                 raise InputError(f"The 'beta' parameter of {_WHERE} must be set for neighbours drawn as a sample ({g!r}). Got None instead.")
             records[g], rms[g] = _sample_records(s, k_eff, N, moved_r, A_member, beta_g, cov, dim, batch_centre,

@@ -124,8 +124,10 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     if cost:
         one = cost.get("pairs_reversed_by_one_neighbour") or {}
         nb_txt = ", ".join(f"{g} {_f(v['expected_pairs_reversed'], 3)}" for g, v in one.items())
+        how = ("with every item perturbed at once" if any(v.get("relation") == "all items" for v in one.values())
+               else "by one perturbed item")
         rows.append(("leaderboard cost (model pairs)", f"{_f(cost['pairs_reversed_between_two_releases'], 3)} of "
-                     f"{cost['pairs']} reversed between two releases (noise) vs {nb_txt or '—'} by one neighbour"))
+                     f"{cost['pairs']} reversed between two releases (noise) vs {nb_txt or '—'} {how}"))
         ret = cost.get("retention_over_noise") or {}
         sp = ret.get("spearman") or {}
         if sp.get("mean") is not None:
