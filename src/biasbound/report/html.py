@@ -82,6 +82,8 @@ _CERT_FIELDS: tuple[tuple[str, str], ...] = (
     ("dim", "d (items)"),
     ("method", "calibration method"),
     ("bound_used", "bound used"),
+    ("bound_value", "bound on the failure probability at the released α, σ"),
+    ("exact", "exact (nothing estimated)"),
     ("radius", "noise radius"),
     ("sensitivity", "sensitivity used"),
     ("sensitivity_ucb", "sensitivity UCB"),
@@ -233,11 +235,12 @@ def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
     if n is not None:
         parts.append(f"On {format_number(n)} held-out neighbours")
     if "exact_probability" in audit:
-        parts.append(f"the probability that the certified scores move by more than τ = {format_number(audit.get('tau'))} "
+        tau_txt = f"τ = {format_number(audit.get('tau'))}" if audit.get("tau") is not None else "τ"
+        parts.append(f"the probability that the certified scores move by more than {tau_txt} "
                      f"is {format_number(audit.get('exact_probability'))} (exact, averaged over the neighbours)")
     if "exact_ucb" in audit:
-        parts.append(f"its {conf_txt} upper confidence bound is {format_number(audit.get('exact_ucb'))}, "
-                     f"against δ = {format_number(audit.get('delta'))}")
+        delta_txt = f"δ = {format_number(audit.get('delta'))}" if audit.get("delta") is not None else "δ"
+        parts.append(f"its {conf_txt} upper confidence bound is {format_number(audit.get('exact_ucb'))}, against {delta_txt}")
     sentence = ", ".join(parts) + "." if parts else ""
     mc = ""
     if "mc_probability" in audit:
@@ -312,25 +315,57 @@ def _mechanism(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
         "holdout": "the mean of held-out items as centre c",
         "batch": "the batch mean as centre c (its movement is added to the sensitivity)",
     }.get(c_kind, f"centre c ({c_kind or 'unspecified'})")
-    gens = cert.get("generators") or {}
-    gen_names = ", ".join(str(g) for g in gens) if isinstance(gens, Mapping) and gens else "the observed neighbours"
-    beta = cert.get("beta")
-    ucb_txt = (f"its upper confidence bound at confidence {format_number(1 - _num(beta))}"
-               if _num(beta) is not None else "its point estimate (no confidence bound, as in the paper)")
     prose = [
         f"f(D) is the vector of the judge's {format_number(dim)} per-item scores on [0, 1]. The mechanism shrinks it "
         f"towards {centre_prose} with Lipschitz constant α = {a} (the share of the score spread kept; the largest "
         f"feasible α is α_max = {format_number(cert.get('alpha_max'))}) and adds independent Gaussian noise with "
         f"standard deviation σ = {format_number(sigma)} per item (largest admissible σ_max = {format_number(cert.get('sigma_max'))}).",
-        f"The calibration ({format_number(cert.get('method'))} method) uses the sensitivity {format_number(cert.get('sensitivity'))} "
-        f"measured on {gen_names} ({format_number(cert.get('combination'))} over generators; {ucb_txt}), "
-        f"{_BOUND_TEXT.get(str(cert.get('bound_used')), str(cert.get('bound_used')))}, and "
-        f"{_RADIUS_TEXT.get(str(cert.get('radius')), str(cert.get('radius')))} for the noise. "
-        f"The failure probability δ = {format_number(cert.get('delta'))} is split into δ_B = {format_number(cert.get('delta_B'))} "
-        f"(noise) and δ_Δ = {format_number(cert.get('delta_Delta'))} (sensitivity).",
+        _calibration_prose(cert),
     ]
     return {"name": _certificate_name(cert, index), "formula": formula, "prose": prose,
             "record": _certificate_record(cert)}
+
+
+def _calibration_prose(cert: Mapping[str, Any]) -> str:
+    """How the calibration reached α and σ, from the certificate's fields (the knowledge-based record, or the older one)."""
+    delta = format_number(cert.get("delta"))
+    parts: list[str] = []
+    relation = cert.get("neighbor_relation")
+    if relation:
+        parts.append(f"A neighbour D′ of D: {relation}.")
+    bound, value = cert.get("bound_used"), cert.get("bound_value")
+    beta = _num(cert.get("beta"))
+    if value is not None:  # the knowledge-based certificate (what is known about Δ → the bound it supports)
+        how = ("computed exactly over every neighbour (nothing estimated)" if cert.get("exact") else
+               f"valid with confidence {format_number(1 - beta)} over the neighbour sample" if beta else
+               "from the point estimate of the sensitivity (no confidence statement)" if cert.get("point_estimate") else
+               "from what is known about the sensitivity")
+        chose = ("used the paper's bound (Corollary 3.2)" if cert.get("method") == "paper" else
+                 f"chose the {bound} bound, the smallest valid one")
+        parts.append(f"The calibration ({cert.get('method', '—')} method) {chose}: at the released α and σ it bounds "
+                     f"the failure probability by {format_number(value)} ≤ δ = {delta}, {how}.")
+        paper = cert.get("paper")
+        if isinstance(paper, Mapping):
+            parts.append(f"As in the paper (Corollary 3.2), δ is split into δ_B = {format_number(paper.get('delta_B'))} "
+                         f"(noise) and δ_Δ = {format_number(paper.get('delta_Delta'))} (sensitivity, Markov), with the "
+                         f"sensitivity {format_number(paper.get('sensitivity'))} and "
+                         f"{_RADIUS_TEXT.get(str(paper.get('radius')), str(paper.get('radius')))} for the noise.")
+        rng = cert.get("range")
+        if isinstance(rng, Mapping) and _num(rng.get("A")) is not None:
+            parts.append(f"On its score range a neighbour moves the scores by at most A = {format_number(rng['A'])}.")
+        return " ".join(parts)
+    gens = cert.get("generators") or {}
+    gen_names = ", ".join(str(g) for g in gens) if isinstance(gens, Mapping) and gens else "the observed neighbours"
+    ucb_txt = (f"its upper confidence bound at confidence {format_number(1 - beta)}"
+               if beta is not None else "its point estimate (no confidence bound, as in the paper)")
+    parts.append(
+        f"The calibration ({format_number(cert.get('method'))} method) uses the sensitivity {format_number(cert.get('sensitivity'))} "
+        f"measured on {gen_names} ({format_number(cert.get('combination'))} over generators; {ucb_txt}), "
+        f"{_BOUND_TEXT.get(str(bound), str(bound))}, and "
+        f"{_RADIUS_TEXT.get(str(cert.get('radius')), str(cert.get('radius')))} for the noise. "
+        f"The failure probability δ = {delta} is split into δ_B = {format_number(cert.get('delta_B'))} "
+        f"(noise) and δ_Δ = {format_number(cert.get('delta_Delta'))} (sensitivity).")
+    return " ".join(parts)
 
 
 def _certificate_record(cert: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -365,8 +400,12 @@ def _certificate_record(cert: Mapping[str, Any]) -> list[tuple[str, str]]:
 # figures are added by appending a function to _CERT_FIGURES.
 
 
+#: Figures with more rows than this are summarised (one row per model would fill pages).
+_LONG = 24
+
+
 def _figure_sensitivity(cert: Mapping[str, Any]) -> dict[str, Any] | None:
-    gens = cert.get("generators")
+    gens = cert.get("generators") or _cert_value(cert, "generators_table")
     if not isinstance(gens, Mapping) or not gens:
         return None
     rows = []
@@ -376,8 +415,9 @@ def _figure_sensitivity(cert: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "title": "Measured sensitivity per neighbour generator",
         "prose": ("Δ* is the root-mean-square distance ‖f(D) − f(D′)‖₂ between the scores of the batch and of a neighbour, "
-                  f"over m observed neighbours; the calibration uses {format_number(cert.get('sensitivity'))} "
-                  f"({format_number(cert.get('combination'))} over the generators)."),
+                  "over m observed neighbours (the largest over the models, with its upper confidence bound)."
+                  + (f" The calibration uses {format_number(cert.get('sensitivity'))} "
+                     f"({format_number(cert.get('combination'))} over the generators)." if cert.get("sensitivity") is not None else "")),
         "headers": ["generator", "Δ* (RMS)", "upper confidence bound", "m (neighbours)"],
         "rows": rows,
     }
@@ -451,7 +491,19 @@ def _figure_bias_radius(cert: Mapping[str, Any]) -> dict[str, Any] | None:
     if _num(radius) is not None:
         prose += f" Here it is {format_number(radius)}, against the certified τ = {format_number(cert.get('tau'))}."
     if isinstance(value, Mapping):
-        rows = [[str(g), format_number(r)] for g, r in (value.get("per_generator") or {}).items()]
+        per = value.get("per_generator") or {}
+        if len(per) > _LONG:  # one entry per model and generator: the spread, with the models at both ends
+            finite = {g: _num(r) for g, r in per.items() if _num(r) is not None}
+            rows = []
+            if finite:
+                ordered = sorted(finite, key=finite.get)
+                rows = [[f"smallest ({ordered[0]})", format_number(finite[ordered[0]])],
+                        ["median", format_number(float(np.median(list(finite.values()))))],
+                        [f"largest ({ordered[-1]})", format_number(finite[ordered[-1]])]]
+            rows.append(["all together", format_number(radius)])
+            prose += f" Over the {len(per)} model and generator entries:"
+            return {"title": "Bias radius of the judge", "prose": prose, "headers": ["", "bias radius"], "rows": rows}
+        rows = [[str(g), format_number(r)] for g, r in per.items()]
         rows.append(["all generators together", format_number(radius)])
         return {"title": "Bias radius of the judge", "prose": prose, "headers": ["generator", "bias radius"], "rows": rows}
     return _figure_fields(cert, "bias_radius", "Bias radius of the judge", prose, value)
@@ -481,6 +533,22 @@ def _figure_candidates(cert: Mapping[str, Any]) -> dict[str, Any] | None:
     value = _cert_value(cert, "candidates")
     if not isinstance(value, (list, tuple)) or not value:
         return None
+    if len(value) > _LONG and all(isinstance(c, Mapping) for c in value):  # one per model, generator and bound: by bound
+        units: dict[str, dict[str, Any]] = {}
+        for c in value:
+            u = units.setdefault(str(c.get("unit", "—")), {"n": 0, "applicable": 0, "selected": 0, "reasons": {}})
+            u["n"] += 1
+            u["applicable"] += bool(c.get("applicable"))
+            u["selected"] += bool(c.get("selected"))
+            r = str(c.get("reason", ""))
+            u["reasons"][r] = u["reasons"].get(r, 0) + 1
+        rows = [[unit, f"{u['applicable']} of {u['n']}", str(u["selected"]),
+                 max(u["reasons"], key=u["reasons"].get) if u["reasons"] else ""] for unit, u in units.items()]
+        return {"title": "Bounds considered",
+                "prose": (f"Every bound the calibration tried on what is known about each of the {len(value)} "
+                          "(model, generator, bound) combinations, grouped by bound: where it applies, how often it "
+                          "was selected (the smallest valid one), and the most common reason."),
+                "headers": ["bound", "applies", "selected", "most common reason"], "rows": rows}
     return _figure_fields(cert, "candidates", "Bounds considered",
                           "Every bound the calibration tried on what is known about the judge, whether it applies, "
                           "and which one was selected (the smallest valid one).", value)
