@@ -184,7 +184,7 @@ def _unit(
             cov = _Coverage(n_cov, N, "census" if n_cov == N else "partial")
         coverage[g] = cov
         moved = w[at] * diff  # signed change of the member's coordinate
-        at_r, moved_r, note = _replicate(at, moved)
+        at_r, moved_r, note = _replicate(at, moved)  # [proof:census-replicate]
         if note:
             notes.append(f"{g} ({unit}): {note}.")
         if cov.kind == "sample":
@@ -194,7 +194,7 @@ def _unit(
             m_ok = (m_at < N) & (keys[np.minimum(m_at, N - 1)] == mk) if len(mk) else np.zeros(0, dtype=bool)
             m_at = np.setdiff1d(m_at[m_ok], at)
             if m_at.size:
-                moved_r = np.concatenate([moved_r, A_member[m_at]])
+                moved_r = np.concatenate([moved_r, A_member[m_at]])  # [proof:sample-missing-at-bound]
                 notes.append(f"{g} ({unit}): {m_at.size} drawn item(s) without a neighbour judgment counted at the "
                              "range bound.")
             if beta_g is None:
@@ -209,6 +209,7 @@ def _unit(
                                 per_gen[gi], ok)
             records[g], rms[g] = (rec,), r
         elif k_eff == 1:
+            # unobserved members at the range bound, as often as an observed one after replication [proof:partial-at-bound]
             sq = np.concatenate([moved_r**2, np.repeat(A_member[fill] ** 2, _rep_factor(at_r, at))])
             shift_sq = None
             if batch_centre:
@@ -267,7 +268,7 @@ def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: n
         a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
         p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
         top = float(np.sum(np.sort(A_member)[::-1][:k])) ** 2
-        U2 = min(k * ucb * ucb + p2 * float(np.sum(a_sum**2 - a_sq)), top)
+        U2 = min(k * ucb * ucb + p2 * float(np.sum(a_sum**2 - a_sq)), top)  # [proof:sample-cross-terms]
     return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=(k / dim) if batch_centre else None,
                     note=f"Hamming-{k}: k times the KL upper bound on the per-item mean square, from {cov.observed} "
                          f"of {N} items drawn uniformly (seed {cov.seed})"),), math.sqrt(U2)
@@ -292,8 +293,8 @@ def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarr
     p1 = k / N
     p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
     if model_view:  # ||Δ_S||² = Σ_{i∈S} Δ_i² (each member its own coordinate)
-        U2 = p1 * float(np.sum(msq))
-        A2 = float(np.sum(np.sort(absmax**2)[::-1][:k]))
+        U2 = p1 * float(np.sum(msq))  # [proof:hamming-k-moment]
+        A2 = float(np.sum(np.sort(absmax**2)[::-1][:k]))  # [proof:hamming-k-as-model]
     else:  # ||Δ_S||² = Σ_j (Σ_{p∈S, model j} w_p Δ_p)²; unobserved signs taken at their worst
         assert coord is not None
         n_c = int(coord.max()) + 1
@@ -302,9 +303,12 @@ def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarr
         obs_sum = np.bincount(coord, weights=np.where(cnt > 0, mean, 0.0), minlength=n_c)
         unobs = np.bincount(coord, weights=np.where(cnt > 0, 0.0, A_member), minlength=n_c)
         sq_means = np.bincount(coord, weights=np.where(cnt > 0, mean**2, A_member**2), minlength=n_c)
-        cross = (np.abs(obs_sum) + unobs) ** 2 - sq_means
-        U2 = first + p2 * float(np.sum(np.maximum(cross, 0.0)))
-        A2 = float(np.sum(np.sort(absmax)[::-1][:k])) ** 2  # triangle inequality over the k moves
+        cross = (np.abs(obs_sum) + unobs) ** 2 - sq_means  # [proof:hamming-k-cross-worst-sign]
+        # a negative cross term (moves of opposite signs within a model) is real: no clipping, the
+        # expression is exact for a census and its maximum over the unobserved moves otherwise
+        U2 = max(0.0, first + p2 * float(np.sum(cross)))
+        # triangle inequality over the k moves [proof:hamming-k-as-leaderboard]
+        A2 = float(np.sum(np.sort(absmax)[::-1][:k])) ** 2
     U2 = min(U2, A2)
     return Moments(U2=U2, beta=0.0, A=math.sqrt(A2),
                    note=f"Hamming-{k}: exact mean square over uniform {k}-subsets of {N} items"
@@ -332,22 +336,22 @@ def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np
         sel = rnd == r
         val = np.zeros(n)
         known = np.zeros(n, dtype=bool)
-        val[at_s[sel]] = mv_s[sel]
+        val[at_s[sel]] = mv_s[sel]  # [proof:all-items-round]
         known[at_s[sel]] = True
         unk = np.where(known, 0.0, A_member)
         if model_view:
             sq = float(np.sum(val**2) + np.sum(unk**2))
-            sh = (abs(float(np.sum(val))) + float(np.sum(unk))) ** 2 / dim
+            sh = (abs(float(np.sum(val))) + float(np.sum(unk))) ** 2 / dim  # [proof:all-items-worst-sign]
         else:
             assert coord is not None
             n_c = int(coord.max()) + 1
             vj = np.bincount(coord, weights=val, minlength=n_c)
             uj = np.bincount(coord, weights=unk, minlength=n_c)
-            bound_j = np.abs(vj) + uj
+            bound_j = np.abs(vj) + uj  # [proof:all-items-worst-sign-models]
             sq = float(np.sum(bound_j**2))
             sh = ((abs(float(np.sum(vj))) + float(np.sum(uj))) ** 2) / n_models
         sqs.append(sq)
-        shifts.append(min(sh, sq))
+        shifts.append(min(sh, sq))  # [proof:all-items-shift-cap]
     sq_arr = np.array(sqs)
     return (FullPopulation(sq_norms=sq_arr, shift_sq=np.array(shifts) if batch_centre else None,
                            shift_ratio=1.0 if batch_centre else None,
