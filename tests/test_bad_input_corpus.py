@@ -372,6 +372,10 @@ add(Case("schematic-jsonl-array", ["schematic", "{d}/f.jsonl", "--factors", "a",
          ("f.jsonl:1", "JSON array"), {"f.jsonl": "[1, 2]\n"}))
 add(Case("schematic-no-factors", ["schematic", "{d}/f.csv", "--factors", ",", "--overall", "o"],
          ("'--factors'",), {"f.csv": "a,b,o\n" + ROWS}))
+add(Case("schematic-repeated-factor", ["schematic", "{d}/f.csv", "--factors", "a,a", "--overall", "o"],
+         ("'--factors' option of schematic", "each column once", "'a'"), {"f.csv": "a,b,o\n" + ROWS}))
+add(Case("schematic-overall-is-factor", ["schematic", "{d}/f.csv", "--factors", "a,o", "--overall", "o"],
+         ("'--overall' option of schematic", "must not be one of the factors"), {"f.csv": "a,b,o\n" + ROWS}))
 add(Case("schematic-mode", [*SCH, "--mode", "holdout"], ("'--mode' option of schematic", "'paper', 'cv'"), {"f.csv": "a,b,o\n" + ROWS}))
 add(Case("schematic-folds", [*SCH, "--mode", "cv", "--folds", "1"], ("'--folds' option of schematic", "[2, inf)"), {"f.csv": "a,b,o\n" + ROWS}))
 add(Case("schematic-suffix", ["schematic", "{d}/f.xlsx", "--factors", "a", "--overall", "o"], (".csv or .jsonl",),
@@ -401,6 +405,8 @@ for cid, text, words in [
     body = text if isinstance(text, bytes) or cid in ("duplicate-key", "syntax", "top-list") else RUN_BASE + text
     add(Case(f"run-{cid}", RUN, words, {"r.yaml": body, "t.csv": "question_id,question,model,answer\n"}))
 add(Case("run-missing-config", ["run", "{d}/none.yaml"], ("none.yaml", "does not exist")))
+add(Case("run-output-is-file", RUN, ("r.yaml", "The key 'output' must be a folder", "not an existing file"),
+         {"r.yaml": RUN_BASE + "output: t.csv\n", "t.csv": "item_id,question,model,answer\nq1,Why?,m,So.\n"}))
 ANSWERS_HEAD = "item_id,question,model,answer\n"
 for cid, name, content, words in [
     ("binary", "t.csv", b"\x00\x01\x02", ("t.csv", "binary")),

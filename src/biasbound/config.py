@@ -576,6 +576,9 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
     seed = int(r.integer(top.get("seed"), "seed", default=0, **PARAMS["seed"].bounds()))  # type: ignore[arg-type]
     output = r.path(top.get("output"), "output", must_exist=False)
+    blocking = next((p for p in (output, *output.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise r.fail("output", "a folder (it is created if needed), not an existing file", str(blocking))
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
                      output=output, judges=judges)

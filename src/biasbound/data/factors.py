@@ -158,6 +158,13 @@ def load_factor_table(
         raise InputError(f"The 'factors' parameter of load_factor_table must name at least one column. Got {factors!r} instead.")
     if not isinstance(overall, str) or not overall:
         raise InputError(f"The 'overall' parameter of load_factor_table must name a column. Got {overall!r} instead.")
+    repeated = sorted({f for f in factors if factors.count(f) > 1})
+    if repeated:
+        raise InputError(f"The 'factors' parameter of load_factor_table must name each column once. Got {repeated[0]!r} "
+                         "more than once instead.")
+    if overall in factors:
+        raise InputError(f"The 'overall' parameter of load_factor_table must not be one of the factors (R² would be 1 "
+                         f"by construction). Got {overall!r} instead.")
     if not p.is_file():
         raise DataFormatError("the file does not exist; check the path.", path=str(p))
     fmt = _format(p)
