@@ -187,10 +187,17 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
                 point=(cal.sigma, cal.alpha), title=f"Feasible frontier α*(σ) and the point taken{label}")
     curves = {n: j.certificate.bias_radius["curve"] for n, j in result.judges.items()
               if getattr(j.certificate, "bias_radius", None)}
+    title = "Bias radius per judge (the certificate's generators)"
+    if not several and result.judges:  # one judge: its models compared (each model's own certificate)
+        j = next(iter(result.judges.values()))
+        per_model = {m: c.bias_radius["curve"] for m, c in j.model_certificates.items()
+                     if getattr(c, "bias_radius", None)}
+        if len(per_model) > 1:
+            curves, title = per_model, f"Bias radius per model (judge {j.judge})"
+        else:
+            title = "Bias radius of the judge"
     if curves:
-        plots["bias_radius"] = plot_bias_radius(curves, out / "bias_radius.png",
-                                                title="Bias radius per judge (the certificate's generators)"
-                                                if several else "Bias radius of the judge")
+        plots["bias_radius"] = plot_bias_radius(curves, out / "bias_radius.png", title=title)
     if several:
         rows = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
                  "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}
