@@ -473,3 +473,29 @@ def test_sensitivity_bounds_use_the_kl_bound_valid_without_replacement(demo_runs
         for per_model in res.judges["ensemble"].estimates.values():
             est = per_model["swap"]
             assert est.ucb_method == "kl" and est.ucb is not None and est.ucb >= est.delta_star
+
+
+def test_a_model_without_neighbours_is_certified_at_the_range_bound_in_the_tight_route():
+    """Model c has no variant neighbour at all: the tight route certifies it with every item at the range
+    bound (coverage 0/60 stated, not exact); the paper route, whose Δ* needs data, refuses in one sentence."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for m in ("a", "b", "c"):
+        for i in range(60):
+            b = float(rng.uniform(0.3, 0.7))
+            rows.append((m, f"q{i}", "original", 0, b))
+            if m != "c":
+                rows.append((m, f"q{i}", "x", 0, float(np.clip(b + rng.normal(0, 0.05), 0, 1))))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "score"])
+    f["judge"], f["game"], f["verdict"], f["source"], f["line"] = "j", 0, None, "synthetic", np.arange(len(f)) + 1
+    res = certify(f, neighbors="variant:x", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    j = res.judges["j"]
+    cov = j.certificate.scope["knowledge_coverage"]
+    assert cov["c"]["variant:x"] == {"observed": 0, "total": 60, "kind": "partial", "seed": None, "exact": False,
+                                     "rms": 1.0}
+    assert j.audits["c"].verdict == "not contradictable" and j.audits["a"].verdict == "exact"
+    assert j.model_certificates["c"].verify()["holds"] is True
+    assert any("0 observed 'variant:x'" in n for n in j.notes)
+    with pytest.raises(InputError, match="0 observed neighbour"):
+        certify(f, neighbors="variant:x", method="paper", out=None, progress=False, plots=False, seed=0,
+                bootstrap_rounds=20)

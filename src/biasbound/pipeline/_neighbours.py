@@ -131,11 +131,14 @@ _UCB_METHOD = "kl"
 
 def _estimates(
     groups: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]], s: _Settings, units: Sequence[str],
-    max_distance: float,
+    max_distance: float, *, strict: bool = True,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Per (unit, generator) SensitivityEstimate from the calibration share of the neighbours.
 
     ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order).
+    ``strict`` (the paper route, whose Δ* calibrates): a group with fewer neighbours than its bound
+    needs is an error. Otherwise (the tight route, where Δ* is reported only and the knowledge puts
+    unobserved items at the range bound) such a group is reported at the range bound, with a note.
     """
     from biasbound.sensitivity import estimate
 
@@ -152,6 +155,13 @@ def _estimates(
             needs_ucb = beta_k is not None and g in s.used
             if grp is None or n < (2 if needs_ucb else 1):
                 who = "the leaderboard" if unit == "*" else f"model {unit!r}"
+                if not strict:
+                    per[g] = estimate(np.array([max_distance] * 2), name=g, beta=None, max_distance=max_distance,
+                                      mean_shifts=(np.array([max_distance] * 2) if s.center_kind == "batch" else None),
+                                      ucb_method=_UCB_METHOD)
+                    notes.append(f"{who}: {n} observed {g!r} neighbour(s); its Δ* is reported at the range bound "
+                                 f"({max_distance:g}) and its unobserved items count at that bound in the certificate.")
+                    continue
                 raise InputError(
                     f"The 'neighbors' parameter of {_WHERE}: generator {g!r} has {n} observed neighbour(s) for {who} "
                     f"after the {s.holdout:g} hold-out, fewer than the 2 a sensitivity bound needs."
