@@ -156,9 +156,13 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
              f"{_fmt(inp['sigma'] * scale)} {unit})."]
     kinds = {type(r) for r in k.records}
     facts = []
-    if FullPopulation in kinds:
+    pops = [r for r in k.records if isinstance(r, FullPopulation)]
+    if any(r.filled == 0 for r in pops):
         facts.append("every neighbour of the batch judged, so the probability is computed exactly for a neighbour "
                      "drawn uniformly from them (no sampling, no confidence level)")
+    if any(r.filled for r in pops):
+        facts.append("the neighbours that were judged, and every one that was not counted as moving the scores by the "
+                     "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
     samples = [r for r in k.records if isinstance(r, Sample)]
     if samples:
         s0 = samples[0]

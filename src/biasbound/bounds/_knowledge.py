@@ -167,12 +167,17 @@ class FullPopulation:
         Batch-mean centre without per-neighbour shifts: ``s^2 <= rho ||Delta||^2``.
     note : str
         Provenance.
+    filled : int
+        How many of the values are not observed but entered at the almost-sure bound (items without an
+        observed neighbour): the probability is then the worst case over their unknown values, not the
+        probability of a fully judged population.
     """
 
     sq_norms: Any
     shift_sq: Any = None
     shift_ratio: float | None = None
     note: str = ""
+    filled: int = 0
 
     def __post_init__(self) -> None:
         w = "FullPopulation"
@@ -196,6 +201,7 @@ class FullPopulation:
         x.setflags(write=False)
         object.__setattr__(self, "sq_norms", x)
         object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, w))
+        object.__setattr__(self, "filled", check_int(self.filled, "filled", w, low=0, high=x.size))
 
     @property
     def beta(self) -> float:
@@ -209,6 +215,8 @@ class FullPopulation:
         out: dict[str, Any] = {"kind": "full-population", "m": self.m, "sum_sq": float(np.sum(self.sq_norms)),
                                "max_sq": float(self.sq_norms.max()), "beta": 0.0, "shift_ratio": self.shift_ratio,
                                "note": self.note}
+        if self.filled:
+            out["filled"] = int(self.filled)
         if self.shift_sq is None:
             out.update(_hist(self.sq_norms))
         else:
@@ -294,7 +302,8 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
         y = None
         if d.get("shift_values") is not None:
             y = np.repeat(np.asarray(d["shift_values"], dtype=float), np.asarray(d["counts"], dtype=np.int64))
-        rec = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""))
+        rec = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""),
+                             filled=d.get("filled", 0))
         _check_summary(rec.to_dict(), d, "full-population")
         return rec
     if kind == "sample":

@@ -544,15 +544,31 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
 
     nb = _hamming1(observed, view)
     sampled = [s.generators.index(g) for g in (s.sampled or {})]
+    # drawn neighbours without a judgment, per generator (model codes, item codes, generator index)
+    mk = [(observed.missing_keys.get(g, (np.zeros(0, np.int64), np.zeros(0, np.int64))), gi)
+          for gi, g in enumerate(s.generators)]
+    miss_m = np.concatenate([np.asarray(k[0], dtype=np.int64) for k, _ in mk])
+    miss_g = np.concatenate([np.full(len(k[0]), gi, dtype=np.int64) for k, gi in mk])
     if sampled:
-        keys = nb.model.astype(np.int64) * len(s.generators) + nb.generator
-        held_mask = _group_split(keys, s.holdout, rng) & np.isin(nb.generator, sampled)
+        # the hold-out is one uniform split of every drawn neighbour, those without a judgment included
+        # (they stay in the calibration share at the range bound), so the calibration share is itself a
+        # uniform draw; holding out only judged neighbours would keep every failure and skew the share
+        keys = np.concatenate([nb.model.astype(np.int64), view.unit_of(miss_m).astype(np.int64)]) * len(s.generators) \
+            + np.concatenate([nb.generator, miss_g])
+        held_all = _group_split(keys, s.holdout, rng) & np.isin(np.concatenate([nb.generator, miss_g]), sampled)
+        held_mask, held_miss = held_all[: len(nb)], held_all[len(nb):]
     else:
-        held_mask = np.zeros(len(nb), dtype=bool)
+        held_mask, held_miss = np.zeros(len(nb), dtype=bool), np.zeros(len(miss_m), dtype=bool)
     cal_rows, held = nb.take(~held_mask), nb.take(held_mask)
+    kept_keys, at0 = {}, 0
+    for (k, gi) in mk:
+        n_k = len(k[0])
+        keep_k = ~held_miss[at0: at0 + n_k]
+        kept_keys[s.generators[gi]] = (np.asarray(k[0])[keep_k], np.asarray(k[1])[keep_k])
+        at0 += n_k
     kept = _Observed(model=observed.model[~held_mask], item=observed.item[~held_mask],
                      generator=observed.generator[~held_mask], diff=observed.diff[~held_mask], missing=observed.missing,
-                     missing_keys=observed.missing_keys)
+                     missing_keys=kept_keys)
     knowledge = build_knowledge(view, kept, s)
     sens = _sensitivity(cal_rows, view, s, strict=False)  # reported only: the knowledge calibrates
     notes += list(sens.notes)

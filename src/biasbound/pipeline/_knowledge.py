@@ -9,7 +9,11 @@ were observed:
   pairwise judgment): T is known exactly → ``FullPopulation`` (no hold-out split, no β);
 * **recorded draw** — the neighbours are a uniform draw of m items without replacement by a
   recorded seed (``biasbound run``; passed as ``sampled=``) → ``Sample`` (a finite-population band
-  at level 1 − β), with a hold-out share kept for the audit;
+  at level 1 − β), with a hold-out share kept for the audit; model view only. The hold-out split is
+  drawn over every drawn neighbour, those without a judgment included, so the calibration share is
+  itself a uniform draw. In the leaderboard view the per-model draws are a stratified draw over
+  (model, item) pairs, not the uniform draw the band needs (its event then fails far more often
+  than β): the pairs without an observed neighbour count at the range bound, as for partial coverage;
 * **partial coverage** otherwise — items without an observed neighbour count at the almost-sure
   bound (their ‖Δ‖ = the range bound): still a ``FullPopulation``, an upper bound, not exact; the
   scope states the coverage (observed / total per generator).
@@ -178,7 +182,10 @@ def _unit(
         covered[at] = True
         n_cov = int(covered.sum())
         draw = (s.sampled or {}).get(g)
-        if draw is not None and n_cov < N:
+        if draw is not None and n_cov < N and model_view:
+            # per model, a uniform draw by a recorded seed; over (model, item) pairs the draws of several models
+            # are a stratified draw, which the finite-population band does not cover: the leaderboard view
+            # counts the undrawn pairs at the range bound instead (the 'partial' route below)
             cov = _Coverage(n_cov, N, "sample", draw.get("seed") if isinstance(draw, dict) else None)
         else:
             cov = _Coverage(n_cov, N, "census" if n_cov == N else "partial")
@@ -210,6 +217,7 @@ def _unit(
             records[g], rms[g] = (rec,), r
         elif k_eff == 1:
             # unobserved members at the range bound, as often as an observed one after replication [proof:partial-at-bound]
+            n_fill = int(fill.sum()) * _rep_factor(at_r, at)
             sq = np.concatenate([moved_r**2, np.repeat(A_member[fill] ** 2, _rep_factor(at_r, at))])
             shift_sq = None
             if batch_centre:
@@ -217,7 +225,8 @@ def _unit(
             recs: list[Any] = [FullPopulation(sq_norms=sq, shift_sq=shift_sq,
                                               shift_ratio=(1.0 / (dim if model_view else n_models)) if batch_centre else None,
                                               note=f"{g}: {cov.observed}/{cov.total} items observed"
-                                                   + ("" if cov.kind == "census" else "; the rest at the range bound"))]
+                                                   + ("" if cov.kind == "census" else "; the rest at the range bound"),
+                                              filled=n_fill)]
             # no AlmostSure record beside it: every member is at most the range bound, so the population's
             # exact probability is never above the almost-sure bound (range_implied is reported separately)
             records[g] = tuple(recs)
@@ -354,7 +363,7 @@ def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np
         shifts.append(min(sh, sq))  # [proof:all-items-shift-cap]
     sq_arr = np.array(sqs)
     return (FullPopulation(sq_norms=sq_arr, shift_sq=np.array(shifts) if batch_centre else None,
-                           shift_ratio=1.0 if batch_centre else None,
+                           shift_ratio=1.0 if batch_centre else None, filled=sq_arr.size if fill.any() else 0,
                            note=f"{g}: every item perturbed at once ({n_rounds} round(s))"
                                 + ("" if not fill.any() else f"; {int(fill.sum())} unobserved items at the range bound")),
             float(math.sqrt(np.mean(sq_arr))))
