@@ -160,9 +160,10 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     if any(r.filled == 0 for r in pops):
         facts.append("every neighbour of the batch judged, so the probability is computed exactly for a neighbour "
                      "drawn uniformly from them (no sampling, no confidence level)")
-    if any(r.filled for r in pops):
-        facts.append("the neighbours that were judged, and every one that was not counted as moving the scores by the "
-                     "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
+    for r in (r for r in pops if r.filled):
+        facts.append(f"{r.filled} of the {r.m} neighbours not judged and counted as moving the scores by the most the "
+                     "score range allows, the judged ones as observed (a worst case over the unjudged ones, not a "
+                     "measured probability)")
     samples = [r for r in k.records if isinstance(r, Sample)]
     if samples:
         s0 = samples[0]
@@ -189,9 +190,9 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
                      "judge in particular.")
     os_ = der.get("original_scale")
     if os_ is not None and inp["alpha"] < 1:
-        parts.append(f"Equivalently, the release is the unshrunk judge plus Gaussian noise of standard deviation "
-                     f"{_fmt(os_['sigma'] * scale)} {unit}, and the statement bounds its change by {_fmt(os_['tau'] * scale)} "
-                     f"{unit} with the same probability.")
+        parts.append(f"Equivalently (a change of units), (M(D) − (1 − α)·centre)/α is the unshrunk judge's scores plus "
+                     f"Gaussian noise of standard deviation {_fmt(os_['sigma'] * scale)} {unit}, and it changes by more "
+                     f"than {_fmt(os_['tau'] * scale)} {unit} with the same probability.")
     br = der["bias_radius"]
     if br["radius"] is not None:
         parts.append(f"Without shrinkage or noise this judge's scores move by more than {_fmt(br['radius'] * scale)} {unit} "
