@@ -242,7 +242,7 @@ add(certify_case("llmbar-binary", "l.csv", LLMBAR_HEAD.encode() + b"\x00", ("l.c
 # -- certify options ------------------------------------------------------------------------
 OPT = ["certify", "{d}/t.csv", "--out", "{d}/o", "--no-plots"]
 for cid, extra, words in [
-    ("tau-0", ["--tau", "0"], ("'--tau' option of certify", "(0, inf)")),
+    ("tau-0", ["--tau", "0"], ("'--tau' option of certify", "(0, 1e+06]")),
     ("tau-neg", ["--tau", "-1"], ("'--tau' option of certify", "Got -1")),
     ("tau-nan", ["--tau", "nan"], ("'--tau' option of certify",)),
     ("tau-inf", ["--tau", "inf"], ("'--tau' option of certify",)),
@@ -266,7 +266,7 @@ for cid, extra, words in [
     ("center-ema-text", ["--center", "ema:x"], ("'--center' option of certify",)),
     ("view", ["--view", "items"], ("'--view' option of certify", "'model', 'leaderboard'")),
     ("seed-neg", ["--seed", "-1"], ("'--seed' option of certify", "[0, inf)")),
-    ("bootstrap-0", ["--bootstrap-rounds", "0"], ("'--bootstrap-rounds' option of certify", "[1, inf)")),
+    ("bootstrap-0", ["--bootstrap-rounds", "0"], ("'--bootstrap-rounds' option of certify", "[1, 100000]")),
     ("jitter-without-rerun", ["--neighbors", "swap", "--jitter-adjust"], ("'--jitter-adjust' option of certify", "'rerun'")),
     ("scale-one", ["--scale", "1"], ("'--scale'", "'lo,hi'")),
     ("scale-text", ["--scale", "a,b"], ("'--scale'",)),
@@ -330,9 +330,9 @@ CAL = ["calibrate", "--tau", "0.5", "--delta", "0.01", "--dim", "100", "--sensit
 for cid, extra, words in [
     ("delta-tiny", ["--delta", "1e-300"], ("'--delta' option of calibrate", "[1e-12, 1)")),
     ("delta-one", ["--delta", "1"], ("'--delta'", "[1e-12, 1)")),
-    ("tau-zero", ["--tau", "0"], ("'--tau'", "(0, inf)")),
+    ("tau-zero", ["--tau", "0"], ("'--tau'", "(0, 1e+06]")),
     ("dim-zero", ["--dim", "0"], ("'--dim'", "[1, inf)")),
-    ("sensitivity-neg", ["--sensitivity", "-0.1"], ("'--sensitivity'", "[0, inf)")),
+    ("sensitivity-neg", ["--sensitivity", "-0.1"], ("'--sensitivity'", "[0, 1e+06]")),
     ("sensitivity-above-range", ["--sensitivity", "1.5", "--range", "1"], ("'--sensitivity' option of calibrate",
                                                                            "at most", "= 1")),
     ("sensitivity-above-hamming", ["--sensitivity", "2.5", "--range", "1", "--hamming", "4"], ("at most", "= 2")),
@@ -393,7 +393,7 @@ for cid, text, words in [
     ("binary", b"\x00\x01", ("r.yaml", "binary")),
     ("not-utf8", b"tau: \xe9\n", ("r.yaml:1", "not UTF-8")),
     ("top-list", "- 1\n- 2\n", ("r.yaml",)),
-    ("tau-negative", "tau: -1\n", ("'tau'", "(0, inf)")),
+    ("tau-negative", "tau: -1\n", ("'tau'", "(0, 1e+06]")),
     ("delta-tiny", "delta: 1.0e-300\n", ("'delta'", "[1e-12, 1)")),
     ("unknown-key", "colour: red\n", ("'colour'", "not allowed")),
     ("seed-negative", "seed: -3\n", ("'seed'",)),

@@ -92,7 +92,9 @@ class Range:
 
 #: Every range a user-facing parameter must lie in, by parameter name.
 PARAMS: dict[str, Range] = {
-    "tau": Range(0.0, None, low_open=True),
+    # Scores are normalised to [0, 1]: two score vectors of up to 10^12 items are never more than 10^6 apart,
+    # so a larger tolerance (or sensitivity) says nothing more, and its square would overflow downstream.
+    "tau": Range(0.0, 1e6, low_open=True, why="normalised scores of up to 10^12 items are never further apart"),
     # Below 1e-12 no audit (it would need ~1e12 neighbour draws) or Monte Carlo check can ever speak to the
     # claim, and the Gaussian tails it rests on are below the rounding error of the scores themselves.
     "delta": Range(1e-12, 1.0, high_open=True, why="smaller failure probabilities cannot be audited"),
@@ -100,9 +102,10 @@ PARAMS: dict[str, Range] = {
     "beta": Range(0.0, 1.0, low_open=True, high_open=True),
     "holdout": Range(0.0, 0.9),
     "confidence": Range(0.0, 1.0, low_open=True, high_open=True),
-    "bootstrap_rounds": Range(1, None, integer=True),
+    # Each round holds one count per item in memory; 10^5 rounds of 1,000 items are already 800 MB.
+    "bootstrap_rounds": Range(1, 100_000, integer=True, why="each round holds one count per item in memory"),
     "n_mc": Range(1, None, integer=True),
-    "sensitivity": Range(0.0, None),
+    "sensitivity": Range(0.0, 1e6, why="normalised scores of up to 10^12 items never move further"),
     "dim": Range(1, None, integer=True),
     "max_attempts": Range(1, None, integer=True),
     "seed": Range(0, None, integer=True),

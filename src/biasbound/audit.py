@@ -124,9 +124,9 @@ def exceedance_probabilities(sq_eff: np.ndarray, *, tau: float, sigma: float, di
     ``||Δ_eff + B||² / (2σ²)`` is noncentral chi-square with ``d`` degrees of freedom and
     noncentrality ``||Δ_eff||² / (2σ²)``; ``σ = 0`` gives the indicator ``||Δ_eff|| > τ``.
     """
-    if sigma == 0.0:
-        return (sq_eff > tau * tau).astype(float)
     scale = 2.0 * sigma * sigma
+    if scale == 0.0:  # sigma = 0, or so small that 2σ² underflows: the noise moves no score
+        return (np.asarray(sq_eff, dtype=float) > tau * tau).astype(float)
     x = tau * tau / scale
     # each distinct distance is evaluated once (scores on a grid repeat a handful of distances);
     # the survival function is element-wise, so the values are those of the full evaluation
@@ -275,10 +275,10 @@ def audit(
         lcb = _kl_bound(min(1.0, exact), m, beta, upper=False)
 
     idx = gen.integers(0, m, size=n_mc)
-    if sigma == 0.0:
+    scale = 2.0 * sigma * sigma
+    if scale == 0.0:  # sigma = 0, or so small that 2σ² underflows (as in exceedance_probabilities)
         hits = sq_eff[idx] > tau * tau
     else:
-        scale = 2.0 * sigma * sigma
         w = gen.noncentral_chisquare(dim, sq_eff[idx] / scale)
         hits = w > tau * tau / scale
     k = int(np.count_nonzero(hits))

@@ -485,7 +485,7 @@ def calibrate_knowledge(
     ts = check_in_range(tau_split, "tau_split", where, low=0.0, high=1.0, low_open=True, high_open=True)
     al = None if alpha is None else check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
     sg = None if sigma is None else check_in_range(sigma, "sigma", where, low=0.0)
-    nf = check_int(frontier_points, "frontier_points", where, low=0)
+    nf = check_int(frontier_points, "frontier_points", where, low=0, high=10_000)
     if nf == 1:
         raise InputError(f"The 'frontier_points' parameter of {where} must be 0 (no frontier) or >= 2. Got 1 instead.")
     searches = check_one_of(candidates, "candidates", where, ("selected", "all")) == "all"

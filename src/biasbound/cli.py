@@ -11,6 +11,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from biasbound import __version__
 from biasbound._exceptions import BiasboundError
@@ -69,6 +70,10 @@ for _module in COMMAND_MODULES:
 _PARAMETER = re.compile(r"^(?P<head>.*?)The '(?P<name>[A-Za-z_][A-Za-z0-9_]*)' parameter of (?P<where>[A-Za-z_][\w.]*)")
 
 
+#: Library parameters whose command-line option has another name.
+_OPTION_NAMES = {"frontier_points": "frontier", "ties": "mt_bench_ties", "score_map": "score_map"}
+
+
 def _in_cli_words(message: str, command: str) -> str:
     """A library sentence in the command line's words: "The 'fault_rate' parameter of SyntheticServerConfig"
     becomes "The '--fault-rate' option of serve-synthetic-judge" when the command has that option.
@@ -85,7 +90,7 @@ def _in_cli_words(message: str, command: str) -> str:
         return message
     if click_command is None:
         return message
-    flag = "--" + m.group("name").replace("_", "-")
+    flag = "--" + _OPTION_NAMES.get(m.group("name"), m.group("name")).replace("_", "-")
     options = {opt for p in click_command.params for opt in getattr(p, "opts", [])}
     if flag not in options:
         return message
@@ -103,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         with speaking_cli(command):
             rv = app(args=args, standalone_mode=False)
     except BiasboundError as exc:
-        err.print(f"[bold red]error:[/] {_in_cli_words(str(exc), command)}", highlight=False, soft_wrap=True)
+        # the sentence may quote the user's data ("[judge model, prompt name]", a model named "[b]x"): never markup
+        err.print(f"[bold red]error:[/] {escape(_in_cli_words(str(exc), command))}", highlight=False, soft_wrap=True)
         return 2
     except OSError as exc:  # a file the command had to read or write (permission, full disk, a folder in the way)
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        err.print(f"[bold red]error:[/] {where}{exc.strerror or exc}.", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(f'{where}{exc.strerror or exc}')}.", highlight=False, soft_wrap=True)
         return 2
     except (typer.Exit, SystemExit) as exc:  # --help, --version, typer.Exit(code)
         code = getattr(exc, "exit_code", None)

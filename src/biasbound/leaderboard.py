@@ -558,8 +558,10 @@ def retention(
     kept = stats.norm.cdf(z)
     so, sc = float(np.std(o)), float(np.std(c))
     return {
-        "spearman": float(stats.spearmanr(o, c).statistic),
-        "kendall_tau_b": float(stats.kendalltau(o, c, variant="b").statistic),
+        # a constant side (one model, or tied scores) has no rank correlation: NaN, without scipy's warning
+        "spearman": float(stats.spearmanr(o, c).statistic) if np.ptp(o) > 0 and np.ptp(c) > 0 else float("nan"),
+        "kendall_tau_b": float(stats.kendalltau(o, c, variant="b").statistic) if np.ptp(o) > 0 and np.ptp(c) > 0
+        else float("nan"),
         "pearson": float(stats.pearsonr(o, c).statistic) if so > 0 and sc > 0 else float("nan"),
         "pairs_kept_probability": kept.tolist(),
         "pairs_kept_mean": float(kept.mean()),

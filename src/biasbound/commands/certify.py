@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +29,11 @@ from typing import Any
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
-from biasbound._validation import cli_command
+from biasbound._validation import arg, cli_command
 from biasbound.data._io import open_text
 
 __all__ = [
@@ -94,7 +96,18 @@ def _folder_kind(path: Path) -> str:
         return "alpaca_eval"
     if find_judgment_files(path):
         return "mt_bench"
+    if not any(p.name.lower().endswith((".jsonl", ".jsonl.gz")) for p in path.rglob("*") if p.is_file()):
+        tables = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
+                        and p.name.lower().endswith(_TABLE_SUFFIXES))
+        if tables:  # a folder of long tables: the folder readers are for the tools' own layouts
+            raise InputError(f"{path}: a folder is read as Arena-Hard, AlpacaEval, MT-Bench or inspect_ai output, and "
+                             f"this one holds tables ({tables[0].name}{' …' if len(tables) > 1 else ''}); name the table "
+                             "files themselves, e.g. " + " ".join(shlex.quote(str(t)) for t in tables[:2]) + ".")
     return "arena-hard"
+
+
+_TABLE_SUFFIXES = tuple(f".{ext}{c}" for ext in ("csv", "tsv", "json", "parquet", "pq")
+                        for c in ("", ".gz", ".bz2", ".xz"))
 
 
 def detect_format(path: Path) -> str:
@@ -208,6 +221,25 @@ def load_inputs(
     return LoadedInputs(frame=frame, report=report)
 
 
+def _check_options_used(report: dict[str, Any], where: str, **given: Any) -> None:
+    """An option that no input reads is a mistake to say, never to ignore (``--columns`` names columns of
+    long tables; ``--scale`` the raw scale of long tables and numeric inspect_ai scores; ``--score-map``
+    inspect_ai values): the user would believe it changed the scores."""
+    readers = {"columns": ("table",), "scale": ("table", "inspect"), "score_map": ("inspect",)}
+    kinds = {path: rep.get("format") for path, rep in report.items()}
+    for name, value in given.items():
+        if value is None or any(k in readers[name] for k in kinds.values()):
+            continue
+        path, kind = next(iter(kinds.items()))
+        raise InputError(f"The '--{name.replace('_', '-')}' option of {where} applies to {' and '.join(_FORMAT_WORDS[k] for k in readers[name])} only, "
+                         f"but {path!r} is read as {_FORMAT_WORDS.get(str(kind), str(kind))}, whose scores the reader "
+                         "maps itself; drop it.")
+
+
+_FORMAT_WORDS = {"table": "long tables", "inspect": "inspect_ai logs", "alpaca_eval": "AlpacaEval annotations",
+                 "mt_bench": "MT-Bench judgments", "arena-hard": "Arena-Hard judgments", "llmbar": "LLMBar judgments"}
+
+
 def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) -> pd.DataFrame:
     """The same judgment (judge, model, item, variant, rerun, game) in two inputs is an error naming both
     lines; with ``skip_bad`` the first copy is kept and the later one counted in its input's report."""
@@ -286,6 +318,9 @@ def parse_columns(text: str | None) -> dict[str, str] | None:
         if not sep or key not in allowed or not value:
             raise InputError(f"The '--columns' option of certify must be NAME=COLUMN pairs with NAME among "
                              f"{', '.join(allowed)}, separated by commas. Got {part.strip()!r} instead.")
+        if key in out:
+            raise InputError(f"The '--columns' option of certify maps {key!r} twice ({key}={out[key]} and "
+                             f"{key}={value}); give each NAME once.")
         out[key] = value
     return out
 
@@ -301,7 +336,7 @@ def parse_score_map(text: str | None) -> dict[str, float] | None:
             v = float(value)
         except ValueError:
             v = float("nan")
-        if not sep or not key.strip() or not (0.0 <= v <= 1.0):
+        if not sep or not key.strip() or not (0.0 <= v <= 1.0) or key.strip() in out:
             raise InputError(f"The '--score-map' option of certify must be VALUE=SCORE pairs with SCORE in [0, 1], "
                              f"separated by commas. Got {part.strip()!r} instead.")
         out[key.strip()] = v
@@ -314,7 +349,7 @@ def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
     for path, rep in loaded.report.items():
         integ = rep.get("integration") or {}
         scale = rep.get("scale")
-        head = (f"[bold]{path}[/] — {rep.get('format')}: {rep.get('rows')} judgments, {len(rep.get('judges', []))} judge(s), "
+        head = (f"[bold]{escape(str(path))}[/] — {rep.get('format')}: {rep.get('rows')} judgments, {len(rep.get('judges', []))} judge(s), "
                 f"{len(rep.get('models', []))} model(s), {rep.get('items')} items, {rep.get('missing')} missing")
         if rep.get("n_skipped"):
             head += f", {rep['n_skipped']} bad line(s) skipped"
@@ -348,7 +383,7 @@ def parse_scale(text: str | None) -> tuple[float, float] | None:
     parts = text.split(",")
     try:
         lo, hi = (float(p) for p in parts)
-        if not (math.isfinite(lo) and math.isfinite(hi)):
+        if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(hi - lo)):
             raise ValueError(text)
     except ValueError:
         raise InputError(f"The '--scale' option of certify must be 'lo,hi' with lo < hi. Got {text!r} instead.") from None
@@ -430,10 +465,11 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         for c in ("judge", "RMS ||Δ|| (max over generators)", "bias radius at δ", "α", "σ", "range-implied", "audit"):
             t.add_column(c)
         for row in judges_rows(result):
-            t.add_row(*row)
+            t.add_row(escape(str(row[0])), *row[1:])
         console.print(t)
     for name, j in (result.judges.items() if len(result.judges) <= _DETAILED_JUDGES else ()):
-        t = Table(title=f"Certificate — judge {name} ({j.view} view)", show_header=False)
+        shown = escape(str(name))  # judge and model names are the user's data, never rich markup
+        t = Table(title=f"Certificate — judge {shown} ({j.view} view)", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")
         scales = ((getattr(result, "coverage", None) or {}).get("score_scale") or {}).get(name) or []
@@ -446,20 +482,20 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
             t.add_row(label, text)
         console.print(t)
         lb = j.leaderboard.head(top)
-        t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {name}")
+        t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {shown}")
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
         for row in lb.itertuples():
-            t2.add_row(_rank(row.rank_original), str(row.model),
+            t2.add_row(_rank(row.rank_original), escape(str(row.model)),
                        f"{_f(row.original, 3)} [{_f(row.original_lo, 3)}, {_f(row.original_hi, 3)}]",
                        f"{_f(row.certified, 3)} [{_f(row.certified_lo, 3)}, {_f(row.certified_hi, 3)}]",
                        _rank(row.rank_certified))
         console.print(t2)
     print_coverage(result, console)
     for name, why in result.failures.items():
-        console.print(f"[bold red]judge {name} not certified:[/] {why}", soft_wrap=True)
+        console.print(f"[bold red]judge {escape(str(name))} not certified:[/] {escape(str(why))}", soft_wrap=True)
     for name in result.violated:
-        console.print(f"[bold red]VIOLATED: an audit of judge {name}'s certificate contradicts it[/] (the certificate "
+        console.print(f"[bold red]VIOLATED: an audit of judge {escape(str(name))}'s certificate contradicts it[/] (the certificate "
                       "is written with its audit; exit code 1).", soft_wrap=True)
     if result.outputs:
         first = next(iter(result.outputs.values()))
@@ -479,6 +515,7 @@ def print_coverage(result: Any, console: Console, *, top: int = 12) -> None:
             **{f"{g} missing/absent": sum(rec["neighbors"][g]["missing"] + rec["neighbors"][g]["absent"]
                                           for rec in models.values()) for g in gens},
         }
+        name = escape(str(name))
         console.print(f"Coverage — judge {name}: {len(models)} model(s); "
                       + ", ".join(f"{k} {v}" for k, v in total.items()) + ".", soft_wrap=True, highlight=False)
         with_gaps = sorted((m for m in models if gap[m]), key=lambda m: (-gap[m], m))
@@ -488,14 +525,14 @@ def print_coverage(result: Any, console: Console, *, top: int = 12) -> None:
                 t.add_column(c)
             for m in with_gaps[:top]:
                 rec = models[m]
-                t.add_row(m, str(rec["items"]), str(rec["missing"]),
+                t.add_row(escape(str(m)), str(rec["items"]), str(rec["missing"]),
                           *[f"{rec['neighbors'][g]['observed']} / {rec['neighbors'][g]['missing']} / "
                             f"{rec['neighbors'][g]['absent']}" for g in gens])
             if len(with_gaps) > top:
                 t.caption = f"… and {len(with_gaps) - top} more model(s) with gaps (all in summary.json)"
             console.print(t)
         for m, why in cov.get("not_certified", {}).items():
-            console.print(f"  model {m} not certified: {why}.", soft_wrap=True, highlight=False)
+            console.print(f"  model {m} not certified: {why}.", soft_wrap=True, highlight=False, markup=False)
         skipped = (getattr(result, "coverage", None) or {}).get("skipped_rows") or []
         mine = [r for r in skipped if any(r[2].startswith(f"{g} ") for g in gens)]
         if mine:
@@ -504,7 +541,7 @@ def print_coverage(result: Any, console: Console, *, top: int = 12) -> None:
                           highlight=False)
         for note in cov.get("notes", []):
             if "different item sets" in note:
-                console.print(f"  [yellow]note:[/] {note}", soft_wrap=True, highlight=False)
+                console.print(f"  [yellow]note:[/] {escape(str(note))}", soft_wrap=True, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -570,6 +607,7 @@ def register(app: typer.Typer) -> None:
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
                                  llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map)
+        _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
         console = Console()
         print_inputs(loaded, console)
         if auto:

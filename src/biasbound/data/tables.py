@@ -345,15 +345,42 @@ def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
     holding = [f"[{a:g}, {b:g}]" for a, b in COMMON_SCALES if a <= lo and hi <= b]
     could = f" (it could be {' or '.join(holding)})" if holding else ""
     raise InputError(
-        f"Cannot infer the score scale: the scores run from {lo:g} to {hi:g}, which does not determine the "
+        f"Cannot infer the score scale: the scores run from {_exact(lo)} to {_exact(hi)}, which does not determine the "
         f"scale{could}; {give}."
     )
+
+
+def _exact(x: float) -> str:
+    """``x`` short (``2``, ``0.1``) unless that hides its value (``1.0000001`` is not ``1``)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
+
+
+def _short(text: str, width: int = 60) -> str:
+    """``text`` cut to ``width`` characters (a 400-digit number or a pasted paragraph stays one line)."""
+    return text if len(text) <= width else f"{text[:width - 14]}… ({len(text)} characters)"
+
+
+def _to_float(col: pd.Series) -> np.ndarray:
+    """``col`` as floats, NaN where a value is not a number; an integer too large for a float (JSON allows
+    ``1e400`` written out as digits) is infinite, so it is reported like any other non-finite score."""
+    try:
+        return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    except OverflowError:
+        def one(v: Any) -> float:
+            try:
+                return float(v)
+            except OverflowError:
+                return math.inf
+            except (TypeError, ValueError):
+                return math.nan
+        return np.array([one(v) for v in col.to_numpy(dtype=object)], dtype=float)
 
 
 def _check_scale(scale: Any, where: str) -> tuple[float, float]:
     try:
         lo, hi = (float(scale[0]), float(scale[1]))
-        ok = len(scale) == 2 and math.isfinite(lo) and math.isfinite(hi) and lo < hi
+        ok = len(scale) == 2 and math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)
     except (TypeError, ValueError, IndexError):
         ok = False
     if not ok:
@@ -413,6 +440,8 @@ def _csv_record_lines(text: str, sep: str, strict: bool = False) -> tuple[list[i
 
 def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray]:
     sep = "," if fmt == "csv" else "\t"
+    if "\r" in text and "\n" not in text:  # classic Mac line ends (a bare CR per line): one line each, as an editor shows
+        text = text.replace("\r", "\n")
     # Physical line numbers: one record per line unless the text has quotes (a quoted field may
     # hold a newline) or blank lines (skipped by the parser); then the csv module counts them.
     body = text.lstrip("\r\n")
@@ -442,7 +471,11 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
                                   path=str(path), line=odd_line) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as {fmt.upper()} ({first.rstrip('.')}).", path=str(path)) from None
-    names = next(csv.reader(io.StringIO(body.split("\n", 1)[0].rstrip("\r")), delimiter=sep), [])
+    try:
+        names = next(csv.reader(io.StringIO(body.split("\n", 1)[0].rstrip("\r")), delimiter=sep), [])
+    except csv.Error:  # a bare carriage return inside the header line
+        raise DataFormatError("the header line holds a carriage return (CR) that ends no line; save the file with "
+                              "ordinary line ends (LF or CRLF).", path=str(path), line=1) from None
     if len(names) == 1:
         for other, what in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|' characters"), (",", "commas")):
             if other != sep and names[0].count(other) >= 2:
@@ -672,7 +705,7 @@ def from_frame(
         # the bad row with the smallest line, whatever check found it
         if bad.any() and not skip_bad:
             first = int(np.flatnonzero(bad)[np.argmin(line_arr[bad])])
-            got = "" if shown_values[first] is None else f" (got {_plain(shown_values[first])!r})"
+            got = "" if shown_values[first] is None else f" (got {_short(repr(_plain(shown_values[first])))})"
             raise DataFormatError(f"{reasons[first]}{got}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} "
                                   "to skip and count it.", path=source, line=int(line_arr[first]))
 
@@ -691,7 +724,7 @@ def from_frame(
     out["variant"] = raw[mapping["variant"]].fillna("original").astype(str) if mapping["variant"] in raw.columns else _const("original", out.index)
     for name, allowed in (("rerun", None), ("game", (0, 1, 2))):
         if mapping[name] in raw.columns:
-            vals = pd.to_numeric(raw[mapping[name]], errors="coerce").to_numpy(dtype=float)
+            vals = _to_float(raw[mapping[name]])
             ok = np.isfinite(vals) & (vals == np.round(vals))
             ok &= (vals >= 0) if allowed is None else np.isin(vals, allowed)
             flag(~ok, f"{name} must be " + ("a non-negative int" if allowed is None else "0, 1 or 2"))
@@ -703,7 +736,7 @@ def from_frame(
     numeric: dict[str, np.ndarray] = {}
     for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors]:
         col = raw[col_name]
-        vals = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        vals = _to_float(col)
         present = col.notna().to_numpy().copy()
         if not pd.api.types.is_numeric_dtype(col.dtype):
             present &= ~(col.astype(str).str.strip() == "").to_numpy()

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError
+from biasbound._validation import arg
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
 from biasbound.integrations._common import Notes, attach, iter_json_array
 
@@ -154,7 +155,8 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                                "(a number in [1, 2], 0 for a draw, or null)")
             if why is not None:
                 if not skip_bad:
-                    raise DataFormatError(f"{why}; fix the record or pass skip_bad=True.", path=src, line=ln)
+                    raise DataFormatError(f"{why}; fix the record or {arg('pass skip_bad=True', 'pass --skip-bad')}.",
+                                          path=src, line=ln)
                 skipped.append((src, ln, why))
                 continue
             annotator = rec.get("annotator")

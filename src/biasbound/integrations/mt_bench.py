@@ -51,7 +51,7 @@ from typing import Any
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError
-from biasbound._validation import check_one_of
+from biasbound._validation import arg, check_one_of
 from biasbound.data._io import iter_json_records, open_text
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
 from biasbound.integrations._common import Notes, attach
@@ -238,7 +238,8 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
                         pairs.append(row)
             except _Bad as exc:
                 if not skip_bad:
-                    raise DataFormatError(f"{exc}; fix the line or pass skip_bad=True.", path=src, line=ln) from None
+                    raise DataFormatError(f"{exc}; fix the line or {arg('pass skip_bad=True', 'pass --skip-bad')}.", path=src,
+                                          line=ln) from None
                 skipped.append((src, ln, str(exc)))
     parts = []
     rules = []
@@ -259,7 +260,8 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
         winners = Counter(p["winner"])
         notes.count("pairwise verdict 'error': missing", winners.get("error", 0))
         if ties == "missing":
-            notes.count("pairwise verdict 'tie': missing (pass ties='half' to score it 0.5)", winners.get("tie", 0))
+            notes.count(f"pairwise verdict 'tie': missing ({arg('pass ties=' + repr('half'), 'pass --mt-bench-ties half')} "
+                        "to score it 0.5)", winners.get("tie", 0))
         rows = []
         for judge, g in p.groupby("judge", sort=True):
             m2 = set(g["model_2"])

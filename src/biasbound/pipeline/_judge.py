@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
+from biasbound._validation import arg
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
 from biasbound.pipeline._neighbours import (
     _estimates,
@@ -145,7 +146,9 @@ def _certified_batch(canon: _Canon, s: _Settings, judge: str, rng: np.random.Gen
                          model_names=canon.model_names, item_names=canon.item_names, d_codes=d_codes,
                          model_codes=np.flatnonzero(d_codes), centers=centers)
     if not batch.models:
-        raise InputError(f"The 'judgments' parameter of {_WHERE} holds no non-missing score for judge {judge!r}.")
+        raise InputError(f"{arg(f'The {chr(39)}judgments{chr(39)} parameter of {_WHERE} holds', 'The inputs hold')} no "
+                         f"non-missing original score for judge {judge!r} (every judgment of it is missing or a "
+                         "neighbour: game 2, a variant or a rerun > 0); give the original judgments too.")
     if centers is not None and set(centers) != set(batch.models):
         raise InputError(f"The 'holdout' parameter of {_WHERE} leaves some model of judge {judge!r} without centre items; raise it.")
     return batch, notes

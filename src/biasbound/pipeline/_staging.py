@@ -85,8 +85,14 @@ def staged_output(out: Path) -> Iterator[Path]:
     """
     out = Path(out)
     check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    except OSError as exc:  # a read-only or virtual file system (/proc), no permission: say which option
+        where = cli_command() or "certify"
+        what = arg("'out' parameter", "'--out' option")
+        raise InputError(f"The {what} of {where} names {str(out)!r}, but no folder can be written in "
+                         f"{str(out.parent)!r} ({exc.strerror or exc}); give a writable folder.") from None
     try:
         yield stage
         files = sorted(p.name for p in stage.iterdir() if p.is_file())
