@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -442,6 +443,14 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
     sep = "," if fmt == "csv" else "\t"
     if "\r" in text and "\n" not in text:  # classic Mac line ends (a bare CR per line): one line each, as an editor shows
         text = text.replace("\r", "\n")
+    stray = re.search(r"\r(?!\n)", text)
+    if stray is not None:  # a CR inside a line: the parsers would end the row there, an editor shows one line
+        start = text.rfind("\n", 0, stray.start()) + 1
+        end = text.find("\n", stray.start())
+        if '"' not in text[start:end if end >= 0 else len(text)]:  # (a quoted field may hold one)
+            raise DataFormatError("the line holds a carriage return (CR) that ends no line; remove it or save the file "
+                                  "with ordinary line ends (LF or CRLF).", path=str(path),
+                                  line=text.count("\n", 0, stray.start()) + 1)
     # Physical line numbers: one record per line unless the text has quotes (a quoted field may
     # hold a newline) or blank lines (skipped by the parser); then the csv module counts them.
     body = text.lstrip("\r\n")
