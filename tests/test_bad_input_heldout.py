@@ -422,6 +422,83 @@ for cid, body in [("crlf", SCH_CSV.replace("\n", "\r\n")), ("bom", "\ufeff" + SC
                       {"s.csv": body}, code=0))
 
 
+# -- run configs (YAML) ------------------------------------------------------------------------
+def run_yaml(judge_extra: str = "", **parts: str) -> str:
+    body = {"data": "data: {table: t.csv}\n", "template": "template: single\n",
+            "judge": "judge: {name: j, base_url: 'http://127.0.0.1:9/v1', model: m%s}\n" % judge_extra,
+            "neighbors": "neighbors: {generators: [rerun]}\n", "output": "output: out\n"}
+    body.update(parts)
+    return "".join(v for v in body.values() if v)
+
+
+ANSWERS = "item_id,question,model,answer\nq1,What?,m,ans\n"
+for cid, text, words in [
+    ("tau-text", run_yaml(tau="tau: 'half'\n"), ("r.yaml", "'tau' must be a number in (0, 1e+06]", "'half'")),
+    ("tau-list", run_yaml(tau="tau: [0.5]\n"), ("'tau' must be a number",)),
+    ("tau-yes", run_yaml(tau="tau: yes\n"), ("'tau' must be a number", "Got True")),
+    ("tau-nan", run_yaml(tau="tau: .nan\n"), ("'tau' must be a number", "Got nan")),
+    ("tau-exponent-without-dot", run_yaml(tau="tau: 1e300\n"), ("'tau' must be a number in (0, 1e+06]", "Got 1e+300")),
+    ("seed-float", run_yaml(tau="seed: 1.5\n"), ("'seed' must be an int >= 0", "1.5")),
+    ("calibration-list", run_yaml(tau="calibration: [1, 2]\n"), ("'calibration' must be a mapping",)),
+    ("neighbors-text", run_yaml(neighbors="neighbors: rerun\n"), ("'neighbors' must be a mapping",)),
+    ("neighbors-unknown", run_yaml(neighbors="neighbors: {generators: [flip]}\n"), ("'neighbors.generators'", "'flip'")),
+    ("api-key-as-env-name", run_yaml(", api_key_env: sk-abc123"), ("'judge.api_key_env'", "<hidden>")),
+    ("base-url-text", run_yaml().replace("http://127.0.0.1:9/v1", "not a url"), ("'judge.base_url'", "http(s) URL")),
+    ("base-url-ftp", run_yaml().replace("http://127.0.0.1:9/v1", "ftp://x/v1"), ("'judge.base_url'", "'ftp://x/v1'")),
+    ("judge-list", run_yaml(judge="judge: [1, 2]\n"), ("'judge' must be a mapping",)),
+    ("judge-absent", run_yaml(judge=""), ("'judge.base_url'", "required")),
+    ("table-absent", run_yaml(data="data: {table: nope.csv}\n"), ("'data.table' must be an existing file", "nope.csv")),
+    ("table-is-folder", run_yaml(data="data: {table: .}\n"), ("'data.table' must be an existing file",)),
+    ("template-unknown", run_yaml(template="template: triple\n"), ("'template' must be one of", "'triple'")),
+    ("concurrency-0", run_yaml(", concurrency: 0"), ("'judge.concurrency' must be an int >= 1",)),
+    ("concurrency-text", run_yaml(", concurrency: many"), ("'judge.concurrency'", "'many'")),
+    ("rpm-negative", run_yaml(", rpm: -1"), ("'judge.rpm'",)),
+    ("output-is-a-file", run_yaml(output="output: t.csv\n"), ("r.yaml", "'output' must be a folder", "not an existing file")),
+    ("output-null", run_yaml(output="output: null\n"), ("'output' must be a non-empty string",)),
+    ("n-items-0", run_yaml(data="data: {table: t.csv, n_items: 0}\n"), ("'data.n_items' must be an int >= 2",)),
+    ("data-unknown-key", run_yaml(data="data: {table: t.csv, colour: red}\n"), ("'data.colour' is not allowed",)),
+    ("anchor-holder-key", "defaults: &d 0.5\n" + run_yaml(tau="tau: *d\n"), ("'defaults' is not allowed",)),
+    ("merge-key-read", "b: &b {tau: 0.5}\n<<: *b\n" + run_yaml(), ("'b' is not allowed",)),  # '<<' is no syntax error
+]:
+    CASES.append(Case(f"run-{cid}", ["run", "{d}/r.yaml", "--no-progress"], words, {"r.yaml": text, "t.csv": ANSWERS}))
+CASES.append(Case("run-no-answers", ["run", "{d}/r.yaml", "--no-progress"], ("t.csv", "holds no answer rows"),
+                  {"r.yaml": run_yaml(), "t.csv": "item_id,question,model,answer\n"}))
+
+# -- audit: edited certificates and neighbour files that do not match --------------------------
+AUDIT = ["audit", "{d}/cert.json", "--neighbors", "{d}/n.csv", "--no-progress"]
+for cid, edit, words in [
+    ("schema-99", lambda c: c.__setitem__("schema_version", 99), ("cert.json", "'schema_version' is 99", "versions 1 and 2")),
+    ("schema-text", lambda c: c.__setitem__("schema_version", "two"), ("'schema_version' is 'two'",)),
+    ("view-bogus", lambda c: c.__setitem__("view", "sideways"), ("cert.json", "'view' must be 'model' or 'leaderboard'")),
+    ("tau-nan", lambda c: c.__setitem__("tau", float("nan")), ("cert.json", "'tau' must be a number > 0", "got nan")),
+    ("no-tau", lambda c: c.pop("tau"), ("cert.json", "not a biasbound certificate")),
+    ("sigma-negative", lambda c: c.__setitem__("sigma", -1), ("'sigma' must be a number >= 0",)),
+    ("dim-0", lambda c: c.__setitem__("dim", 0), ("'dim' must be an int >= 1",)),
+    ("alpha-2", lambda c: c.__setitem__("alpha", 2), ("'alpha' must be a number in (0, 1]",)),
+    ("delta-null", lambda c: c.__setitem__("delta", None), ("'delta' must be a number in (0, 1)", "got None")),
+    ("array-of-numbers", lambda c: [1, 2], ("cert.json", "not a list of biasbound certificates")),
+]:
+    CASES.append(Case(f"audit-{cid}", AUDIT, words, {"cert.json": ("certificate", edit), "n.csv": GOOD_CSV}))
+for cid, argv, files, words in [
+    ("model-not-certified", AUDIT + ["--model", "nobody"], {"n.csv": GOOD_CSV},
+     ("'--model' option of audit names 'nobody'", "certifies 'mA', 'mB'")),
+    ("list-without-model", ["audit", "{d}/certs.json", "--neighbors", "{d}/n.csv"], {"n.csv": GOOD_CSV},
+     ("certs.json", "it holds 2, give --model (and --judge)", "mA (judge j)")),
+    ("list-other-model", ["audit", "{d}/certs.json", "--neighbors", "{d}/n.csv", "--model", "nobody"], {"n.csv": GOOD_CSV},
+     ("--model 'nobody' matches 0", "mB (judge j)")),
+    ("neighbours-on-another-scale", AUDIT, {"n.csv": swaprows(list(range(1, 11)))},
+     ("n.csv:4", "score 2 is outside the scale [0, 1]")),
+    ("neighbours-without-swap", AUDIT, {"n.csv": GOOD[GOOD["game"] == 1].to_csv(index=False)},
+     ("'--neighbors' files of audit hold no neighbours", "(swap)")),
+    ("neighbours-file-is-the-certificate", ["audit", "{d}/cert.json", "--neighbors", "{d}/cert.json"], {},
+     ("cert.json:1", "one JSON array of records")),
+    ("certificate-is-a-table", ["audit", "{d}/n.csv", "--neighbors", "{d}/n.csv"], {"n.csv": GOOD_CSV},
+     ("n.csv:1", "not a JSON certificate")),
+]:
+    files = {"cert.json": ("certificate", lambda c: c), "certs.json": ("certificates", lambda c: c), **files}
+    CASES.append(Case(f"audit-{cid}", argv, words, files))
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")
@@ -439,11 +516,25 @@ def inspect_log(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return log
 
 
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The outputs of one certify run on the good pairwise table (certificate.json, certificates.json)."""
+    d = tmp_path_factory.mktemp("certified")
+    (d / "g.csv").write_text(GOOD_CSV, encoding="utf-8")
+    assert main(["certify", str(d / "g.csv"), "--out", str(d / "out"), *FAST]) == 0
+    return d / "out"
+
+
 def _materialise(case: Case, d: Path, request: pytest.FixtureRequest) -> list[str]:
     for name, content in case.files.items():
         path = d / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, tuple) and content[0] == "inspect":
+        if isinstance(content, tuple) and content[0] in ("certificate", "certificates"):
+            src = request.getfixturevalue("certified") / f"{content[0]}.json"
+            cert = json.loads(src.read_text(encoding="utf-8"))
+            replaced = content[1](cert)  # edits in place, or returns a whole new body (a list)
+            path.write_text(json.dumps(replaced if isinstance(replaced, list) else cert), encoding="utf-8")
+        elif isinstance(content, tuple) and content[0] == "inspect":
             log = copy.deepcopy(request.getfixturevalue("inspect_log"))
             content[1](log)
             path.write_text(json.dumps(log), encoding="utf-8")

@@ -634,9 +634,18 @@ def _unique_key_loader() -> type:
     class Loader(yaml.SafeLoader):
         pass
 
+    # YAML 1.2 reads 1e-3 as a number; PyYAML (YAML 1.1) reads it as the string '1e-3', so `delta: 1e-3` was refused
+    # as "must be a number. Got '1e-3'". Exponent floats without a dot are numbers here, as users (and YAML 1.2) mean.
+    import re
+
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+$"),
+                                 list("-+0123456789."))
+
     def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor' merges a mapping (SafeLoader does it below)
+                continue
             key = loader.construct_object(key_node, deep=True)
             try:
                 hash(key)

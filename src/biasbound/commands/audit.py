@@ -56,17 +56,43 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     except RecursionError:
         raise DataFormatError("not a JSON certificate (nested too deeply to read).", path=str(p)) from None
     if isinstance(data, list):
-        pick = [c for c in data if isinstance(c, Mapping)
-                and (model is None or c.get("scope", {}).get("model") == model)
+        certs = [c for c in data if isinstance(c, Mapping) and "tau" in c and isinstance(c.get("scope", {}), Mapping)]
+        if not certs:
+            raise DataFormatError("not a list of biasbound certificates (no element has a 'tau' field).", path=str(p))
+        pick = [c for c in certs
+                if (model is None or c.get("scope", {}).get("model") == model)
                 and (judge is None or c.get("scope", {}).get("judge") == judge)]
         if len(pick) != 1:
+            held = sorted({f"{c.get('scope', {}).get('model')!s} (judge {c.get('scope', {}).get('judge')!s})"
+                           for c in certs})
+            shown = ", ".join(held[:6]) + (", …" if len(held) > 6 else "")
+            asked = " ".join(f"--{k} {v!r}" for k, v in (("model", model), ("judge", judge)) if v is not None)
             raise InputError(
-                f"The '--model' option of audit must select exactly one certificate of {str(p)!r}. "
-                f"Got {len(pick)} matches (model={model!r}, judge={judge!r})."
+                f"The '--model' option of audit must select exactly one certificate of {str(p)!r}; "
+                + (f"{asked} matches {len(pick)}" if asked else f"it holds {len(certs)}, give --model (and --judge)")
+                + f" — it certifies {shown}."
             )
         data = pick[0]
     if not isinstance(data, Mapping) or "tau" not in data or "sigma" not in data:
         raise DataFormatError("not a biasbound certificate (no 'tau'/'sigma' fields).", path=str(p))
+    if model is not None or judge is not None:  # one certificate: --model/--judge must name what it certifies
+        scope = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
+        models = {str(m) for m in (scope.get("models") or {})} | ({str(scope["model"])} if scope.get("model") not in
+                                                                  (None, "*") else set())
+        for flag, want, have in (("--model", model, models), ("--judge", judge, {str(scope.get("judge"))})):
+            if want is not None and have and want not in have:
+                raise InputError(f"The '{flag}' option of audit names {want!r}, but {str(p)!r} certifies "
+                                 f"{', '.join(repr(h) for h in sorted(have)[:6])}{', …' if len(have) > 6 else ''}.")
+    from biasbound.certificate import SCHEMA_VERSION
+
+    version = data.get("schema_version", 1)
+    if isinstance(version, bool) or version not in (1, SCHEMA_VERSION):
+        raise DataFormatError(f"the certificate's 'schema_version' is {version!r}; this biasbound reads versions 1 and "
+                              f"{SCHEMA_VERSION} (upgrade biasbound, or re-create the certificate with biasbound certify).",
+                              path=str(p))
+    if data.get("view", "model") not in ("model", "leaderboard"):
+        raise DataFormatError(f"the certificate's 'view' must be 'model' or 'leaderboard'; got {data.get('view')!r}. "
+                              "Re-create the certificate with biasbound certify rather than editing it.", path=str(p))
     _check_certificate_fields(data, p)
     return dict(data)
 
