@@ -616,3 +616,20 @@ def test_missing_counts_in_the_terminal_equal_a_count_from_the_raw_files(tmp_pat
     out = " ".join(capsys.readouterr().out.split())
     assert f"{2 * len(recs)} judgments" in out and f"{missing} missing" in out
     assert f"{errors} × pairwise verdict 'error': missing" in out
+
+
+def test_a_fastchat_folder_reads_every_judgment_file_and_counts_missing_as_the_raw_files_do() -> None:
+    """A copy named gpt-4_single-origin.jsonl is a judgment file too: nothing in the folder is skipped unseen."""
+    from biasbound.integrations.mt_bench import load_mt_bench
+
+    rows = missing = 0
+    for f in sorted((SHARED_DATA / "mt_bench").rglob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if "score" in r:
+                rows, missing = rows + 1, missing + (r["score"] == -1)
+            else:
+                rows += 2
+                missing += sum(r[k] in ("tie", "error") for k in ("g1_winner", "g2_winner"))
+    js = load_mt_bench(SHARED_DATA / "mt_bench")
+    assert (len(js.frame), int(js.frame["score"].isna().sum())) == (rows, missing) == (108, 8)

@@ -468,8 +468,8 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
             t.add_row(escape(str(row[0])), *row[1:])
         console.print(t)
     for name, j in (result.judges.items() if len(result.judges) <= _DETAILED_JUDGES else ()):
-        shown = escape(str(name))  # judge and model names are the user's data, never rich markup
-        t = Table(title=f"Certificate — judge {shown} ({j.view} view)", show_header=False)
+        judge_shown = escape(str(name))  # judge and model names are the user's data, never rich markup
+        t = Table(title=f"Certificate — judge {judge_shown} ({j.view} view)", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")
         scales = ((getattr(result, "coverage", None) or {}).get("score_scale") or {}).get(name) or []
@@ -482,7 +482,7 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
             t.add_row(label, text)
         console.print(t)
         lb = j.leaderboard.head(top)
-        t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {shown}")
+        t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {judge_shown}")
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
         for row in lb.itertuples():

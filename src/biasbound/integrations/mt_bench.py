@@ -84,7 +84,15 @@ def find_judgment_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     pats = ("*_single.jsonl", "*_pair.jsonl", "*_single.jsonl.gz", "*_pair.jsonl.gz")
-    return sorted({p for pat in pats for p in path.rglob(pat) if p.is_file()})
+    named = {p for pat in pats for p in path.rglob(pat) if p.is_file()}
+    if not named:
+        return []
+    # FastChat names its outputs <judge>_single.jsonl / <judge>_pair.jsonl, but copies get suffixes
+    # (gpt-4_single-origin.jsonl): every other .jsonl of the folder holding judgment records is read too,
+    # never skipped unseen
+    others = {p for pat in ("*.jsonl", "*.jsonl.gz") for p in path.rglob(pat)
+              if p.is_file() and p not in named and not p.name.startswith(".")}
+    return sorted(named | {p for p in others if kind_of_record(_first_record(p)) is not None})
 
 
 def _first_record(path: Path) -> Any:
