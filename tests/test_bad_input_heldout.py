@@ -169,6 +169,10 @@ bad("max-float", "t.csv", swaprows([0.1, "1.7e308", 0.5, 0.9]), ("Cannot infer t
 bad("just-above-one", "t.csv", swaprows([0.1, 1.0000001, 0.5, 0.9, 0.3]), ("run from 0.1 to 1.0000001", "--scale LO,HI"))
 bad("symmetric-scale", "t.csv", swaprows([-1, -0.5, 0, 0.5, 1, 0.2]), ("run from -1 to 1", "--scale LO,HI"))
 bad("all-negative", "t.csv", swaprows([-3, -2, -5, -4, -1]), ("run from -5 to -1",))
+# twenty judgments on a 1–10 scale and one 0: [0, 10] would re-read the other nineteen, [1, 10] would call the 0 bad
+bad("1to10-with-one-0", "t.csv", H + "".join(f"j,m,q{i},original,0,{g},{s}\n" for i, (g, s) in
+                                           enumerate([(1, 0)] + [(1 + k % 2, 1 + k % 10) for k in range(19)])),
+    ("only because of 1 score(s) below 1 (of 20)", "--scale 0,10 keeps them", "--scale 1,10 reports them as bad rows"))
 bad("1to10-with-11", "t.csv", swaprows([1, 3, 5, 7, 9, 10, 11, 4, 6, 8]), ("run from 1 to 11", "--scale LO,HI"))
 bad("1to10-with-10.5", "t.csv", swaprows([1, 3, 5, 7, 9, 10, 10.5, 4, 6, 8]), ("run from 1 to 10.5",))
 bad("1to5-with-0", "t.csv", swaprows([1, 2, 3, 4, 5, 0, 2, 3]), ("run from 0 to 5", "could be [0, 10] or [0, 100]"))
@@ -414,6 +418,8 @@ for cid, body, extra, words in [
     ("factor-absent", SCH_CSV, ["--factors", "a,c"], ("s.csv", "no row has the column 'c'")),
     ("two-rows", "a,b,y\n" + "".join(SCH_CSV.splitlines(True)[1:3]), [], ("'--factors' option of schematic", "at least 7")),
     ("folds-too-many", SCH_CSV, ["--mode", "cv", "--folds", "31"], ("31-fold", "Got 30 usable rows")),
+    ("factor-twice", SCH_CSV, ["--factors", "a,a"], ("'--factors' option of schematic names 'a' twice",)),
+    ("overall-among-factors", SCH_CSV, ["--overall", "a"], ("'--overall' option of schematic names 'a'", "also in --factors")),
 ]:
     CASES.append(Case(f"schematic-{cid}", ["schematic", "{d}/s.csv", "--factors", "a,b", "--overall", "y", *extra], words,
                       {"s.csv": body}))

@@ -332,6 +332,19 @@ def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
             eligible.append((n_out, reached_bottom, b - a, (a, b)))
     if eligible:
         eligible.sort()
+        best = eligible[0][3]
+        # The bottom of the chosen scale reached only by a stray value or two (a 1–10 table with one 0): the same
+        # scores fit the scale with the same top and a higher bottom, with those values out of it. Choosing the
+        # wider scale would re-read every other score because of them, choosing the narrower one would call them
+        # bad: the data do not say which, so the user does.
+        for n_out, _, _, (a, b) in eligible[1:]:
+            stray = int(np.count_nonzero(arr < a))
+            if b == best[1] and a > best[0] and 0 < n_out == stray <= allowed and eligible[0][0] == 0:
+                which = arg(f"; scale=({best[0]:g}, {b:g}) keeps them, scale=({a:g}, {b:g}) reports them as bad rows",
+                            f" (--scale {best[0]:g},{b:g} keeps them, --scale {a:g},{b:g} reports them as bad rows)")
+                raise InputError(f"Cannot infer the score scale: the scores fit [{best[0]:g}, {b:g}] only because of "
+                                 f"{stray} score(s) below {a:g} (of {arr.size}); without them they fit [{a:g}, {b:g}], "
+                                 f"so {give}{which}.")
         return eligible[0][3], eligible[0][0]
     lo, hi = float(arr.min()), float(arr.max())
     if lo == hi:
