@@ -48,8 +48,8 @@ def write(tmp_path: Path, cfg: dict) -> Path:
         ({"neighbors": {"generators": ["swap", "bold"]}},
          r"run\.yaml: The key 'neighbors\.generators' must be a list of generators among 'swap', 'format', "
          r"'paraphrase', 'schematic', 'agreeable', 'rerun'\. Got 'bold' instead\."),
-        ({"tau": -1}, r"The key 'tau' must be a number in \(0, inf\)\. Got -1 instead\."),
-        ({"tau": "big"}, r"The key 'tau' must be a number in \(0, inf\)\. Got 'big' instead\."),
+        ({"tau": -1}, r"The key 'tau' must be a number in \(0, 1e\+06\]\. Got -1 instead\."),
+        ({"tau": "big"}, r"The key 'tau' must be a number in \(0, 1e\+06\]\. Got 'big' instead\."),
         ({"delta": 1.5}, r"The key 'delta' must be a number in \[1e-12, 1\)\. Got 1\.5 instead\."),
         ({"delta": 1e-300}, r"The key 'delta' must be a number in \[1e-12, 1\)\. Got 1e-300 instead\."),
         ({"template": "triple"}, r"The key 'template' must be one of 'pairwise', 'single'\. Got 'triple' instead\."),
