@@ -300,7 +300,7 @@ for cid, cert, words in [
     ("empty", "", ("c.json", "not a JSON certificate")),
     ("binary", b"\x00\x01", ("c.json", "binary")),
     ("two-no-model", json.dumps([CERT, {**CERT, "scope": {**CERT["scope"], "model": "mB"}}]),
-     ("'--model' option of audit", "exactly one certificate", "Got 2 matches")),
+     ("'--model' option of audit", "exactly one certificate", "it holds 2, give --model", "mA (judge j), mB (judge j)")),
     ("other-model", json.dumps([CERT]).replace('"mA"', '"mZ"'), ("hold 0 neighbour(s)", "at least 2")),
     ("no-sigma", json.dumps({k: v for k, v in CERT.items() if k != "sigma"}), ("not a biasbound certificate",)),
     ("text-tau", json.dumps({**CERT, "tau": "half"}), ("c.json", "certificate's 'tau' must be a number > 0",
