@@ -418,8 +418,8 @@ for cid, body, extra, words in [
     ("factor-absent", SCH_CSV, ["--factors", "a,c"], ("s.csv", "no row has the column 'c'")),
     ("two-rows", "a,b,y\n" + "".join(SCH_CSV.splitlines(True)[1:3]), [], ("'--factors' option of schematic", "at least 7")),
     ("folds-too-many", SCH_CSV, ["--mode", "cv", "--folds", "31"], ("31-fold", "Got 30 usable rows")),
-    ("factor-twice", SCH_CSV, ["--factors", "a,a"], ("'--factors' option of schematic names 'a' twice",)),
-    ("overall-among-factors", SCH_CSV, ["--overall", "a"], ("'--overall' option of schematic names 'a'", "also in --factors")),
+    ("factor-twice", SCH_CSV, ["--factors", "a,a"], ("'--factors' option of schematic", "each column once", "'a'")),
+    ("overall-among-factors", SCH_CSV, ["--overall", "a"], ("'--overall' option of schematic", "must not be one of the factors")),
 ]:
     CASES.append(Case(f"schematic-{cid}", ["schematic", "{d}/s.csv", "--factors", "a,b", "--overall", "y", *extra], words,
                       {"s.csv": body}))

@@ -31,12 +31,6 @@ def schematic(
     names = [f.strip() for f in factors.split(",") if f.strip()]
     if not names:
         raise InputError(f"The '--factors' option of schematic must name at least one column. Got {factors!r} instead.")
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:  # a repeated column is a collinear pair: R² would be computed on a singular design
-        raise InputError(f"The '--factors' option of schematic names {twice[0]!r} twice; name each factor column once.")
-    if overall.strip() in names:  # R² of a column on itself is 1 whatever the judge does
-        raise InputError(f"The '--overall' option of schematic names {overall.strip()!r}, which is also in --factors; "
-                         "the overall score must be a column of its own.")
     x, y, n_missing = load_factor_table(file, factors=names, overall=overall)
     result = schematic_adherence(x, y, mode=mode, folds=folds, rng=seed)
     result = dataclasses.replace(result, n_dropped=result.n_dropped + n_missing)
