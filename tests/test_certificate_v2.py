@@ -70,6 +70,8 @@ def _edit(d: dict, path: tuple) -> dict:
 CASES = {
     "full-population+range": lambda: _make({"swap": [AlmostSure(1.0), FullPopulation(POP)]}, delta=0.01),
     "sample": lambda: _make(Sample(POP[::2], population_size=200, beta=0.01, A=1.0, seed=4)),
+    # 10 of the 200 neighbours not judged, entered at the range bound (the sentence names the count)
+    "partial-population": lambda: _make(FullPopulation(np.append(POP[:190], [1.0] * 10), filled=10), delta=0.05),
     "paper": lambda: _make(Moments(float(POP.mean())), method="paper"),
 }
 
