@@ -112,11 +112,15 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
                                                        A=ri["A"], shift_ratio=ri.get("shift_ratio"))}
     fixed = inp["center"]["kind"] != "batch"
     out["original_scale"] = original_scale(tau=c.tau, alpha=c.alpha, sigma=c.sigma) if fixed else None
-    per = {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in k.generators}
+    # the score range is a sure fact about Delta whatever else is known: a radius never exceeds it (a moment
+    # bound alone gives Markov's sqrt(U2/delta), which can exceed the range, e.g. 4.42 on a [0, 1] scale)
+    kr = k if ri is None else Knowledge(generators=tuple((name, tuple(recs) + (AlmostSure(ri["A"]),))
+                                                          for name, recs in k.generators), how=k.how)
+    per = {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators}
     # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
     per_record = {name: [[_radius(bias_radius(d, r)) for d in deltas] for r in recs] for name, recs in k.generators}
-    out["bias_radius"] = {"delta": c.delta, "radius": _radius(bias_radius(c.delta, k)), "per_generator": per,
-                          "curve": [{"delta": d, "radius": _radius(bias_radius(d, k))} for d in deltas],
+    out["bias_radius"] = {"delta": c.delta, "radius": _radius(bias_radius(c.delta, kr)), "per_generator": per,
+                          "curve": [{"delta": d, "radius": _radius(bias_radius(d, kr))} for d in deltas],
                           "per_record_curve": per_record}
     if c.legacy is not None:
         leg = c.legacy
