@@ -118,3 +118,38 @@ def test_bias_radius_never_exceeds_the_score_range():
     assert cert.bias_radius["radius"] <= 1.0, cert.bias_radius
     assert all(p["radius"] <= 1.0 for p in cert.bias_radius["curve"])
     cert.verify()
+
+
+def test_judge_certificate_of_the_model_view_verifies_the_released_scores():
+    """The judge-level certificate of the model view records each model's own noise seed and centre; verify()
+    re-draws the released scores from them (it used the judge's seed, so the check could never pass) and a
+    changed score or released value fails it."""
+    rng = np.random.default_rng(8)
+    rows = []
+    for model in ("a", "b"):
+        for i in range(30):
+            b = float(rng.choice([0.0, 0.5, 1.0]))
+            rows.append((model, f"q{i}", "original", 0, 0, b))
+            rows.append((model, f"q{i}", "x", 0, 0, b if rng.random() < 0.8 else 1.0 - b))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "game", "score"])
+    f["judge"], f["verdict"], f["source"], f["line"] = "j", None, "synthetic", np.arange(len(f)) + 1
+    res = certify(f, neighbors="variant:x", view="model", center="holdout", tau=TAU, delta=DELTA, seed=0, out=None,
+                  progress=False, plots=False, bootstrap_rounds=20)
+    jc = res.judges["j"]
+    sc = jc.scores[jc.scores["in_batch"]]
+    order = list(jc.certificate.scope["models"])
+    x = np.concatenate([sc.loc[sc["model"] == m, "original"].to_numpy() for m in order])
+    y = np.concatenate([sc.loc[sc["model"] == m, "certified"].to_numpy() for m in order])
+    assert "seed" in jc.certificate.verify(scores=x, certified=y)["checked"]
+    import pytest
+
+    from biasbound.certificate import CertificateVerificationError
+
+    x2 = x.copy()
+    x2[3] += 0.25 if x2[3] < 0.75 else -0.25
+    with pytest.raises(CertificateVerificationError):
+        jc.certificate.verify(scores=x2, certified=y)
+    y2 = y.copy()
+    y2[40] += 1e-6
+    with pytest.raises(CertificateVerificationError):
+        jc.certificate.verify(scores=x, certified=y2)

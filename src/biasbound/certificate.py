@@ -28,6 +28,7 @@ import math
 import numbers
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -383,10 +384,32 @@ class Certificate:
                 c = self.center.get("value")
                 mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
                 z = np.random.default_rng(int(self.seed)).normal(0.0, self.sigma, size=x.size)
+                parts = _per_model_draws(self.scope, self.view, x.size)
+                if parts is not None:  # a judge's model-view certificate: each model drawn with its own seed and centre
+                    z = np.concatenate([np.random.default_rng(sd).normal(0.0, self.sigma, size=n) for _, n, sd, _ in parts])
+                    mu = np.concatenate([np.full(n, float(np.mean(x[a:a + n]) if cm is None else cm))
+                                         for a, n, _, cm in parts])
                 if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
                     fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
                 checked.append("seed")
         return {"holds": True, "bound_value": der["bound_value"], "delta": self.delta, "checked": checked}
+
+
+def _per_model_draws(scope: Any, view: str, size: int) -> list[tuple[int, int, int, float | None]] | None:
+    """``(start, dim, seed, centre)`` per model when a model-view judge certificate records each model's own draw
+    (``scope.models``: dim and seed; ``scope.centers``) and the dims add up to the scores given; else None."""
+    models = scope.get("models") if isinstance(scope, Mapping) and view == "model" else None
+    if not isinstance(models, Mapping) or not models:
+        return None
+    if not all(isinstance(v, Mapping) and "seed" in v and "dim" in v for v in models.values()):
+        return None
+    centers = scope.get("centers") if isinstance(scope.get("centers"), Mapping) else {}
+    out, start = [], 0
+    for m, v in models.items():
+        n = int(v["dim"])
+        out.append((start, n, int(v["seed"]), None if centers.get(m) is None else float(centers[m])))
+        start += n
+    return out if start == size else None
 
 
 def _mismatch(recorded: Any, derived: Any, path: str) -> str | None:
