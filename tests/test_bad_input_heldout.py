@@ -428,6 +428,33 @@ for cid, body in [("crlf", SCH_CSV.replace("\n", "\r\n")), ("bom", "\ufeff" + SC
                       {"s.csv": body}, code=0))
 
 
+# -- LLMBar judgments (rows of the real file, one value edited) ---------------------------------
+LLMBAR = gzip.decompress((SHARED_DATA / "llmbar/judgments.csv.gz").read_bytes()).decode("utf-8").splitlines()[:200]
+
+
+def llmbar(col: str, value: str, row: int = 5) -> str:
+    names = LLMBAR[0].split(",")
+    rows = [r.split(",") for r in LLMBAR[1:]]
+    rows[row][names.index(col)] = value
+    return "\n".join([LLMBAR[0], *(",".join(r) for r in rows)]) + "\n"
+
+
+for cid, col, value, view, words in [
+    ("winner-0", "winner_orig_order", "0", "output_1", ("j.csv:7", "winner_orig_order must be 1 or 2 (got '0')", "--skip-bad")),
+    ("winner-letter", "winner_swapped_order", "A", "output_1", ("j.csv:7", "winner_swapped_order must be 1 or 2 (got 'A')")),
+    ("winner-2.5", "winner_orig_order", "2.5", "gold", ("j.csv:7", "(got '2.5')")),
+    ("gold-3", "gold_label", "3", "gold", ("j.csv:7", "gold_label must be 1 or 2 (got '3')")),
+    ("gold-empty", "gold_label", "", "gold", ("j.csv:7", "gold_label must be 1 or 2 (got nothing)")),
+    ("item-empty-subset", "subset", "", "output_1", ("j.csv:7",)),
+    ("judge-empty", "judge", "", "output_1", ("j.csv:7", "empty judge")),
+]:
+    bad(f"llmbar-{cid}", "j.csv", llmbar(col, value), words, "--llmbar-view", view)
+bad("llmbar-columns-option", "j.csv", llmbar("item", "0", 0), ("'--columns' option", "read as LLMBar judgments"),
+    "--columns", "score=winner_orig_order")
+good("llmbar-gold-3-unused-by-output_1", "j.csv", llmbar("gold_label", "3"), ("398 judgments",))
+good("llmbar-winner-empty-is-missing", "j.csv", llmbar("winner_orig_order", ""), ("398 judgments", "missing"))
+
+
 # -- run configs (YAML) ------------------------------------------------------------------------
 def run_yaml(judge_extra: str = "", **parts: str) -> str:
     body = {"data": "data: {table: t.csv}\n", "template": "template: single\n",

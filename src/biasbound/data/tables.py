@@ -854,10 +854,23 @@ def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = Fa
             "gold": pd.to_numeric(raw["gold_label"], errors="coerce"),
         }
     )
+    checked = [("winner_orig_order", raw["winner_orig_order"].notna()), ("winner_swapped_order", raw["winner_swapped_order"].notna())]
+    if view == "gold":  # the gold view scores agreement with gold_label: a gold label that is not 1 or 2 scores nothing
+        checked.append(("gold_label", pd.Series(True, index=raw.index)))
+    if not skip_bad:  # name the LLMBar column the bad value is in (from_frame would only know the derived score)
+        for col, present in checked:
+            bad = present & ~pd.to_numeric(raw[col], errors="coerce").isin([1, 2])
+            if bad.any():
+                first = int(np.flatnonzero(bad.to_numpy())[0])
+                got = raw[col].iloc[first]
+                raise DataFormatError(f"{col} must be 1 or 2 (got {'nothing' if pd.isna(got) else repr(_plain(got))}); "
+                                      f"fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and count it.",
+                                      path=str(path), line=int(lines[first]))
+    bad_gold = ~base["gold"].isin([1, 2]) if view == "gold" else pd.Series(False, index=raw.index)
     parts = []
     for game, col in ((1, "winner_orig_order"), (2, "winner_swapped_order")):
         winner = pd.to_numeric(raw[col], errors="coerce")
-        bad_value = raw[col].notna() & ~winner.isin([1, 2])
+        bad_value = (raw[col].notna() & ~winner.isin([1, 2])) | bad_gold
         target = 1.0 if view == "output_1" else base["gold"]
         score = (winner == target).astype(float).where(winner.notna(), np.nan)
         # a non-1/2 winner must not become a score: keep it as an unparseable string so from_frame flags it
