@@ -582,11 +582,14 @@ def register(app: typer.Typer) -> None:
                                     "or 'all' (every item: for swaps, the position bias of the whole leaderboard)."),
         sigma: float | None = typer.Option(None, "--sigma", help="Noise scale σ >= 0 (0 = deterministic, tight only); "
                                            "chosen on the frontier when omitted."),
+        range_bound: bool = typer.Option(False, "--range-bound",
+                                         help="Data without any neighbour: certify on the score range alone (any change "
+                                              "of one item's score; holds for ANY judge on the range)."),
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
         from biasbound.pipeline import certify
-        from biasbound.pipeline._settings import check_settings
+        from biasbound.pipeline._settings import RANGE_GENERATOR, check_settings, holds_neighbours
         from biasbound.pipeline._staging import check_out
 
         from biasbound._validation import check_one_of
@@ -612,26 +615,38 @@ def register(app: typer.Typer) -> None:
         print_inputs(loaded, console)
         if auto:
             found = natural_neighbors(loaded.frame)
-            if not found:
+            if not found and not range_bound:
                 raise InputError("The '--neighbors auto' option of certify found no neighbours in the data (no game-2 "
                                  "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
-                                 "biasbound.inspect scorer) or name a generator the data hold.")
-            neighbors = ",".join(found)
-            console.print(f"neighbours found in the data: {neighbors}", highlight=False)
-            loaded = restrict_to_groups_with(loaded, found)
+                                 "biasbound.inspect scorer), name a generator the data hold, or pass --range-bound to "
+                                 "certify on the score range alone.")
+            if found:
+                neighbors = ",".join(found)
+                console.print(f"neighbours found in the data: {neighbors}", highlight=False)
+                loaded = restrict_to_groups_with(loaded, found)
+            else:
+                neighbors = RANGE_GENERATOR
+        from biasbound.pipeline._settings import parse_neighbors
+
+        if range_bound and not holds_neighbours(loaded.frame, parse_neighbors(neighbors)):
+            neighbors = RANGE_GENERATOR
+        if neighbors == RANGE_GENERATOR:
+            console.print("no neighbour in the data: certified on the score range alone (--range-bound); a neighbour is "
+                          "any change of an item's score within the range, and the certificate holds for ANY judge on "
+                          "this range", highlight=False)
             first = next(iter(loaded.report.values()), {})
             for judge, models in first.get("neighbors_auto", {}).get("left_out", {}).items():
                 console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
                               f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False, markup=False)
-        from biasbound.pipeline._settings import parse_neighbors
-
-        print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
+        if neighbors != RANGE_GENERATOR:
+            print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
         try:
             result = certify(
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
+                range_bound=range_bound,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)

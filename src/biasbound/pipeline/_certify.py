@@ -12,13 +12,21 @@ import dataclasses
 import pandas as pd
 
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
+from biasbound._validation import arg
 from biasbound.pipeline._coverage import prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge
 from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
 from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable
-from biasbound.pipeline._settings import _as_frame, _check_frame, _spawn_seeds, check_settings
+from biasbound.pipeline._settings import (
+    RANGE_GENERATOR,
+    _as_frame,
+    _check_frame,
+    _spawn_seeds,
+    check_settings,
+    holds_neighbours,
+)
 
 __all__ = ["certify"]
 
@@ -49,6 +57,7 @@ def certify(
     hamming: int | str = 1,
     sampled: dict[str, dict[str, Any]] | None = None,
     sigma: float | None = None,
+    range_bound: bool = False,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -108,6 +117,12 @@ def certify(
         without replacement made by that recorded seed (``biasbound run``); their knowledge is a
         finite-population sample (confidence 1 − β, hold-out audit). Other generators use every
         observed neighbour; unobserved items count at the range bound.
+    range_bound : bool
+        When the judgments hold no neighbour of the requested generators (e.g. single-answer grades
+        without reruns), certify on the score range alone: any change of one item's score (k items,
+        or all, with ``hamming``) is a neighbour, known only through the almost-sure bound of the
+        [0, 1] range (``AlmostSure``). Such a certificate holds for any judge on that range
+        (``range_implied``) and says nothing about this judge in particular. Tight method only.
     sigma : float, optional
         Noise scale; ``0`` (deterministic) allowed by the tight route where the bound is exact;
         chosen on the frontier when None.
@@ -144,6 +159,13 @@ def certify(
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
+    if not isinstance(range_bound, bool):
+        raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
+    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbours(frame, s.generators):
+        s = dataclasses.replace(s, generators=(RANGE_GENERATOR,))  # no neighbour at all: the range bound alone
+    if RANGE_GENERATOR in s.generators and s.method != "tight":
+        raise InputError(f"{arg('The ' + repr('method') + ' parameter', 'The ' + repr('--method') + ' option')} of certify must be "
+                         f"'tight' to certify on the score range alone. Got {s.method!r} instead.")
     frame = _check_frame(frame, s.generators)
     if not isinstance(skip_bad, bool):
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")

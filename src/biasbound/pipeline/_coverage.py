@@ -22,6 +22,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
+from biasbound.pipeline._settings import RANGE_GENERATOR
 
 __all__ = ["prepare"]
 
@@ -77,6 +78,8 @@ def prepare(
     item_game_key = _codes(frame, ["judge", "model", "item_id", "game"])
     per_gen: dict[str, dict[str, np.ndarray]] = {}
     for g in generators:
+        if g == RANGE_GENERATOR:  # no neighbour rows: nothing to match or count
+            continue
         kind, name = obs._parse_generator(g, "certify")
         canon = obs._canonical_rows(frame, kind) & keep
         nb = obs._neighbor_mask(frame, kind, name) & keep

@@ -41,7 +41,7 @@ from biasbound.pipeline._neighbours import (
     _Neighbours,
 )
 from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, _jsonable
-from biasbound.pipeline._settings import _WHERE, _Settings, _spawn_seeds, describe_generator
+from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, _spawn_seeds, describe_generator
 from biasbound.pipeline._view import _BatchScores, _LeaderboardView, _ModelView, make_view
 
 
@@ -114,7 +114,8 @@ def _canonical(fj: pd.DataFrame, s: _Settings, codes: _Codes) -> tuple[_Canon, p
     from biasbound.neighbors import observed as obs
 
     obs._check_frame(fj, "canonical_scores")
-    kind0, _ = obs._parse_generator(s.generators[0], "canonical_scores")
+    # the range bound's canonical rows are every generator's but swap's: game 0 or 1 (no pairwise game 2 needed)
+    kind0 = "rerun" if s.generators[0] == RANGE_GENERATOR else obs._parse_generator(s.generators[0], "canonical_scores")[0]
     m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
     cpos = np.flatnonzero(obs._canonical_rows(fj, kind0))
     cpos = cpos[np.lexsort((i_all[cpos], m_all[cpos]))]
@@ -167,6 +168,9 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     missing: dict[str, int] = {}
     missing_keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for gi, g in enumerate(s.generators):
+        if g == RANGE_GENERATOR:  # no observed neighbour: the knowledge is the range bound alone
+            missing[g] = 0
+            continue
         kind_g, name_g = obs._parse_generator(g, "observed_neighbors")
         miss_rows = np.flatnonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(score_all))
         missing[g] = int(miss_rows.size)
@@ -179,7 +183,9 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
         inside = batch_keys[at] == key if len(batch_keys) else np.zeros(len(key), dtype=bool)
         parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))
-    cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
+    empty = np.zeros(0, dtype=np.int64)
+    cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(4)]
+    cat[3] = cat[3].astype(float)
     return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
                      missing_keys=missing_keys)
 
@@ -365,6 +371,10 @@ def _tight_audits(
         n = max(uk.coverage[g].total for g in s.used)
         if value > s.delta:
             verdict, why = "violated", "the bound at the released (alpha, sigma) exceeds delta"
+        elif all(uk.coverage[g].kind == "range" for g in s.used):
+            verdict, why = "not contradictable", ("the certificate rests on the score range alone (no neighbour was "
+                                                  "observed, none is needed): no judgment within the range can "
+                                                  "contradict it, and there is nothing to audit")
         elif exact:
             verdict, why = "exact", ("every item's neighbour is observed: the probability over T is computed exactly "
                                      "at the released (alpha, sigma); nothing is estimated")

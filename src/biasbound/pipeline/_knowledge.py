@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from biasbound._exceptions import InputError
-from biasbound.pipeline._settings import _SCORE_RANGE, _WHERE, _named, _Settings
+from biasbound.pipeline._settings import _SCORE_RANGE, _WHERE, RANGE_GENERATOR, _named, _Settings
 
 _LCM_CAP = 720  # rerun counts per item are equalised by replication up to this common multiple
 
@@ -43,7 +43,7 @@ class _Coverage:
 
     observed: int  # batch items with at least one observed neighbour
     total: int  # batch items
-    kind: str  # "census" | "sample" | "partial"
+    kind: str  # "census" | "sample" | "partial" | "range" (no neighbour: the range bound alone)
     seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,6 +174,12 @@ def _unit(
     n_gen = len(s.generators)
     beta_g = None if s.beta is None else s.beta / n_gen
     for gi, g in enumerate(s.generators):
+        if g == RANGE_GENERATOR:  # no observed neighbour: the range's almost-sure bound is all that is known
+            records[g] = (_range_record(k_eff, N, A_member, coord, model_view, batch_centre, dim, n_models),)
+            coverage[g] = _Coverage(0, N, "range")
+            exact[g] = False
+            rms[g] = float(records[g][0].A)
+            continue
         nb_keys, diff = per_gen[gi]
         at = np.searchsorted(keys, nb_keys)
         ok = (at < N) & (keys[np.minimum(at, N - 1)] == nb_keys)
@@ -243,6 +249,27 @@ def _unit(
         exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N))
     return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
                           notes=tuple(notes))
+
+
+def _range_record(k: int, N: int, A_member: np.ndarray, coord: np.ndarray | None, model_view: bool,
+                  batch_centre: bool, dim: int, n_models: int) -> Any:
+    """``AlmostSure(A)`` from the score range alone: a neighbour is any change of k items' scores within
+    the range (every item at once: all of them), so ‖Δ‖ <= A surely and a change at A is possible."""
+    from biasbound.bounds import AlmostSure
+
+    if model_view:  # k coordinates, each moving by at most its member's bound [proof:range-only]
+        A = float(math.sqrt(np.sum(np.sort(A_member**2)[::-1][:k])))
+        ratio = (min(1.0, k / dim) if k < N else 1.0) if batch_centre else None
+    else:  # leaderboard: a model's mean moves by at most the sum of its perturbed pairs' bounds
+        assert coord is not None
+        if k >= N:  # every pair: each model mean moves by at most its whole range
+            A = float(math.sqrt(np.sum(np.bincount(coord, weights=A_member) ** 2)))
+        else:  # triangle inequality over the k largest moves
+            A = float(np.sum(np.sort(A_member)[::-1][:k]))
+        ratio = 1.0 if batch_centre else None
+    what = "every item" if k >= N else ("one item" if k == 1 else f"{k} items")
+    return AlmostSure(A=A, shift_ratio=ratio,
+                      note=f"score range alone: any change of {what}'s score within [0, 1]; no neighbour observed")
 
 
 def _rep_factor(at_r: np.ndarray, at: np.ndarray) -> int:

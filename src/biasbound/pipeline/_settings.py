@@ -24,9 +24,13 @@ __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighb
 _WHERE = "certify"
 _SCORE_RANGE = 1.0  # certified per-item scores live on [0, 1]
 _GEN_RE = re.compile(r"^(swap|rerun|variant:[^,\s]+)$")
+#: The pseudo-generator of ``range_bound``: no observed neighbour, any change of one item's score within
+#: the score range (the knowledge is the range's almost-sure bound alone)
+RANGE_GENERATOR = "range"
 _GEN_TEXT = {
     "swap": "one item's presentation order swapped",
     "rerun": "one item re-judged with a new sampling seed",
+    "range": "any change of one item's score within the score range (no specific perturbation observed)",
 }
 
 
@@ -55,7 +59,7 @@ def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
         name = str(raw).strip()
         if not name:
             continue
-        if not _GEN_RE.match(name):
+        if name != RANGE_GENERATOR and not _GEN_RE.match(name):
             raise InputError(
                 f"{_named('neighbors')} of {_WHERE} must list generators among 'swap', 'rerun' and "
                 f"'variant:NAME'. Got {name!r} instead."
@@ -64,6 +68,9 @@ def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
             out.append(name)
     if not out:
         raise InputError(f"{_named('neighbors')} of {_WHERE} must name at least one generator. Got {spec!r} instead.")
+    if RANGE_GENERATOR in out and len(out) > 1:
+        raise InputError(f"{_named('neighbors')} of {_WHERE} must name 'range' alone (it already bounds every other "
+                         f"generator). Got {spec!r} instead.")
     return tuple(out)
 
 
@@ -175,12 +182,12 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
         if g == "swap" and not frame["game"].isin([2]).any():
             raise InputError(
                 f"{_named('neighbors')} of {_WHERE} asks for 'swap', but the judgments hold no game-2 "
-                "(position-swapped) judgments; use a generator present in the data."
+                f"(position-swapped) judgments; use a generator present in the data, {arg(*RANGE_BOUND_HINT)}."
             )
         if g == "rerun" and not (frame["rerun"] > 0).any():
             raise InputError(
                 f"{_named('neighbors')} of {_WHERE} asks for 'rerun', but the judgments hold no rerun > 0; "
-                "use a generator present in the data."
+                f"use a generator present in the data, {arg(*RANGE_BOUND_HINT)}."
             )
         if g.startswith("variant:") and g.split(":", 1)[1] not in variants:
             have = sorted(variants - {"original"}) or ["none"]
@@ -189,6 +196,24 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
                 f"(variants present: {', '.join(have)})."
             )
     return frame
+
+
+#: How a caller opts in to the range bound, in the caller's words (appended to "no neighbour" errors).
+RANGE_BOUND_HINT = ("or pass range_bound=True to certify on the score range alone",
+                    "or pass --range-bound to certify on the score range alone")
+
+
+def holds_neighbours(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
+    """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant)."""
+    variants = set(frame["variant"].astype(str).unique())
+    for g in generators:
+        if g == "swap" and frame["game"].isin([2]).any():
+            return True
+        if g == "rerun" and (frame["rerun"] > 0).any():
+            return True
+        if g.startswith("variant:") and g.split(":", 1)[1] in variants:
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,13 @@ def _scope(j: Any) -> Mapping[str, Any]:
     return scope if isinstance(scope, Mapping) else {}
 
 
+def _range_only(scope: Mapping[str, Any]) -> bool:
+    """Whether every generator's knowledge is the score range alone (no neighbour observed)."""
+    cov = scope.get("knowledge_coverage") or {}
+    kinds = [c.get("kind") for per_unit in cov.values() for c in per_unit.values()]
+    return bool(kinds) and all(k == "range" for k in kinds)
+
+
 def certificate_record(j: Any) -> dict[str, Any]:
     """The figures that tell judges apart, for ``summary.json`` (one judge)."""
     cal = j.calibration
@@ -39,6 +46,8 @@ def certificate_record(j: Any) -> dict[str, Any]:
         "guarantee": getattr(j.certificate, "guarantee", None),
         "neighborhood": scope.get("neighborhood", {"kind": "hamming", "k": 1}),
         "range_implied": getattr(j.certificate, "range_implied", None),
+        # certified with no neighbour at all (range_bound): the score range's almost-sure bound is the whole knowledge
+        "range_only": _range_only(scope),
         "original_scale": getattr(j.certificate, "original_scale", None),
         "bias_radius": getattr(j.certificate, "bias_radius", None),
         "per_model": scope.get("figures"),
@@ -68,12 +77,23 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
         beta = "" if not cal.beta_spent else f", confidence 1 − β = {_f(1 - cal.beta_spent)}"
         rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({exact}{beta})"))
     nb = scope.get("neighborhood") or {"kind": "hamming", "k": 1}
-    rows.append(("neighbours", "every item perturbed at once" if nb.get("kind") == "all-items"
-                 else f"Hamming-{nb.get('k', 1)} ({'one item' if nb.get('k', 1) == 1 else str(nb.get('k')) + ' items'} perturbed)"))
+    if _range_only(scope):
+        what = ("every item's score" if nb.get("kind") == "all-items"
+                else "one item's score" if nb.get("k", 1) == 1 else f"{nb.get('k')} items' scores")
+        rows.append(("neighbours", f"any change of {what} within the score range (no specific perturbation; "
+                     "none observed: the certificate follows from the score range alone)"))
+    else:
+        rows.append(("neighbours", "every item perturbed at once" if nb.get("kind") == "all-items"
+                     else f"Hamming-{nb.get('k', 1)} ({'one item' if nb.get('k', 1) == 1 else str(nb.get('k')) + ' items'} "
+                     "perturbed)"))
     cov = scope.get("knowledge_coverage")
     if cov:
         parts = []
         for g, c in _coverage_by_generator(cov).items():
+            if c["kind"] == "range":
+                parts.append(f"{g}: the score range alone (0/{c['total']} items observed), ||Δ|| <= "
+                             f"{_f(c['rms_max'], 3)} almost surely")
+                continue
             parts.append(f"{g}: {c['kind']}, {c['observed']}/{c['total']} items observed, RMS ||Δ|| {_f(c['rms_max'], 3)}"
                          + ("" if c["exact"] else " (unobserved at the range bound)" if c["kind"] == "partial" else ""))
         rows.append(("knowledge (per generator)", "; ".join(parts)))
@@ -158,7 +178,7 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
 
 def _coverage_by_generator(cov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Coverage summed over units: {generator: {kind, observed, total}} (kind: the weakest over units)."""
-    order = {"census": 0, "sample": 1, "partial": 2}
+    order = {"census": 0, "sample": 1, "partial": 2, "range": 3}
     out: dict[str, dict[str, Any]] = {}
     for per in cov.values():
         for g, c in per.items():
