@@ -387,8 +387,8 @@ def _tight_audits(
     worst = max(per_model.values(), key=lambda a: a.exact_probability)
     verdicts = {a.verdict for a in per_model.values()}
     pooled_verdict = "violated" if "violated" in verdicts else ("exact" if verdicts == {"exact"} else "not contradictable")
-    if len(per_model) == 1:
-        reason = worst.reason
+    if len(per_model) == 1 or len({a.reason for a in per_model.values()}) == 1:  # e.g. every model on the range alone
+        reason = worst.reason if len(per_model) == 1 else f"every one of the judge's {len(per_model)} models: {worst.reason}"
     else:
         tally = ", ".join(f"{sum(a.verdict == v for a in per_model.values())} {v}"
                           for v in ("exact", "not contradictable", "violated") if any(a.verdict == v for a in per_model.values()))
