@@ -101,3 +101,31 @@ def test_the_range_bound_is_not_used_when_neighbours_exist(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert "range" not in summary["settings"]["generators"]
     assert "certified on the score range alone" not in " ".join(text.split())
+
+
+def _frame(game1_table):
+    import pandas as pd
+
+    df = pd.read_csv(game1_table)
+    df["variant"], df["rerun"], df["source"], df["line"] = "original", 0, str(game1_table), range(2, 2 + len(df))
+    return df
+
+
+def test_python_api_range_bound(game1_table):
+    import biasbound
+    from biasbound._exceptions import InputError
+
+    df = _frame(game1_table)
+    with pytest.raises(InputError, match=r"pass range_bound=True to certify on the score range alone"):
+        biasbound.certify(df, neighbors="swap", progress=False, plots=False)
+    with pytest.raises(InputError, match=r"'method' parameter of certify must be 'tight'"):
+        biasbound.certify(df, neighbors="swap", progress=False, plots=False, range_bound=True, method="paper")
+    # every item at once, leaderboard view: each of the 3 model means moves by at most 1 → A = √3
+    r = biasbound.certify(df, neighbors="swap", progress=False, plots=False, range_bound=True, view="leaderboard",
+                          hamming="all", bootstrap_rounds=20)
+    (j,) = r.judges.values()
+    expected = calibrate_knowledge(AlmostSure(3 ** 0.5), tau=0.5, delta=0.01, dim=3)
+    assert j.certificate.range_implied["holds"] is True and j.certificate.range_implied["A"] == pytest.approx(3 ** 0.5)
+    assert j.calibration.alpha == pytest.approx(expected.alpha, rel=1e-12)
+    assert j.calibration.sigma == pytest.approx(expected.sigma, rel=1e-12)
+    assert j.certificate.verify()["holds"] is True
