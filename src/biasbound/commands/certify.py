@@ -624,6 +624,11 @@ def register(app: typer.Typer) -> None:
                 neighbors = ",".join(found)
                 console.print(f"neighbours found in the data: {neighbors}", highlight=False)
                 loaded = restrict_to_groups_with(loaded, found)
+                first = next(iter(loaded.report.values()), {})
+                for judge, models in first.get("neighbors_auto", {}).get("left_out", {}).items():
+                    console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
+                                  f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False,
+                                  markup=False)
             else:
                 neighbors = RANGE_GENERATOR
         from biasbound.pipeline._settings import parse_neighbors
@@ -634,10 +639,6 @@ def register(app: typer.Typer) -> None:
             console.print("no neighbour in the data: certified on the score range alone (--range-bound); a neighbour is "
                           "any change of an item's score within the range, and the certificate holds for ANY judge on "
                           "this range", highlight=False)
-            first = next(iter(loaded.report.values()), {})
-            for judge, models in first.get("neighbors_auto", {}).get("left_out", {}).items():
-                console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
-                              f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False, markup=False)
         if neighbors != RANGE_GENERATOR:
             print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
         try:
