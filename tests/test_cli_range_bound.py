@@ -68,6 +68,7 @@ def test_range_bound_certifies_on_the_range_alone(which, dim, game1_table, tmp_p
     assert cert.alpha == pytest.approx(expected.alpha, rel=1e-12)
     assert cert.sigma == pytest.approx(expected.sigma, rel=1e-12)
 
+    assert cert.scope["generators_table"]["range"]["m"] == 0  # no neighbour observed, none claimed
     summary = json.loads((out / "summary.json").read_text())
     (judge,) = summary["judges"].values()
     assert judge["certificate"]["range_only"] is True

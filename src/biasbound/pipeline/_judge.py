@@ -533,6 +533,9 @@ def _generators_table(s: _Settings, view: Any, sens: _Sensitivity) -> dict[str, 
     for g in s.generators:
         ests = [sens.estimates[u][g] for u in view.units]
         top = max(ests, key=lambda e: float(e.delta_star))
+        if g == RANGE_GENERATOR:  # nothing observed: Δ* is the range bound itself, from no neighbour
+            out[g] = {"delta_star": float(top.delta_star), "m": 0, "m_total": 0, "ucb": None}
+            continue
         out[g] = {"delta_star": float(top.delta_star), "m": int(top.m), "m_total": int(sum(e.m for e in ests)),
                   "ucb": None if any(e.ucb is None for e in ests) else max(float(e.ucb) for e in ests)}
     return out
