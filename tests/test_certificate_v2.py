@@ -20,10 +20,9 @@ X = np.linspace(0.0, 1.0, 200)
 POP = np.array([0.0] * 190 + [0.0625] * 8 + [1.0] * 2)
 
 #: numeric fields verify() cannot recompute without data it is not given, each with the reason
-PROVENANCE = {
-    "audit": "re-run by `biasbound audit` on held-out neighbours",
-    "diagnostics": "reported figures never used to calibrate",
-}
+#: Fields no edit test skips: scope, audit and diagnostics are records no statistic determines, and
+#: records_sha256 (written with the certificate) makes an edit there fail verify() too.
+PROVENANCE: dict[str, str] = {}
 
 
 def _make(knowledge: Any, method: str = "tight", delta: float = 0.05, **kw: Any) -> tuple[Certificate, np.ndarray]:
@@ -128,3 +127,21 @@ def test_batch_centre_needs_knowledge_of_the_shift() -> None:
     cb = calibrate_knowledge(FullPopulation(POP, shift_sq=y), tau=0.5, delta=0.01, dim=200, frontier_points=0)
     cert = make_certificate(cb, center_kind="batch", center_value=None, seed=1, data_sha256="0" * 64, view="model")
     assert cert.original_scale is None and cert.verify()["holds"]
+
+
+def test_edited_scope_and_audit_records_of_a_written_certificate_fail_verify(tmp_path) -> None:
+    """A certificate written by certify: an edited coverage count or audit figure fails verify()."""
+    from biasbound.cli import main
+
+    rows = [{"judge": "j", "model": m, "item_id": f"q{i}", "score": float((i * 7 + k) % 5) / 4, "game": g}
+            for k, m in enumerate(["a", "b"]) for i in range(40) for g in (1, 2)]
+    table = tmp_path / "t.jsonl"
+    table.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert main(["certify", str(table), "--out", str(tmp_path / "o"), "--no-plots", "--no-progress"]) in (0, 1)
+    d = json.loads((tmp_path / "o" / "certificate.json").read_text(encoding="utf-8"))
+    assert Certificate.from_dict(d).verify()["holds"]
+    numeric = [p for p in _numeric_paths(d) if p[0] in ("scope", "audit")]
+    assert any(p[0] == "scope" for p in numeric) and any(p[0] == "audit" for p in numeric)
+    for p in numeric:
+        with pytest.raises(CertificateVerificationError, match="records_sha256"):
+            Certificate.from_dict(_edit(d, p)).verify()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
 import json
 import math
 import numbers
@@ -206,6 +207,17 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     return " ".join(parts)
 
 
+#: Records no statistic determines; :meth:`Certificate.verify` checks them against ``records_sha256``.
+_RECORDS = ("scope", "audit", "diagnostics", "created", "biasbound_version")
+
+
+def _records_digest(values: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON (sorted keys) of the :data:`_RECORDS` fields in ``values``."""
+    text = json.dumps({k: values.get(k) for k in _RECORDS}, sort_keys=True, ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 # --------------------------------------------------------------------------- the record
 @dataclass(frozen=True)
 class Certificate:
@@ -251,6 +263,9 @@ class Certificate:
     created: str
     audit: dict[str, Any] | None = None
     diagnostics: dict[str, Any] | None = None
+    #: SHA-256 of the records above that no statistic determines (scope, audit, diagnostics, provenance), written
+    #: by :meth:`to_dict`; a certificate read back checks it in :meth:`verify`, so an edited count there fails.
+    records_sha256: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.schema_version != SCHEMA_VERSION:
@@ -268,7 +283,9 @@ class Certificate:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of every field (JSON types only)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        d = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        d["records_sha256"] = _records_digest(d)  # always of the fields as they are now
+        return d
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialize to JSON; NaN and infinity are rejected (never written)."""
@@ -332,7 +349,7 @@ class Certificate:
             audit = audit.to_dict()
         if not isinstance(audit, dict):
             raise TypeError(f"The 'audit' parameter of with_audit must be a dict. Got {type(audit).__name__} instead.")
-        return dataclasses.replace(self, audit=_plain(audit))
+        return dataclasses.replace(self, audit=_plain(audit), records_sha256=None)
 
     # ------------------------------------------------------------------ check
     def verify(self, *, scores: ArrayLike | None = None, certified: ArrayLike | None = None) -> dict[str, Any]:
@@ -367,6 +384,10 @@ class Certificate:
             where = _mismatch(getattr(self, name), der[name], name)
             if where:
                 fail(f"{where} differs from the value recomputed from the recorded inputs")
+        if self.records_sha256 is not None and self.records_sha256 != _records_digest(
+            {k: _plain(getattr(self, k)) for k in _RECORDS}
+        ):
+            fail("scope, audit, diagnostics or provenance differ from the records_sha256 written with the certificate")
         if not der["bound_value"] <= self.delta:
             fail(f"the bound {der['bound_value']!r} exceeds delta={self.delta!r}")
         if not self.sigma <= der["sigma_max"]:

@@ -250,7 +250,7 @@ def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: lis
         scope = dict(cert.scope)
         scope.update(extra)
         scope["notes"] = list(scope.get("notes", [])) + [n for n in notes if n not in scope.get("notes", [])]
-        return dataclasses.replace(cert, scope=_jsonable(scope))
+        return dataclasses.replace(cert, scope=_jsonable(scope), records_sha256=None)
 
     # beside the judge's count of missing neighbour judgments (NaN), the neighbours that have no row at all
     absent: dict[str, int] = {}
