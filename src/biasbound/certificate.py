@@ -208,7 +208,7 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
 
 
 #: Records no statistic determines; :meth:`Certificate.verify` checks them against ``records_sha256``.
-_RECORDS = ("scope", "audit", "diagnostics", "created", "biasbound_version")
+_RECORDS = ("scope", "audit", "diagnostics", "biasbound_version")
 
 
 def _records_digest(values: dict[str, Any]) -> str:
