@@ -172,7 +172,7 @@ def test_llmbar_gold_view_reproduces_the_published_accuracy(shared_data: Path) -
     f = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz", view="gold").frame
     sub = f[(f["judge"] == "GPT-4/Vanilla") & f["item_id"].str.startswith("LLMBar/Natural#")]
     correct = sub.groupby("game")["score"].sum()
-    assert (correct[1], correct[2]) == (95, 96)  # shared/data README: 95/100 and 96/100
+    assert (correct[1], correct[2]) == (95, 96)  # LLMBar's data README (tests/data): 95/100 and 96/100
 
 
 def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llmbar_raw: pd.DataFrame) -> None:

@@ -538,7 +538,8 @@ def calibrate_knowledge(
     else:
         rule = f"alpha={al:g} and sigma={sg:g} given; checked"
     if sg is None:
-        assert al is not None
+        if al is None:  # the branches above set alpha whenever sigma is still free
+            raise RuntimeError("calibrate_knowledge reached the sigma search without an alpha")
         smax = _sigma_star(lambda s: F(al, s), dl, s_hi)
         if smax is None:
             _infeasible(t, dl, al, amax)

@@ -261,7 +261,8 @@ def _range_record(k: int, N: int, A_member: np.ndarray, coord: np.ndarray | None
         A = float(math.sqrt(np.sum(np.sort(A_member**2)[::-1][:k])))
         ratio = (min(1.0, k / dim) if k < N else 1.0) if batch_centre else None
     else:  # leaderboard: a model's mean moves by at most the sum of its perturbed pairs' bounds
-        assert coord is not None
+        if coord is None:  # the leaderboard view always passes each pair's model coordinate
+            raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
         if k >= N:  # every pair: each model mean moves by at most its whole range
             A = float(math.sqrt(np.sum(np.bincount(coord, weights=A_member) ** 2)))
         else:  # triangle inequality over the k largest moves
@@ -298,7 +299,8 @@ def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: n
         top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
         U2 = min(k * ucb * ucb, top)
     else:  # two perturbed pairs of one model add in its coordinate: the cross terms bounded by the range alone
-        assert coord is not None
+        if coord is None:  # the leaderboard view always passes each pair's model coordinate
+            raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
         n_c = int(coord.max()) + 1
         a_sum = np.bincount(coord, weights=A_member, minlength=n_c)
         a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
@@ -332,7 +334,8 @@ def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarr
         U2 = p1 * float(np.sum(msq))  # [proof:hamming-k-moment]
         A2 = float(np.sum(np.sort(absmax**2)[::-1][:k]))  # [proof:hamming-k-as-model]
     else:  # ||Δ_S||² = Σ_j (Σ_{p∈S, model j} w_p Δ_p)²; unobserved signs taken at their worst
-        assert coord is not None
+        if coord is None:  # the leaderboard view always passes each pair's model coordinate
+            raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
         n_c = int(coord.max()) + 1
         first = p1 * float(np.sum(msq))
         # cross terms: E over S of Σ_{p≠q same model} → p2 · ((Σ m_p)² − Σ m_p²), unobserved |m| at the bound
@@ -379,7 +382,8 @@ def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np
             sq = float(np.sum(val**2) + np.sum(unk**2))
             sh = (abs(float(np.sum(val))) + float(np.sum(unk))) ** 2 / dim  # [proof:all-items-worst-sign]
         else:
-            assert coord is not None
+            if coord is None:  # the leaderboard view always passes each pair's model coordinate
+                raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
             n_c = int(coord.max()) + 1
             vj = np.bincount(coord, weights=val, minlength=n_c)
             uj = np.bincount(coord, weights=unk, minlength=n_c)
