@@ -137,7 +137,7 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
 
 def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     """The guarantee in one paragraph, in the user's units, saying plainly when it follows from the range alone."""
-    from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Moments, Sample
+    from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Moments, RandomJudge, Sample
 
     u = inp["units"]
     scale, unit = float(u.get("scale", 1.0)), str(u.get("name", "score units"))
@@ -176,7 +176,18 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
         seed = f", seed {s0.seed}" if s0.seed is not None else ""
         facts.append(f"{s0.m} of {s0.population_size} neighbours drawn uniformly without replacement{seed}, the bound "
                      "holding for the worst population consistent with them")
+    rjs = [r for r in k.records if isinstance(r, RandomJudge)]
+    if rjs:
+        r0 = rjs[0]
+        drawn = (f"{r0.n} of {r0.population_size} items drawn uniformly without replacement"
+                 if r0.population_size is not None and r0.n < r0.population_size else f"{r0.n} items")
+        facts.append(f"every recorded neighbour verdict taken as one independent draw of a random judge ({drawn}, "
+                     f"{r0.draws} verdicts, several of one item counted as draws within that item), the probability "
+                     "covering the judge's own randomness on the neighbour given the recorded original verdicts")
     moms = [r for r in k.records if isinstance(r, Moments)]
+    if pops or samples or any(r.beta == 0.0 for r in moms):
+        facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "
+                     "judge's only answer to that neighbour)")
     if any(r.beta is None for r in moms):
         facts.append("the measured mean squared shift E‖Δ‖² taken as the true value (a point estimate, no confidence level)")
     elif any(r.beta for r in moms):

@@ -24,7 +24,7 @@ import numpy as np
 
 from biasbound._validation import check_in_range, check_int
 from biasbound.bounds import almost_sure
-from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, Record, Sample
+from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, RandomJudge, Record, Sample
 from biasbound.bounds.sampled_population import band
 
 __all__ = ["DEFAULT_DELTAS", "bias_radius", "bias_radius_curve", "original_scale", "range_implied", "survival"]
@@ -89,6 +89,9 @@ def _record_survival(r: Record, t: float) -> float:
         kup = band(r.population_size, r.m, r.beta)
         k = int(np.count_nonzero(r.sq_norms > t2))  # sample count above t
         return min(1.0, int(kup[k]) / r.population_size)  # [proof:radius-band]
+    if isinstance(r, RandomJudge):
+        j = int(np.searchsorted(r.levels, t2, side="right"))  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
+        return 0.0 if j >= r.levels.size else float(r.upper[j])  # [proof:radius-random-judge]
     raise TypeError(f"Unknown knowledge record {type(r).__name__}.")  # pragma: no cover
 
 
@@ -105,6 +108,8 @@ def _jumps(k: Knowledge) -> np.ndarray:
     for r in k.records:
         if isinstance(r, (FullPopulation, Sample)):
             pts.extend(np.sqrt(np.unique(r.sq_norms)).tolist())
+        if isinstance(r, RandomJudge):
+            pts.extend(np.sqrt(r.levels).tolist())
         if getattr(r, "A", None) is not None:
             pts.append(float(r.A))
     return np.unique(np.array(pts, dtype=float))

@@ -468,7 +468,10 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                         idx, _ = sample_indices(n, m, draw_seed)
                         if m < n:  # a uniform draw without replacement by a recorded seed: certify's sample knowledge
                             sampled_draws.setdefault(CERTIFY_NAMES[g], {"seed": int(cfg.seed), "per_model": {}})
-                            sampled_draws[CERTIFY_NAMES[g]]["per_model"][model] = {"seed": int(draw_seed), "m": m, "n": n}
+                            # the drawn item ids: certify counts a drawn item left without a row at the range bound
+                            sampled_draws[CERTIFY_NAMES[g]]["per_model"][model] = {
+                                "seed": int(draw_seed), "m": m, "n": n,
+                                "items": [str(items[model][int(i)].item_id) for i in idx]}
                         idx = [int(i) for i in idx]
                         if gen.requires_llm and rewriter_session is None:  # unreachable: opened above for LLM generators
                             raise RuntimeError(f"no rewriter session for the {g!r} generator")

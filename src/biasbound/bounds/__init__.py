@@ -15,6 +15,7 @@ unit (module)             knowledge                  exact   proof note
 ``full_population``       FullPopulation             yes     docs/proofs/full_population.md
 ``sampled_population``    Sample                     no      docs/proofs/sampled_population.md
 ``paper``                 Moments                    no      docs/proofs/paper.md (Cor. 3.2)
+``random_judge``          RandomJudge                no      docs/proofs/random_judge.md
 ========================  =========================  ======  ============================================
 
 "Exact" means the value is the supremum of the violation probability over every neighbour
@@ -27,12 +28,13 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from biasbound.bounds import almost_sure, full_population, moments, paper, sampled_population
+from biasbound.bounds import almost_sure, full_population, moments, paper, random_judge, sampled_population
 from biasbound.bounds._knowledge import (
     AlmostSure,
     FullPopulation,
     Knowledge,
     Moments,
+    RandomJudge,
     Record,
     Sample,
     knowledge_from_dict,
@@ -45,6 +47,7 @@ __all__ = [
     "FullPopulation",
     "Knowledge",
     "Moments",
+    "RandomJudge",
     "Record",
     "Sample",
     "applicable_units",
@@ -56,7 +59,7 @@ __all__ = [
 ]
 
 #: every bound unit, in the order the calibrator tries them
-UNITS: tuple[ModuleType, ...] = (almost_sure, moments, full_population, sampled_population, paper)
+UNITS: tuple[ModuleType, ...] = (almost_sure, moments, full_population, sampled_population, random_judge, paper)
 _BY_NAME = {u.NAME: u for u in UNITS}
 
 

@@ -10,6 +10,9 @@ probability ``beta`` it spends (0 for facts that hold surely):
   under ``T`` (uniform over the population) is known exactly; no ``beta``.
 * :class:`Sample` — ``m`` neighbours drawn uniformly without replacement, by a recorded seed, from a
   finite population of ``N``; ``beta`` is the failure probability of the confidence band.
+* :class:`RandomJudge` — a random judge: every recorded neighbour verdict is one draw of the judge;
+  per item the share of its draws above each level of ``||Delta||^2``, summed over ``n`` independent
+  items, gives joint upper bounds on the tail of the (item, answer) distribution at ``1 - beta``.
 
 A batch-mean shrinkage centre enters as the shift ratio ``rho`` (``s^2 <= rho ||Delta||^2`` a.s.,
 ``s = sqrt(d) |mean(Delta)|``; ``rho = k/d`` for Hamming-k, 1 always) or, for a full population, as
@@ -36,7 +39,7 @@ import numpy as np
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
-__all__ = ["AlmostSure", "FullPopulation", "Knowledge", "Moments", "Record", "Sample", "knowledge_from_dict"]
+__all__ = ["AlmostSure", "FullPopulation", "Knowledge", "Moments", "RandomJudge", "Record", "Sample", "knowledge_from_dict"]
 
 COMBINE = ("max", "mixture")
 
@@ -281,8 +284,100 @@ class Sample:
                 "seed": self.seed, "note": self.note, **_hist(self.sq_norms)}
 
 
-Record = Union[AlmostSure, Moments, FullPopulation, Sample]
-_RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample)
+@dataclass(frozen=True, eq=False)
+class RandomJudge:
+    """A random judge's neighbour answers: tail bounds on ``||Delta||^2`` at a finite set of levels.
+
+    ``T`` draws an item uniformly and the judge answers its neighbour afresh (its own randomness), given
+    the recorded original verdicts.  With levels ``x_1 < ... < x_K`` (``x_K`` at least every item's
+    almost-sure bound) and ``Y_ik`` the share of item ``i``'s recorded draws with ``||Delta||^2 > x_{k-1}``
+    (``x_0 = 0``; an item without a verdict counts 1 at every level), the ``n`` items' ``Y_ik`` are
+    independent ``[0, 1]`` variables whose mean is the tail ``q_k = Pr[||Delta||^2 > x_{k-1}]`` of the
+    neighbour distribution rounded up to the levels.  ``upper`` holds the Chernoff–KL upper bounds at
+    ``beta / K`` each (union bound over the levels), made nonincreasing: jointly valid at ``1 - beta``.
+    See ``docs/proofs/random-judge.md``.
+
+    Parameters
+    ----------
+    levels : array_like
+        ``x_1 < ... < x_K``, squared norms ``> 0``.
+    sums : array_like
+        ``S_k = sum_i Y_ik`` per level (nonincreasing, in ``[0, n]``).
+    n : int
+        Items the shares come from (a census: every item of the batch; a sample: the drawn items).
+    beta : float
+        Failure probability in (0, 1) of the joint bounds.
+    shift_ratio : float or None
+        Batch-mean centre: ``s^2 <= rho ||Delta||^2`` a.s.
+    population_size : int or None
+        ``N``: items of the batch (``n < N`` for a recorded sample, drawn uniformly without replacement).
+    draws : int
+        Recorded neighbour verdicts (reporting only; several per item are draws within the item).
+    note : str
+        Provenance.
+    """
+
+    levels: Any
+    sums: Any
+    n: int
+    beta: float
+    shift_ratio: float | None = None
+    population_size: int | None = None
+    draws: int = 0
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        from biasbound.sensitivity import kl_upper_bound
+
+        w = "RandomJudge"
+        x = check_finite_array(self.levels, "levels", w, ndim=1)
+        if x.size < 1 or np.any(x <= 0) or np.any(np.diff(x) <= 0):
+            raise InputError(f"The 'levels' parameter of {w} must be increasing squared norms > 0. Got {x.tolist()[:5]!r} instead.")
+        n = check_int(self.n, "n", w, low=1)
+        sm = check_finite_array(self.sums, "sums", w, ndim=1)
+        if sm.shape != x.shape or np.any(sm < 0) or np.any(sm > n * (1 + 1e-12)) or np.any(np.diff(sm) > 1e-9 * n):
+            raise InputError(f"The 'sums' parameter of {w} must hold one nonincreasing value in [0, n = {n}] per level.")
+        beta = check_in_range(self.beta, "beta", w, low=0.0, high=1.0, low_open=True, high_open=True)
+        if self.population_size is not None:
+            object.__setattr__(self, "population_size", check_int(self.population_size, "population_size", w, low=n))
+        object.__setattr__(self, "draws", check_int(self.draws, "draws", w, low=0))
+        x = np.array(x, dtype=float)
+        x.setflags(write=False)
+        sm = np.minimum(np.array(sm, dtype=float), float(n))
+        sm.setflags(write=False)
+        object.__setattr__(self, "levels", x)
+        object.__setattr__(self, "sums", sm)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, w))
+        b_k = beta / x.size  # [proof:rj-union]
+        up = np.array([kl_upper_bound(min(1.0, float(v) / n), n, b_k) for v in sm])  # [proof:rj-kl]
+        up = np.minimum.accumulate(np.maximum(up, sm / n))  # [proof:rj-monotone]
+        up.setflags(write=False)
+        object.__setattr__(self, "_upper", up)
+
+    @property
+    def upper(self) -> np.ndarray:
+        """``q_k^+``: upper bounds on ``Pr[||Delta||^2 > x_{k-1}]``, nonincreasing in ``k``."""
+        return self._upper  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def A(self) -> float:
+        """The top level's norm: every ``||Delta||`` is at most it (the levels cover the range)."""
+        return float(math.sqrt(self.levels[-1]))
+
+    @property
+    def m(self) -> int:
+        return int(self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "random-judge", "levels": self.levels.tolist(), "sums": self.sums.tolist(), "n": self.n,
+                "N": self.population_size, "beta": self.beta, "shift_ratio": self.shift_ratio, "draws": self.draws,
+                "upper": self.upper.tolist(), "note": self.note}
+
+
+Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge]
+_RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample, RandomJudge)
 
 
 def record_from_dict(d: Mapping[str, Any]) -> Record:
@@ -311,7 +406,14 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
                      shift_ratio=d.get("shift_ratio"), seed=d.get("seed"), note=d.get("note", ""))
         _check_summary(rec.to_dict(), d, "sample")
         return rec
-    raise InputError(f"A knowledge record's 'kind' must be one of 'almost-sure', 'moments', 'full-population', 'sample'. Got {kind!r} instead.")
+    if kind == "random-judge":
+        rec = RandomJudge(levels=d["levels"], sums=d["sums"], n=d["n"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
+                          population_size=d.get("N"), draws=d.get("draws", 0), note=d.get("note", ""))
+        if "upper" in d and not np.allclose(np.asarray(d["upper"], dtype=float), rec.upper, rtol=1e-12, atol=0.0):
+            raise InputError("The random-judge record's 'upper' does not match its sums, n and beta.")
+        return rec
+    raise InputError(f"A knowledge record's 'kind' must be one of 'almost-sure', 'moments', 'full-population', 'sample', "
+                     f"'random-judge'. Got {kind!r} instead.")
 
 
 def _check_summary(recomputed: Mapping[str, Any], given: Mapping[str, Any], where: str) -> None:
@@ -348,7 +450,7 @@ class Knowledge:
                 raise InputError(f"The knowledge of generator {name!r} must hold at least one record. Got none instead.")
             for r in recs:
                 if not isinstance(r, _RECORD_TYPES):
-                    raise TypeError(f"A knowledge record must be AlmostSure, Moments, FullPopulation or Sample. Got {type(r).__name__} instead.")
+                    raise TypeError(f"A knowledge record must be AlmostSure, Moments, FullPopulation, Sample or RandomJudge. Got {type(r).__name__} instead.")
 
     @classmethod
     def of(cls, obj: Any, *, how: str = "max") -> Knowledge:

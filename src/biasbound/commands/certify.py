@@ -585,6 +585,11 @@ def register(app: typer.Typer) -> None:
         range_bound: bool = typer.Option(False, "--range-bound",
                                          help="Data without any neighbour: certify on the score range alone (any change "
                                               "of one item's score; holds for ANY judge on the range)."),
+        deterministic_judge: bool = typer.Option(
+            False, "--deterministic-judge",
+            help="Declare the judge deterministic: each recorded neighbour verdict is its only answer (exact "
+                 "probability over a census); an assumption stated in the certificate. Default: every recorded "
+                 "verdict is one draw of a random judge."),
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
@@ -605,7 +610,7 @@ def register(app: typer.Typer) -> None:
         check_settings(tau=tau, delta=delta, neighbors="swap" if auto else neighbors, method=method, combine=combine,
                        alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                        jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds, hamming=hamming,
-                       sigma=sigma)
+                       sigma=sigma, deterministic_judge=deterministic_judge)
         check_out(out)  # an --out naming a file fails before any input is read
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
@@ -647,7 +652,7 @@ def register(app: typer.Typer) -> None:
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
-                range_bound=range_bound,
+                range_bound=range_bound, deterministic_judge=deterministic_judge,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)

@@ -58,6 +58,7 @@ def certify(
     sampled: dict[str, dict[str, Any]] | None = None,
     sigma: float | None = None,
     range_bound: bool = False,
+    deterministic_judge: bool = False,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -126,6 +127,13 @@ def certify(
     sigma : float, optional
         Noise scale; ``0`` (deterministic) allowed by the tight route where the bound is exact;
         chosen on the frontier when None.
+    deterministic_judge : bool
+        Declare the judge deterministic: each recorded neighbour verdict is taken as the judge's only answer
+        to that neighbour, so a census gives the exact probability (``FullPopulation``). Recorded in the
+        certificate (``scope.deterministic_judge``) and stated in its sentence as an assumption; refused when
+        two recorded answers to one neighbour (or a rerun and its original) disagree. Default False: every
+        recorded neighbour verdict is one draw of a random judge and the certificate covers the judge's own
+        randomness (``RandomJudge`` knowledge, confidence 1 − β; needs ``beta``).
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
         ``leaderboard.csv`` (``is_baseline``) and named in the report. Not used in any number.
@@ -152,7 +160,7 @@ def certify(
         tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha, beta=beta,
         holdout=holdout, seed=seed, view=view, center=center, jitter_adjust=jitter_adjust,
         bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, hamming=hamming, sampled=sampled,
-        sigma=sigma,
+        sigma=sigma, deterministic_judge=deterministic_judge,
     )
     master = s.seed
     out_path = check_out(out)

@@ -183,6 +183,14 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
         inside = batch_keys[at] == key if len(batch_keys) else np.zeros(len(key), dtype=bool)
         parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))
+        if s.sampled and g in s.sampled and s.view == "model":
+            from biasbound.pipeline._knowledge import drawn_without_row
+
+            seen = np.concatenate([key[inside], mk[in_mk]])
+            extra = drawn_without_row(s.sampled[g], g, batch, seen, n_items_all, item_names)
+            if len(extra):
+                missing_keys[g] = (np.concatenate([missing_keys[g][0], extra // n_items_all]),
+                                   np.concatenate([missing_keys[g][1], extra % n_items_all]))
     empty = np.zeros(0, dtype=np.int64)
     cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(4)]
     cat[3] = cat[3].astype(float)
@@ -378,6 +386,11 @@ def _tight_audits(
         elif exact:
             verdict, why = "exact", ("every item's neighbour is observed: the probability over T is computed exactly "
                                      "at the released (alpha, sigma); nothing is estimated")
+        elif not s.deterministic_judge:
+            verdict, why = "not contradictable", ("a random judge: the bound is a (1 - beta) upper confidence bound from "
+                                                  "every recorded neighbour verdict, each one draw of the judge "
+                                                  "(unobserved items at the range bound); no held-out data exist to "
+                                                  "audit it")
         else:
             verdict, why = "not contradictable", ("the certificate rests on every observed neighbour (unobserved items "
                                                   "at the range bound, or exact moments over k-item subsets); no "
@@ -647,6 +660,8 @@ def _bound_certificates(
         "judge": judge, "generators": list(s.generators), "generators_in_combination": list(s.used),
         "holdout_share": s.holdout if s.sampled else 0.0, **scope_extra, "score_range": [0.0, 1.0],
         "neighborhood": neighborhood,
+        # an assumption when True: each recorded neighbour verdict is the judge's only answer (see README)
+        "deterministic_judge": bool(s.deterministic_judge),
     }
     diagnostics = None if sens.jitter is None else {"jitter": _jsonable(sens.jitter)}
     pooled = None if audits.pooled is None else _jsonable(audits.pooled.to_dict())

@@ -32,9 +32,11 @@ from typing import Any
 import numpy as np
 
 from biasbound._exceptions import InputError
+from biasbound._validation import arg
 from biasbound.pipeline._settings import _SCORE_RANGE, _WHERE, RANGE_GENERATOR, _named, _Settings
 
-_LCM_CAP = 720  # rerun counts per item are equalised by replication up to this common multiple
+_SNAP = 1e-9  # |Δ| within this of a level is float noise of a score on that level (see random_judge.md)
+_MAX_LEVELS = 64  # levels of |Δ| for a random judge when the originals are on no coarser grid
 
 
 @dataclass(frozen=True)
@@ -66,22 +68,6 @@ class _UnitKnowledge:
     exact: dict[str, bool]  # the records describe T exactly (census, no range fill-in)
     rms: dict[str, float]  # the RMS of ||Δ|| under the records' population (reporting only)
     notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _replicate(items: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, str | None]:
-    """Equalise the weight of items with several neighbours (reruns): each item's neighbours are
-    replicated to a common multiple, so the population is "uniform item, then uniform rerun"."""
-    _, inv, counts = np.unique(items, return_inverse=True, return_counts=True)
-    if counts.size == 0 or counts.min() == counts.max():
-        return items, values, None
-    lcm = 1
-    for c in np.unique(counts).tolist():
-        lcm = lcm * c // math.gcd(lcm, c)
-        if lcm > _LCM_CAP:
-            return items, values, ("items have different numbers of reruns; T is uniform over the observed "
-                                   "(item, rerun) pairs")
-    rep = lcm // counts[inv]
-    return np.repeat(items, rep), np.repeat(values, rep), None
 
 
 def parse_hamming(value: Any) -> int | None:
@@ -123,7 +109,8 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
             miss = [_missing_of(observed, g, lambda mm, ii, c=code: ii[mm == c]) for g in s.generators]
             out[unit] = _unit(unit, view.unit_dim(unit), s, [(items, np.full(len(items), 1.0))],
                               [(observed.item[sel & (gen_of == g)], observed.diff[sel & (gen_of == g)])
-                               for g in range(len(s.generators))], model_view=True, missing=miss)
+                               for g in range(len(s.generators))], model_view=True, missing=miss,
+                              orig=batch.score[batch.m == code], n_units=len(batch.model_codes))
         return out
     # leaderboard: the population is every (model, item) pair of the batch; a pair moves its model's
     # mean by Δ / d_model
@@ -136,8 +123,44 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
         per_gen.append((observed.model[sel].astype(np.int64) * n_items + observed.item[sel], observed.diff[sel]))
     miss = [_missing_of(observed, g, lambda mm, ii: mm.astype(np.int64) * n_items + ii) for g in s.generators]
     out["*"] = _unit("*", view.dim, s, [(pair, weight)], per_gen, model_view=False, model_of_pair=batch.m,
-                     n_models=view.dim, missing=miss)
+                     n_models=view.dim, missing=miss, orig=batch.score)
     return out
+
+
+def drawn_without_row(draw: Any, g: str, batch: Any, seen: np.ndarray, n_items: int, item_names: np.ndarray) -> np.ndarray:
+    """Population keys (model code * n_items + item code) of the batch items a recorded sample drew that hold no
+    neighbour row at all: the draw re-derived from its record, so a failed draw counts at the range bound
+    instead of shrinking the sample.
+
+    ``draw`` is what ``biasbound run`` records: ``{"seed", "per_model": {model: {"seed", "m", "n", "items"}}}``;
+    ``items`` are the drawn item ids.  A record giving only ``m`` is accepted when all ``m`` drawn items have a row."""
+    per_model = draw.get("per_model") if isinstance(draw, dict) else None
+    if not isinstance(per_model, dict):
+        raise InputError(f"The 'sampled' parameter of {_WHERE} must record per model the items drawn for {g!r} "
+                         "({'per_model': {MODEL: {'items': [...], 'm': m}}}, as biasbound run writes it). "
+                         f"Got {sorted(draw) if isinstance(draw, dict) else draw!r} instead.")
+    code_of = {str(n): c for c, n in enumerate(item_names.tolist())}
+    seen_set = set(np.asarray(seen, dtype=np.int64).tolist())
+    out: list[int] = []
+    for code in batch.model_codes.tolist():
+        name = str(batch.model_names[code])
+        rec = per_model.get(name)
+        if rec is None:  # this model's neighbours were not drawn (e.g. every item perturbed): no sample
+            continue
+        in_batch = set((code * n_items + batch.i[batch.m == code]).astype(np.int64).tolist())
+        present = len(in_batch & seen_set)
+        if "items" in rec:
+            for it in rec["items"]:
+                c = code_of.get(str(it))
+                if c is not None:
+                    key = code * n_items + c
+                    if key in in_batch and key not in seen_set:  # [proof:rj-rederived-draw]
+                        out.append(key)
+        elif present < int(rec.get("m", 0)):
+            raise InputError(f"The 'sampled' record of {g!r} for model {name!r} drew {int(rec['m'])} items but only "
+                             f"{present} hold a neighbour row; certify needs the drawn item ids ('items') to count the "
+                             "others at the range bound.")
+    return np.asarray(sorted(out), dtype=np.int64)
 
 
 def _missing_of(observed: Any, g: str, key: Any) -> np.ndarray:
@@ -151,7 +174,7 @@ def _missing_of(observed: Any, g: str, key: Any) -> np.ndarray:
 def _unit(
     unit: str, dim: int, s: _Settings, members: list[tuple[np.ndarray, np.ndarray]],
     per_gen: list[tuple[np.ndarray, np.ndarray]], *, model_view: bool, model_of_pair: np.ndarray | None = None,
-    n_models: int = 1, missing: list[np.ndarray] | None = None,
+    n_models: int = 1, missing: list[np.ndarray] | None = None, orig: np.ndarray | None = None, n_units: int = 1,
 ) -> _UnitKnowledge:
     """Records of one unit. ``members`` = (population keys, weight w): a member's change moves the
     unit's f(D) by ``w·Δ`` in its coordinate (w = 1 model view, 1/d_model leaderboard view)."""
@@ -160,9 +183,15 @@ def _unit(
     keys, w = members[0]
     order = np.argsort(keys)
     keys, w = keys[order], w[order]
+    orig = np.zeros(len(keys)) if orig is None else np.asarray(orig, dtype=float)[order]
     coord = None if model_of_pair is None else model_of_pair[order]
     N = len(keys)
     k = s.hamming
+    if k is not None and k > N:
+        raise InputError(f"{_named('hamming')} of {_WHERE} must be at most the number of "
+                         + ("items" if model_view else "(model, item) pairs")
+                         + f" in the certified batch ({N}" + (f" for model {unit!r}" if model_view else "")
+                         + f"). Got {k} instead.")
     k_eff = N if k is None else min(k, N)
     batch_centre = s.center_kind == "batch"
     A_member = w * _SCORE_RANGE  # almost-sure |change| of each member's coordinate
@@ -172,7 +201,9 @@ def _unit(
     rms: dict[str, float] = {}
     notes: list[str] = []
     n_gen = len(s.generators)
-    beta_g = None if s.beta is None else s.beta / n_gen
+    # beta split over generators and units (models of the model view), so that every statement of the judge's
+    # certificate holds jointly at 1 - beta (the records' betas add up to it)  [proof:rj-beta-split]
+    beta_g = None if s.beta is None else s.beta / (n_gen * max(1, n_units))
     for gi, g in enumerate(s.generators):
         if g == RANGE_GENERATOR:  # no observed neighbour: the range's almost-sure bound is all that is known
             records[g] = (_range_record(k_eff, N, A_member, coord, model_view, batch_centre, dim, n_models),)
@@ -188,51 +219,65 @@ def _unit(
         covered[at] = True
         n_cov = int(covered.sum())
         draw = (s.sampled or {}).get(g)
+        if isinstance(draw, dict) and model_view and isinstance(draw.get("per_model"), dict):
+            draw = draw if unit in draw["per_model"] else None  # this model's neighbours were not drawn
         if draw is not None and n_cov < N and model_view:
             # per model, a uniform draw by a recorded seed; over (model, item) pairs the draws of several models
-            # are a stratified draw, which the finite-population band does not cover: the leaderboard view
-            # counts the undrawn pairs at the range bound instead (the 'partial' route below)
+            # are a stratified draw, which neither the band nor the without-replacement argument covers: the
+            # leaderboard view counts the undrawn pairs at the range bound instead (the 'partial' route below)
             cov = _Coverage(n_cov, N, "sample", draw.get("seed") if isinstance(draw, dict) else None)
         else:
             cov = _Coverage(n_cov, N, "census" if n_cov == N else "partial")
         coverage[g] = cov
         moved = w[at] * diff  # signed change of the member's coordinate
-        at_r, moved_r, note = _replicate(at, moved)  # [proof:census-replicate]
-        if note:
-            notes.append(f"{g} ({unit}): {note}.")
+        # drawn items of a sample without a verdict (a missing judgment, or no row at all): at the range bound
+        m_at = np.zeros(0, dtype=np.int64)
         if cov.kind == "sample":
-            # a drawn item whose neighbour judgment is missing stays in the sample, at the range bound
             mk = np.zeros(0, dtype=np.int64) if missing is None else missing[gi]
             m_at = np.searchsorted(keys, mk)
             m_ok = (m_at < N) & (keys[np.minimum(m_at, N - 1)] == mk) if len(mk) else np.zeros(0, dtype=bool)
             m_at = np.setdiff1d(m_at[m_ok], at)
             if m_at.size:
-                moved_r = np.concatenate([moved_r, A_member[m_at]])  # [proof:sample-missing-at-bound]
-                notes.append(f"{g} ({unit}): {m_at.size} drawn item(s) without a neighbour judgment counted at the "
-                             "range bound.")
-            if beta_g is None:
-                raise InputError(f"The 'beta' parameter of {_WHERE} must be set for neighbours drawn as a sample ({g!r}). Got None instead.")
-            records[g], rms[g] = _sample_records(s, k_eff, N, moved_r, A_member, beta_g, cov, dim, batch_centre,
+                notes.append(f"{g} ({unit}): {m_at.size} drawn item(s) without a neighbour verdict counted at the range "
+                             "bound.")
+        if beta_g is None and (cov.kind == "sample" or not s.deterministic_judge):
+            raise InputError(f"{_named('beta')} of {_WHERE} must be set (a confidence level) for "
+                             + ("neighbours drawn as a sample" if s.deterministic_judge else
+                                "a random judge's neighbour verdicts (or declare the judge deterministic with "
+                                + arg("deterministic_judge=True", "--deterministic-judge") + ")")
+                             + f" ({g!r}). Got None instead.")
+        if not s.deterministic_judge:
+            members = covered.copy()
+            members[m_at] = True
+            if cov.kind != "sample":
+                members[:] = True  # a census or partial coverage: every member, the unobserved at the range bound
+            records[g], rms[g] = _random_records(g, k_eff, N, at, diff, moved, members, w, orig, A_member,
+                                                 coord, dim, batch_centre, model_view, n_models, beta_g, cov)
+            exact[g] = False
+            continue
+        at, moved = _one_answer(at, moved, g, unit)
+        if cov.kind == "sample":
+            moved_s = np.concatenate([moved, A_member[m_at]])  # [proof:sample-missing-at-bound]
+            records[g], rms[g] = _sample_records(s, k_eff, N, moved_s, A_member, beta_g, cov, dim, batch_centre,
                                                  model_view, n_models, coord)
             exact[g] = False
             continue
         fill = ~covered
-        if k is None or k_eff == N:  # all items: one neighbour per rerun index (a point mass otherwise)
-            rec, r = _all_items(s, g, at, moved, fill, A_member, coord, dim, batch_centre, model_view, n_models,
-                                per_gen[gi], ok)
+        if k is None or k_eff == N:  # all items: one neighbour (the judge's only answer to each item's neighbour)
+            rec, r = _all_items(s, g, at, moved, fill, A_member, coord, dim, batch_centre, model_view, n_models)
             records[g], rms[g] = (rec,), r
         elif k_eff == 1:
-            # unobserved members at the range bound, as often as an observed one after replication [proof:partial-at-bound]
-            n_fill = int(fill.sum()) * _rep_factor(at_r, at)
-            sq = np.concatenate([moved_r**2, np.repeat(A_member[fill] ** 2, _rep_factor(at_r, at))])
+            # unobserved members at the range bound [proof:partial-at-bound]
+            sq = np.concatenate([moved**2, A_member[fill] ** 2])
             shift_sq = None
             if batch_centre:
                 shift_sq = sq / (dim if model_view else n_models)
             recs: list[Any] = [FullPopulation(sq_norms=sq, shift_sq=shift_sq,
                                               shift_ratio=(1.0 / (dim if model_view else n_models)) if batch_centre else None,
                                               note=f"{g}: {cov.observed}/{cov.total} items observed"
-                                                   + ("" if cov.kind == "census" else "; the rest at the range bound"),
-                                              filled=n_fill)]
+                                                   + ("" if cov.kind == "census" else "; the rest at the range bound")
+                                                   + "; the judge declared deterministic",
+                                              filled=int(fill.sum()))]
             # no AlmostSure record beside it: every member is at most the range bound, so the population's
             # exact probability is never above the almost-sure bound (range_implied is reported separately)
             records[g] = tuple(recs)
@@ -241,7 +286,7 @@ def _unit(
             if batch_centre:
                 raise InputError(
                     f"The 'center' parameter of {_WHERE} must be fixed, ema or holdout with Hamming-k neighbours "
-                    f"(1 < k < all items). Got 'batch' instead."
+                    f"(1 < k < all items) of a judge declared deterministic. Got 'batch' instead."
                 )
             rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
             records[g] = (rec,)
@@ -249,6 +294,96 @@ def _unit(
         exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N))
     return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
                           notes=tuple(notes))
+
+
+def _one_answer(at: np.ndarray, moved: np.ndarray, g: str, unit: str) -> tuple[np.ndarray, np.ndarray]:
+    """A judge declared deterministic: one answer per member; refused when two recorded answers to one
+    neighbour disagree, or a rerun disagrees with the original (asked again, a deterministic judge repeats)."""
+    if len(at) == 0:
+        return at, moved
+    order = np.argsort(at, kind="stable")
+    at_s, mv_s = at[order], moved[order]
+    first = np.r_[True, at_s[1:] != at_s[:-1]]
+    grp = np.cumsum(first) - 1
+    lo = np.minimum.reduceat(mv_s, np.flatnonzero(first))
+    hi = np.maximum.reduceat(mv_s, np.flatnonzero(first))
+    bad = int(np.count_nonzero(hi - lo > _SNAP))
+    if g == "rerun":
+        bad = int(np.count_nonzero(np.maximum(np.abs(lo), np.abs(hi)) > _SNAP))
+    if bad:
+        what = "reruns that differ from the original verdict" if g == "rerun" else f"'{g}' verdicts that disagree"
+        raise InputError(f"{arg('The judge was declared deterministic (deterministic_judge=True)', 'The judge was declared deterministic (--deterministic-judge)')} "
+                         f"but {bad} item(s) of {'the leaderboard' if unit == '*' else repr(unit)} hold recorded {what}; "
+                         "certify without the declaration to treat the judge as random.")
+    del grp
+    return at_s[first], mv_s[first]
+
+
+def level_count(orig: np.ndarray) -> int:
+    """``L``: levels ``j/L`` of ``|Δ|`` on [0, 1] for a random judge — the coarsest grid (``L <= 64``) holding every
+    recorded original score (they are data, conditioned on), else 64 (values off the levels are rounded up)."""
+    x = np.asarray(orig, dtype=float)
+    for L in range(1, _MAX_LEVELS + 1):
+        v = x * L
+        if np.all(np.abs(v - np.round(v)) <= _SNAP * L):
+            return L  # [proof:rj-levels]
+    return _MAX_LEVELS
+
+
+def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, moved: np.ndarray, members: np.ndarray,
+                    w: np.ndarray, orig: np.ndarray, A_member: np.ndarray, coord: np.ndarray | None,
+                    dim: int, batch_centre: bool, model_view: bool, n_models: int, beta: float,
+                    cov: _Coverage) -> tuple[tuple[Any, ...], float]:
+    """A random judge: each recorded verdict one draw; per member the share of its draws (several = draws
+    within the member, never counted as members); members without a draw at the range bound."""
+    from biasbound.bounds import Moments, RandomJudge
+    from biasbound.sensitivity import kl_upper_bound
+
+    cnt = np.bincount(at, minlength=N).astype(float)
+    unobs = members & (cnt == 0)  # members without a draw: 1 at every level (their range bound)
+    n = int(np.count_nonzero(members))  # [proof:rj-items-not-draws]
+    n_fill = int(np.count_nonzero(unobs))
+    share = 1.0 / np.maximum(cnt[at], 1.0)  # each draw's weight within its member
+    population = N if cov.kind == "sample" else None
+    where = {"census": f"all {N} items judged", "partial": f"{cov.observed} of {N} items judged, the rest at the range bound",
+             "sample": f"{n} of {N} items drawn uniformly without replacement (seed {cov.seed})"}[cov.kind]
+    if k == 1:
+        L = level_count(orig)
+        w_max = float(w.max())
+        idx = np.clip(np.ceil(np.abs(diff) * L - _SNAP * L), 0, L).astype(np.int64)  # [proof:rj-round-up]
+        per_level = np.bincount(idx, weights=share, minlength=L + 1)
+        sums = np.cumsum(per_level[::-1])[::-1][1:] + n_fill  # S_k = Σ_members share with idx >= k, k = 1..L
+        levels = (w_max * np.arange(1, L + 1) / L) ** 2
+        ratio = (1.0 / (dim if model_view else n_models)) if batch_centre else None
+        rec = RandomJudge(levels=levels, sums=sums, n=n, beta=beta, shift_ratio=ratio, population_size=population,
+                          draws=int(len(at)), note=f"{g}: random judge, {where}; {len(at)} verdicts; {L} levels of |Δ|")
+        from biasbound.bounds.random_judge import worst_distribution
+
+        xv, wv = worst_distribution(rec)
+        return (rec,), float(math.sqrt(float(np.sum(xv * wv))))
+    # Hamming-k (k > 1, all items included): E||Δ_S||² from the per-member mean square [proof:rj-hamming-k]
+    a_max = float(A_member.max())
+    y = np.bincount(at, weights=share * (moved / a_max) ** 2, minlength=N)
+    mean_y = min(1.0, (float(np.sum(y[members])) + n_fill) / n)
+    u = kl_upper_bound(mean_y, n, beta) * a_max * a_max
+    if model_view:
+        top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
+        U2 = min(k * u, top)
+        ratio = (min(1.0, k / dim)) if batch_centre else None
+    else:  # cross terms of two pairs of one model bounded by the range alone
+        if coord is None:  # the leaderboard view always passes each pair's model coordinate
+            raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
+        n_c = int(coord.max()) + 1
+        a_sum = np.bincount(coord, weights=A_member, minlength=n_c)
+        a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
+        p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
+        top = float(np.sum(np.sort(A_member)[::-1][:k])) ** 2 if k < N else float(np.sum(a_sum**2))
+        U2 = min(k * u + p2 * float(np.sum(a_sum**2 - a_sq)), top)  # [proof:rj-cross-terms]
+        ratio = 1.0 if batch_centre else None
+    what = "every item" if k >= N else f"Hamming-{k}"
+    return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=ratio,
+                    note=f"{g} ({what}): random judge, k times the KL upper bound on the per-item mean square; {where}; "
+                         f"{len(at)} verdicts"),), math.sqrt(U2)
 
 
 def _range_record(k: int, N: int, A_member: np.ndarray, coord: np.ndarray | None, model_view: bool,
@@ -271,13 +406,6 @@ def _range_record(k: int, N: int, A_member: np.ndarray, coord: np.ndarray | None
     what = "every item" if k >= N else ("one item" if k == 1 else f"{k} items")
     return AlmostSure(A=A, shift_ratio=ratio,
                       note=f"score range alone: any change of {what}'s score within [0, 1]; no neighbour observed")
-
-
-def _rep_factor(at_r: np.ndarray, at: np.ndarray) -> int:
-    """Copies of each unobserved item, so that it weighs as much as an observed one after replication."""
-    if len(at) == 0:
-        return 1
-    return max(1, int(round(len(at_r) / max(len(np.unique(at)), 1))))
 
 
 def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: np.ndarray, beta: float, cov: _Coverage,
@@ -355,8 +483,7 @@ def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarr
 
 
 def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,
-               coord: np.ndarray | None, dim: int, batch_centre: bool, model_view: bool, n_models: int,
-               gen_rows: tuple[np.ndarray, np.ndarray], ok: np.ndarray) -> tuple[Any, float]:
+               coord: np.ndarray | None, dim: int, batch_centre: bool, model_view: bool, n_models: int) -> tuple[Any, float]:
     """Every item perturbed at once: one Δ per neighbour 'round' (a point mass; one per rerun index).
 
     Unobserved items move by the range bound with the worst sign (an upper bound on ‖Δ‖ and on the

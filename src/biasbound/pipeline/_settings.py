@@ -237,6 +237,9 @@ class _Settings:
     hamming: int | None = 1  # k items perturbed at once; None = every item
     sigma: float | None = None  # noise scale (tight: 0 allowed where the bound is exact); chosen when None
     sampled: dict[str, dict[str, Any]] | None = None  # generators whose neighbours are a recorded uniform draw
+    # the user declares the judge deterministic: each recorded neighbour verdict is its only answer (FullPopulation,
+    # "exact"); False: every recorded verdict is one draw of a random judge (RandomJudge knowledge)
+    deterministic_judge: bool = False
 
     @property
     def used(self) -> tuple[str, ...]:
@@ -275,6 +278,7 @@ def check_settings(
     hamming: int | str = 1,
     sampled: Any = None,
     sigma: float | None = None,
+    deterministic_judge: bool = False,
 ) -> _Settings:
     """Validate the parameters of :func:`biasbound.pipeline.certify` before any data is read.
 
@@ -285,7 +289,7 @@ def check_settings(
     Parameters
     ----------
     tau, delta, neighbors, method, combine, alpha, beta, holdout, seed, view, center, jitter_adjust, \
-bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma
+bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
         As in :func:`biasbound.pipeline.certify`.
 
     Returns
@@ -346,7 +350,9 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma
             raise InputError(f"{_named('sigma')} of {_WHERE} must be a float >= 0 (> 0 with method 'paper'). "
                              f"Got {sigma!r} instead.")
         sigma = float(sigma)
+    if not isinstance(deterministic_judge, bool):
+        raise TypeError(f"{_named('deterministic_judge')} of {_WHERE} must be a bool. Got {type(deterministic_judge).__name__} instead.")
     _, master = resolve_rng(seed)
-    return _Settings(hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
+    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
                      jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
