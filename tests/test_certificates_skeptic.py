@@ -52,7 +52,9 @@ def test_missing_verdicts_inside_a_recorded_draw_count_at_the_range_bound():
     f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "game", "score"])
     f["judge"], f["verdict"], f["source"], f["line"] = "j", None, "synthetic", np.arange(len(f)) + 1
     res = certify(f, neighbors="variant:x", view="model", center="fixed:0.5", tau=TAU, delta=DELTA,
-                  sampled={"variant:x": {"seed": draw_seed}}, beta=1e-3, seed=0, out=None, progress=False,
+                  sampled={"variant:x": {"seed": draw_seed, "per_model": {"a": {
+                      "seed": draw_seed, "m": m, "n": N, "items": [f"q{i}" for i in drawn]}}}},
+                  beta=1e-3, seed=0, out=None, progress=False,
                   plots=False, bootstrap_rounds=20)
     jc = res.judges["j"]
     cal = jc.calibration

@@ -184,6 +184,9 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
         facts.append(f"every recorded neighbour verdict taken as one independent draw of a random judge ({drawn}, "
                      f"{r0.draws} verdicts, several of one item counted as draws within that item), the probability "
                      "covering the judge's own randomness on the neighbour given the recorded original verdicts")
+        for r in (r for r in rjs if r.filled):
+            facts.append(f"{r.filled} of those {r.n} items without a verdict and counted as moving the scores by the "
+                         "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
     moms = [r for r in k.records if isinstance(r, Moments)]
     if pops or samples or any(r.beta == 0.0 for r in moms):
         facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "

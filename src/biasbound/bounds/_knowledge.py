@@ -315,6 +315,8 @@ class RandomJudge:
         Recorded neighbour verdicts (reporting only; several per item are draws within the item).
     note : str
         Provenance.
+    filled : int
+        Of the ``n`` items, those without any verdict, entered at the range bound (1 at every level).
     """
 
     levels: Any
@@ -325,6 +327,7 @@ class RandomJudge:
     population_size: int | None = None
     draws: int = 0
     note: str = ""
+    filled: int = 0
 
     def __post_init__(self) -> None:
         from biasbound.sensitivity import kl_upper_bound
@@ -341,6 +344,9 @@ class RandomJudge:
         if self.population_size is not None:
             object.__setattr__(self, "population_size", check_int(self.population_size, "population_size", w, low=n))
         object.__setattr__(self, "draws", check_int(self.draws, "draws", w, low=0))
+        object.__setattr__(self, "filled", check_int(self.filled, "filled", w, low=0, high=n))
+        if np.any(sm < self.filled * (1 - 1e-12)):
+            raise InputError(f"The 'sums' parameter of {w} must be at least 'filled' ({self.filled}) at every level.")
         x = np.array(x, dtype=float)
         x.setflags(write=False)
         sm = np.minimum(np.array(sm, dtype=float), float(n))
@@ -373,7 +379,7 @@ class RandomJudge:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "random-judge", "levels": self.levels.tolist(), "sums": self.sums.tolist(), "n": self.n,
                 "N": self.population_size, "beta": self.beta, "shift_ratio": self.shift_ratio, "draws": self.draws,
-                "upper": self.upper.tolist(), "note": self.note}
+                "upper": self.upper.tolist(), "filled": self.filled, "note": self.note}
 
 
 Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge]
@@ -408,7 +414,8 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
         return rec
     if kind == "random-judge":
         rec = RandomJudge(levels=d["levels"], sums=d["sums"], n=d["n"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
-                          population_size=d.get("N"), draws=d.get("draws", 0), note=d.get("note", ""))
+                          population_size=d.get("N"), draws=d.get("draws", 0), note=d.get("note", ""),
+                          filled=d.get("filled", 0))
         if "upper" in d and not np.allclose(np.asarray(d["upper"], dtype=float), rec.upper, rtol=1e-12, atol=0.0):
             raise InputError("The random-judge record's 'upper' does not match its sums, n and beta.")
         return rec

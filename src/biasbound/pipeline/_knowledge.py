@@ -356,7 +356,8 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
         levels = (w_max * np.arange(1, L + 1) / L) ** 2
         ratio = (1.0 / (dim if model_view else n_models)) if batch_centre else None
         rec = RandomJudge(levels=levels, sums=sums, n=n, beta=beta, shift_ratio=ratio, population_size=population,
-                          draws=int(len(at)), note=f"{g}: random judge, {where}; {len(at)} verdicts; {L} levels of |Δ|")
+                          draws=int(len(at)), filled=n_fill,
+                          note=f"{g}: random judge, {where}; {len(at)} verdicts; {L} levels of |Δ|")
         from biasbound.bounds.random_judge import worst_distribution
 
         xv, wv = worst_distribution(rec)
