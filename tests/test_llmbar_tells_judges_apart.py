@@ -4,7 +4,8 @@ sensitivity does: a judge that flips more of its verdicts when the answers are s
 a smaller bias radius, nor (at the same batch size d) a larger α, than one that flips fewer (an item
 whose swapped verdict is missing counts as flipped: the knowledge puts it at the range bound).
 
-Every item has both orders judged (a census), so the knowledge is exact: the bias radius at δ is
+Every item has both orders judged (a census); with the judges declared deterministic (each recorded swapped
+verdict taken as the judge's only answer) the knowledge is exact: the bias radius at δ is
 the (1 − δ) quantile of |Δ| over items — for binary verdicts 1 when more than a δ share of the
 items flip, else 0 — checked here against the flip shares counted directly from the CSV.
 Deterministic (no statistical test; false-failure rate 0).
@@ -23,7 +24,8 @@ from biasbound.pipeline import certify
 @pytest.fixture(scope="module")
 def llmbar(shared_data):
     js = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz")
-    res = certify(js, delta=0.05, out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    res = certify(js, delta=0.05, out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20,
+                  deterministic_judge=True)
     f = js.frame
     g1 = f[f["game"] == 1].set_index(["judge", "item_id"])["score"]
     g2 = f[f["game"] == 2].set_index(["judge", "item_id"])["score"]
