@@ -291,3 +291,26 @@ def test_sample_record_without_drawn_items_is_refused_when_draws_left_no_row():
                 progress=False, plots=False)
     with pytest.raises(InputError, match="must record per model the items drawn"):
         certify(f, neighbors="rerun", sampled={"rerun": {"seed": 3}}, seed=0, out=None, progress=False, plots=False)
+
+
+def test_paper_route_counts_unjudged_items_at_the_range_bound():
+    """The reviewers' case: 80% of the items judged and unmoved, 20% unjudged that truly move by 1. The paper route
+    (point estimate, --beta none) gave alpha = 1 and a true probability of 20 delta; the unjudged items now enter
+    Δ* at the range bound, and here (the point estimate then equals the true mean square) the certificate is true."""
+    rows = []
+    for i in range(50):
+        rows.append(("a", f"q{i}", "original", 0, 1, 0.0))
+        if i % 5:  # 40 judged, unmoved; 10 without a swapped verdict
+            rows.append(("a", f"q{i}", "original", 0, 2, 0.0))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "game", "score"])
+    f["judge"], f["verdict"], f["source"], f["line"] = "j", None, "synthetic", np.arange(len(f)) + 1
+    res = certify(f, neighbors="swap", method="paper", beta=None, tau=TAU, delta=DELTA, seed=0, holdout=0.0,
+                  bootstrap_rounds=20, out=None, progress=False, plots=False)
+    jc = res.judges["j"]
+    cal = jc.calibration
+    base = {("a", i): 0.0 for i in range(50)}
+    flip = {("a", i): 1.0 for i in range(50)}
+    prob = {("a", i): (0.0 if i % 5 else 1.0) for i in range(50)}
+    truth = _truth(list(base), base, flip, prob, cal.alpha, cal.sigma, 1, False, "model")
+    assert cal.alpha < 1 and truth <= DELTA, (cal.alpha, truth)
+    assert "not a guarantee" in jc.certificate.guarantee

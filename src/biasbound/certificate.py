@@ -192,7 +192,8 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
         facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "
                      "judge's only answer to that neighbour)")
     if any(r.beta is None for r in moms):
-        facts.append("the measured mean squared shift E‖Δ‖² taken as the true value (a point estimate, no confidence level)")
+        facts.append("the measured mean squared shift E‖Δ‖² taken as the true value (a point estimate, no confidence "
+                     "level: this is not a guarantee, it holds only if the measured value is the true one)")
     elif any(r.beta for r in moms):
         facts.append("an upper confidence bound on the mean squared shift E‖Δ‖²")
     elif moms:

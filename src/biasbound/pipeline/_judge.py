@@ -210,9 +210,29 @@ def _split(nb: _Neighbours, s: _Settings, rng: np.random.Generator) -> tuple[_Ne
     return nb.take(~held), nb.take(held)
 
 
+def _unjudged(observed: _Observed, view: _ModelView | _LeaderboardView, s: _Settings) -> dict[tuple[str, str], tuple[int, int]]:
+    """Per (unit, generator): batch items without any observed neighbour, and the unit's batch size."""
+    batch = view.batch
+    n_items = max(len(batch.item_names), 1)
+    bkey = batch.m.astype(np.int64) * n_items + batch.i
+    bunit = view.unit_of(batch.m)
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for gi, g in enumerate(s.generators):
+        sel = observed.generator == gi
+        seen = np.isin(bkey, observed.model[sel].astype(np.int64) * n_items + observed.item[sel])
+        for code in np.unique(bunit).tolist():
+            mine = bunit == code
+            out[(view.unit_name(code), g)] = (int(np.count_nonzero(mine & ~seen)), int(np.count_nonzero(mine)))
+    return out
+
+
 def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: _Settings, *,
-                 strict: bool = True) -> _Sensitivity:
-    """Per (unit, generator) estimates, their combination and the jitter diagnostic."""
+                 strict: bool = True, unjudged: dict[tuple[str, str], tuple[int, int]] | None = None) -> _Sensitivity:
+    """Per (unit, generator) estimates, their combination and the jitter diagnostic.
+
+    ``unjudged`` (the paper route): per (unit, generator) the batch items without an observed neighbour and the
+    batch size; their share of the mean square is entered at the range bound (Δ*² and its UCB become
+    ``(|O|·x² + |U|·A²)/|B|``), so the paper's bound covers the whole batch, not only the judged items."""
     n_gen = len(s.generators)
     order, keys, bounds = _group_bounds(cal_rows.model.astype(np.int64) * n_gen + cal_rows.generator)
     groups = {}
@@ -220,6 +240,9 @@ def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: 
         rows = order[a:b]
         groups[(view.unit_name(k // n_gen), s.generators[k % n_gen])] = (cal_rows.dist[rows], cal_rows.shift[rows])
     estimates, notes = _estimates(groups, s, view.units, view.max_distance, strict=strict)
+    if unjudged:
+        estimates, more = _with_unjudged(estimates, unjudged, view.max_distance)
+        notes += more
     judge_sens, s_mu, per_unit = _judge_sensitivity(estimates, s, view.shift_scale)
     jitter, warnings = _jitter_diagnostic(estimates, s)
     if jitter is not None:
@@ -231,6 +254,31 @@ def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: 
     notes += warnings
     return _Sensitivity(estimates=estimates, judge=judge_sens, center_shift=s_mu, per_unit=per_unit, jitter=jitter,
                         notes=tuple(notes))
+
+
+def _with_unjudged(estimates: dict[str, dict[str, Any]], unjudged: dict[tuple[str, str], tuple[int, int]],
+                   A: float) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Estimates over the whole batch: the unjudged items' share at the range bound ``A`` (the judged items' Δ*,
+    UCB and S_μ are over the judged ones; mean over B <= (|O| mean_O + |U| A²)/|B|)."""
+    out: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for unit, per in estimates.items():
+        out[unit] = dict(per)
+        for g, e in per.items():
+            u, b = unjudged.get((unit, g), (0, 0))
+            if u == 0 or b == 0:
+                continue
+            o = (b - u) / b
+
+            def up(x: float | None) -> float | None:
+                return None if x is None else math.sqrt(o * x * x + (1.0 - o) * A * A)
+
+            out[unit][g] = dataclasses.replace(e, delta_star=up(e.delta_star), ucb=up(e.ucb),
+                                               center_shift=up(e.center_shift))
+            who = "the leaderboard" if unit == "*" else f"model {unit!r}"
+            notes.append(f"{who}: {u} of {b} items without an observed {g!r} neighbour enter Δ* at the range bound "
+                         f"({A:g}).")
+    return out, notes
 
 
 @dataclass(frozen=True)
@@ -514,7 +562,7 @@ def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
     from biasbound.calibration import calibrate_knowledge
 
     cal_rows, held = _split(_hamming1(observed, view), s, rng)
-    sens = _sensitivity(cal_rows, view, s)
+    sens = _sensitivity(cal_rows, view, s, unjudged=_unjudged(observed, view, s))
     notes += list(sens.notes)
     use_ucb = s.beta is not None and sens.judge.ucb is not None
     u = float(sens.judge.ucb if use_ucb else sens.judge.delta_star)
