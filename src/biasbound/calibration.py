@@ -573,7 +573,8 @@ def calibrate_knowledge(
     return BoundCalibration(
         method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
         alpha_at_sigma=float(a_at), bound_value=float(value), bound_used=binding[1].unit.NAME,
-        exact=bool(binding[1].unit.EXACT), beta_spent=k.beta_total,
+        # exact: an exact unit on knowledge that holds surely (a confidence bound on a moment is not exact)
+        exact=bool(binding[1].unit.EXACT) and not (binding[1].record.beta or 0.0) > 0, beta_spent=k.beta_total,
         point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
         tau_split=ts, default_rule=_rule or rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
         checked_point=checked, frontier_points=nf,

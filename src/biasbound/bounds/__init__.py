@@ -117,4 +117,4 @@ def evaluate(tau: float, alpha: float, sigma: float, dim: int, knowledge: Any, *
     k = Knowledge.of(knowledge)
     total, per = _Plan(k, method).evaluate(t, a, s, d, every=True)
     binding = max(per, key=lambda p: p[2])
-    return total, bool(binding[1].unit.EXACT)
+    return total, bool(binding[1].unit.EXACT) and not (binding[1].record.beta or 0.0) > 0
