@@ -314,3 +314,23 @@ def test_paper_route_counts_unjudged_items_at_the_range_bound():
     truth = _truth(list(base), base, flip, prob, cal.alpha, cal.sigma, 1, False, "model")
     assert cal.alpha < 1 and truth <= DELTA, (cal.alpha, truth)
     assert "not a guarantee" in jc.certificate.guarantee
+
+
+def test_the_hold_out_of_a_recorded_sample_splits_items_not_reruns():
+    """Three reruns per drawn item: every rerun of an item is on one side of the audit hold-out."""
+    rows, drawn = [], [f"q{i}" for i in range(0, 40, 2)]
+    rng = np.random.default_rng(4)
+    for i in range(40):
+        rows.append(("a", f"q{i}", "original", 0, 0, 0.5))
+        if f"q{i}" in drawn:
+            for r in range(1, 4):
+                rows.append(("a", f"q{i}", "original", r, 0, float(rng.choice([0.25, 0.5, 0.75]))))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "game", "score"])
+    f["judge"], f["verdict"], f["source"], f["line"] = "j", None, "synthetic", np.arange(len(f)) + 1
+    res = certify(f, neighbors="rerun", sampled={"rerun": {"per_model": {"a": {"m": 20, "items": drawn}}}},
+                  holdout=0.3, tau=2.0, delta=0.1, seed=0, bootstrap_rounds=20, out=None, progress=False, plots=False)
+    cert = res.judges["j"].certificate
+    rec = cert.knowledge["generators"]["rerun"][0]
+    assert rec["kind"] == "random-judge" and rec["N"] == 40
+    assert (rec["n"], rec["draws"]) == (14, 42)  # 14 of the 20 drawn items (6 held out), all 3 reruns of each
+    assert cert.scope["neighbors_audit"] == 18

@@ -632,7 +632,16 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
         # uniform draw; holding out only judged neighbours would keep every failure and skew the share
         keys = np.concatenate([nb.model.astype(np.int64), view.unit_of(miss_m).astype(np.int64)]) * len(s.generators) \
             + np.concatenate([nb.generator, miss_g])
-        held_all = _group_split(keys, s.holdout, rng) & np.isin(np.concatenate([nb.generator, miss_g]), sampled)
+        # split ITEMS, not rows: every recorded verdict of one item (its reruns) falls on the same side, so the
+        # calibration share is a uniform draw of the drawn items whatever their numbers of reruns
+        all_items = np.concatenate([np.asarray(observed.item, dtype=np.int64),
+                                    np.concatenate([np.asarray(k[1], dtype=np.int64) for k, _ in mk])])
+        n_items = int(all_items.max()) + 1 if len(all_items) else 1
+        item_key = (np.concatenate([np.asarray(observed.model, dtype=np.int64), miss_m]) * n_items + all_items) \
+            * len(s.generators) + np.concatenate([nb.generator, miss_g])
+        _, first, inv = np.unique(item_key, return_index=True, return_inverse=True)
+        held_all = _group_split(keys[first], s.holdout, rng)[inv.ravel()] & np.isin(np.concatenate([nb.generator, miss_g]),
+                                                                                    sampled)
         held_mask, held_miss = held_all[: len(nb)], held_all[len(nb):]
     else:
         held_mask, held_miss = np.zeros(len(nb), dtype=bool), np.zeros(len(miss_m), dtype=bool)
