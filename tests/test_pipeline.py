@@ -192,7 +192,8 @@ def test_other_centres_certify(demo_set, center):
 
 
 def test_leaderboard_view_one_certificate_per_judge(demo_set):
-    res = certify(demo_set, view="leaderboard", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=200)
+    res = certify(demo_set, view="leaderboard", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=200,
+                  deterministic_judge=True)
     j = res.judges["ensemble"]
     assert j.certificate.view == "leaderboard" and j.certificate.dim == 76
     assert j.model_certificates == {}
@@ -341,13 +342,13 @@ def test_dominating_sample_is_the_elementwise_max_of_sorted_subsamples():
 def test_a_judge_with_one_model_is_certified_and_rank_retention_is_undefined(shared_data):
     """LLMBar's default view: per judge one 'model' (P(output 1 wins)); nothing to rank, still certified.
 
-    Every item is judged in both orders, so the violation probability is computed exactly from the
-    whole population (no hold-out, nothing estimated): the audit says "exact"."""
+    Every item is judged in both orders and the judge is declared deterministic, so the violation probability
+    is computed exactly from the whole population (no hold-out, nothing estimated): the audit says "exact"."""
     from biasbound.data.tables import load_llmbar
 
     js = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz")
     frame = js.frame[js.frame["judge"] == "GPT-4/Vanilla"].reset_index(drop=True)
-    res = certify(frame, out=None, progress=False, plots=False, seed=0, bootstrap_rounds=200)
+    res = certify(frame, out=None, progress=False, plots=False, seed=0, bootstrap_rounds=200, deterministic_judge=True)
     jc = res.judges["GPT-4/Vanilla"]
     assert jc.certificate.verify()["holds"] is True
     assert jc.calibration.bound_used == "full-population" and jc.calibration.exact
@@ -488,7 +489,8 @@ def test_a_model_without_neighbours_is_certified_at_the_range_bound_in_the_tight
                 rows.append((m, f"q{i}", "x", 0, float(np.clip(b + rng.normal(0, 0.05), 0, 1))))
     f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "score"])
     f["judge"], f["game"], f["verdict"], f["source"], f["line"] = "j", 0, None, "synthetic", np.arange(len(f)) + 1
-    res = certify(f, neighbors="variant:x", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20)
+    res = certify(f, neighbors="variant:x", out=None, progress=False, plots=False, seed=0, bootstrap_rounds=20,
+                  deterministic_judge=True)
     j = res.judges["j"]
     cov = j.certificate.scope["knowledge_coverage"]
     assert cov["c"]["variant:x"] == {"observed": 0, "total": 60, "kind": "partial", "seed": None, "exact": False,
