@@ -334,3 +334,10 @@ def test_the_hold_out_of_a_recorded_sample_splits_items_not_reruns():
     assert rec["kind"] == "random-judge" and rec["N"] == 40
     assert (rec["n"], rec["draws"]) == (14, 42)  # 14 of the 20 drawn items (6 held out), all 3 reruns of each
     assert cert.scope["neighbors_audit"] == 18
+
+
+def test_a_row_outside_the_recorded_draw_is_refused():
+    f = _small_table(False)
+    with pytest.raises(InputError, match="8 item\\(s\\) outside that draw hold a neighbour row"):
+        certify(f, neighbors="rerun", sampled={"rerun": {"per_model": {"a": {"m": 2, "items": ["q0", "q1"]}}}},
+                seed=0, out=None, progress=False, plots=False)

@@ -150,16 +150,18 @@ def drawn_without_row(draw: Any, g: str, batch: Any, seen: np.ndarray, n_items: 
         in_batch = set((code * n_items + batch.i[batch.m == code]).astype(np.int64).tolist())
         present = len(in_batch & seen_set)
         if "items" in rec:
-            for it in rec["items"]:
-                c = code_of.get(str(it))
-                if c is not None:
-                    key = code * n_items + c
-                    if key in in_batch and key not in seen_set:  # [proof:rj-rederived-draw]
-                        out.append(key)
-        elif present < int(rec.get("m", 0)):
-            raise InputError(f"The 'sampled' record of {g!r} for model {name!r} drew {int(rec['m'])} items but only "
-                             f"{present} hold a neighbour row; certify needs the drawn item ids ('items') to count the "
-                             "others at the range bound.")
+            drawn = {code * n_items + code_of[str(it)] for it in rec["items"] if str(it) in code_of}
+            stray = (in_batch & seen_set) - drawn
+            if stray:  # a row outside the draw would make the sample no longer a uniform draw
+                raise InputError(f"The 'sampled' record of {g!r} for model {name!r} lists the drawn items, but "
+                                 f"{len(stray)} item(s) outside that draw hold a neighbour row; remove them or certify "
+                                 "without 'sampled'.")
+            out.extend(sorted((drawn & in_batch) - seen_set))  # [proof:rj-rederived-draw]
+        elif present != int(rec.get("m", -1)):
+            raise InputError(f"The 'sampled' record of {g!r} for model {name!r} drew {rec.get('m')!r} items but "
+                             f"{'only ' if present < int(rec.get('m', -1)) else ''}{present} hold a neighbour row; "
+                             "certify needs the drawn item ids ('items') to tell the drawn items and count the others "
+                             "at the range bound.")
     return np.asarray(sorted(out), dtype=np.int64)
 
 
