@@ -20,6 +20,7 @@ practice no certificate is false; the largest true probability over δ is printe
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
@@ -341,3 +342,20 @@ def test_a_row_outside_the_recorded_draw_is_refused():
     with pytest.raises(InputError, match="8 item\\(s\\) outside that draw hold a neighbour row"):
         certify(f, neighbors="rerun", sampled={"rerun": {"per_model": {"a": {"m": 2, "items": ["q0", "q1"]}}}},
                 seed=0, out=None, progress=False, plots=False)
+
+
+def test_cli_refusals_are_one_sentence_exit_2(tmp_path, capsys):
+    from biasbound.cli import main
+
+    table = tmp_path / "t.csv"
+    _small_table(True).drop(columns=["source", "line", "verdict"]).to_csv(table, index=False)
+    base = ["certify", str(table), "--neighbors", "rerun", "--no-plots", "--no-progress", "--tau", "2", "--delta", "0.1"]
+    assert main(base + ["--hamming", "1000000", "--out", str(tmp_path / "o1")]) == 2
+    err = capsys.readouterr().err
+    assert "'--hamming' option of certify must be at most" in err and "Traceback" not in err
+    assert main(base + ["--deterministic-judge", "--out", str(tmp_path / "o2")]) == 2
+    err = capsys.readouterr().err
+    assert "declared deterministic (--deterministic-judge)" in err and "Traceback" not in err
+    assert main(base + ["--out", str(tmp_path / "o3")]) == 0  # the default: a random judge
+    cert = json.loads((tmp_path / "o3" / "certificate.json").read_text())
+    assert cert["scope"]["deterministic_judge"] is False
