@@ -27,6 +27,11 @@ Schema (defaults in brackets)::
       api_key_env: OPENAI_API_KEY   # the variable holding the key (never the key itself)
       concurrency: 8                # [8]
       rpm: null                     # [no cap] request starts per minute
+      # ... or several servers of the same judge (a vLLM fleet), balanced client-side, each with its
+      # own limits (concurrency/rpm above are then the entries' defaults):
+      # endpoints: [{base_url: http://gpu1:8000/v1, concurrency: 32}, {base_url: http://gpu2:8000/v1, rpm: 600}]
+      cache_identity: null          # [none] pinned label in the cache key; the base URL is not in the key,
+                                    # so the same model on another host/port reuses the cache
       sampling: {temperature: 0.0, max_tokens: 4096, top_p: null, seed: 0}
       prices: {prompt_per_million: null, completion_per_million: null}
       retry: {max_attempts: 6, max_parse_attempts: 3, timeout: 120, backoff_initial: 1,
@@ -87,7 +92,9 @@ LLM_GENERATORS: tuple[str, ...] = ("paraphrase", "agreeable")
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
              "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")
-_ENDPOINT_KEYS = ("base_url", "model", "name", "api_key_env", "concurrency", "rpm", "sampling", "prices", "retry")
+_ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
+                  "sampling", "prices", "retry")
+_SERVER_KEYS = ("base_url", "concurrency", "rpm")
 _SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
 _PRICE_KEYS = ("prompt_per_million", "completion_per_million")
 _RETRY_KEYS = ("max_attempts", "max_parse_attempts", "timeout", "backoff_initial", "backoff_max", "backoff_jitter")
@@ -104,7 +111,8 @@ class EndpointConfig:
     """An OpenAI-compatible endpoint (the judge, or the rewriter of the LLM generators).
 
     Attributes mirror :class:`biasbound.judge.JudgeConfig`; ``name`` is the label used in
-    the outputs (``model_judgment/<name>/``).
+    the outputs (``model_judgment/<name>/``); ``extra_endpoints`` holds ``(base_url, concurrency,
+    rpm)`` of the judge's further servers (config key ``endpoints``: its first entry is ``base_url``).
     """
 
     base_url: str
@@ -125,14 +133,17 @@ class EndpointConfig:
     backoff_initial: float = 1.0
     backoff_max: float = 30.0
     backoff_jitter: float = 1.0
+    extra_endpoints: tuple[tuple[str, int, float | None], ...] = ()
+    cache_identity: str | None = None
 
     def judge_config(self) -> Any:
         """The :class:`biasbound.judge.JudgeConfig` for this endpoint."""
-        from biasbound.judge.client import JudgeConfig
+        from biasbound.judge.client import Endpoint, JudgeConfig
 
         return JudgeConfig(
             base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, concurrency=self.concurrency,
-            requests_per_minute=self.rpm, max_attempts=self.max_attempts, max_parse_attempts=self.max_parse_attempts,
+            requests_per_minute=self.rpm, extra_endpoints=tuple(Endpoint(u, c, r) for u, c, r in self.extra_endpoints),
+            cache_identity=self.cache_identity, max_attempts=self.max_attempts, max_parse_attempts=self.max_parse_attempts,
             timeout=self.timeout, backoff_initial=self.backoff_initial, backoff_max=self.backoff_max,
             backoff_jitter=self.backoff_jitter, temperature=self.temperature, max_tokens=self.max_tokens,
             top_p=self.top_p, base_seed=self.seed, prompt_price_per_million=self.prompt_price_per_million,
@@ -141,7 +152,9 @@ class EndpointConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (holds the variable name, never a key)."""
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["extra_endpoints"] = [{"base_url": u, "concurrency": c, "rpm": r} for u, c, r in self.extra_endpoints]
+        return out
 
 
 @dataclass(frozen=True)
@@ -349,12 +362,42 @@ class _Reader:
         return p
 
 
+def _url(r: _Reader, value: Any, key: str) -> str:
+    url = r.string(value, key, required=True)
+    parsed = urlparse(str(url))
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise r.fail(key, "an http(s) URL such as 'http://127.0.0.1:8011/v1'", url)
+    return str(url)
+
+
+def _servers(r: _Reader, d: Mapping[str, Any], key: str) -> list[tuple[str, int, float | None]]:
+    """``(base_url, concurrency, rpm)`` of every server of an endpoint: ``base_url`` or the ``endpoints`` list."""
+    concurrency = int(r.integer(d.get("concurrency"), f"{key}.concurrency", default=8, low=1))  # type: ignore[arg-type]
+    rpm = r.number(d.get("rpm"), f"{key}.rpm", default=None, low=0, low_open=True, optional=True)
+    if d.get("endpoints") is None:
+        return [(_url(r, d.get("base_url"), f"{key}.base_url"), concurrency, rpm)]
+    if d.get("base_url") is not None:
+        raise r.fail(f"{key}.base_url", f"absent when '{key}.endpoints' lists the servers (give one of the two)",
+                     d["base_url"])
+    raw = d["endpoints"]
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise r.fail(f"{key}.endpoints", "a non-empty list of {base_url, concurrency, rpm} entries", raw)
+    servers = []
+    for i, entry in enumerate(raw):
+        where = f"{key}.endpoints[{i}]"
+        e = r.mapping(entry if isinstance(entry, Mapping) else {"base_url": entry}, where, _SERVER_KEYS)
+        url = _url(r, e.get("base_url"), f"{where}.base_url")
+        if any(url.rstrip("/") == s[0].rstrip("/") for s in servers):
+            raise r.fail(f"{where}.base_url", "a URL not listed before in the same endpoints list", url)
+        servers.append((url, int(r.integer(e.get("concurrency"), f"{where}.concurrency", default=concurrency, low=1)),  # type: ignore[arg-type]
+                        r.number(e.get("rpm"), f"{where}.rpm", default=rpm, low=0, low_open=True, optional=True)))
+    return servers
+
+
 def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
     d = r.mapping(raw, key, _ENDPOINT_KEYS)
-    base_url = r.string(d.get("base_url"), f"{key}.base_url", required=True)
-    parsed = urlparse(str(base_url))
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise r.fail(f"{key}.base_url", "an http(s) URL such as 'http://127.0.0.1:8011/v1'", base_url)
+    servers = _servers(r, d, key)
+    base_url, concurrency, rpm = servers[0]
     model = r.string(d.get("model"), f"{key}.model", required=True)
     name = r.string(d.get("name"), f"{key}.name", default=model)
     env = r.string(d.get("api_key_env"), f"{key}.api_key_env", default="OPENAI_API_KEY")
@@ -364,9 +407,8 @@ def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
     prices = r.mapping(d.get("prices"), f"{key}.prices", _PRICE_KEYS)
     retry = r.mapping(d.get("retry"), f"{key}.retry", _RETRY_KEYS)
     return EndpointConfig(
-        base_url=str(base_url), model=str(model), name=str(name), api_key_env=str(env),
-        concurrency=int(r.integer(d.get("concurrency"), f"{key}.concurrency", default=8, low=1)),  # type: ignore[arg-type]
-        rpm=r.number(d.get("rpm"), f"{key}.rpm", default=None, low=0, low_open=True, optional=True),
+        base_url=base_url, model=str(model), name=str(name), api_key_env=str(env), concurrency=concurrency, rpm=rpm,
+        extra_endpoints=tuple(servers[1:]), cache_identity=r.string(d.get("cache_identity"), f"{key}.cache_identity"),
         temperature=float(r.number(sampling.get("temperature"), f"{key}.sampling.temperature", default=0.0, low=0, high=2)),  # type: ignore[arg-type]
         max_tokens=int(r.integer(sampling.get("max_tokens"), f"{key}.sampling.max_tokens", default=4096, low=1)),  # type: ignore[arg-type]
         top_p=r.number(sampling.get("top_p"), f"{key}.sampling.top_p", default=None, low=0, high=1, low_open=True, optional=True),
