@@ -47,6 +47,9 @@ Schema (defaults in brackets)::
     neighbors:
       generators: [swap, format, paraphrase, schematic, agreeable, rerun]
       neighbors_per_generator: 40   # m [50]; Hamming-1: one item perturbed per neighbour
+      # ... or sequential judging: looks declared in advance, the first 10, 20, 40 of each model's seeded
+      # draw; beta is split evenly over the looks; stop when alpha gains less than min_gain (relative):
+      # sequential: {looks: [10, 20, 40, 80], min_gain: 0.01}
       options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}
     tau: 0.5                        # [0.5]
     delta: 0.01                     # [0.01]
@@ -99,7 +102,8 @@ _SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
 _PRICE_KEYS = ("prompt_per_million", "completion_per_million")
 _RETRY_KEYS = ("max_attempts", "max_parse_attempts", "timeout", "backoff_initial", "backoff_max", "backoff_jitter")
 _DATA_KEYS = ("questions", "answers", "table", "baseline", "models", "n_items", "include_baseline")
-_NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options")
+_NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options", "sequential")
+_SEQUENTIAL_KEYS = ("looks", "min_gain")
 _CALIBRATION_KEYS = ("method", "combine", "alpha", "beta", "holdout", "center")
 
 
@@ -195,16 +199,30 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class NeighborsConfig:
-    """Which generators, how many neighbours each (``m``), generator options."""
+    """Which generators, how many neighbours each (``m``), generator options.
+
+    ``looks`` (sequential judging, declared in advance): increasing m values; the run judges the
+    first ``looks[k]`` of each model's seeded draw of ``looks[-1]`` items, look after look, and stops
+    when α gains less than ``min_gain`` (relative). ``m`` is then the last look. ``draw_m``: the size
+    of the seeded draw whose first ``m`` are judged (``None``: ``m``; set by the sequential loop).
+    """
 
     generators: tuple[str, ...]
     m: int
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    looks: tuple[int, ...] = ()
+    min_gain: float = 0.01
+    draw_m: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"generators": list(self.generators), "neighbors_per_generator": self.m,
-                "options": {k: dict(v) for k, v in self.options.items()}}
+        out: dict[str, Any] = {"generators": list(self.generators), "neighbors_per_generator": self.m,
+                               "options": {k: dict(v) for k, v in self.options.items()}}
+        if self.looks:
+            out["sequential"] = {"looks": list(self.looks), "min_gain": self.min_gain}
+        if self.draw_m is not None:
+            out["draw_m"] = self.draw_m
+        return out
 
 
 @dataclass(frozen=True)
@@ -486,6 +504,22 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
         raise r.fail("neighbors.generators", "free of 'swap' with template 'single' (a single answer has no position to swap)",
                      "swap")
     m = int(r.integer(d.get("neighbors_per_generator"), "neighbors.neighbors_per_generator", default=50, low=2))  # type: ignore[arg-type]
+    looks: tuple[int, ...] = ()
+    min_gain = 0.01
+    if d.get("sequential") is not None:
+        seq = r.mapping(d["sequential"], "neighbors.sequential", _SEQUENTIAL_KEYS)
+        if d.get("neighbors_per_generator") is not None:
+            raise r.fail("neighbors.neighbors_per_generator", "absent with 'neighbors.sequential' (its last look is m)",
+                         d["neighbors_per_generator"])
+        raw_looks = seq.get("looks")
+        if (not isinstance(raw_looks, (list, tuple)) or len(raw_looks) < 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in raw_looks)
+                or list(raw_looks) != sorted(set(raw_looks))):
+            raise r.fail("neighbors.sequential.looks", "a list of at least 2 increasing integers >= 2, e.g. [10, 20, 40]",
+                         raw_looks)
+        looks = tuple(int(x) for x in raw_looks)
+        m = looks[-1]
+        min_gain = float(r.number(seq.get("min_gain"), "neighbors.sequential.min_gain", default=0.01, low=0, high=1))  # type: ignore[arg-type]
     opts = r.mapping(d.get("options"), "neighbors.options", GENERATOR_NAMES)
     options = {}
     for name, o in opts.items():
@@ -493,7 +527,7 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
             raise r.fail(f"neighbors.options.{name}", "a mapping of generator options", o)
         options[name] = dict(o)
     ordered = tuple(g for g in GENERATOR_NAMES if g in gens)
-    return NeighborsConfig(generators=ordered, m=m, options=options)
+    return NeighborsConfig(generators=ordered, m=m, options=options, looks=looks, min_gain=min_gain)
 
 
 def _rubric(r: _Reader, raw: Any, template: str) -> tuple[tuple[str, str], ...] | None:
@@ -616,6 +650,16 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
+    if neighbors.looks:
+        if not [g for g in neighbors.generators if g != "swap"]:
+            raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
+                         "swap")
+        if calibration.beta is None:
+            raise r.fail("calibration.beta", "a number with 'neighbors.sequential' (drawn neighbours need a confidence level)",
+                         None)
+        if calibration.alpha is not None:
+            raise r.fail("calibration.alpha", "null with 'neighbors.sequential' (the looks stop on α's gains)",
+                         calibration.alpha)
     seed = int(r.integer(top.get("seed"), "seed", default=0, **PARAMS["seed"].bounds()))  # type: ignore[arg-type]
     output = r.path(top.get("output"), "output", must_exist=False)
     blocking = next((p for p in (output, *output.parents) if p.exists() and not p.is_dir()), None)

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasbound._exceptions import DataFormatError, InputError, JudgeError
+from biasbound._exceptions import DataFormatError, InfeasibleCertificateError, InputError, JudgeError
 from biasbound.config import LLM_GENERATORS, RunConfig, load_config
 from biasbound.data._io import iter_json_records
 
@@ -363,6 +363,8 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
     from biasbound.rubric import Rubric, default_rubric
 
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if cfg.neighbors.looks and cfg.neighbors.draw_m is None:
+        return await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
     t_start = time.monotonic()
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
@@ -472,7 +474,9 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
                             notes.append(f"{g}: model {model!r} has {n} items, fewer than neighbors_per_generator="
                                          f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
                         draw_seed = _sub_seed(cfg.seed, "sample", g, model)
-                        idx, _ = sample_indices(n, m, draw_seed)
+                        # the first m of a seeded draw of draw_m (= m unless sequential): itself a uniform draw of m
+                        idx, _ = sample_indices(n, min(max(cfg.neighbors.draw_m or m, m), n), draw_seed)
+                        idx = idx[:m]
                         if m < n:  # a uniform draw without replacement by a recorded seed: certify's sample knowledge
                             sampled_draws.setdefault(CERTIFY_NAMES[g], {"seed": int(cfg.seed), "per_model": {}})
                             sampled_draws[CERTIFY_NAMES[g]]["per_model"][model] = {"seed": int(draw_seed), "m": m, "n": n}
@@ -586,6 +590,56 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
     outputs["run_summary"] = _write_json(out / "run_summary.json", summary)
     return RunResult(config=cfg, judgments=jset, certification=certification, summary=summary, outputs=outputs,
                      perturbations=perturbations)
+
+
+async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool) -> RunResult:
+    """Sequential judging: look k judges the first ``looks[k]`` neighbours of each model's seeded draw of
+    ``looks[-1]`` (earlier looks' calls come from the cache) and certifies at β/K (K looks declared in
+    advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at);
+    the run stops at the first look whose α gains less than ``min_gain`` over the previous look's, or at
+    the last. The stopped look's outputs stay; ``run_summary.json`` records every look."""
+    import dataclasses
+
+    looks = cfg.neighbors.looks
+    beta = cfg.calibration.beta
+    if beta is None:  # parse_config refuses this; a RunConfig built by hand may not
+        raise InputError(f"The key 'calibration.beta' of {cfg.path} must be a number with 'neighbors.sequential'.")
+    beta_look = beta / len(looks)
+    record: list[dict[str, Any]] = []
+    result: RunResult | None = None
+    stopped = None
+    previous = None
+    for k, m in enumerate(looks):
+        cfg_k = dataclasses.replace(
+            cfg, neighbors=dataclasses.replace(cfg.neighbors, m=m, draw_m=looks[-1]),
+            calibration=dataclasses.replace(cfg.calibration, beta=beta_look))
+        last = k == len(looks) - 1
+        try:
+            result = await run_async(cfg_k, progress=progress, retry_failed=retry_failed)
+        except InfeasibleCertificateError as exc:  # too few neighbours yet: the next look may certify
+            if last:
+                raise
+            record.append({"look": k + 1, "m": m, "alpha": None, "reason": str(exc)[:300]})
+            continue
+        alpha = float(result.certification.judges[result.config.judge.name].calibration.alpha)
+        t = result.summary["totals"]
+        record.append({"look": k + 1, "m": m, "alpha": alpha, "calls": t.get("calls", 0), "attempts": t.get("attempts", 0),
+                       "cost": t.get("cost"), "gain": None if previous is None else alpha / previous - 1.0})
+        if previous is not None and alpha < previous * (1.0 + cfg.neighbors.min_gain):
+            stopped = k + 1
+            break
+        previous = alpha
+    if result is None:  # unreachable: the last look raises instead of continuing
+        raise RuntimeError("sequential run ended without a look")
+    seq = {"looks": list(looks), "min_gain": cfg.neighbors.min_gain, "beta": beta, "beta_per_look": beta_look,
+           "rule": "judge the first m of each model's seeded draw at each declared look; certify at beta/K; stop at "
+                   "the first look whose alpha gains less than min_gain over the previous look's, else at the last",
+           "stopped_at_look": stopped or record[-1]["look"], "m": record[-1]["m"], "per_look": record}
+    result.summary["sequential"] = seq
+    result.summary["notes"].append(f"Sequential judging: looks {list(looks)} declared in advance, β = {beta:g} split "
+                                   f"over them (β/K = {beta_look:g} in the certificate); stopped at m = {record[-1]['m']}.")
+    result.outputs["run_summary"] = _write_json(cfg.output / "run_summary.json", result.summary)
+    return result
 
 
 def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
