@@ -12,8 +12,7 @@ import yaml
 
 from biasbound import DataFormatError, InputError
 from biasbound.config import load_config
-from biasbound.judge import JudgeConfig, JudgeRequest, judge_many_sync, render_single
-from biasbound.judge.client import Endpoint
+from biasbound.judge import Endpoint, JudgeConfig, JudgeRequest, judge_many_sync, render_single
 from biasbound.testing import SyntheticServerConfig, serve_in_thread
 
 
