@@ -76,10 +76,13 @@ def call_lines(summary: dict[str, Any]) -> list[str]:
                  "(missing and failed are never scored)")
     reasons = t.get("failure_reasons") or {}
     if reasons:
-        top = sorted(reasons.items(), key=lambda kv: -kv[1])[:5]
-        again = ("re-run the same command to call them again" if summary.get("retry_failed", True)
+        top = sorted(reasons.items(), key=lambda kv: -kv[1])
+        again = ("a re-run of the same command calls them again" if summary.get("retry_failed", True)
                  else "kept as they were (--no-retry-failed)")
-        lines.append("  why: " + "; ".join(f"{n} × {why}" for why, n in top) + f" -- {again}")
+        lines.append(f"  why ({again}):")
+        lines += [f"    {n} × {why if len(why) <= 160 else why[:157] + '...'}" for why, n in top[:6]]
+        if len(top) > 6:
+            lines.append(f"    ... {sum(n for _, n in top[6:])} more with {len(top) - 6} other reasons (run_summary.json)")
     rw = (summary.get("stages") or {}).get("rewrites")
     if rw:
         lines.append(f"rewriter calls: {rw.get('requests', 0)} requested = {rw.get('cache_hits', 0)} from the cache + "
