@@ -109,3 +109,29 @@ def test_config_endpoints_and_cache_identity(tmp_path) -> None:
         with pytest.raises(DataFormatError) as err:
             load_config(_config(tmp_path, bad))
         assert words in str(err.value) and "run.yaml" in str(err.value), str(err.value)
+
+
+def test_a_cache_written_with_the_base_url_in_the_key_is_still_read(tmp_path) -> None:
+    """Caches from before ``cache_identity``: their entries are found (and copied under the new key), not re-paid."""
+    from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
+    from biasbound.judge.prompts import TEMPLATE_VERSION
+
+    db = tmp_path / "old.sqlite"
+    with serve_in_thread(SyntheticServerConfig()) as server:
+        cfg = JudgeConfig(base_url=server.url, model="synth", api_key_env="BIASBOUND_TEST_UNSET_KEY")
+        fresh = judge_many_sync(_requests(6), config=cfg, cache=db, progress=False)
+        # rewrite the cache as an old release wrote it: the same payloads under base-URL keys
+        with JudgeCache(db) as cache:
+            for r in fresh:
+                entry = cache.get(r.cache_key)
+                fields = dict(model="synth", messages=r.messages, temperature=0.0, max_tokens=cfg.max_tokens, top_p=None,
+                              seed=0, rerun=0, template_version=TEMPLATE_VERSION)
+                assert cache_key(identity=None, **fields) == r.cache_key
+                cache.delete(r.cache_key)
+                cache.put(legacy_cache_key(base_url=server.url + "/", **fields), entry["status"], entry["payload"])
+        n = len(server.log)
+        again = judge_many_sync(_requests(6), config=cfg, cache=db, progress=False)
+        assert len(server.log) == n and all(r.from_cache for r in again)
+        assert [r.verdict for r in again] == [r.verdict for r in fresh]
+        with JudgeCache(db) as cache:
+            assert all(cache.get(r.cache_key)["status"] == "ok" for r in fresh)  # copied under the new keys

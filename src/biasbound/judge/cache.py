@@ -10,7 +10,9 @@ base URL is *not* in the key, so the same model judged through another host or p
 server restarted on a free port, a judge moved to another machine, several endpoints of one
 fleet) reuses every finished call. Pin ``cache_identity`` to a label of your own (e.g.
 ``"vllm-llama3-70b-awq@2024-06"``) when two endpoints serve *different* weights under one
-model name, or change it to judge everything afresh.
+model name, or change it to judge everything afresh. Caches written before the identity
+replaced the base URL in the key are still read (:func:`legacy_cache_key`, for an unpinned judge
+at the same URL): an ``ok`` entry found there is copied under the new key.
 
 The database runs in WAL mode and every finished call is committed on its own, so a run
 that is killed (even ``kill -9``) loses at most the calls that were in flight; a restart
@@ -34,7 +36,7 @@ from typing import Any
 
 from biasbound._exceptions import DataFormatError, InputError
 
-__all__ = ["JudgeCache", "cache_key"]
+__all__ = ["JudgeCache", "cache_key", "legacy_cache_key"]
 
 _STATUSES = ("ok", "missing", "failed")
 
@@ -90,6 +92,25 @@ def cache_key(
         "seed": seed,
         "rerun": rerun,
         "template_version": template_version,
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def legacy_cache_key(*, base_url: str, **fields: Any) -> str:
+    """The key caches used before ``identity`` replaced the base URL (read-only compatibility).
+
+    ``fields`` are :func:`cache_key`'s other arguments (``model``, ``messages``, ``temperature``,
+    ``max_tokens``, ``top_p``, ``seed``, ``rerun``, ``template_version``).
+    """
+    payload = {
+        "base_url": str(base_url).rstrip("/"),
+        "model": fields["model"],
+        "messages": [{"role": m["role"], "content": m["content"]} for m in fields["messages"]],
+        "sampling": {"temperature": fields["temperature"], "max_tokens": fields["max_tokens"], "top_p": fields["top_p"]},
+        "seed": fields["seed"],
+        "rerun": fields["rerun"],
+        "template_version": fields["template_version"],
     }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -71,7 +71,7 @@ try:  # the openai SDK >= 3 ships its transport as ``httpx2``; older releases us
 except ImportError:  # pragma: no cover - depends on the installed SDK
     import httpx as _httpx
 from biasbound._validation import check_in_range, check_int
-from biasbound.judge.cache import JudgeCache, cache_key
+from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
 from biasbound.judge.prompts import TEMPLATE_VERSION
 
@@ -781,6 +781,21 @@ def _payload(result: JudgeResult) -> dict[str, Any]:
     return d
 
 
+def _legacy_entry(store: JudgeCache, call: _Call, config: JudgeConfig) -> dict[str, Any] | None:
+    """An entry of a cache written when the base URL was in the key (see :func:`legacy_cache_key`), looked up
+    at each of the judge's endpoints; an ``ok`` one is copied under the call's key, so it is found directly next time."""
+    for endpoint in config.endpoints:
+        old = legacy_cache_key(base_url=endpoint.base_url, model=call.model, messages=call.request.messages,
+                               temperature=call.temperature, max_tokens=call.max_tokens, top_p=call.top_p, seed=call.seed,
+                               rerun=call.request.rerun, template_version=config.template_version)
+        entry = store.get(old)
+        if entry is not None:
+            if entry["status"] == "ok":
+                store.put(call.cache_key, "ok", entry["payload"])
+            return entry
+    return None
+
+
 def _from_cache(call: _Call, entry: Mapping[str, Any]) -> JudgeResult:
     p = entry["payload"]
     return JudgeResult(
@@ -999,6 +1014,8 @@ class JudgeSession:
         retry = self.retry_failed if retry_failed is None else bool(retry_failed)
         for i, call in enumerate(calls):
             entry = store.get(call.cache_key) if store is not None else None
+            if entry is None and store is not None and self.config.cache_identity is None:
+                entry = _legacy_entry(store, call, self.config)
             if entry is not None and (entry["status"] == "ok" or not retry or entry["created"] >= self._opened):
                 results[i] = _from_cache(call, entry)
             else:
