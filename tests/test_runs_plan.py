@@ -97,3 +97,23 @@ def test_plan_needs_a_run_folder(tmp_path, capsys) -> None:
     assert main(["plan", str(tmp_path)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert str(tmp_path) in err and "run_summary.json" in err
+
+
+def test_plan_on_a_census_set_ends_at_the_census_alpha(demo_set) -> None:
+    """A slice of the embedded set (every swap judged): at m = every item the plan's α is certify's census α."""
+    frame = demo_set.frame
+    models = sorted(frame["model"].unique())[:4]
+    items = sorted(frame["item_id"].unique())[:60]
+    sub = frame[frame["model"].isin(models) & frame["item_id"].isin(items)]
+    jset = from_frame(sub[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]], source="slice",
+                      scale=(0.0, 1.0), judge=str(sub["judge"].iloc[0]))
+    from biasbound.planning import plan_judgments
+
+    p = plan_judgments(jset, grid=[10, 30, 60], seed=1, bootstrap_rounds=50)
+    swap = p.generators["swap"]
+    census = certify(jset, neighbors=["swap"], seed=1, progress=False, plots=False, bootstrap_rounds=50)
+    assert swap.reference_alpha == pytest.approx(census.judges[jset.frame["judge"].iloc[0]].calibration.alpha, rel=1e-12)
+    assert [r["judge_calls"] for r in swap.rows] == [40, 120, 240]  # 4 models × m, one judgment per neighbour
+    # a sample's α stays below the census α on the band's event (probability >= 1 - β = 0.95 per row, so this
+    # line could fail for at most ~10% of seeds; deterministic at seed 1)
+    assert all(r["alpha"] is not None and r["alpha"] <= swap.reference_alpha + 1e-12 for r in swap.rows[:-1])

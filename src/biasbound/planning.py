@@ -36,7 +36,7 @@ import pandas as pd
 
 from biasbound._exceptions import BiasboundError, DataFormatError, InputError
 
-__all__ = ["GeneratorPlan", "Plan", "plan"]
+__all__ = ["GeneratorPlan", "Plan", "plan", "plan_judgments"]
 
 _REWRITE_TASK = {"paraphrase": "paraphrase", "agreeable": "insert-error"}
 
@@ -75,7 +75,7 @@ class GeneratorPlan:
 class Plan:
     """The result of :func:`plan`: per-generator plans and the pilot's settings."""
 
-    pilot: Path
+    pilot: Path | str
     models: int
     items: int
     settings: dict[str, Any]
@@ -195,15 +195,10 @@ def plan(
     InputError
         A folder that is not a finished run, a generator it did not use, an option out of range.
     """
-    from biasbound.data.tables import from_frame
-    from biasbound.pipeline import certify
     from biasbound.runner import CERTIFY_NAMES
 
     folder = Path(pilot)
-    if alpha is not None and not (0.0 < float(alpha) <= 1.0):
-        raise InputError(f"The '--alpha' option of plan must be in (0, 1]. Got {alpha} instead.")
-    if not (0.0 <= float(within) < 1.0):
-        raise InputError(f"The '--within' option of plan must be in [0, 1). Got {within} instead.")
+    _check_target(alpha, within)
     summary, frame, draws = _read_pilot(folder)
     cfg = summary["config"]
     cal = cfg["calibration"]
@@ -223,7 +218,6 @@ def plan(
     notes = ["α(m) is measured on one draw of m neighbours per model; another draw gives another α. "
              "The real run's certificate is computed from its own draw."]
     plans: dict[str, GeneratorPlan] = {}
-    cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]
     base = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
     for g in gens:
         name = CERTIFY_NAMES[g]
@@ -233,9 +227,7 @@ def plan(
         order: dict[str, list[str]] = {}
         for model in models:
             if census:
-                items = sorted(base.loc[base["model"] == model, "item_id"])
-                rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(f"plan/{g}/{model}".encode())]))
-                order[model] = [items[i] for i in rng.permutation(len(items))]
+                order[model] = _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed, f"plan/{g}/{model}")
             else:
                 d = draws[(draws["generator"] == g) & (draws["model"] == model)].sort_values("draw")
                 order[model] = [str(x) for x in d["item_id"]]
@@ -264,48 +256,132 @@ def plan(
                     per["cost"] += sum(x[2] for x in rw) / max(1, drawn)
                 elif per["cost"] is not None:
                     notes.append(f"{g}: the rewriter has no prices in the pilot; the cost is the judge's alone.")
-        rows = []
-        for m in _grid(top, grid):
-            keep = {(model, it) for model in models for it in order[model][:m]}
-            sub = nb[[(a, b) in keep for a, b in zip(nb["model"], nb["item_id"])]]
-            fr = pd.concat([base, sub])[cols]
-            # the first m of each model's draw, declared as the uniform draw it is (a census at m = n)
-            per_model = {model: {"seed": int(seed), "m": int(m), "n": int(n_items[model])}
-                         for model in models if m < n_items[model]}
-            sampled = {name: {"seed": int(seed), "per_model": per_model}} if per_model else None
-            row: dict[str, Any] = {"m": int(m)}
-            try:
-                res = certify(from_frame(fr, source="pilot", scale=(0.0, 1.0), judge=judge), tau=cal["tau"],
-                              delta=cal["delta"], neighbors=[name], method=cal["method"], combine=cal["combine"],
+        certify_kwargs = dict(tau=cal["tau"], delta=cal["delta"], method=cal["method"], combine=cal["combine"],
                               beta=cal["beta"], holdout=cal["holdout"], seed=int(cfg["seed"]), view=cal["view"],
-                              center=cal["center"], bootstrap_rounds=bootstrap_rounds, progress=False, plots=False,
-                              baseline=cfg["data"]["baseline"] if pairwise else None,
-                              sampled=sampled)
-                row["alpha"] = float(res.judges[judge].calibration.alpha)
-            except BiasboundError as exc:
-                row["alpha"], row["reason"] = None, str(exc)[:300]
-            n_calls = len(models) * m
-            row.update({
-                "neighbours": n_calls,
-                "judge_calls": round(n_calls * per["judge_calls"]),
-                "rewrite_calls": round(n_calls * per["rewrite_calls"]),
-                "prompt_tokens": None if per["prompt_tokens"] is None else round(n_calls * per["prompt_tokens"]),
-                "completion_tokens": None if per["completion_tokens"] is None else round(n_calls * per["completion_tokens"]),
-                "cost": None if per["cost"] is None else n_calls * per["cost"],
-            })
-            rows.append(row)
-        ref = rows[-1].get("alpha")
-        target = float(alpha) if alpha is not None else (None if ref is None else ref * (1.0 - within))
-        chosen = None
-        if target is not None:
-            chosen = next((r["m"] for r in rows if r.get("alpha") is not None and r["alpha"] >= target - 1e-12), None)
-        for r in rows:
-            if r.get("alpha") is not None and ref:
-                r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
-        plans[g] = GeneratorPlan(generator=g, rows=rows, reference_alpha=ref, target_alpha=target, chosen_m=chosen,
-                                 census=census, per_neighbour=per)
+                              center=cal["center"], bootstrap_rounds=bootstrap_rounds,
+                              baseline=cfg["data"]["baseline"] if pairwise else None)
+        plans[g] = _plan_one(g, name, base, nb, order, n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
+                             within, census, seed)
     settings = {"tau": cal["tau"], "delta": cal["delta"], "method": cal["method"], "beta": cal["beta"],
                 "view": cal["view"], "alpha": alpha, "within": within if alpha is None else None, "seed": seed,
                 "pilot_m": cfg["neighbors"]["neighbors_per_generator"]}
-    return Plan(pilot=folder, models=len(models), items=max(n_items.values()) if n_items else 0, settings=settings,
+    return Plan(pilot=str(folder), models=len(models), items=max(n_items.values()) if n_items else 0, settings=settings,
                 generators=plans, notes=notes)
+
+
+def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, order: dict[str, list[str]],
+              n_items: dict[str, int], judge: str, per: dict[str, Any], certify_kwargs: dict[str, Any],
+              ms: Sequence[int], alpha: float | None, within: float, census: bool, seed: int) -> GeneratorPlan:
+    """α at each m (the first m of each model's order, certified with ``name`` alone) and the cost of m."""
+    from biasbound.data.tables import from_frame
+    from biasbound.pipeline import certify
+
+    cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]
+    models = list(order)
+    rank = {(model, it): k for model in models for k, it in enumerate(order[model])}
+    nb_rank = np.array([rank.get((a, b), len(rank) + 1) for a, b in zip(nb["model"], nb["item_id"])])
+    rows = []
+    for m in ms:
+        sub = nb[nb_rank < m]
+        fr = pd.concat([base, sub])[cols]
+        # the first m of each model's order, declared as the uniform draw it is (a census at m = n)
+        per_model = {model: {"seed": int(seed), "m": int(m), "n": int(n_items[model])}
+                     for model in models if m < n_items[model]}
+        sampled = {name: {"seed": int(seed), "per_model": per_model}} if per_model else None
+        row: dict[str, Any] = {"m": int(m)}
+        try:
+            res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],
+                          progress=False, plots=False, sampled=sampled, **certify_kwargs)
+            row["alpha"] = float(res.judges[judge].calibration.alpha)
+        except BiasboundError as exc:
+            row["alpha"], row["reason"] = None, str(exc)[:300]
+        n_nb = len(models) * m
+        row.update({
+            "neighbours": n_nb,
+            "judge_calls": round(n_nb * per["judge_calls"]),
+            "rewrite_calls": round(n_nb * per["rewrite_calls"]),
+            "prompt_tokens": None if per["prompt_tokens"] is None else round(n_nb * per["prompt_tokens"]),
+            "completion_tokens": None if per["completion_tokens"] is None else round(n_nb * per["completion_tokens"]),
+            "cost": None if per["cost"] is None else n_nb * per["cost"],
+        })
+        rows.append(row)
+    ref = rows[-1].get("alpha")
+    target = float(alpha) if alpha is not None else (None if ref is None else ref * (1.0 - within))
+    chosen = None
+    if target is not None:
+        chosen = next((r["m"] for r in rows if r.get("alpha") is not None and r["alpha"] >= target - 1e-12), None)
+    for r in rows:
+        if r.get("alpha") is not None and ref:
+            r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
+    return GeneratorPlan(generator=g, rows=rows, reference_alpha=ref, target_alpha=target, chosen_m=chosen,
+                         census=census, per_neighbour=per)
+
+
+def _check_target(alpha: float | None, within: float) -> None:
+    if alpha is not None and not (0.0 < float(alpha) <= 1.0):
+        raise InputError(f"The '--alpha' option of plan must be in (0, 1]. Got {alpha} instead.")
+    if not (0.0 <= float(within) < 1.0):
+        raise InputError(f"The '--within' option of plan must be in [0, 1). Got {within} instead.")
+
+
+def _seeded_order(items: Sequence[str], seed: int, label: str) -> list[str]:
+    items = sorted(items)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(label.encode("utf-8"))]))
+    return [items[i] for i in rng.permutation(len(items))]
+
+
+def plan_judgments(
+    judgments: Any,
+    *,
+    neighbors: Sequence[str] = ("swap",),
+    tau: float = 0.5,
+    delta: float = 0.01,
+    beta: float = 0.05,
+    method: str = "tight",
+    view: str = "model",
+    center: str = "fixed:0.5",
+    holdout: float = 0.3,
+    baseline: str | None = None,
+    alpha: float | None = None,
+    within: float = 0.05,
+    grid: Sequence[int] | None = None,
+    seed: int = 0,
+    bootstrap_rounds: int = 200,
+    label: str = "the judgment set",
+) -> Plan:
+    """Plan from a judgment set whose neighbours are a census (every item's neighbour judged, e.g. both
+    games of every pairwise judgment): α when only the first m of each model's items (in a seeded random
+    order) have their neighbour, for m on a grid up to every item; the reference is the census α.
+
+    ``judgments`` is a :class:`~biasbound.data.JudgmentSet` (e.g. :func:`biasbound.data.load_demo`);
+    ``neighbors`` are certify's names (``swap``, ``rerun``, ``variant:NAME``). Calls are counted as one
+    judgment per neighbour (no tokens or prices are known here).
+    """
+    _check_target(alpha, within)
+    frame = judgments.frame if hasattr(judgments, "frame") else judgments
+    judges = list(dict.fromkeys(frame["judge"].tolist()))
+    judge = judges[0]
+    frame = frame[frame["judge"] == judge]
+    game0 = 1 if (frame["game"] == 2).any() else int(frame["game"].min())
+    base = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
+    models = sorted(set(base["model"]))
+    n_items = {m: int((base["model"] == m).sum()) for m in models}
+    kwargs = dict(tau=tau, delta=delta, method=method, beta=beta, holdout=holdout, seed=seed, view=view, center=center,
+                  bootstrap_rounds=bootstrap_rounds, baseline=baseline)
+    per = {"judge_calls": 1.0, "rewrite_calls": 0.0, "prompt_tokens": None, "completion_tokens": None, "cost": None}
+    plans: dict[str, GeneratorPlan] = {}
+    for name in neighbors:
+        g = name.split(":", 1)[1] if name.startswith("variant:") else name
+        nb = frame[_neighbour_rows(frame, g)]
+        if nb.empty:
+            raise InputError(f"The judgments hold no {name!r} neighbour to plan from.")
+        order = {model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed, f"plan/{g}/{model}")
+                 for model in models}
+        plans[g] = _plan_one(g, name, base, nb, order, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid),
+                             alpha, within, True, seed)
+    settings = {"tau": tau, "delta": delta, "method": method, "beta": beta, "view": view, "alpha": alpha,
+                "within": within if alpha is None else None, "seed": seed, "pilot_m": None}
+    notes = ["α(m) is measured on one seeded order of the items per model; another order gives another α. "
+             "Calls count one judgment per neighbour; tokens and prices need a pilot run."]
+    return Plan(pilot=label, models=len(models),
+                items=max(n_items.values()), settings=settings, generators=plans, notes=notes)

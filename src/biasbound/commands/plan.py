@@ -32,7 +32,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("plan")
     def plan_command(
-        pilot: Path = typer.Argument(..., help="The output folder of a finished 'biasbound run' (the pilot)."),
+        pilot: Path | None = typer.Argument(None, help="The output folder of a finished 'biasbound run' (the pilot)."),
+        demo: bool = typer.Option(False, "--demo", help="Instead of a pilot: the embedded Arena-Hard set (76 models × 500 "
+                                                       "questions, every swap judged), swap neighbours."),
         alpha: float | None = typer.Option(None, "--alpha", help="The α to reach, in (0, 1] (default: the pilot's largest-m α less --within)."),
         within: float = typer.Option(0.05, "--within", help="Relative shortfall allowed below the reference α, in [0, 1)."),
         grid: str | None = typer.Option(None, "--grid", help="m values to try, e.g. '10,20,40' (default 5, 10, 20, ... and the pilot's m)."),
@@ -42,10 +44,23 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
     ) -> None:
         """Plan a run from a pilot: the neighbours per model, calls, tokens and money that reach a target α, per generator."""
-        from biasbound.planning import plan
+        from biasbound._exceptions import InputError
+        from biasbound.planning import plan, plan_judgments
 
         gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
-        result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed)
+        if (pilot is None) == (not demo):
+            raise InputError("The plan command needs a pilot folder or '--demo' (one of the two). Got "
+                             + ("both." if demo else "neither."))
+        if demo:
+            from biasbound.data import load_demo
+
+            if gens is not None:
+                raise InputError("The '--generators' option of plan needs a pilot folder; '--demo' plans swap.")
+            result = plan_judgments(load_demo(), neighbors=["swap"], alpha=alpha, within=within,
+                                    grid=_parse_grid(grid), seed=seed,
+                                    label="the embedded Arena-Hard set (every swap judged)")
+        else:
+            result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed)
         doc = result.to_dict()
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +79,8 @@ def print_plan(result: Any, console: Console) -> None:
     """One table per generator (α and cost per m) and a summary table of the chosen m."""
     s = result.settings
     target = f"α ≥ {s['alpha']}" if s["alpha"] is not None else f"α within {s['within']:.0%} of the largest m's"
-    console.print(f"Plan from the pilot {result.pilot}: {result.models} models × {result.items} items, "
+    source = result.pilot if s["pilot_m"] is None else f"the pilot {result.pilot}"
+    console.print(f"Plan from {source}: {result.models} models × {result.items} items, "
                   f"τ = {s['tau']}, δ = {s['delta']}, β = {s['beta']}, {s['method']}; target: {target}",
                   soft_wrap=True, highlight=False, markup=False)
     for g, p in result.generators.items():
