@@ -117,3 +117,10 @@ def test_plan_on_a_census_set_ends_at_the_census_alpha(demo_set) -> None:
     # a sample's α stays below the census α on the band's event (probability >= 1 - β = 0.95 per row, so this
     # line could fail for at most ~10% of seeds; deterministic at seed 1)
     assert all(r["alpha"] is not None and r["alpha"] <= swap.reference_alpha + 1e-12 for r in swap.rows[:-1])
+
+
+def test_plan_needs_a_pilot_or_demo_not_both(pilot, capsys) -> None:
+    assert main(["plan"]) == 2
+    assert "--demo" in capsys.readouterr().err
+    assert main(["plan", str(pilot), "--demo"]) == 2
+    assert "both" in capsys.readouterr().err
