@@ -980,10 +980,18 @@ class JudgeSession:
         return self._run
 
     def uncached(self, requests: Sequence[JudgeRequest]) -> int:
-        """How many of ``requests`` have no cached result (so :meth:`judge` would call the endpoint)."""
+        """How many of ``requests`` :meth:`judge` would call the endpoint for: no cached result, or (with
+        ``retry_failed``) a failed/missing one from before the session opened."""
         if self.cache is None:
             return len(requests)
-        return sum(self.cache.get(_resolve(r, self.config).cache_key) is None for r in requests)
+        n = 0
+        for r in requests:
+            call = _resolve(r, self.config)
+            entry = self.cache.get(call.cache_key)
+            if entry is None and self.config.cache_identity is None:
+                entry = _legacy_entry(self.cache, call, self.config)
+            n += entry is None or (self.retry_failed and entry["status"] != "ok" and entry["created"] < self._opened)
+        return n
 
     async def check_endpoint(self) -> None:
         """One cheap request (``GET /models``): raises a ``JudgeError`` naming the URL when it cannot be reached."""
