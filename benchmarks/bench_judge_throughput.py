@@ -19,6 +19,15 @@ cannot beat that figure. ``--pin`` pins the server to CPU 1 and the client to CP
 
 ``--transport httpx`` runs the judge client on the SDK's httpx2 client instead of its aiohttp one.
 
+``--endpoints K`` (K >= 2) starts K synthetic servers (one process each) and measures the judge
+client against the first alone, then against all K as one judge (``JudgeConfig.extra_endpoints``,
+each with ``--concurrency``), and prints the speed-up. Where the servers' latency dominates (a
+real judge: hundreds of ms) K endpoints should give nearly K times one's throughput::
+
+    python benchmarks/bench_judge_throughput.py --n 1200 --latency-ms 300 --concurrency 32 --endpoints 2
+
+Measured (2-core shared machine): see README, "Performance".
+
 Budget
 ------
 At 90% of the bound (1152 calls/s for 50 ms at concurrency 64) the one-thread client may spend
@@ -132,11 +141,16 @@ def main() -> None:
     parser.add_argument("--progress", action="store_true", help="show the rich progress bar (on stderr)")
     parser.add_argument("--raw", action="store_true", help="first measure the server alone with a bare client")
     parser.add_argument("--pin", action="store_true", help="pin the server to CPU 1 and the client to CPU 0")
+    parser.add_argument("--endpoints", type=int, default=1,
+                        help="K >= 2: K servers; compare one endpoint with all K balanced client-side")
     parser.add_argument("--transport", choices=("auto", "httpx"), default="auto",
                         help="the judge client's HTTP client: the SDK's aiohttp one when installed (auto) or httpx2")
     args = parser.parse_args()
-    if args.n < 1 or args.concurrency < 1 or args.latency_ms <= 0 or args.repeat < 1:
-        parser.error("--n, --concurrency and --repeat must be >= 1 and --latency-ms > 0")
+    if args.n < 1 or args.concurrency < 1 or args.latency_ms <= 0 or args.repeat < 1 or args.endpoints < 1:
+        parser.error("--n, --concurrency, --repeat and --endpoints must be >= 1 and --latency-ms > 0")
+    if args.endpoints > 1:
+        _compare_endpoints(args)
+        return
 
     if args.transport == "httpx":
         os.environ["BIASBOUND_JUDGE_TRANSPORT"] = "httpx"
@@ -188,6 +202,45 @@ def main() -> None:
         if values:
             print(f"{key}: efficiency best {max(values):.1%}  median {statistics.median(values):.1%} "
                   f"over {len(values)} run(s)")
+
+
+def _compare_endpoints(args: argparse.Namespace) -> None:
+    """One endpoint vs ``args.endpoints`` endpoints of one judge, each at ``args.concurrency``, N calls each way."""
+    from biasbound.judge.client import Endpoint
+
+    k, n = args.endpoints, args.n
+    queue: mp.Queue = mp.Queue()
+    servers = [mp.Process(target=_serve, args=(args.latency_ms, queue, None), daemon=True) for _ in range(k)]
+    for p in servers:
+        p.start()
+    urls = [queue.get(timeout=30) for _ in servers]
+    print(f"N={n} latency={args.latency_ms:g} ms concurrency={args.concurrency} per endpoint, {k} endpoints; "
+          f"ideal: {args.concurrency / args.latency_ms * 1e3:.0f} calls/s on one, "
+          f"{k * args.concurrency / args.latency_ms * 1e3:.0f} on {k}; {os.cpu_count()} CPUs; {_load()}")
+    ratios = []
+    try:
+        for rep in range(args.repeat):
+            rates = {}
+            for label, extra in (("1 endpoint", ()), (f"{k} endpoints", tuple(Endpoint(u, args.concurrency) for u in urls[1:]))):
+                config = JudgeConfig(base_url=urls[0], model="synth", api_key_env="BIASBOUND_BENCH_UNSET",
+                                     concurrency=args.concurrency, timeout=30.0, extra_endpoints=extra)
+                requests = [JudgeRequest(key=f"item{i}", messages=render_single(f"{label} run {rep} question {i}?",
+                                                                                  f"Answer {i}: use a hammer."))
+                            for i in range(n)]
+                t0, c0 = time.perf_counter(), time.process_time()
+                results = judge_many_sync(requests, config=config, progress=False)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                ok = sum(r.status == "ok" for r in results)
+                rates[label] = n / wall
+                print(f"{label}: {n / wall:6.1f} calls/s  wall={wall:.2f} s  ok={ok}  client CPU {cpu / n * 1e3:.2f} ms/call  "
+                      f"{_load()}", flush=True)
+            ratios.append(rates[f"{k} endpoints"] / rates["1 endpoint"])
+            print(f"speed-up with {k} endpoints: {ratios[-1]:.2f}x", flush=True)
+    finally:
+        for p in servers:
+            p.terminate()
+            p.join(timeout=5)
+    print(f"speed-up: median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x over {len(ratios)} run(s)")
 
 
 if __name__ == "__main__":

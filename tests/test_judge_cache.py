@@ -11,7 +11,7 @@ from biasbound import InputError
 from biasbound.judge.cache import JudgeCache, cache_key
 
 BASE = dict(
-    base_url="http://127.0.0.1:8011/v1",
+    identity="vllm-judge@fleet-a",
     model="judge-model",
     messages=[{"role": "system", "content": "biasbound-task: judge-single"}, {"role": "user", "content": "hi"}],
     temperature=0.0,
@@ -27,12 +27,13 @@ def test_key_is_deterministic_hex_sha256() -> None:
     key = cache_key(**BASE)
     assert key == cache_key(**dict(BASE))
     assert len(key) == 64 and int(key, 16) >= 0
-    # a trailing slash on the base URL is the same endpoint
-    assert cache_key(**{**BASE, "base_url": BASE["base_url"] + "/"}) == key
+    # surrounding whitespace of the pinned identity is ignored
+    assert cache_key(**{**BASE, "identity": " " + BASE["identity"] + " "}) == key
 
 
 @pytest.mark.parametrize(("field", "value"), [
-    ("base_url", "http://127.0.0.1:8012/v1"),
+    ("identity", "vllm-judge@fleet-b"),
+    ("identity", None),
     ("model", "other-model"),
     ("messages", [{"role": "system", "content": "biasbound-task: judge-single"}, {"role": "user", "content": "hi!"}]),
     ("messages", [{"role": "user", "content": "biasbound-task: judge-single"}, {"role": "user", "content": "hi"}]),

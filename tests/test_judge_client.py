@@ -258,7 +258,7 @@ def test_kill_9_and_resume_repeats_no_finished_call(tmp_path) -> None:
             requests.append(JudgeRequest(key=f"q{i}", messages=g1))
         cfg = JudgeConfig(base_url=server.url, model="synth", api_key_env="BIASBOUND_TEST_UNSET_KEY", concurrency=8)
         resumed = judge_many_sync(requests, config=cfg, cache=cache_path, progress=False)
-        called = [cache_key(base_url=server.url, model=e["model"], messages=e["messages"], temperature=e["temperature"],
+        called = [cache_key(identity=None, model=e["model"], messages=e["messages"], temperature=e["temperature"],
                             max_tokens=e["max_tokens"], top_p=e["top_p"], seed=e["seed"], rerun=e["seed"] - cfg.base_seed,
                             template_version=TEMPLATE_VERSION) for e in server.log]
         assert not set(called) & set(finished)

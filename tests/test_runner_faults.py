@@ -56,7 +56,7 @@ def write_config(path: Path, url: str, output: str, *, key_env: str = "BIASBOUND
 
 def _key_of(entry: dict, url: str) -> str:
     """The client's cache key of a logged request (base seed 0 for both endpoints, so rerun = seed)."""
-    return cache_key(base_url=url, model=entry["model"], messages=entry["messages"], temperature=entry["temperature"],
+    return cache_key(identity=None, model=entry["model"], messages=entry["messages"], temperature=entry["temperature"],
                      max_tokens=entry["max_tokens"], top_p=entry["top_p"], seed=entry["seed"], rerun=entry["seed"],
                      template_version=TEMPLATE_VERSION)
 

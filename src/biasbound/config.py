@@ -27,6 +27,11 @@ Schema (defaults in brackets)::
       api_key_env: OPENAI_API_KEY   # the variable holding the key (never the key itself)
       concurrency: 8                # [8]
       rpm: null                     # [no cap] request starts per minute
+      # ... or several servers of the same judge (a vLLM fleet), balanced client-side, each with its
+      # own limits (concurrency/rpm above are then the entries' defaults):
+      # endpoints: [{base_url: http://gpu1:8000/v1, concurrency: 32}, {base_url: http://gpu2:8000/v1, rpm: 600}]
+      cache_identity: null          # [none] pinned label in the cache key; the base URL is not in the key,
+                                    # so the same model on another host/port reuses the cache
       sampling: {temperature: 0.0, max_tokens: 4096, top_p: null, seed: 0}
       prices: {prompt_per_million: null, completion_per_million: null}
       retry: {max_attempts: 6, max_parse_attempts: 3, timeout: 120, backoff_initial: 1,
@@ -42,6 +47,9 @@ Schema (defaults in brackets)::
     neighbors:
       generators: [swap, format, paraphrase, schematic, agreeable, rerun]
       neighbors_per_generator: 40   # m [50]; Hamming-1: one item perturbed per neighbour
+      # ... or sequential judging: looks declared in advance, the first 10, 20, 40 of each model's seeded
+      # draw; beta is split evenly over the looks; stop when alpha gains less than min_gain (relative):
+      # sequential: {looks: [10, 20, 40, 80], min_gain: 0.01}
       options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}
     tau: 0.5                        # [0.5]
     delta: 0.01                     # [0.01]
@@ -87,12 +95,15 @@ LLM_GENERATORS: tuple[str, ...] = ("paraphrase", "agreeable")
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
              "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")
-_ENDPOINT_KEYS = ("base_url", "model", "name", "api_key_env", "concurrency", "rpm", "sampling", "prices", "retry")
+_ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
+                  "sampling", "prices", "retry")
+_SERVER_KEYS = ("base_url", "concurrency", "rpm")
 _SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
 _PRICE_KEYS = ("prompt_per_million", "completion_per_million")
 _RETRY_KEYS = ("max_attempts", "max_parse_attempts", "timeout", "backoff_initial", "backoff_max", "backoff_jitter")
 _DATA_KEYS = ("questions", "answers", "table", "baseline", "models", "n_items", "include_baseline")
-_NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options")
+_NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options", "sequential")
+_SEQUENTIAL_KEYS = ("looks", "min_gain")
 _CALIBRATION_KEYS = ("method", "combine", "alpha", "beta", "holdout", "center")
 
 
@@ -104,7 +115,8 @@ class EndpointConfig:
     """An OpenAI-compatible endpoint (the judge, or the rewriter of the LLM generators).
 
     Attributes mirror :class:`biasbound.judge.JudgeConfig`; ``name`` is the label used in
-    the outputs (``model_judgment/<name>/``).
+    the outputs (``model_judgment/<name>/``); ``extra_endpoints`` holds ``(base_url, concurrency,
+    rpm)`` of the judge's further servers (config key ``endpoints``: its first entry is ``base_url``).
     """
 
     base_url: str
@@ -125,14 +137,17 @@ class EndpointConfig:
     backoff_initial: float = 1.0
     backoff_max: float = 30.0
     backoff_jitter: float = 1.0
+    extra_endpoints: tuple[tuple[str, int, float | None], ...] = ()
+    cache_identity: str | None = None
 
     def judge_config(self) -> Any:
         """The :class:`biasbound.judge.JudgeConfig` for this endpoint."""
-        from biasbound.judge.client import JudgeConfig
+        from biasbound.judge.client import Endpoint, JudgeConfig
 
         return JudgeConfig(
             base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, concurrency=self.concurrency,
-            requests_per_minute=self.rpm, max_attempts=self.max_attempts, max_parse_attempts=self.max_parse_attempts,
+            requests_per_minute=self.rpm, extra_endpoints=tuple(Endpoint(u, c, r) for u, c, r in self.extra_endpoints),
+            cache_identity=self.cache_identity, max_attempts=self.max_attempts, max_parse_attempts=self.max_parse_attempts,
             timeout=self.timeout, backoff_initial=self.backoff_initial, backoff_max=self.backoff_max,
             backoff_jitter=self.backoff_jitter, temperature=self.temperature, max_tokens=self.max_tokens,
             top_p=self.top_p, base_seed=self.seed, prompt_price_per_million=self.prompt_price_per_million,
@@ -141,7 +156,9 @@ class EndpointConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (holds the variable name, never a key)."""
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["extra_endpoints"] = [{"base_url": u, "concurrency": c, "rpm": r} for u, c, r in self.extra_endpoints]
+        return out
 
 
 @dataclass(frozen=True)
@@ -182,16 +199,30 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class NeighborsConfig:
-    """Which generators, how many neighbours each (``m``), generator options."""
+    """Which generators, how many neighbours each (``m``), generator options.
+
+    ``looks`` (sequential judging, declared in advance): increasing m values; the run judges the
+    first ``looks[k]`` of each model's seeded draw of ``looks[-1]`` items, look after look, and stops
+    when α gains less than ``min_gain`` (relative). ``m`` is then the last look. ``draw_m``: the size
+    of the seeded draw whose first ``m`` are judged (``None``: ``m``; set by the sequential loop).
+    """
 
     generators: tuple[str, ...]
     m: int
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    looks: tuple[int, ...] = ()
+    min_gain: float = 0.01
+    draw_m: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"generators": list(self.generators), "neighbors_per_generator": self.m,
-                "options": {k: dict(v) for k, v in self.options.items()}}
+        out: dict[str, Any] = {"generators": list(self.generators), "neighbors_per_generator": self.m,
+                               "options": {k: dict(v) for k, v in self.options.items()}}
+        if self.looks:
+            out["sequential"] = {"looks": list(self.looks), "min_gain": self.min_gain}
+        if self.draw_m is not None:
+            out["draw_m"] = self.draw_m
+        return out
 
 
 @dataclass(frozen=True)
@@ -349,12 +380,42 @@ class _Reader:
         return p
 
 
+def _url(r: _Reader, value: Any, key: str) -> str:
+    url = r.string(value, key, required=True)
+    parsed = urlparse(str(url))
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise r.fail(key, "an http(s) URL such as 'http://127.0.0.1:8011/v1'", url)
+    return str(url)
+
+
+def _servers(r: _Reader, d: Mapping[str, Any], key: str) -> list[tuple[str, int, float | None]]:
+    """``(base_url, concurrency, rpm)`` of every server of an endpoint: ``base_url`` or the ``endpoints`` list."""
+    concurrency = int(r.integer(d.get("concurrency"), f"{key}.concurrency", default=8, low=1))  # type: ignore[arg-type]
+    rpm = r.number(d.get("rpm"), f"{key}.rpm", default=None, low=0, low_open=True, optional=True)
+    if d.get("endpoints") is None:
+        return [(_url(r, d.get("base_url"), f"{key}.base_url"), concurrency, rpm)]
+    if d.get("base_url") is not None:
+        raise r.fail(f"{key}.base_url", f"absent when '{key}.endpoints' lists the servers (give one of the two)",
+                     d["base_url"])
+    raw = d["endpoints"]
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise r.fail(f"{key}.endpoints", "a non-empty list of {base_url, concurrency, rpm} entries", raw)
+    servers = []
+    for i, entry in enumerate(raw):
+        where = f"{key}.endpoints[{i}]"
+        e = r.mapping(entry if isinstance(entry, Mapping) else {"base_url": entry}, where, _SERVER_KEYS)
+        url = _url(r, e.get("base_url"), f"{where}.base_url")
+        if any(url.rstrip("/") == s[0].rstrip("/") for s in servers):
+            raise r.fail(f"{where}.base_url", "a URL not listed before in the same endpoints list", url)
+        servers.append((url, int(r.integer(e.get("concurrency"), f"{where}.concurrency", default=concurrency, low=1)),  # type: ignore[arg-type]
+                        r.number(e.get("rpm"), f"{where}.rpm", default=rpm, low=0, low_open=True, optional=True)))
+    return servers
+
+
 def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
     d = r.mapping(raw, key, _ENDPOINT_KEYS)
-    base_url = r.string(d.get("base_url"), f"{key}.base_url", required=True)
-    parsed = urlparse(str(base_url))
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise r.fail(f"{key}.base_url", "an http(s) URL such as 'http://127.0.0.1:8011/v1'", base_url)
+    servers = _servers(r, d, key)
+    base_url, concurrency, rpm = servers[0]
     model = r.string(d.get("model"), f"{key}.model", required=True)
     name = r.string(d.get("name"), f"{key}.name", default=model)
     env = r.string(d.get("api_key_env"), f"{key}.api_key_env", default="OPENAI_API_KEY")
@@ -364,9 +425,8 @@ def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
     prices = r.mapping(d.get("prices"), f"{key}.prices", _PRICE_KEYS)
     retry = r.mapping(d.get("retry"), f"{key}.retry", _RETRY_KEYS)
     return EndpointConfig(
-        base_url=str(base_url), model=str(model), name=str(name), api_key_env=str(env),
-        concurrency=int(r.integer(d.get("concurrency"), f"{key}.concurrency", default=8, low=1)),  # type: ignore[arg-type]
-        rpm=r.number(d.get("rpm"), f"{key}.rpm", default=None, low=0, low_open=True, optional=True),
+        base_url=base_url, model=str(model), name=str(name), api_key_env=str(env), concurrency=concurrency, rpm=rpm,
+        extra_endpoints=tuple(servers[1:]), cache_identity=r.string(d.get("cache_identity"), f"{key}.cache_identity"),
         temperature=float(r.number(sampling.get("temperature"), f"{key}.sampling.temperature", default=0.0, low=0, high=2)),  # type: ignore[arg-type]
         max_tokens=int(r.integer(sampling.get("max_tokens"), f"{key}.sampling.max_tokens", default=4096, low=1)),  # type: ignore[arg-type]
         top_p=r.number(sampling.get("top_p"), f"{key}.sampling.top_p", default=None, low=0, high=1, low_open=True, optional=True),
@@ -444,6 +504,22 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
         raise r.fail("neighbors.generators", "free of 'swap' with template 'single' (a single answer has no position to swap)",
                      "swap")
     m = int(r.integer(d.get("neighbors_per_generator"), "neighbors.neighbors_per_generator", default=50, low=2))  # type: ignore[arg-type]
+    looks: tuple[int, ...] = ()
+    min_gain = 0.01
+    if d.get("sequential") is not None:
+        seq = r.mapping(d["sequential"], "neighbors.sequential", _SEQUENTIAL_KEYS)
+        if d.get("neighbors_per_generator") is not None:
+            raise r.fail("neighbors.neighbors_per_generator", "absent with 'neighbors.sequential' (its last look is m)",
+                         d["neighbors_per_generator"])
+        raw_looks = seq.get("looks")
+        if (not isinstance(raw_looks, (list, tuple)) or len(raw_looks) < 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in raw_looks)
+                or list(raw_looks) != sorted(set(raw_looks))):
+            raise r.fail("neighbors.sequential.looks", "a list of at least 2 increasing integers >= 2, e.g. [10, 20, 40]",
+                         raw_looks)
+        looks = tuple(int(x) for x in raw_looks)
+        m = looks[-1]
+        min_gain = float(r.number(seq.get("min_gain"), "neighbors.sequential.min_gain", default=0.01, low=0, high=1))  # type: ignore[arg-type]
     opts = r.mapping(d.get("options"), "neighbors.options", GENERATOR_NAMES)
     options = {}
     for name, o in opts.items():
@@ -451,7 +527,7 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
             raise r.fail(f"neighbors.options.{name}", "a mapping of generator options", o)
         options[name] = dict(o)
     ordered = tuple(g for g in GENERATOR_NAMES if g in gens)
-    return NeighborsConfig(generators=ordered, m=m, options=options)
+    return NeighborsConfig(generators=ordered, m=m, options=options, looks=looks, min_gain=min_gain)
 
 
 def _rubric(r: _Reader, raw: Any, template: str) -> tuple[tuple[str, str], ...] | None:
@@ -574,6 +650,16 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
+    if neighbors.looks:
+        if not [g for g in neighbors.generators if g != "swap"]:
+            raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
+                         "swap")
+        if calibration.beta is None:
+            raise r.fail("calibration.beta", "a number with 'neighbors.sequential' (drawn neighbours need a confidence level)",
+                         None)
+        if calibration.alpha is not None:
+            raise r.fail("calibration.alpha", "null with 'neighbors.sequential' (the looks stop on α's gains)",
+                         calibration.alpha)
     seed = int(r.integer(top.get("seed"), "seed", default=0, **PARAMS["seed"].bounds()))  # type: ignore[arg-type]
     output = r.path(top.get("output"), "output", must_exist=False)
     blocking = next((p for p in (output, *output.parents) if p.exists() and not p.is_dir()), None)

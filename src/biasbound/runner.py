@@ -28,7 +28,10 @@ endpoint and template, the neighbour generators and the certification settings.
 Resuming: every finished call (judge and rewriter) is committed to the SQLite cache
 ``<output>/judge_cache.sqlite``; perturbations are deterministic given the seed (the
 rewriter's replies come from the cache), so a restarted run regenerates the same
-neighbours and repeats no finished call. Failed or missing judgments are scored NaN --
+neighbours and repeats no finished call; calls an earlier run left failed or missing are
+called again (``retry_failed``, default on; ``--no-retry-failed`` keeps them). The cache key
+holds the model, sampling, messages and the judge's pinned ``cache_identity`` but not the
+base URL, so a server restarted on another port or host is not paid twice. Failed or missing judgments are scored NaN --
 counted, reported, never scored. Perturbations that did not apply (``not-applicable``:
 nothing to change; ``failed``: no acceptable rewrite) are recorded in ``neighbors.jsonl``
 and counted but not judged: they are not neighbours.
@@ -50,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasbound._exceptions import DataFormatError, InputError, JudgeError
+from biasbound._exceptions import DataFormatError, InfeasibleCertificateError, InputError, JudgeError
 from biasbound.config import LLM_GENERATORS, RunConfig, load_config
 from biasbound.data._io import iter_json_records
 
@@ -312,8 +315,10 @@ def _sub_seed(master: int, *labels: str) -> int:
 
 
 def _stage_stats(results: Sequence[Any]) -> dict[str, Any]:
+    """Counts of one stage: ``requests = cache_hits + shared + calls``; ``attempts = calls + retries``."""
     status = Counter(r.status for r in results)
-    fresh = list({r.cache_key: r for r in results if not r.from_cache}.values())  # one per distinct call
+    called = [r for r in results if not r.from_cache]
+    fresh = list({r.cache_key: r for r in called}.values())  # one per distinct call
     tokens_p = sum(r.prompt_tokens or 0 for r in fresh)
     tokens_c = sum(r.completion_tokens or 0 for r in fresh)
     costs = [r.cost for r in fresh if r.cost is not None]
@@ -321,7 +326,8 @@ def _stage_stats(results: Sequence[Any]) -> dict[str, Any]:
     return {
         "requests": len(results), "ok": status.get("ok", 0), "missing": status.get("missing", 0),
         "failed": status.get("failed", 0), "cache_hits": sum(r.from_cache for r in results),
-        "calls": len(fresh), "attempts": sum(r.attempts for r in fresh),
+        "shared": len(called) - len(fresh), "calls": len(fresh), "recalled": sum(bool(r.recalled) for r in fresh),
+        "attempts": sum(r.attempts for r in fresh),
         "retries": sum(max(0, r.attempts - 1) for r in fresh), "prompt_tokens": tokens_p, "completion_tokens": tokens_c,
         "cost": float(sum(costs)) if costs else None, "failure_reasons": dict(reasons),
     }
@@ -345,7 +351,7 @@ def _merge_stats(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------
 # the run
 # ----------------------------------------------------------------------------------------
-async def run_async(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
+async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
     """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
     from biasbound._progress import start_step
     from biasbound.data.tables import from_frame
@@ -357,6 +363,8 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
     from biasbound.rubric import Rubric, default_rubric
 
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if cfg.neighbors.looks and cfg.neighbors.draw_m is None:
+        return await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
     t_start = time.monotonic()
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
@@ -387,6 +395,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
     arena_games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
     games_by_judge: dict[str, dict[str, dict[str, list[Any]]]] = {judge_name: arena_games}
     counts_by_judge: dict[str, dict[str, Any]] = {}
+    endpoint_attempts: dict[str, dict[str, int]] = {}
 
     def record(results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
         if len(panel) > 1:
@@ -403,7 +412,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                 failures.append({"stage": stage, "key": r.key, "status": r.status, "reason": r.reason})
 
     try:
-        async with JudgeSession(cfg.judge.judge_config(), cache=cache) as judge_session:
+        async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
             # 1. the original context (both games for pairwise)
             orig_items: list[Any] = []
             for model in ctx.models:
@@ -439,7 +448,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                     if cfg.rewriter is None:  # the config schema refuses this; a RunConfig built by hand may not
                         raise InputError(f"The key 'rewriter' of {cfg.path} must name an endpoint for paraphrase/agreeable, "
                                          "or set 'allow_judge_as_rewriter: true'. Got none instead.")
-                    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache)
+                    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed)
                     await rewriter_session.__aenter__()
             generating = start_step(f"generating the neighbours ({', '.join(gens)})", enabled=progress)
             try:
@@ -465,7 +474,9 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                             notes.append(f"{g}: model {model!r} has {n} items, fewer than neighbors_per_generator="
                                          f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
                         draw_seed = _sub_seed(cfg.seed, "sample", g, model)
-                        idx, _ = sample_indices(n, m, draw_seed)
+                        # the first m of a seeded draw of draw_m (= m unless sequential): itself a uniform draw of m
+                        idx, _ = sample_indices(n, min(max(cfg.neighbors.draw_m or m, m), n), draw_seed)
+                        idx = idx[:m]
                         if m < n:  # a uniform draw without replacement by a recorded seed: certify's sample knowledge
                             sampled_draws.setdefault(CERTIFY_NAMES[g], {"seed": int(cfg.seed), "per_model": {}})
                             # the drawn item ids: certify counts a drawn item left without a row at the range bound
@@ -495,10 +506,9 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                 generating.stop()
                 if rewriter_session is not None and rewriter_session is not judge_session:
                     await rewriter_session.__aexit__(None, None, None)
-                    stages["rewrites"] = {"requests": rewriter_session.counts["requests"],
-                                          "cache_hits": rewriter_session.counts["cache_hits"],
-                                          "calls": rewriter_session.counts["calls"],
-                                          "attempts": rewriter_session.counts["attempts"]}
+                    stages["rewrites"] = dict(rewriter_session.counts)
+                    endpoint_attempts[f"rewriter {cfg.rewriter.name}" if cfg.rewriter else "rewriter"] = \
+                        rewriter_session.endpoint_attempts
 
             # 3. judge the neighbours
             reqs = [_request(it, g) for it, g in neighbour_items]
@@ -506,13 +516,14 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
             record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
             judge_counts = dict(judge_session.counts)
             counts_by_judge[judge_name] = judge_counts
+            endpoint_attempts[judge_name] = judge_session.endpoint_attempts
 
         # a panel: every further judge grades the same original context and the same neighbours
         for endpoint in panel[1:]:
             current["judge"] = endpoint.name
             games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
             games_by_judge[endpoint.name] = games
-            async with JudgeSession(endpoint.judge_config(), cache=cache) as session:
+            async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed) as session:
                 res = await session.judge([_request(it, "original") for it in orig_items], progress=progress,
                                           description=f"{endpoint.name}: judging the original context")
                 record(res, "original", [(it, "original") for it in orig_items])
@@ -522,6 +533,7 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                                           description=f"{endpoint.name}: judging the neighbours")
                 record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
                 counts_by_judge[endpoint.name] = dict(session.counts)
+                endpoint_attempts[endpoint.name] = session.endpoint_attempts
     finally:
         cache_counts = cache.counts()
         cache.close()
@@ -544,7 +556,8 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
         "config": cfg.to_dict(), "judge": judge_name, "template": cfg.template, "seed": cfg.seed,
         "items": len(ctx.item_ids), "models": list(ctx.models), "skipped_inputs": ctx.skipped,
         "stages": stages, "totals": _merge_stats([v for k, v in stages.items() if k != "rewrites"]),
-        "session_counts": judge_counts, "cache": cache_counts,
+        "session_counts": judge_counts, "cache": cache_counts, "retry_failed": bool(retry_failed),
+        "cache_identity": {e.name: e.cache_identity for e in panel}, "endpoint_attempts": endpoint_attempts,
         "judges": [e.name for e in panel], "session_counts_by_judge": counts_by_judge,
         "missing_judgments": int(frame["score"].isna().sum()),
         "missing_by_status": {k: int(v) for k, v in frame.loc[frame["score"].isna(), "status"].value_counts().items()},
@@ -582,7 +595,57 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True) ->
                      perturbations=perturbations)
 
 
-def run(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
+async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool) -> RunResult:
+    """Sequential judging: look k judges the first ``looks[k]`` neighbours of each model's seeded draw of
+    ``looks[-1]`` (earlier looks' calls come from the cache) and certifies at β/K (K looks declared in
+    advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at);
+    the run stops at the first look whose α gains less than ``min_gain`` over the previous look's, or at
+    the last. The stopped look's outputs stay; ``run_summary.json`` records every look."""
+    import dataclasses
+
+    looks = cfg.neighbors.looks
+    beta = cfg.calibration.beta
+    if beta is None:  # parse_config refuses this; a RunConfig built by hand may not
+        raise InputError(f"The key 'calibration.beta' of {cfg.path} must be a number with 'neighbors.sequential'.")
+    beta_look = beta / len(looks)
+    record: list[dict[str, Any]] = []
+    result: RunResult | None = None
+    stopped = None
+    previous = None
+    for k, m in enumerate(looks):
+        cfg_k = dataclasses.replace(
+            cfg, neighbors=dataclasses.replace(cfg.neighbors, m=m, draw_m=looks[-1]),
+            calibration=dataclasses.replace(cfg.calibration, beta=beta_look))
+        last = k == len(looks) - 1
+        try:
+            result = await run_async(cfg_k, progress=progress, retry_failed=retry_failed)
+        except InfeasibleCertificateError as exc:  # too few neighbours yet: the next look may certify
+            if last:
+                raise
+            record.append({"look": k + 1, "m": m, "alpha": None, "reason": str(exc)[:300]})
+            continue
+        alpha = float(result.certification.judges[result.config.judge.name].calibration.alpha)
+        t = result.summary["totals"]
+        record.append({"look": k + 1, "m": m, "alpha": alpha, "calls": t.get("calls", 0), "attempts": t.get("attempts", 0),
+                       "cost": t.get("cost"), "gain": None if previous is None else alpha / previous - 1.0})
+        if previous is not None and alpha < previous * (1.0 + cfg.neighbors.min_gain):
+            stopped = k + 1
+            break
+        previous = alpha
+    if result is None:  # unreachable: the last look raises instead of continuing
+        raise RuntimeError("sequential run ended without a look")
+    seq = {"looks": list(looks), "min_gain": cfg.neighbors.min_gain, "beta": beta, "beta_per_look": beta_look,
+           "rule": "judge the first m of each model's seeded draw at each declared look; certify at beta/K; stop at "
+                   "the first look whose alpha gains less than min_gain over the previous look's, else at the last",
+           "stopped_at_look": stopped or record[-1]["look"], "m": record[-1]["m"], "per_look": record}
+    result.summary["sequential"] = seq
+    result.summary["notes"].append(f"Sequential judging: looks {list(looks)} declared in advance, β = {beta:g} split "
+                                   f"over them (β/K = {beta_look:g} in the certificate); stopped at m = {record[-1]['m']}.")
+    result.outputs["run_summary"] = _write_json(cfg.output / "run_summary.json", result.summary)
+    return result
+
+
+def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
     """Run ``biasbound run``: judge → perturb → judge neighbours → certify → outputs.
 
     Parameters
@@ -591,6 +654,10 @@ def run(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
         A :class:`~biasbound.config.RunConfig` or the path of a YAML config file.
     progress:
         Show progress bars on stderr.
+    retry_failed:
+        Call again the judge and rewriter calls that an earlier run left ``failed`` or ``missing`` in
+        the cache (a server that was down, faults past the retry budget); ``False`` keeps them as they
+        are (still counted missing, never scored).
 
     Returns
     -------
@@ -608,7 +675,7 @@ def run(config: RunConfig | str | Path, *, progress: bool = True) -> RunResult:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_async(config, progress=progress))
+        return asyncio.run(run_async(config, progress=progress, retry_failed=retry_failed))
     raise JudgeError("run cannot be called inside a running event loop; use 'await run_async(...)' instead.")
 
 

@@ -24,11 +24,14 @@ def register(app: typer.Typer) -> None:
     def run_command(
         config: Path = typer.Argument(..., help="The YAML run configuration (see biasbound.config)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars."),
+        retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed",
+                                          help="Call again the judge/rewriter calls an earlier run left failed or "
+                                               "missing in the cache (default), or keep them as they are."),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
         from biasbound.runner import run
 
-        result = run(config, progress=not no_progress)
+        result = run(config, progress=not no_progress, retry_failed=retry_failed)
         print_run_summary(result, Console())
         if result.certification is not None and result.certification.violated:
             from biasbound.commands.certify import EXIT_VIOLATED
@@ -42,14 +45,9 @@ def print_run_summary(result: Any, console: Console) -> None:
 
     if result.certification is not None:
         print_summary(result.certification, console)
-    t = result.summary["totals"]
-    console.print(
-        f"judge calls: {t.get('requests', 0)} requested, {t.get('cache_hits', 0)} from the cache, "
-        f"{t.get('attempts', 0)} HTTP attempts ({t.get('retries', 0)} retries); "
-        f"missing or failed judgments: {result.summary['missing_judgments']} (never scored); "
-        f"outputs in {result.config.output}",
-        soft_wrap=True, highlight=False,
-    )
+    for line in call_lines(result.summary):
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
+    console.print(f"outputs in {result.config.output}", soft_wrap=True, highlight=False, markup=False)
     judges = result.summary.get("judges") or []
     if len(judges) > 1:  # a panel: calls and cost per judge (stages are keyed '<judge>/<stage>')
         for j in judges:
@@ -59,6 +57,40 @@ def print_run_summary(result: Any, console: Console) -> None:
             console.print(f"  judge {j}: {sum(p.get('requests', 0) for p in parts)} judgments requested, "
                           f"{sum(p.get('missing', 0) + p.get('failed', 0) for p in parts)} missing or failed, {cost}",
                           soft_wrap=True, highlight=False, markup=False)
+
+
+def call_lines(summary: dict[str, Any]) -> list[str]:
+    """The run's call accounting in words: requested = from the cache + shared + called over HTTP, and why any failed."""
+    t = summary["totals"]
+    shared, recalled = t.get("shared", 0), t.get("recalled", 0)
+    lines = [
+        f"judge calls: {t.get('requests', 0)} requested = {t.get('cache_hits', 0)} from the cache + {shared} shared "
+        f"+ {t.get('calls', 0)} over HTTP; {t.get('attempts', 0)} HTTP attempts ({t.get('retries', 0)} retries)",
+    ]
+    if shared:
+        lines.append(f"  shared: {shared} requests had the same messages as another of this run (e.g. the baseline "
+                     "judged against itself reads the same in both orders) and took its answer")
+    if recalled:
+        lines.append(f"  {recalled} of the HTTP calls were made again: an earlier run had left them failed or missing")
+    lines.append(f"judgments: {t.get('ok', 0)} ok, {t.get('missing', 0)} missing, {t.get('failed', 0)} failed "
+                 "(missing and failed are never scored)")
+    reasons = t.get("failure_reasons") or {}
+    if reasons:
+        top = sorted(reasons.items(), key=lambda kv: -kv[1])
+        again = ("a re-run of the same command calls them again" if summary.get("retry_failed", True)
+                 else "kept as they were (--no-retry-failed)")
+        lines.append(f"  why ({again}):")
+        lines += [f"    {n} × {why if len(why) <= 160 else why[:157] + '...'}" for why, n in top[:6]]
+        if len(top) > 6:
+            lines.append(f"    ... {sum(n for _, n in top[6:])} more with {len(top) - 6} other reasons (run_summary.json)")
+    rw = (summary.get("stages") or {}).get("rewrites")
+    if rw:
+        lines.append(f"rewriter calls: {rw.get('requests', 0)} requested = {rw.get('cache_hits', 0)} from the cache + "
+                     f"{rw.get('shared', 0)} shared + {rw.get('calls', 0)} over HTTP; {rw.get('attempts', 0)} HTTP attempts")
+    for who, per in (summary.get("endpoint_attempts") or {}).items():
+        if len(per) > 1:
+            lines.append(f"  {who}: HTTP attempts per endpoint: " + ", ".join(f"{u} {n}" for u, n in per.items()))
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

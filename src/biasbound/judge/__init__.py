@@ -40,6 +40,7 @@ __all__ = [
     "PAIRWISE_VERDICTS",
     "SINGLE_FACTORS",
     "TEMPLATE_VERSION",
+    "Endpoint",
     "JudgeCache",
     "JudgeConfig",
     "JudgeRequest",
@@ -69,7 +70,7 @@ __all__ = [
 
 #: The client (and with it the openai SDK, ~1.7 s to import) loads on first use, so parsing,
 #: prompts and the synthetic judge do not pay for it.
-_LAZY = frozenset({"JudgeConfig", "JudgeRequest", "JudgeResult", "RedactingFilter", "judge_many", "judge_many_sync", "redact"})
+_LAZY = frozenset({"Endpoint", "JudgeConfig", "JudgeRequest", "JudgeResult", "RedactingFilter", "judge_many", "judge_many_sync", "redact"})
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,18 @@
 """An on-disk SQLite cache of finished judge calls, safe to resume after a crash.
 
 The key is the SHA-256 of a canonical JSON of exactly the things that change a reply:
-endpoint base URL, endpoint model, the full messages, the sampling parameters
+the judge's *identity*, the model name sent, the full messages, the sampling parameters
 (temperature, max_tokens, top_p), the seed and rerun index, and the template version --
 and nothing else (never the API key, never the caller's labels or metadata).
+
+The identity is explicit: ``cache_identity`` of the judge config (``None`` by default). The
+base URL is *not* in the key, so the same model judged through another host or port (a
+server restarted on a free port, a judge moved to another machine, several endpoints of one
+fleet) reuses every finished call. Pin ``cache_identity`` to a label of your own (e.g.
+``"vllm-llama3-70b-awq@2024-06"``) when two endpoints serve *different* weights under one
+model name, or change it to judge everything afresh. Caches written before the identity
+replaced the base URL in the key are still read (:func:`legacy_cache_key`, for an unpinned judge
+at the same URL): an ``ok`` entry found there is copied under the new key.
 
 The database runs in WAL mode and every finished call is committed on its own, so a run
 that is killed (even ``kill -9``) loses at most the calls that were in flight; a restart
@@ -21,19 +30,20 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from biasbound._exceptions import InputError
+from biasbound._exceptions import DataFormatError, InputError
 
-__all__ = ["JudgeCache", "cache_key"]
+__all__ = ["JudgeCache", "cache_key", "legacy_cache_key"]
 
 _STATUSES = ("ok", "missing", "failed")
 
 
 def cache_key(
     *,
-    base_url: str,
+    identity: str | None,
     model: str,
     messages: Sequence[Mapping[str, Any]],
     temperature: float | None,
@@ -47,8 +57,9 @@ def cache_key(
 
     Parameters
     ----------
-    base_url:
-        The endpoint base URL (trailing ``/`` removed before hashing).
+    identity:
+        The judge's pinned ``cache_identity`` (``None``: the model name alone identifies it;
+        leading/trailing whitespace is ignored).
     model:
         The model name sent to the endpoint.
     messages:
@@ -74,13 +85,32 @@ def cache_key(
     callers pass floats consistently (:class:`~biasbound.judge.client.JudgeConfig` does).
     """
     payload = {
-        "base_url": str(base_url).rstrip("/"),
+        "identity": None if identity is None else str(identity).strip(),
         "model": model,
         "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
         "sampling": {"temperature": temperature, "max_tokens": max_tokens, "top_p": top_p},
         "seed": seed,
         "rerun": rerun,
         "template_version": template_version,
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def legacy_cache_key(*, base_url: str, **fields: Any) -> str:
+    """The key caches used before ``identity`` replaced the base URL (read-only compatibility).
+
+    ``fields`` are :func:`cache_key`'s other arguments (``model``, ``messages``, ``temperature``,
+    ``max_tokens``, ``top_p``, ``seed``, ``rerun``, ``template_version``).
+    """
+    payload = {
+        "base_url": str(base_url).rstrip("/"),
+        "model": fields["model"],
+        "messages": [{"role": m["role"], "content": m["content"]} for m in fields["messages"]],
+        "sampling": {"temperature": fields["temperature"], "max_tokens": fields["max_tokens"], "top_p": fields["top_p"]},
+        "seed": fields["seed"],
+        "rerun": fields["rerun"],
+        "template_version": fields["template_version"],
     }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -108,13 +138,29 @@ class JudgeCache:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS judge_calls ("
-                " key TEXT PRIMARY KEY, status TEXT NOT NULL, payload TEXT NOT NULL, created REAL NOT NULL)"
-            )
+        try:
+            with self._lock, self._readable():
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS judge_calls ("
+                    " key TEXT PRIMARY KEY, status TEXT NOT NULL, payload TEXT NOT NULL, created REAL NOT NULL)"
+                )
+                self._conn.execute("SELECT COUNT(*) FROM judge_calls").fetchone()  # reads every page of the table
+        except DataFormatError:
+            self._conn.close()
+            raise
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """Turn SQLite's "not a database" / "malformed" errors into one sentence naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise DataFormatError(f"The judge cache is not a readable SQLite database ({exc}); move the file away "
+                                  "to judge afresh.", path=self.path) from None
 
     def __repr__(self) -> str:
         return f"JudgeCache(path={self.path!r})"
@@ -139,7 +185,7 @@ class JudgeCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return ``{"status", "payload", "created"}`` for ``key`` or ``None`` when absent."""
-        with self._lock:
+        with self._lock, self._readable():
             row = self._connection().execute(
                 "SELECT status, payload, created FROM judge_calls WHERE key = ?", (key,)
             ).fetchone()
@@ -163,7 +209,7 @@ class JudgeCache:
             raise InputError(f"The 'status' parameter of JudgeCache.put must be one of {', '.join(map(repr, _STATUSES))}. "
                              f"Got {status!r} instead.")
         blob = json.dumps(dict(payload), sort_keys=True, ensure_ascii=False, allow_nan=False)
-        with self._lock:
+        with self._lock, self._readable():
             # autocommit mode (isolation_level=None): the statement is its own transaction.
             self._connection().execute(
                 "INSERT OR REPLACE INTO judge_calls (key, status, payload, created) VALUES (?, ?, ?, ?)",
@@ -172,12 +218,12 @@ class JudgeCache:
 
     def delete(self, key: str) -> None:
         """Remove ``key`` (no error when absent)."""
-        with self._lock:
+        with self._lock, self._readable():
             self._connection().execute("DELETE FROM judge_calls WHERE key = ?", (key,))
 
     def keys(self, status: str | None = None) -> list[str]:
         """All stored keys (optionally only those with ``status``)."""
-        with self._lock:
+        with self._lock, self._readable():
             conn = self._connection()
             if status is None:
                 rows = conn.execute("SELECT key FROM judge_calls ORDER BY created, key").fetchall()
@@ -187,7 +233,7 @@ class JudgeCache:
 
     def counts(self) -> dict[str, int]:
         """Number of stored entries per status."""
-        with self._lock:
+        with self._lock, self._readable():
             rows = self._connection().execute("SELECT status, COUNT(*) FROM judge_calls GROUP BY status").fetchall()
         out = {s: 0 for s in _STATUSES}
         out.update({s: int(n) for s, n in rows})

@@ -9,8 +9,13 @@ One async path for every judge call (``judge_many``):
   the endpoint; else ``openai.DefaultAsyncHttpxClient``. ``BIASBOUND_JUDGE_TRANSPORT=httpx``
   forces the latter. Calls go through ``client.post(..., cast_to=Response)``: the SDK's
   auth, headers, status errors and timeouts without its typed request/response models;
-* at most ``concurrency`` HTTP requests in flight (``asyncio.Semaphore``) and, optionally,
-  at most ``requests_per_minute`` request starts per minute;
+* one judge may be served by several endpoints (``base_url`` plus ``extra_endpoints``: a vLLM
+  fleet, replicas behind no load balancer), each with its own ``concurrency`` (an
+  ``asyncio.Semaphore``) and optional ``requests_per_minute``; every attempt goes to the
+  endpoint with the fewest queued-or-running requests per unit of concurrency (join the
+  shortest queue), a retry prefers another endpoint than the one that just failed, and an
+  endpoint that refuses connections ``MAX_CONNECTION_FAILURES`` times in a row is left out
+  (the run stops only when every endpoint is down);
 * retries with exponential backoff and jitter (``tenacity.AsyncRetrying``) decided per
   error type: 408, 409, 429, 5xx, timeouts and connection errors are retried; any other
   4xx is not. A reply without a usable verdict (garbage, truncated) is retried too, at
@@ -66,11 +71,12 @@ try:  # the openai SDK >= 3 ships its transport as ``httpx2``; older releases us
 except ImportError:  # pragma: no cover - depends on the installed SDK
     import httpx as _httpx
 from biasbound._validation import check_in_range, check_int
-from biasbound.judge.cache import JudgeCache, cache_key
+from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
 from biasbound.judge.prompts import TEMPLATE_VERSION
 
 __all__ = [
+    "Endpoint",
     "JudgeConfig",
     "JudgeRequest",
     "JudgeResult",
@@ -111,6 +117,34 @@ _LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "host.docker.int
 
 
 @dataclass(frozen=True)
+class Endpoint:
+    """One server of a judge: its OpenAI-compatible base URL, its own concurrency and rate limit.
+
+    Parameters
+    ----------
+    base_url:
+        e.g. ``"http://gpu2:8000/v1"``.
+    concurrency:
+        Maximum HTTP requests in flight to this server (>= 1).
+    requests_per_minute:
+        Optional cap on request starts per minute to this server (``None`` = no cap).
+    """
+
+    base_url: str
+    concurrency: int = 8
+    requests_per_minute: float | None = None
+
+    def __post_init__(self) -> None:
+        where = "Endpoint"
+        parsed = urlparse(self.base_url) if isinstance(self.base_url, str) else None
+        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise InputError(f"The 'base_url' parameter of {where} must be an http(s) URL. Got {self.base_url!r} instead.")
+        check_int(self.concurrency, "concurrency", where, low=1)
+        if self.requests_per_minute is not None:
+            check_in_range(self.requests_per_minute, "requests_per_minute", where, low=0, low_open=True)
+
+
+@dataclass(frozen=True)
 class JudgeConfig:
     """How to reach a judge endpoint and how hard to try.
 
@@ -126,9 +160,18 @@ class JudgeConfig:
         When it is unset and the endpoint is local (localhost, 127.0.0.0/8, ::1) the
         placeholder ``"EMPTY"`` is sent; for other endpoints that is a :class:`JudgeError`.
     concurrency:
-        Maximum HTTP requests in flight (>= 1).
+        Maximum HTTP requests in flight to ``base_url`` (>= 1).
     requests_per_minute:
-        Optional cap on request starts per minute (``None`` = no cap).
+        Optional cap on request starts per minute to ``base_url`` (``None`` = no cap).
+    extra_endpoints:
+        Further servers of the same judge (:class:`Endpoint`, each with its own concurrency and
+        rate limit); requests are balanced over ``base_url`` and these client-side. Every
+        endpoint must serve the same weights under ``model``: they share one cache identity.
+    cache_identity:
+        The judge's identity in the cache key (see :func:`biasbound.judge.cache.cache_key`).
+        ``None`` (default): the model name, sampling and messages identify a call, wherever it
+        was served, so a judge moved to another host or port does not re-pay. Pin a label when
+        two servers serve different weights under one model name.
     max_attempts:
         Cap on HTTP attempts per call, retries included (>= 1).
     max_parse_attempts:
@@ -154,6 +197,8 @@ class JudgeConfig:
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 8
     requests_per_minute: float | None = None
+    extra_endpoints: Sequence[Endpoint] = ()
+    cache_identity: str | None = None
     max_attempts: int = 6
     max_parse_attempts: int = 3
     timeout: float = 120.0
@@ -178,6 +223,19 @@ class JudgeConfig:
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise InputError(f"The 'base_url' parameter of {where} must be an http(s) URL. Got {self.base_url!r} instead.")
         check_int(self.concurrency, "concurrency", where, low=1)
+        extra = tuple(self.extra_endpoints)
+        for i, e in enumerate(extra):
+            if not isinstance(e, Endpoint):
+                raise InputError(f"The 'extra_endpoints' parameter of {where} must hold Endpoint objects. "
+                                 f"Got {type(e).__name__} at index {i} instead.")
+        urls = [self.base_url.rstrip("/"), *(e.base_url.rstrip("/") for e in extra)]
+        dup = next((u for u in urls if urls.count(u) > 1), None)
+        if dup is not None:
+            raise InputError(f"The endpoints of {where} must differ; {dup!r} is given twice.")
+        object.__setattr__(self, "extra_endpoints", extra)
+        if self.cache_identity is not None and (not isinstance(self.cache_identity, str) or not self.cache_identity.strip()):
+            raise InputError(f"The 'cache_identity' parameter of {where} must be a non-empty str or None. "
+                             f"Got {self.cache_identity!r} instead.")
         check_int(self.max_attempts, "max_attempts", where, low=1)
         check_int(self.max_parse_attempts, "max_parse_attempts", where, low=1)
         check_int(self.max_tokens, "max_tokens", where, low=1)
@@ -196,15 +254,24 @@ class JudgeConfig:
                 check_in_range(getattr(self, name), name, where, low=0)
 
     @property
+    def endpoints(self) -> tuple[Endpoint, ...]:
+        """Every server of the judge: ``base_url`` (with ``concurrency``, ``requests_per_minute``), then ``extra_endpoints``."""
+        return (Endpoint(self.base_url, self.concurrency, self.requests_per_minute), *self.extra_endpoints)
+
+    @property
     def is_local(self) -> bool:
-        """Whether ``base_url`` points at this machine."""
-        host = (urlparse(self.base_url).hostname or "").lower()
-        if host in _LOCAL_HOSTS:
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
+        """Whether every endpoint points at this machine."""
+        return all(_is_local_url(e.base_url) for e in self.endpoints)
+
+
+def _is_local_url(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    if host in _LOCAL_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -290,6 +357,11 @@ class JudgeResult:
         Seconds from the first attempt to the final outcome, backoff included.
     from_cache:
         Whether this run read the result from the cache.
+    recalled:
+        Whether the call was made again because the cache held a ``failed``/``missing`` outcome
+        of an earlier session (``retry_failed``).
+    endpoint:
+        The base URL of the endpoint that gave the last reply (``None`` from the cache or when none came).
     messages, metadata:
         Echoed from the request.
     """
@@ -312,6 +384,8 @@ class JudgeResult:
     seed: int | None = None
     model: str = ""
     from_cache: bool = False
+    recalled: bool = False
+    endpoint: str | None = None
     messages: Sequence[Mapping[str, str]] = field(default=(), repr=False)
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
@@ -427,6 +501,11 @@ class _RateLimiter:
         self._next = 0.0
         self._lock = asyncio.Lock()
 
+    @property
+    def next_start(self) -> float:
+        """The ``time.monotonic()`` of the earliest free start slot."""
+        return self._next
+
     async def wait(self) -> None:
         if self.interval <= 0.0:
             return
@@ -448,6 +527,7 @@ class _Call:
     seed: int
     cache_key: str
     factors: tuple[str, ...] | None
+    recalled: bool = False
 
 
 def _resolve(request: JudgeRequest, config: JudgeConfig) -> _Call:
@@ -457,54 +537,90 @@ def _resolve(request: JudgeRequest, config: JudgeConfig) -> _Call:
     top_p = float(request.top_p) if request.top_p is not None else config.top_p
     seed = int(request.seed) if request.seed is not None else config.base_seed + request.rerun
     key = cache_key(
-        base_url=config.base_url, model=model, messages=request.messages, temperature=temperature,
+        identity=config.cache_identity, model=model, messages=request.messages, temperature=temperature,
         max_tokens=max_tokens, top_p=top_p, seed=seed, rerun=request.rerun, template_version=config.template_version,
     )
     return _Call(request, model, temperature, max_tokens, top_p, seed, key, rubric_factors(request.messages))
 
 
+class _Lane:
+    """One endpoint of a judge: its client(s), concurrency gate, rate limiter and load."""
+
+    def __init__(self, index: int, endpoint: Endpoint, clients: Sequence[openai.AsyncOpenAI]) -> None:
+        self.index = index
+        self.url = endpoint.base_url
+        self.concurrency = endpoint.concurrency
+        self.clients = tuple(clients)
+        self._next_client = 0
+        self.semaphore = asyncio.Semaphore(endpoint.concurrency)
+        self.limiter = _RateLimiter(endpoint.requests_per_minute)
+        self.load = 0  # attempts queued for or running on this endpoint
+        self.attempts = 0
+        self.connection_failures = 0  # attempts in a row that could not connect (reset by any reply)
+        self.down = False
+
+    def client(self) -> openai.AsyncOpenAI:
+        c = self.clients[self._next_client % len(self.clients)]
+        self._next_client += 1
+        return c
+
+
 class _Run:
     """State shared by the calls of one ``judge_many`` run."""
 
-    def __init__(self, config: JudgeConfig, cache: JudgeCache | None, clients: Sequence[openai.AsyncOpenAI],
-                 secret: str | None) -> None:
+    def __init__(self, config: JudgeConfig, cache: JudgeCache | None,
+                 clients: Sequence[Sequence[openai.AsyncOpenAI]], secret: str | None) -> None:
         self.config = config
         self.cache = cache
-        self.clients = tuple(clients)
-        self._next_client = 0
+        self.lanes = tuple(_Lane(i, e, c) for i, (e, c) in enumerate(zip(config.endpoints, clients)))
         self.secret = secret
-        self.semaphore = asyncio.Semaphore(config.concurrency)
-        self.limiter = _RateLimiter(config.requests_per_minute)
         self.abort: JudgeError | None = None
-        self.connection_failures = 0  # attempts in a row that could not connect (reset by any reply)
         self._checked = False
         self._check_lock = asyncio.Lock()
 
+    @property
+    def connection_failures(self) -> int:
+        """Failed connections in a row, summed over the endpoints."""
+        return sum(lane.connection_failures for lane in self.lanes)
+
+    def pick(self, avoid: _Lane | None = None) -> _Lane:
+        """The endpoint for the next attempt: the live one with the least load per unit of concurrency
+        (then the earliest free rate-limit slot), another than ``avoid`` when there is a choice."""
+        live = [lane for lane in self.lanes if not lane.down] or list(self.lanes)
+        choice = [lane for lane in live if lane is not avoid] or live
+        now = time.monotonic()
+        return min(choice, key=lambda lane: (lane.load / lane.concurrency, max(0.0, lane.limiter.next_start - now),
+                                             lane.index))
+
     async def check_endpoint(self) -> None:
-        """One cheap request (``GET /models``) before the first judgment: an endpoint that cannot be reached
-        stops the run at once with a sentence naming the URL. Any HTTP reply counts as reachable (a server
-        without /models answers 404); a refused key (401/403) stops the run as a refused call does."""
+        """One cheap request (``GET /models``) to every endpoint before the first judgment: an endpoint that
+        cannot be reached stops the run at once with a sentence naming its URL. Any HTTP reply counts as
+        reachable (a server without /models answers 404); a refused key (401/403) stops the run as a refused
+        call does."""
         async with self._check_lock:
             if self._checked:
                 return
-            try:
-                await self.clients[0].get("/models", cast_to=_httpx.Response)
-            except openai.APIStatusError as exc:
-                if exc.status_code in (401, 403):
-                    self.abort = JudgeError(self.clean(
-                        f"The judge endpoint {self.config.base_url} refused the key with HTTP {exc.status_code}; "
-                        f"check the key in {self.config.api_key_env!r}."))
-            except openai.APIConnectionError as exc:
-                if _is_connection_failure(exc) or isinstance(exc, openai.APITimeoutError):
-                    self.abort = self._unreachable(exc, "before judging")
+            for lane in self.lanes:
+                try:
+                    await lane.clients[0].get("/models", cast_to=_httpx.Response)
+                except openai.APIStatusError as exc:
+                    if exc.status_code in (401, 403):
+                        self.abort = JudgeError(self.clean(
+                            f"The judge endpoint {lane.url} refused the key with HTTP {exc.status_code}; "
+                            f"check the key in {self.config.api_key_env!r}."))
+                except openai.APIConnectionError as exc:
+                    if _is_connection_failure(exc) or isinstance(exc, openai.APITimeoutError):
+                        self.abort = self._unreachable(exc, "before judging", lane.url)
+                if self.abort is not None:
+                    break
             self._checked = True
         if self.abort is not None:
             raise self.abort
 
-    def _unreachable(self, exc: BaseException, when: str) -> JudgeError:
+    def _unreachable(self, exc: BaseException, when: str, url: str) -> JudgeError:
         cause = exc.__cause__ if exc.__cause__ is not None and str(exc.__cause__) else exc
         return JudgeError(self.clean(
-            f"Cannot connect to the endpoint {self.config.base_url} ({str(cause)[:200]}) {when}; check that the "
+            f"Cannot connect to the endpoint {url} ({str(cause)[:200]}) {when}; check that the "
             "server is running and that base_url is right; judgments already made are cached, so a re-run resumes."))
 
     def clean(self, text: str) -> str:
@@ -556,7 +672,8 @@ class _Run:
 
     async def judge(self, call: _Call) -> JudgeResult:
         cfg = self.config
-        state = {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None}
+        state: dict[str, Any] = {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None,
+                                 "last_lane": None, "endpoint": None}
 
         kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
                                   "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
@@ -564,26 +681,37 @@ class _Run:
             kwargs["top_p"] = call.top_p
 
         async def attempt() -> ParsedReply:
-            await self.limiter.wait()
-            async with self.semaphore:
-                state["attempts"] += 1
-                # The SDK's own transport (auth, headers, status errors, timeouts) without its per-call
-                # request transform and pydantic response model: ~2x less client CPU per call.
-                client = self.clients[self._next_client % len(self.clients)]
-                self._next_client += 1
-                try:
-                    http = await client.post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
-                except openai.APIConnectionError as exc:
-                    if _is_connection_failure(exc):
-                        self.connection_failures += 1
-                        if self.connection_failures >= MAX_CONNECTION_FAILURES and self.abort is None:
-                            self.abort = self._unreachable(
-                                exc, f"after {self.connection_failures} failed connections in a row")
-                    raise
-                except openai.APIStatusError:
-                    self.connection_failures = 0  # the server answered
-                    raise
-                self.connection_failures = 0
+            lane = self.pick(avoid=state["last_lane"])
+            lane.load += 1
+            try:
+                await lane.limiter.wait()
+                async with lane.semaphore:
+                    state["attempts"] += 1
+                    lane.attempts += 1
+                    state["last_lane"] = lane  # a retry prefers another endpoint
+                    # The SDK's own transport (auth, headers, status errors, timeouts) without its per-call
+                    # request transform and pydantic response model: ~2x less client CPU per call.
+                    try:
+                        http = await lane.client().post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
+                    except openai.APIConnectionError as exc:
+                        if _is_connection_failure(exc):
+                            lane.connection_failures += 1
+                            if lane.connection_failures >= MAX_CONNECTION_FAILURES and not lane.down:
+                                lane.down = True
+                                if len(self.lanes) > 1:
+                                    logger.warning("judge endpoint %s left out after %d failed connections in a row",
+                                                   lane.url, lane.connection_failures)
+                                if all(x.down for x in self.lanes) and self.abort is None:
+                                    self.abort = self._unreachable(
+                                        exc, f"after {lane.connection_failures} failed connections in a row", lane.url)
+                        raise
+                    except openai.APIStatusError:
+                        lane.connection_failures = 0  # the server answered
+                        raise
+                    lane.connection_failures = 0
+                    state["endpoint"] = lane.url
+            finally:
+                lane.load -= 1
             try:
                 response = http.json()
                 usage = response.get("usage") or None
@@ -632,8 +760,8 @@ class _Run:
             extra=dict(parsed.extra) if parsed is not None else {},
             raw=state["raw"], reason=reason, prompt_tokens=state["prompt"], completion_tokens=state["completion"],
             cost=self.cost(state["prompt"], state["completion"]), attempts=state["attempts"], latency=latency,
-            rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False,
-            messages=call.request.messages, metadata=call.request.metadata,
+            rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False, recalled=call.recalled,
+            endpoint=state["endpoint"], messages=call.request.messages, metadata=call.request.metadata,
         )
         if status != "ok":
             logger.warning("judge call %s %s: %s", call.request.key, status, reason)
@@ -651,6 +779,21 @@ def _payload(result: JudgeResult) -> dict[str, Any]:
     d = {k: getattr(result, k) for k in _PAYLOAD_FIELDS}
     d["factors"], d["extra"] = dict(result.factors), dict(result.extra)
     return d
+
+
+def _legacy_entry(store: JudgeCache, call: _Call, config: JudgeConfig) -> dict[str, Any] | None:
+    """An entry of a cache written when the base URL was in the key (see :func:`legacy_cache_key`), looked up
+    at each of the judge's endpoints; an ``ok`` one is copied under the call's key, so it is found directly next time."""
+    for endpoint in config.endpoints:
+        old = legacy_cache_key(base_url=endpoint.base_url, model=call.model, messages=call.request.messages,
+                               temperature=call.temperature, max_tokens=call.max_tokens, top_p=call.top_p, seed=call.seed,
+                               rerun=call.request.rerun, template_version=config.template_version)
+        entry = store.get(old)
+        if entry is not None:
+            if entry["status"] == "ok":
+                store.put(call.cache_key, "ok", entry["payload"])
+            return entry
+    return None
 
 
 def _from_cache(call: _Call, entry: Mapping[str, Any]) -> JudgeResult:
@@ -740,12 +883,21 @@ class JudgeSession:
         Endpoint, concurrency and retry policy.
     cache:
         A :class:`JudgeCache`, a path to one (opened here, closed on exit), or ``None``.
+    retry_failed:
+        Call again the requests whose cached outcome is ``failed`` or ``missing`` *from before this
+        session opened* (an earlier run: a server that was down, a run that was killed). Outcomes
+        cached by this session are reused either way, so one run never calls the same request twice.
 
     Attributes
     ----------
     counts:
         Running totals over the session: ``requests`` (results returned), ``cache_hits``,
-        ``calls`` (distinct calls made over HTTP), ``attempts`` (HTTP attempts, retries included).
+        ``shared`` (requests answered by an identical request of the same batch: same cache key),
+        ``calls`` (distinct calls made over HTTP), ``recalled`` (of those, calls made again because
+        an earlier run left them failed or missing), ``attempts`` (HTTP attempts, retries included).
+        ``requests = cache_hits + shared + calls``.
+    endpoint_attempts:
+        HTTP attempts per endpoint base URL.
 
     Raises
     ------
@@ -760,10 +912,13 @@ class JudgeSession:
     ...         text = await session.complete(messages)
     """
 
-    def __init__(self, config: JudgeConfig, *, cache: JudgeCache | str | Path | None = None) -> None:
+    def __init__(self, config: JudgeConfig, *, cache: JudgeCache | str | Path | None = None,
+                 retry_failed: bool = False) -> None:
         if not isinstance(config, JudgeConfig):
             raise TypeError(f"The 'config' parameter of JudgeSession must be a JudgeConfig. Got {type(config).__name__} instead.")
         self.config = config
+        self.retry_failed = bool(retry_failed)
+        self._opened = 0.0
         self._cache_arg = cache
         self.cache: JudgeCache | None = None
         self._own_cache = False
@@ -771,7 +926,15 @@ class JudgeSession:
         self._run: _Run | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._clients: list[openai.AsyncOpenAI] = []
-        self.counts: dict[str, int] = {"requests": 0, "cache_hits": 0, "calls": 0, "attempts": 0}
+        self.counts: dict[str, int] = {"requests": 0, "cache_hits": 0, "shared": 0, "calls": 0, "recalled": 0,
+                                       "attempts": 0}
+
+    @property
+    def endpoint_attempts(self) -> dict[str, int]:
+        """HTTP attempts per endpoint base URL (all zero before the session opens)."""
+        if self._run is None:
+            return {e.base_url: 0 for e in self.config.endpoints}
+        return {lane.url: lane.attempts for lane in self._run.lanes}
 
     async def __aenter__(self) -> JudgeSession:
         api_key, secret = _api_key(self.config)
@@ -780,15 +943,19 @@ class JudgeSession:
         self._stack = ExitStack()
         self._stack.enter_context(_redacting_logs(secret))
         cfg = self.config
-        # Connection pools sized to the concurrency and reused by every call of the session.
-        aiohttp = _aiohttp_available(cfg.base_url)
-        self._clients = [
-            openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key, max_retries=0, timeout=cfg.timeout,
-                               http_client=_http_client(per, cfg.timeout, aiohttp))
-            for per in _pool_sizes(cfg.concurrency, aiohttp)
-        ]
+        # Connection pools sized to each endpoint's concurrency and reused by every call of the session.
+        per_lane: list[list[openai.AsyncOpenAI]] = []
+        for endpoint in cfg.endpoints:
+            aiohttp = _aiohttp_available(endpoint.base_url)
+            per_lane.append([
+                openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=api_key, max_retries=0, timeout=cfg.timeout,
+                                   http_client=_http_client(per, cfg.timeout, aiohttp))
+                for per in _pool_sizes(endpoint.concurrency, aiohttp)
+            ])
+        self._clients = [c for lane in per_lane for c in lane]
         self._client = self._clients[0]
-        self._run = _Run(cfg, self.cache, self._clients, secret)
+        self._run = _Run(cfg, self.cache, per_lane, secret)
+        self._opened = time.time()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -813,10 +980,18 @@ class JudgeSession:
         return self._run
 
     def uncached(self, requests: Sequence[JudgeRequest]) -> int:
-        """How many of ``requests`` have no cached result (so :meth:`judge` would call the endpoint)."""
+        """How many of ``requests`` :meth:`judge` would call the endpoint for: no cached result, or (with
+        ``retry_failed``) a failed/missing one from before the session opened."""
         if self.cache is None:
             return len(requests)
-        return sum(self.cache.get(_resolve(r, self.config).cache_key) is None for r in requests)
+        n = 0
+        for r in requests:
+            call = _resolve(r, self.config)
+            entry = self.cache.get(call.cache_key)
+            if entry is None and self.config.cache_identity is None:
+                entry = _legacy_entry(self.cache, call, self.config)
+            n += entry is None or (self.retry_failed and entry["status"] != "ok" and entry["created"] < self._opened)
+        return n
 
     async def check_endpoint(self) -> None:
         """One cheap request (``GET /models``): raises a ``JudgeError`` naming the URL when it cannot be reached."""
@@ -827,12 +1002,13 @@ class JudgeSession:
         requests: Sequence[JudgeRequest],
         *,
         progress: bool = False,
-        retry_failed: bool = False,
+        retry_failed: bool | None = None,
         description: str = "judging",
     ) -> list[JudgeResult]:
         """Judge every request (cached, concurrent, retried) and return the results in request order.
 
-        See :func:`judge_many` for the parameters, the result and the errors.
+        See :func:`judge_many` for the parameters, the result and the errors; ``retry_failed=None``
+        uses the session's setting (a failed/missing outcome cached by this session is never re-called).
         """
         run = self._active()
         requests = list(requests)
@@ -843,11 +1019,15 @@ class JudgeSession:
         calls = [_resolve(r, self.config) for r in requests]
         results: list[JudgeResult | None] = [None] * len(calls)
         todo: dict[str, list[int]] = {}
+        retry = self.retry_failed if retry_failed is None else bool(retry_failed)
         for i, call in enumerate(calls):
             entry = store.get(call.cache_key) if store is not None else None
-            if entry is not None and (entry["status"] == "ok" or not retry_failed):
+            if entry is None and store is not None and self.config.cache_identity is None:
+                entry = _legacy_entry(store, call, self.config)
+            if entry is not None and (entry["status"] == "ok" or not retry or entry["created"] >= self._opened):
                 results[i] = _from_cache(call, entry)
             else:
+                call.recalled = entry is not None
                 todo.setdefault(call.cache_key, []).append(i)
         n_cached = len(requests) - sum(map(len, todo.values()))
         if todo:  # something must be asked: first make sure the endpoint answers at all
@@ -878,7 +1058,9 @@ class JudgeSession:
         out = [r for r in results if r is not None]
         self.counts["requests"] += len(out)
         self.counts["cache_hits"] += sum(r.from_cache for r in out)
+        self.counts["shared"] += sum(len(ix) - 1 for ix in todo.values())
         self.counts["calls"] += len(todo)
+        self.counts["recalled"] += sum(calls[ix[0]].recalled for ix in todo.values())
         self.counts["attempts"] += sum(results[ix[0]].attempts for ix in todo.values() if results[ix[0]] is not None)  # type: ignore[union-attr]
         return out
 
@@ -919,7 +1101,7 @@ async def judge_many(
     progress:
         Show a rich progress bar (rate and ETA) on stderr.
     retry_failed:
-        Call again the requests whose cached outcome is ``failed`` or ``missing``.
+        Call again the requests whose cached outcome (from before this call) is ``failed`` or ``missing``.
 
     Returns
     -------

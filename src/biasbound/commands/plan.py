@@ -1,0 +1,115 @@
+"""`biasbound plan PILOT_DIR`: neighbours per model, calls, tokens and money to reach a target α (see biasbound.planning)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["print_plan", "register"]
+
+
+def _parse_grid(text: str | None) -> list[int] | None:
+    from biasbound._exceptions import InputError
+
+    if text is None:
+        return None
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 2 for v in values):
+        raise InputError(f"The '--grid' option of plan must be comma-separated integers >= 2, e.g. '10,20,40'. Got {text!r} instead.")
+    return values
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``plan`` command to ``app``."""
+
+    @app.command("plan")
+    def plan_command(
+        pilot: Path | None = typer.Argument(None, help="The output folder of a finished 'biasbound run' (the pilot)."),
+        demo: bool = typer.Option(False, "--demo", help="Instead of a pilot: the embedded Arena-Hard set (76 models × 500 "
+                                                       "questions, every swap judged), swap neighbours."),
+        alpha: float | None = typer.Option(None, "--alpha", help="The α to reach, in (0, 1] (default: the pilot's largest-m α less --within)."),
+        within: float = typer.Option(0.05, "--within", help="Relative shortfall allowed below the reference α, in [0, 1)."),
+        grid: str | None = typer.Option(None, "--grid", help="m values to try, e.g. '10,20,40' (default 5, 10, 20, ... and the pilot's m)."),
+        generators: str | None = typer.Option(None, "--generators", help="Comma-separated generators to plan (default: the pilot's)."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the random item order given to a census generator (swap)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of tables."),
+        out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
+    ) -> None:
+        """Plan a run from a pilot: the neighbours per model, calls, tokens and money that reach a target α, per generator."""
+        from biasbound._exceptions import InputError
+        from biasbound.planning import plan, plan_judgments
+
+        gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
+        if (pilot is None) == (not demo):
+            raise InputError("The plan command needs a pilot folder or '--demo' (one of the two). Got "
+                             + ("both." if demo else "neither."))
+        if demo:
+            from biasbound.data import load_demo
+
+            if gens is not None:
+                raise InputError("The '--generators' option of plan needs a pilot folder; '--demo' plans swap.")
+            result = plan_judgments(load_demo(), neighbors=["swap"], alpha=alpha, within=within,
+                                    grid=_parse_grid(grid), seed=seed,
+                                    label="the embedded Arena-Hard set (every swap judged)")
+        else:
+            result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed)
+        doc = result.to_dict()
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        if as_json:
+            typer.echo(json.dumps(doc, indent=2, allow_nan=False))
+        else:
+            print_plan(result, Console())
+
+
+def _num(x: Any, fmt: str = "{:,}") -> str:
+    return "—" if x is None else fmt.format(x)
+
+
+def print_plan(result: Any, console: Console) -> None:
+    """One table per generator (α and cost per m) and a summary table of the chosen m."""
+    s = result.settings
+    target = f"α ≥ {s['alpha']}" if s["alpha"] is not None else f"α within {s['within']:.0%} of the largest m's"
+    source = result.pilot if s["pilot_m"] is None else f"the pilot {result.pilot}"
+    console.print(f"Plan from {source}: {result.models} models × {result.items} items, "
+                  f"τ = {s['tau']}, δ = {s['delta']}, β = {s['beta']}, {s['method']}; target: {target}",
+                  soft_wrap=True, highlight=False, markup=False)
+    for g, p in result.generators.items():
+        table = Table(title=f"{g}{' (census in the pilot; items in a seeded random order)' if p.census else ' (the pilot’s seeded draw order)'}")
+        for col in ("m per model", "α", "vs reference", "judge calls", "rewrite calls", "prompt tokens",
+                    "completion tokens", "cost"):
+            table.add_column(col, justify="right")
+        for r in p.rows:
+            mark = " ←" if r["m"] == p.chosen_m else ""
+            table.add_row(f"{r['m']}{mark}", _num(r.get("alpha"), "{:.4f}"),
+                          _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
+                          _num(r["rewrite_calls"]), _num(r["prompt_tokens"]), _num(r["completion_tokens"]),
+                          _num(r["cost"], "{:.3g}"))
+        console.print(table)
+        failed = [r for r in p.rows if r.get("alpha") is None]
+        for r in failed:
+            console.print(f"  m = {r['m']}: not certifiable ({r.get('reason')})", soft_wrap=True, highlight=False,
+                          markup=False)
+    summary = Table(title="The plan: the smallest m per model reaching the target")
+    for col in ("generator", "target α", "m per model", "α", "judge calls", "rewrite calls", "tokens", "cost"):
+        summary.add_column(col, justify="right")
+    for g, p in result.generators.items():
+        c = p.chosen()
+        if c is None:
+            summary.add_row(g, _num(p.target_alpha, "{:.4f}"), "not reached: run a larger pilot", "—", "—", "—", "—", "—")
+            continue
+        tokens = None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"]
+        summary.add_row(g, _num(p.target_alpha, "{:.4f}"), str(c["m"]), _num(c["alpha"], "{:.4f}"),
+                        _num(c["judge_calls"]), _num(c["rewrite_calls"]), _num(tokens), _num(c["cost"], "{:.3g}"))
+    console.print(summary)
+    for note in result.notes:
+        console.print(note, soft_wrap=True, highlight=False, markup=False)

@@ -1,0 +1,387 @@
+"""``biasbound plan PILOT``: how many neighbours per model, calls, tokens and money reach a target α.
+
+A pilot is the output folder of a ``biasbound run`` (``run_summary.json``, ``judgments.parquet``,
+``neighbors.jsonl``, ``judge_cache.sqlite``). For each generator of the pilot and each m on a grid
+(up to the neighbours the pilot judged per model), the plan certifies the pilot's own judgments with
+that generator alone and only the first m neighbours of each model's draw, through the public
+:func:`biasbound.pipeline.certify` with the draw declared as a uniform sample (``sampled=``):
+
+* a generator ``run`` drew (format, paraphrase, schematic, agreeable, rerun) is taken in its recorded
+  seeded draw order (``neighbors.jsonl``, field ``draw``): the first m of a uniform draw without
+  replacement are themselves a uniform draw of m;
+* a census (swap: both games of every item are judged) is put in a seeded random order (the plan's
+  ``seed``), so its first m are a uniform draw too, as a run drawing m swap neighbours would judge.
+
+The α of the largest m is the reference (the census α when the pilot is a census); the target is
+``alpha`` when given, else the reference less ``within`` (5% by default). The plan's answer per
+generator is the smallest m on the grid whose α reaches the target, and what judging m neighbours per
+model costs: judge calls (plus rewriter calls for paraphrase/agreeable), prompt and completion tokens
+and money, at the pilot's measured means per neighbour (read from the pilot's cache).
+
+α(m) is measured on one draw: another draw of m neighbours gives another α (the plan says so); the
+certificate of the real run is computed afresh from its own draw.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasbound._exceptions import BiasboundError, DataFormatError, InputError
+
+__all__ = ["GeneratorPlan", "Plan", "plan", "plan_judgments"]
+
+_REWRITE_TASK = {"paraphrase": "paraphrase", "agreeable": "insert-error"}
+
+
+@dataclass
+class GeneratorPlan:
+    """The plan for one generator.
+
+    Attributes
+    ----------
+    generator:
+        The generator name (``swap``, ``format``, ...).
+    rows:
+        One dict per m on the grid: ``m``, ``alpha`` (None when certify failed at that m, with
+        ``reason``), ``judge_calls``, ``rewrite_calls``, ``prompt_tokens``, ``completion_tokens``, ``cost``.
+    reference_alpha, target_alpha:
+        α at the largest m, and the α to reach.
+    chosen_m:
+        The smallest m on the grid reaching the target (``None``: not reached on the pilot's grid).
+    """
+
+    generator: str
+    rows: list[dict[str, Any]]
+    reference_alpha: float | None
+    target_alpha: float | None
+    chosen_m: int | None
+    census: bool
+    per_neighbour: dict[str, Any] = field(default_factory=dict)
+
+    def chosen(self) -> dict[str, Any] | None:
+        """The grid row of ``chosen_m`` (``None`` when not reached)."""
+        return next((r for r in self.rows if r["m"] == self.chosen_m), None)
+
+
+@dataclass
+class Plan:
+    """The result of :func:`plan`: per-generator plans and the pilot's settings."""
+
+    pilot: Path | str
+    models: int
+    items: int
+    settings: dict[str, Any]
+    generators: dict[str, GeneratorPlan]
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "pilot": str(self.pilot), "models": self.models, "items": self.items, "settings": self.settings,
+            "generators": {g: {"generator": p.generator, "census": p.census, "reference_alpha": p.reference_alpha,
+                               "target_alpha": p.target_alpha, "chosen_m": p.chosen_m, "chosen": p.chosen(),
+                               "per_neighbour": p.per_neighbour, "grid": p.rows}
+                           for g, p in self.generators.items()},
+            "notes": list(self.notes),
+        }
+
+
+def _read_pilot(pilot: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    need = ["run_summary.json", "judgments.parquet", "neighbors.jsonl"]
+    for name in need:
+        if not (pilot / name).is_file():
+            raise InputError(f"The pilot folder {pilot} lacks {name}; pass the output folder of a finished "
+                             "'biasbound run'.")
+    try:
+        summary = json.loads((pilot / "run_summary.json").read_text(encoding="utf-8"))
+        frame = pd.read_parquet(pilot / "judgments.parquet")
+        draws = pd.read_json(pilot / "neighbors.jsonl", lines=True, dtype=False)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(f"The pilot's files cannot be read ({str(exc)[:200]}); re-run the pilot.",
+                              path=str(pilot)) from None
+    if "config" not in summary or "judge" not in summary:
+        raise DataFormatError("run_summary.json is not a 'biasbound run' summary (no 'config').", path=str(pilot / "run_summary.json"))
+    return summary, frame, draws
+
+
+def _cache_costs(pilot: Path, keys: Sequence[str]) -> dict[str, tuple[int, int, float | None, str | None]]:
+    """``{cache_key: (prompt_tokens, completion_tokens, cost, task)}`` of the pilot's cached judge calls
+    among ``keys`` and of every rewrite call."""
+    import sqlite3
+
+    db = pilot / "judge_cache.sqlite"
+    if not db.is_file():
+        return {}
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = con.execute("SELECT key, payload FROM judge_calls").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise DataFormatError(f"The judge cache is not a readable SQLite database ({exc}).", path=str(db)) from None
+    finally:
+        con.close()
+    want = set(keys)
+    out: dict[str, tuple[int, int, float | None, str | None]] = {}
+    for key, payload in rows:
+        p = json.loads(payload)
+        if key in want or p.get("task") in _REWRITE_TASK.values():
+            out[key] = (int(p.get("prompt_tokens") or 0), int(p.get("completion_tokens") or 0), p.get("cost"),
+                        p.get("task"))
+    return out
+
+
+def _neighbour_rows(frame: pd.DataFrame, g: str) -> pd.Series:
+    """Mask of the judgment rows that are ``g``'s neighbours."""
+    if g == "swap":
+        return (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
+    if g == "rerun":
+        return (frame["variant"] == "original") & (frame["rerun"] >= 1)
+    return frame["variant"] == g
+
+
+def _grid(top: int, grid: Sequence[int] | None) -> list[int]:
+    if grid is not None:
+        ms = sorted({int(m) for m in grid if 2 <= int(m) <= top})
+        return ms or [top]
+    ms, m = [], 5
+    while m < top:
+        ms.append(m)
+        m *= 2
+    return [*ms, top]
+
+
+def plan(
+    pilot: str | Path,
+    *,
+    alpha: float | None = None,
+    within: float = 0.05,
+    grid: Sequence[int] | None = None,
+    generators: Sequence[str] | None = None,
+    seed: int = 0,
+    bootstrap_rounds: int = 200,
+) -> Plan:
+    """Plan the neighbours per model that reach a target α, from a pilot run (see the module docstring).
+
+    Parameters
+    ----------
+    pilot:
+        The output folder of a finished ``biasbound run``.
+    alpha:
+        The α to reach (in (0, 1]); ``None``: the α of the pilot's largest m less ``within``.
+    within:
+        Relative shortfall allowed below the reference α when ``alpha`` is None (in [0, 1)).
+    grid:
+        The m values to try (default 5, 10, 20, ... and the pilot's largest m).
+    generators:
+        The generators to plan (default: every generator of the pilot).
+    seed:
+        Seed of the random order given to a census generator's items.
+    bootstrap_rounds:
+        Passed to ``certify`` (the leaderboard intervals; α does not depend on it).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    InputError
+        A folder that is not a finished run, a generator it did not use, an option out of range.
+    """
+    from biasbound.runner import CERTIFY_NAMES
+
+    folder = Path(pilot)
+    _check_target(alpha, within)
+    summary, frame, draws = _read_pilot(folder)
+    cfg = summary["config"]
+    cal = cfg["calibration"]
+    judge = summary["judge"]
+    frame = frame[frame["judge"] == judge]
+    pairwise = summary.get("template") == "pairwise"
+    game0 = 1 if pairwise else 0
+    gens = list(cfg["neighbors"]["generators"] if generators is None else generators)
+    unknown = [g for g in gens if g not in cfg["neighbors"]["generators"]]
+    if unknown:
+        raise InputError(f"The '--generators' option of plan names {unknown[0]!r}, which the pilot did not use "
+                         f"(it used {', '.join(cfg['neighbors']['generators'])}).")
+    originals = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
+    models = sorted(set(originals["model"]))
+    n_items = {m: int((originals["model"] == m).sum()) for m in models}
+    costs = _cache_costs(folder, frame["cache_key"].dropna().tolist())
+    notes = ["α(m) is measured on one draw of m neighbours per model; another draw gives another α. "
+             "The real run's certificate is computed from its own draw."]
+    plans: dict[str, GeneratorPlan] = {}
+    base = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
+    for g in gens:
+        name = CERTIFY_NAMES[g]
+        mask = _neighbour_rows(frame, g)
+        nb = frame[mask]
+        census = g == "swap"
+        order: dict[str, list[str]] = {}
+        for model in models:
+            if census:
+                order[model] = _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed, f"plan/{g}/{model}")
+            else:
+                d = draws[(draws["generator"] == g) & (draws["model"] == model)].sort_values("draw")
+                order[model] = [str(x) for x in d["item_id"]]
+        top = min(len(v) for v in order.values()) if order else 0
+        if top < 2:
+            notes.append(f"{g}: the pilot drew fewer than 2 neighbours per model; not planned.")
+            continue
+        # per-neighbour cost, measured on the pilot: one judge call per applied neighbour (+ rewrites)
+        judged = nb.drop_duplicates("cache_key")
+        c = [costs.get(k) for k in judged["cache_key"]]
+        c = [x for x in c if x is not None]
+        drawn = sum(len(v) for v in order.values())
+        applied = len(nb) / max(1, drawn)
+        per = {"judge_calls": applied,
+               "prompt_tokens": float(np.mean([x[0] for x in c])) * applied if c else None,
+               "completion_tokens": float(np.mean([x[1] for x in c])) * applied if c else None,
+               "cost": (float(np.mean([x[2] for x in c])) * applied if c and all(x[2] is not None for x in c) else None),
+               "rewrite_calls": 0.0}
+        if g in _REWRITE_TASK:
+            rw = [x for x in costs.values() if x[3] == _REWRITE_TASK[g]]
+            per["rewrite_calls"] = len(rw) / max(1, drawn)
+            if rw and per["prompt_tokens"] is not None:
+                per["prompt_tokens"] += sum(x[0] for x in rw) / max(1, drawn)
+                per["completion_tokens"] += sum(x[1] for x in rw) / max(1, drawn)
+                if per["cost"] is not None and all(x[2] is not None for x in rw):
+                    per["cost"] += sum(x[2] for x in rw) / max(1, drawn)
+                elif per["cost"] is not None:
+                    notes.append(f"{g}: the rewriter has no prices in the pilot; the cost is the judge's alone.")
+        certify_kwargs = dict(tau=cal["tau"], delta=cal["delta"], method=cal["method"], combine=cal["combine"],
+                              beta=cal["beta"], holdout=cal["holdout"], seed=int(cfg["seed"]), view=cal["view"],
+                              center=cal["center"], bootstrap_rounds=bootstrap_rounds,
+                              baseline=cfg["data"]["baseline"] if pairwise else None)
+        plans[g] = _plan_one(g, name, base, nb, order, n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
+                             within, census, seed)
+    settings = {"tau": cal["tau"], "delta": cal["delta"], "method": cal["method"], "beta": cal["beta"],
+                "view": cal["view"], "alpha": alpha, "within": within if alpha is None else None, "seed": seed,
+                "pilot_m": cfg["neighbors"]["neighbors_per_generator"]}
+    return Plan(pilot=str(folder), models=len(models), items=max(n_items.values()) if n_items else 0, settings=settings,
+                generators=plans, notes=notes)
+
+
+def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, order: dict[str, list[str]],
+              n_items: dict[str, int], judge: str, per: dict[str, Any], certify_kwargs: dict[str, Any],
+              ms: Sequence[int], alpha: float | None, within: float, census: bool, seed: int) -> GeneratorPlan:
+    """α at each m (the first m of each model's order, certified with ``name`` alone) and the cost of m."""
+    from biasbound.data.tables import from_frame
+    from biasbound.pipeline import certify
+
+    cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]
+    models = list(order)
+    rank = {(model, it): k for model in models for k, it in enumerate(order[model])}
+    nb_rank = np.array([rank.get((a, b), len(rank) + 1) for a, b in zip(nb["model"], nb["item_id"])])
+    rows = []
+    for m in ms:
+        sub = nb[nb_rank < m]
+        fr = pd.concat([base, sub])[cols]
+        # the first m of each model's order, declared as the uniform draw it is (a census at m = n)
+        per_model = {model: {"seed": int(seed), "m": int(m), "n": int(n_items[model])}
+                     for model in models if m < n_items[model]}
+        sampled = {name: {"seed": int(seed), "per_model": per_model}} if per_model else None
+        row: dict[str, Any] = {"m": int(m)}
+        try:
+            res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],
+                          progress=False, plots=False, sampled=sampled, **certify_kwargs)
+            row["alpha"] = float(res.judges[judge].calibration.alpha)
+        except BiasboundError as exc:
+            row["alpha"], row["reason"] = None, str(exc)[:300]
+        n_nb = len(models) * m
+        row.update({
+            "neighbours": n_nb,
+            "judge_calls": round(n_nb * per["judge_calls"]),
+            "rewrite_calls": round(n_nb * per["rewrite_calls"]),
+            "prompt_tokens": None if per["prompt_tokens"] is None else round(n_nb * per["prompt_tokens"]),
+            "completion_tokens": None if per["completion_tokens"] is None else round(n_nb * per["completion_tokens"]),
+            "cost": None if per["cost"] is None else n_nb * per["cost"],
+        })
+        rows.append(row)
+    ref = rows[-1].get("alpha")
+    target = float(alpha) if alpha is not None else (None if ref is None else ref * (1.0 - within))
+    chosen = None
+    if target is not None:
+        chosen = next((r["m"] for r in rows if r.get("alpha") is not None and r["alpha"] >= target - 1e-12), None)
+    for r in rows:
+        if r.get("alpha") is not None and ref:
+            r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
+    return GeneratorPlan(generator=g, rows=rows, reference_alpha=ref, target_alpha=target, chosen_m=chosen,
+                         census=census, per_neighbour=per)
+
+
+def _check_target(alpha: float | None, within: float) -> None:
+    if alpha is not None and not (0.0 < float(alpha) <= 1.0):
+        raise InputError(f"The '--alpha' option of plan must be in (0, 1]. Got {alpha} instead.")
+    if not (0.0 <= float(within) < 1.0):
+        raise InputError(f"The '--within' option of plan must be in [0, 1). Got {within} instead.")
+
+
+def _seeded_order(items: Sequence[str], seed: int, label: str) -> list[str]:
+    items = sorted(items)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(label.encode("utf-8"))]))
+    return [items[i] for i in rng.permutation(len(items))]
+
+
+def plan_judgments(
+    judgments: Any,
+    *,
+    neighbors: Sequence[str] = ("swap",),
+    tau: float = 0.5,
+    delta: float = 0.01,
+    beta: float = 0.05,
+    method: str = "tight",
+    view: str = "model",
+    center: str = "fixed:0.5",
+    holdout: float = 0.3,
+    baseline: str | None = None,
+    alpha: float | None = None,
+    within: float = 0.05,
+    grid: Sequence[int] | None = None,
+    seed: int = 0,
+    bootstrap_rounds: int = 200,
+    label: str = "the judgment set",
+) -> Plan:
+    """Plan from a judgment set whose neighbours are a census (every item's neighbour judged, e.g. both
+    games of every pairwise judgment): α when only the first m of each model's items (in a seeded random
+    order) have their neighbour, for m on a grid up to every item; the reference is the census α.
+
+    ``judgments`` is a :class:`~biasbound.data.JudgmentSet` (e.g. :func:`biasbound.data.load_demo`);
+    ``neighbors`` are certify's names (``swap``, ``rerun``, ``variant:NAME``). Calls are counted as one
+    judgment per neighbour (no tokens or prices are known here).
+    """
+    _check_target(alpha, within)
+    frame = judgments.frame if hasattr(judgments, "frame") else judgments
+    judges = list(dict.fromkeys(frame["judge"].tolist()))
+    judge = judges[0]
+    frame = frame[frame["judge"] == judge]
+    game0 = 1 if (frame["game"] == 2).any() else int(frame["game"].min())
+    base = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
+    models = sorted(set(base["model"]))
+    n_items = {m: int((base["model"] == m).sum()) for m in models}
+    kwargs = dict(tau=tau, delta=delta, method=method, beta=beta, holdout=holdout, seed=seed, view=view, center=center,
+                  bootstrap_rounds=bootstrap_rounds, baseline=baseline)
+    per = {"judge_calls": 1.0, "rewrite_calls": 0.0, "prompt_tokens": None, "completion_tokens": None, "cost": None}
+    plans: dict[str, GeneratorPlan] = {}
+    for name in neighbors:
+        g = name.split(":", 1)[1] if name.startswith("variant:") else name
+        nb = frame[_neighbour_rows(frame, g)]
+        if nb.empty:
+            raise InputError(f"The judgments hold no {name!r} neighbour to plan from.")
+        order = {model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed, f"plan/{g}/{model}")
+                 for model in models}
+        plans[g] = _plan_one(g, name, base, nb, order, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid),
+                             alpha, within, True, seed)
+    settings = {"tau": tau, "delta": delta, "method": method, "beta": beta, "view": view, "alpha": alpha,
+                "within": within if alpha is None else None, "seed": seed, "pilot_m": None}
+    notes = ["α(m) is measured on one seeded order of the items per model; another order gives another α. "
+             "Calls count one judgment per neighbour; tokens and prices need a pilot run."]
+    return Plan(pilot=label, models=len(models),
+                items=max(n_items.values()), settings=settings, generators=plans, notes=notes)

@@ -1,0 +1,126 @@
+"""``biasbound plan`` (task "runs"): α per m from a pilot run, and what m neighbours per model cost.
+
+The known truths: at m = every item the census α is exactly what ``certify`` gives on the pilot with
+that generator alone; at the pilot's m the call and token counts are exactly the pilot's. No statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import SHARED_DATA
+from biasbound.cli import main
+from biasbound.data.tables import from_frame
+from biasbound.pipeline import certify
+from biasbound.planning import plan
+from biasbound.runner import run
+from biasbound.testing import SyntheticServerConfig, serve_in_thread
+
+DATA = SHARED_DATA / "arena-hard-v0.1"
+
+
+@pytest.fixture(scope="module")
+def pilot(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pilot")
+    with serve_in_thread(SyntheticServerConfig()) as server:
+        cfg = {"data": {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
+                        "baseline": "gpt-4-0314", "n_items": 16, "include_baseline": True},
+               "judge": {"base_url": server.url, "model": "biasbound-synthetic-judge", "name": "synthetic",
+                         "api_key_env": "BIASBOUND_TEST_UNSET_KEY",
+                         "prices": {"prompt_per_million": 1.0, "completion_per_million": 2.0}},
+               "neighbors": {"generators": ["swap", "format"], "neighbors_per_generator": 8},
+               "bootstrap_rounds": 100, "plots": False, "seed": 4, "output": str(tmp / "out")}
+        (tmp / "p.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        run(tmp / "p.yaml", progress=False)
+    return tmp / "out"
+
+
+def test_plan_reference_is_the_census_and_costs_are_the_pilots(pilot) -> None:
+    p = plan(pilot, grid=[2, 4, 8, 16])
+    frame = pd.read_parquet(pilot / "judgments.parquet")
+    swap = p.generators["swap"]
+    assert [r["m"] for r in swap.rows] == [2, 4, 8, 16] and swap.census
+    direct = certify(from_frame(frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]],
+                                source="x", scale=(0.0, 1.0), judge="synthetic"),
+                     neighbors=["swap"], seed=4, progress=False, plots=False, bootstrap_rounds=100, baseline="gpt-4-0314")
+    assert swap.reference_alpha == pytest.approx(direct.judges["synthetic"].calibration.alpha, rel=1e-12)
+    assert swap.target_alpha == pytest.approx(0.95 * swap.reference_alpha)
+    alphas = [r["alpha"] for r in swap.rows]
+    assert swap.chosen_m == next(r["m"] for r in swap.rows if r["alpha"] >= swap.target_alpha)
+    assert all(a is not None and 0 < a <= 1 for a in alphas)
+
+    fmt = p.generators["format"]
+    assert [r["m"] for r in fmt.rows] == [2, 4, 8]  # the pilot drew 8 per model: no m beyond
+    top = fmt.rows[-1]
+    rows = frame[frame["variant"] == "format"]
+    assert top["judge_calls"] == len(rows)  # every applied format neighbour of the pilot, one call each
+    con = sqlite3.connect(pilot / "judge_cache.sqlite")
+    payloads = [json.loads(con.execute("SELECT payload FROM judge_calls WHERE key = ?", (k,)).fetchone()[0])
+                for k in rows["cache_key"]]
+    con.close()
+    assert top["prompt_tokens"] == sum(x["prompt_tokens"] for x in payloads)
+    assert top["completion_tokens"] == sum(x["completion_tokens"] for x in payloads)
+    assert top["cost"] == pytest.approx(sum(x["cost"] for x in payloads), rel=1e-9)
+    assert top["neighbours"] == 8 * p.models
+
+
+def test_plan_with_an_absolute_target_and_the_cli(pilot, tmp_path, capsys) -> None:
+    p = plan(pilot, alpha=1.0, grid=[4, 8])
+    assert all(g.chosen_m is None or g.chosen()["alpha"] >= 1.0 for g in p.generators.values())
+    assert main(["plan", str(pilot), "--json", "--grid", "4,8", "--generators", "format",
+                 "--out", str(tmp_path / "plan.json")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == json.loads((tmp_path / "plan.json").read_text())
+    assert list(doc["generators"]) == ["format"] and [r["m"] for r in doc["generators"]["format"]["grid"]] == [4, 8]
+    assert main(["plan", str(pilot), "--generators", "format", "--grid", "4,8"]) == 0
+    printed = capsys.readouterr().out
+    assert "The plan: the smallest m per model reaching the target" in printed and "format" in printed
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--grid", "1,x"], "--grid"),
+    (["--alpha", "1.5"], "--alpha"),
+    (["--generators", "paraphrase"], "'paraphrase'"),
+])
+def test_plan_bad_options_are_one_sentence(pilot, capsys, args, words) -> None:
+    assert main(["plan", str(pilot), *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_plan_needs_a_run_folder(tmp_path, capsys) -> None:
+    assert main(["plan", str(tmp_path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert str(tmp_path) in err and "run_summary.json" in err
+
+
+def test_plan_on_a_census_set_ends_at_the_census_alpha(demo_set) -> None:
+    """A slice of the embedded set (every swap judged): at m = every item the plan's α is certify's census α."""
+    frame = demo_set.frame
+    models = sorted(frame["model"].unique())[:4]
+    items = sorted(frame["item_id"].unique())[:60]
+    sub = frame[frame["model"].isin(models) & frame["item_id"].isin(items)]
+    jset = from_frame(sub[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]], source="slice",
+                      scale=(0.0, 1.0), judge=str(sub["judge"].iloc[0]))
+    from biasbound.planning import plan_judgments
+
+    p = plan_judgments(jset, grid=[10, 30, 60], seed=1, bootstrap_rounds=50)
+    swap = p.generators["swap"]
+    census = certify(jset, neighbors=["swap"], seed=1, progress=False, plots=False, bootstrap_rounds=50)
+    assert swap.reference_alpha == pytest.approx(census.judges[jset.frame["judge"].iloc[0]].calibration.alpha, rel=1e-12)
+    assert [r["judge_calls"] for r in swap.rows] == [40, 120, 240]  # 4 models × m, one judgment per neighbour
+    # a sample's α stays below the census α on the band's event (probability >= 1 - β = 0.95 per row, so this
+    # line could fail for at most ~10% of seeds; deterministic at seed 1)
+    assert all(r["alpha"] is not None and r["alpha"] <= swap.reference_alpha + 1e-12 for r in swap.rows[:-1])
+
+
+def test_plan_needs_a_pilot_or_demo_not_both(pilot, capsys) -> None:
+    assert main(["plan"]) == 2
+    assert "--demo" in capsys.readouterr().err
+    assert main(["plan", str(pilot), "--demo"]) == 2
+    assert "both" in capsys.readouterr().err

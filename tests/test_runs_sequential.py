@@ -1,0 +1,92 @@
+"""Sequential judging in ``biasbound run`` (task "runs"): looks declared in advance, each the first m of
+every model's seeded draw, β split over the looks, stop when α gains less than ``min_gain``.
+
+Exact checks only (the synthetic judge is deterministic; every seed fixed): which items each look
+judged, the stop rule applied to the recorded α's, the β of every knowledge record in the certificate,
+and that no call is paid twice over the looks.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+import yaml
+
+from conftest import SHARED_DATA
+from biasbound import DataFormatError
+from biasbound.config import load_config
+from biasbound.neighbors.registry import sample_indices
+from biasbound.runner import _sub_seed, load_items, run
+from biasbound.testing import SyntheticServerConfig, serve_in_thread
+
+DATA = SHARED_DATA / "arena-hard-v0.1"
+
+
+def _config(path, url: str, output, neighbors: dict, **extra) -> object:
+    cfg = {"data": {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
+                    "baseline": "gpt-4-0314", "n_items": 40, "include_baseline": True},
+           "judge": {"base_url": url, "model": "biasbound-synthetic-judge", "name": "synthetic",
+                     "api_key_env": "BIASBOUND_TEST_UNSET_KEY", "concurrency": 16},
+           "neighbors": neighbors, "bootstrap_rounds": 100, "plots": False, "seed": 9, "output": str(output), **extra}
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_sequential_looks_judge_prefixes_split_beta_and_stop_by_the_rule(tmp_path) -> None:
+    looks, min_gain, beta = [5, 10, 20, 30], 0.01, 0.05
+    with serve_in_thread(SyntheticServerConfig()) as server:
+        path = _config(tmp_path / "s.yaml", server.url, tmp_path / "out",
+                       {"generators": ["swap", "format", "rerun"], "sequential": {"looks": looks, "min_gain": min_gain}})
+        result = run(path, progress=False)
+    seq = json.loads((tmp_path / "out" / "run_summary.json").read_text())["sequential"]
+    assert seq == result.summary["sequential"]
+    assert seq["looks"] == looks and seq["beta_per_look"] == pytest.approx(beta / len(looks))
+    per = seq["per_look"]
+    # the rule, replayed on the recorded α's: stop at the first look gaining less than min_gain, else the last
+    alphas = [p["alpha"] for p in per]
+    expect = next((k + 1 for k in range(1, len(alphas)) if alphas[k] < alphas[k - 1] * (1 + min_gain)), len(looks))
+    assert seq["stopped_at_look"] == expect == len(per)
+    m = looks[expect - 1]
+    assert seq["m"] == m
+    # every look judged the first m of the seeded draw of looks[-1]: the final neighbours are exactly that prefix
+    cfg = load_config(path)
+    ctx = load_items(cfg)
+    drawn: dict[tuple[str, str], list[str]] = {}
+    for line in (tmp_path / "out" / "neighbors.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        drawn.setdefault((rec["generator"], rec["model"]), []).append(rec["item_id"])
+    for g in ("format", "rerun"):
+        for model in ctx.models:
+            items = [q for q in ctx.item_ids if q in ctx.answers[model]]
+            idx, _ = sample_indices(len(items), looks[-1], _sub_seed(cfg.seed, "sample", g, model))
+            assert drawn[(g, model)] == [items[i] for i in idx[:m]]
+    # the certificate's drawn-generator knowledge is held at β/K (split again over the generators by certify)
+    cert = json.loads((tmp_path / "out" / "certificate.json").read_text())
+    records = cert["knowledge"]["generators"]  # "<model> | <generator>" -> records
+    betas = [rec["beta"] for key, recs in records.items() if not key.endswith("| swap") for rec in recs]
+    assert len(betas) == 2 * 2 and betas == pytest.approx([beta / len(looks) / 3] * 4)
+    # no call paid twice: the looks' HTTP calls add up to the distinct calls in the cache
+    con = sqlite3.connect(tmp_path / "out" / "judge_cache.sqlite")
+    n_cached = con.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+    con.close()
+    assert sum(p["calls"] for p in per) == n_cached
+
+
+@pytest.mark.parametrize(("neighbors", "extra", "key"), [
+    ({"generators": ["swap", "format"], "sequential": {"looks": [10, 5]}}, {}, "neighbors.sequential.looks"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [10]}}, {}, "neighbors.sequential.looks"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10], "min_gain": 2}}, {}, "neighbors.sequential.min_gain"),
+    ({"generators": ["swap", "format"], "neighbors_per_generator": 10, "sequential": {"looks": [5, 10]}}, {},
+     "neighbors.neighbors_per_generator"),
+    ({"generators": ["swap"], "sequential": {"looks": [5, 10]}}, {}, "neighbors.sequential"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10]}}, {"calibration": {"beta": None}}, "calibration.beta"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10]}}, {"calibration": {"alpha": 0.3}}, "calibration.alpha"),
+])
+def test_sequential_config_errors_name_the_key(tmp_path, neighbors, extra, key) -> None:
+    path = _config(tmp_path / "bad.yaml", "http://127.0.0.1:9/v1", tmp_path / "o", neighbors, **extra)
+    with pytest.raises(DataFormatError) as err:
+        load_config(path)
+    assert f"'{key}'" in str(err.value) and "bad.yaml" in str(err.value)
