@@ -24,6 +24,7 @@ __all__ = [
     "bootstrap_means",
     "bradley_terry",
     "expected_distortion",
+    "native_columns",
     "rank",
     "retention",
 ]
@@ -489,6 +490,22 @@ def _bradley_terry_from(wr: pd.DataFrame, battles: list[_Battles], baseline: str
     )
     out = out.sort_values(["judge", "bt"], ascending=[True, False], kind="stable", na_position="last").reset_index(drop=True)
     out.attrs.update(wr.attrs)
+    return out
+
+
+def native_columns(table: pd.DataFrame, natives: list[dict[str, Any]]) -> pd.DataFrame:
+    """``table`` with one column per tool's own headline number (``Native.to_dict()`` records).
+
+    Each record names its column (``fastchat_win_rate_adjusted``, ``mt_bench_score``,
+    ``arena_hard_score``, ``alpaca_eval_win_rate``, ...) and gives a value per (judge, model);
+    rows without one (another judge or format) get NaN. The table is not changed.
+    """
+    out = table.copy()
+    keys = list(zip(out["judge"].astype(str), out["model"].astype(str)))
+    for rec in natives:
+        vals = {(str(v["judge"]), str(v["model"])): float(v["value"]) for v in rec.get("values", [])}
+        if any(k in vals for k in keys):
+            out[rec["column"]] = [vals.get(k, np.nan) for k in keys]
     return out
 
 

@@ -58,6 +58,10 @@ __all__ = [
 #: a judge that cannot be certified at (τ, δ); see the README's exit-code table).
 EXIT_VIOLATED = 1
 
+#: The tools' own headline numbers (leaderboard.native_columns), shown beside the certified column.
+NATIVE_COLUMNS = ("fastchat_win_rate_adjusted", "mt_bench_score", "arena_hard_score", "alpaca_eval_win_rate",
+                  "alpaca_eval_length_controlled_win_rate", "battles_win_rate", "battles_bt_elo")
+
 #: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
 _DETAILED_JUDGES = 5
 
@@ -360,6 +364,8 @@ def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
             how = "inferred from the data — pass --scale lo,hi if it is wrong" if rep.get("scale_inferred") else "given"
             console.print(f"  score scale [{scale[0]:g}, {scale[1]:g}] mapped to [0, 1] ({how})", soft_wrap=True,
                           highlight=False)
+        for nat in integ.get("native") or []:
+            console.print(f"  native number: {nat.get('rule')}", soft_wrap=True, highlight=False, markup=False)
         for reason, n in (integ.get("not_mapped") or {}).items():
             console.print(f"  not mapped: {n} × {reason}", soft_wrap=True, highlight=False, markup=False)
         for remark in integ.get("remarks") or []:
@@ -483,13 +489,23 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         console.print(t)
         lb = j.leaderboard.head(top)
         t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {judge_shown}")
+        native = [c for c in NATIVE_COLUMNS if c in lb.columns and lb[c].notna().any()]
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
+        for c in native:
+            t2.add_column(c.replace("_", " "), overflow="fold")
         for row in lb.itertuples():
             t2.add_row(_rank(row.rank_original), escape(str(row.model)),
                        f"{_f(row.original, 3)} [{_f(row.original_lo, 3)}, {_f(row.original_hi, 3)}]",
                        f"{_f(row.certified, 3)} [{_f(row.certified_lo, 3)}, {_f(row.certified_hi, 3)}]",
-                       _rank(row.rank_certified))
+                       _rank(row.rank_certified), *[_f(getattr(row, c), 4) for c in native])
+        pairwise = "original_both_orders" in lb.columns
+        t2.caption = escape(
+            "original = mean of the certified vector f(D): "
+            + ("the judge's scores in the original presentation order (game 1) on [0, 1], missing excluded"
+               if pairwise else "the judge's per-item scores on [0, 1], missing excluded")
+            + "; certified = mean of the released M(D)"
+            + "".join(f"; {c} = the tool's own number by its own rule (the rule is printed with the input)" for c in native))
         console.print(t2)
     print_coverage(result, console)
     for name, why in result.failures.items():

@@ -159,6 +159,7 @@ def certify(
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
+    in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
     if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbours(frame, s.generators):
@@ -200,6 +201,14 @@ def certify(
                 failures[name] = str(exc)
                 errors.append(exc)
             bar.advance(task)
+        from biasbound.integrations._common import native_tables
+        from biasbound.leaderboard import native_columns
+
+        rep_in = getattr(judgments, "report", None)
+        natives = native_tables(rep_in if isinstance(rep_in, dict) else None, in_attrs)
+        if natives:  # the tools' own headline numbers beside the certified column (leaderboard.native_columns)
+            for j in done.values():
+                j.leaderboard = native_columns(j.leaderboard, natives)
         lbd = (pd.concat([j.leaderboard for j in done.values()], ignore_index=True) if done
                else pd.DataFrame(columns=["judge", "model"]))
         result = CertifyResult(
