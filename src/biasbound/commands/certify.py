@@ -152,6 +152,7 @@ def load_inputs(
     llmbar_view: str = "output_1",
     ties: str = "missing",
     score_map: dict[str, float] | None = None,
+    baseline: str | None = None,
 ) -> LoadedInputs:
     """Load and concatenate judgment inputs, detecting each one's format (:func:`detect_format`).
 
@@ -173,6 +174,8 @@ def load_inputs(
         MT-Bench pairwise ties: ``"missing"`` or ``"half"``.
     score_map:
         inspect_ai score value → score in [0, 1] (replaces the C/P/I rule).
+    baseline:
+        Arena-Hard's baseline model (its files do not name it): its own ``arena_hard_score`` is 50.
 
     Returns
     -------
@@ -194,7 +197,7 @@ def load_inputs(
             raise InputError(f"The {what} of {where} names {str(p)!r}, which does not exist.")
         kind = detect_format(p)
         if kind == "arena-hard":
-            js = load_arena_hard(p, skip_bad=skip_bad)
+            js = load_arena_hard(p, skip_bad=skip_bad, baseline=baseline)
         elif kind == "llmbar":
             js = load_llmbar(p, view=llmbar_view, skip_bad=skip_bad)
         elif kind == "alpaca_eval":
@@ -257,6 +260,20 @@ def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) 
             rep.setdefault("skipped", []).append([src, line, why + " (in another input)"])
             rep["n_skipped"] = len(rep["skipped"])
     return kept.reset_index(drop=True) if skipped else frame
+
+
+def check_baseline(frame: pd.DataFrame, baseline: str | None, where: str, report: dict[str, Any] | None = None) -> None:
+    """An unknown ``--baseline`` is a typo to say, never a silent no-op: it must be a judged model or a
+    model the readers found the others compared against (MT-Bench's model_2, AlpacaEval's generator_1)."""
+    if baseline is None:
+        return
+    models = sorted(set(frame["model"].astype(str)))
+    judged_against = {str(b) for rep in (report or {}).values() if isinstance(rep, dict)
+                      for b in ((rep.get("integration") or {}).get("baselines") or [])}
+    if baseline not in models and baseline not in judged_against:
+        shown = ", ".join(models[:8]) + (f" … ({len(models)} models)" if len(models) > 8 else "")
+        raise InputError(f"The '--baseline' option of {where} names {baseline!r}, which is not a model in the judgments "
+                         f"({shown}); give one of them, or leave it out.")
 
 
 def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
@@ -592,7 +609,8 @@ def register(app: typer.Typer) -> None:
         bootstrap_rounds: int = typer.Option(1000, "--bootstrap-rounds", help="Item-bootstrap rounds for CIs."),
         no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
         baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
-                                            "(marked in leaderboard.csv and the report; changes no number)."),
+                                            "(marked in leaderboard.csv; its own win rate is 50, as Arena-Hard pins "
+                                            "it; the certified scores do not depend on it)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
         hamming: str = typer.Option("1", "--hamming", help="Neighbour size: K items perturbed at once (drawn uniformly), "
                                     "or 'all' (every item: for swaps, the position bias of the whole leaderboard)."),
@@ -625,8 +643,9 @@ def register(app: typer.Typer) -> None:
         check_out(out)  # an --out naming a file fails before any input is read
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
-                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map)
+                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
+        check_baseline(loaded.frame, baseline, "certify", loaded.report)
         console = Console()
         print_inputs(loaded, console)
         if auto:

@@ -129,6 +129,7 @@ class Notes:
     counts: Counter[str] = field(default_factory=Counter)
     remarks: list[str] = field(default_factory=list)
     native: list[Native] = field(default_factory=list)
+    baselines: list[str] = field(default_factory=list)
 
     def count(self, reason: str, n: int = 1) -> None:
         """Count ``n`` records (or judgments) that hit ``reason``."""
@@ -143,7 +144,7 @@ class Notes:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``format``, ``score_rule``, ``not_mapped`` (reason → count), ``remarks``, ``native``."""
         return {"format": self.fmt, "score_rule": self.rule, "not_mapped": dict(self.counts), "remarks": list(self.remarks),
-                "native": [n.to_dict() for n in self.native]}
+                "native": [n.to_dict() for n in self.native], "baselines": sorted(set(self.baselines))}
 
 
 def attach(js: Any, notes: Notes) -> Any:

@@ -343,6 +343,7 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
                 native.values[(str(judge), model)] = v
             if baseline_mode:
                 base = next(iter(m2))
+                notes.baselines.append(str(base))
                 notes.remark(f"judge {judge}: model_2 is {base!r} in every record, read as the baseline "
                              "(FastChat pairwise-baseline mode)")
                 rows.append(g.assign(model=g["model_1"], item_id=g["qt"], score=g["s1"]))

@@ -128,7 +128,9 @@ def certify(
         chosen on the frontier when None.
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
-        ``leaderboard.csv`` (``is_baseline``) and named in the report. Not used in any number.
+        ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
+        (``win_rate_pct``, ``arena_hard_score``) is 50 and Bradley-Terry 1000, as Arena-Hard pins it.
+        The certified scores do not depend on it.
 
     Returns
     -------
@@ -202,13 +204,15 @@ def certify(
                 errors.append(exc)
             bar.advance(task)
         from biasbound.integrations._common import native_tables
-        from biasbound.leaderboard import native_columns
+        from biasbound.leaderboard import native_columns, pin_baseline
 
         rep_in = getattr(judgments, "report", None)
         natives = native_tables(rep_in if isinstance(rep_in, dict) else None, in_attrs)
-        if natives:  # the tools' own headline numbers beside the certified column (leaderboard.native_columns)
-            for j in done.values():
+        for j in done.values():
+            if natives:  # the tools' own headline numbers beside the certified column
                 j.leaderboard = native_columns(j.leaderboard, natives)
+            if baseline is not None:  # its win rate against itself is 50 by definition
+                j.leaderboard = pin_baseline(j.leaderboard, baseline)
         lbd = (pd.concat([j.leaderboard for j in done.values()], ignore_index=True) if done
                else pd.DataFrame(columns=["judge", "model"]))
         result = CertifyResult(
