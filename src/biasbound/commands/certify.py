@@ -9,6 +9,8 @@ Inputs are detected by content (:func:`detect_format`):
   :mod:`biasbound.integrations.mt_bench`;
 - any other folder, or a ``.jsonl``/``.json`` whose first record has ``games``: Arena-Hard-Auto;
 - a CSV whose header has ``winner_orig_order``: LLMBar's both-order table;
+- a table (CSV, TSV, JSON lines or array) with ``model_a``, ``model_b``, ``winner`` and a question id:
+  a pairwise battle table → :mod:`biasbound.integrations.battles`;
 - anything else (CSV, TSV, JSONL, Parquet, optionally gzipped): a generic long table.
 
 ``--neighbors auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
@@ -115,9 +117,10 @@ _TABLE_SUFFIXES = tuple(f".{ext}{c}" for ext in ("csv", "tsv", "json", "parquet"
 
 
 def detect_format(path: Path) -> str:
-    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar`` or ``table``."""
+    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar``, ``battles`` or ``table``."""
     from biasbound.integrations.alpaca_eval import is_annotation_file
     from biasbound.integrations.inspect_log import is_log_file
+    from biasbound.integrations.battles import is_battle_table
     from biasbound.integrations.mt_bench import kind_of_record
 
     if path.is_dir():
@@ -134,9 +137,26 @@ def detect_format(path: Path) -> str:
             return "arena-hard"
         if kind_of_record(rec) is not None:
             return "mt_bench"
+        if isinstance(rec, dict) and is_battle_table(list(rec)):
+            return "battles"
+        if base.endswith(".json"):
+            try:
+                from biasbound.integrations._common import iter_json_array
+
+                first = next(iter(iter_json_array(path)), (0, None))[1]
+            except (BiasboundError, OSError, UnicodeDecodeError, RecursionError):
+                first = None
+            if isinstance(first, dict) and is_battle_table(list(first)):
+                return "battles"
         return "table"
-    if base.endswith(".csv"):
-        return "llmbar" if "winner_orig_order" in _first_line(path) else "table"
+    if base.endswith((".csv", ".tsv")):
+        head = _first_line(path)
+        if "winner_orig_order" in head:
+            return "llmbar"
+        import csv
+
+        fields = next(csv.reader([head], delimiter="\t" if base.endswith(".tsv") else ","), [])
+        return "battles" if is_battle_table([f.strip() for f in fields]) else "table"
     return "table"
 
 
@@ -208,6 +228,10 @@ def load_inputs(
             from biasbound.integrations.mt_bench import load_mt_bench
 
             js = load_mt_bench(p, ties=ties, skip_bad=skip_bad)
+        elif kind == "battles":
+            from biasbound.integrations.battles import load_battles
+
+            js = load_battles(p, skip_bad=skip_bad)
         elif kind == "inspect":
             from biasbound.integrations.inspect_log import load_inspect_log
 
@@ -244,7 +268,8 @@ def _check_options_used(report: dict[str, Any], where: str, **given: Any) -> Non
 
 
 _FORMAT_WORDS = {"table": "long tables", "inspect": "inspect_ai logs", "alpaca_eval": "AlpacaEval annotations",
-                 "mt_bench": "MT-Bench judgments", "arena-hard": "Arena-Hard judgments", "llmbar": "LLMBar judgments"}
+                 "mt_bench": "MT-Bench judgments", "arena-hard": "Arena-Hard judgments", "llmbar": "LLMBar judgments",
+                 "battles": "battle tables"}
 
 
 def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) -> pd.DataFrame:
