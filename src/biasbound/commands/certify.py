@@ -609,7 +609,7 @@ def register(app: typer.Typer) -> None:
     def certify_command(
         inputs: list[Path] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
                                             "annotations, MT-Bench judgment files, inspect_ai logs, or long tables."),
-        out: Path = typer.Option(..., "--out", help="Output folder."),
+        out: str = typer.Option(..., "--out", help="Output folder."),  # str: typer reads "" as Path(".")
         tau: float = typer.Option(0.5, "--tau", help="Tolerance τ > 0 on ||M(D) − M(D')||."),
         delta: float = typer.Option(0.01, "--delta", help="Failure probability δ in (0, 1)."),
         neighbors: str = typer.Option("auto", "--neighbors",
@@ -665,7 +665,7 @@ def register(app: typer.Typer) -> None:
                        alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                        jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds, hamming=hamming,
                        sigma=sigma)
-        check_out(out)  # an --out naming a file fails before any input is read
+        out = check_out(out)  # an --out naming a file (or nothing) fails before any input is read
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
                                  llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)

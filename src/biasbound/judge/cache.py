@@ -108,13 +108,21 @@ class JudgeCache:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS judge_calls ("
-                " key TEXT PRIMARY KEY, status TEXT NOT NULL, payload TEXT NOT NULL, created REAL NOT NULL)"
-            )
+        try:
+            with self._lock:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS judge_calls ("
+                    " key TEXT PRIMARY KEY, status TEXT NOT NULL, payload TEXT NOT NULL, created REAL NOT NULL)"
+                )
+                self._conn.execute("SELECT count(*) FROM judge_calls").fetchone()  # reads the table's pages
+        except sqlite3.DatabaseError as exc:  # a truncated or foreign file: one sentence, the file left as it is
+            self._conn.close()
+            self._conn = None  # type: ignore[assignment]
+            raise InputError(f"The judge cache {self.path} cannot be read as an SQLite database ({exc}); it is damaged "
+                             "or not a biasbound cache: move it aside (the calls in it are judged again) or choose "
+                             "another output folder.") from None
 
     def __repr__(self) -> str:
         return f"JudgeCache(path={self.path!r})"
