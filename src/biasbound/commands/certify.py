@@ -531,7 +531,7 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         console.print(t)
         lb = j.leaderboard.head(top)
         t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {judge_shown}")
-        native = [c for c in NATIVE_COLUMNS if c in lb.columns and lb[c].notna().any()]
+        native = [c for c in lb.columns if (c in NATIVE_COLUMNS or str(c).startswith("inspect_")) and lb[c].notna().any()]
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
         for c in native:
