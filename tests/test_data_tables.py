@@ -58,8 +58,8 @@ def test_jsonl_and_parquet_give_the_same_frame_as_csv(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("scores", "expected"),
-    [([0.2, 0.9], (0, 1)), ([0, 1], (0, 1)), ([0, 0], (0, 1)), ([2, 5], (1, 5)), ([1, 5], (1, 5)), ([3, 7], (1, 7)),
-     ([1, 10], (1, 10)), ([3, 10], (1, 10)), ([0, 10], (0, 10)), ([0, 3, 10], (0, 10)), ([0, 100], (0, 100))],
+    [([0.2, 0.9], (0, 1)), ([0, 1], (0, 1)), ([0, 0], (0, 1)), ([1, 10], (1, 10)), ([1, 4, 10], (1, 10)),
+     ([0, 100], (0, 100))],
 )
 def test_infer_scale(scores: list[float], expected: tuple[float, float]) -> None:
     assert infer_scale(scores + [np.nan]) == expected
@@ -69,7 +69,13 @@ def test_infer_scale(scores: list[float], expected: tuple[float, float]) -> None
     ("scores", "words"),
     [([np.nan], "no finite score"), ([200, 200], "every score equals 200"), ([1, 1], "every score equals 1"),
      ([2, 4], "could be [1, 5] or [1, 7]"), ([1, 9], "run from 1 to 9"), ([-2, 3], "run from -2 to 3"),
-     ([0, 55], "could be [0, 100]"), ([-0.05, 0.5, 1], "run from -0.05 to 1")],
+     ([0, 55], "could be [0, 100]"), ([-0.05, 0.5, 1], "run from -0.05 to 1"),
+     # a part of a scale is never taken for the scale: a 1-10 judge that never gave 8-10 (or 6-10) looks like a
+     # 1-7 (1-5) judge; the bottom unreached leaves 0- or 1-based open; 0-10 could be a 0-100 judge's low end
+     ([1, 7], "a judge on [1, 10] that never gave more than 7"), ([1, 3, 7], "ends of [1, 7]"),
+     ([1, 5], "never gave more than 5"), ([2, 5], "not its bottom"), ([3, 7], "not its bottom"),
+     ([3, 10], "could be [1, 10] or [0, 10]"), ([0, 10], "[0, 100] that never gave more than 10"),
+     ([0, 3, 10], "ends of [0, 10]")],
 )
 def test_infer_scale_asks_when_the_data_do_not_say(scores: list[float], words: str) -> None:
     with pytest.raises(InputError, match="scale") as info:
@@ -129,7 +135,7 @@ def test_missing_column_names_the_header(tmp_path: Path) -> None:
 def test_duplicate_key_names_both_lines(tmp_path: Path) -> None:
     path = write(tmp_path, "t.csv", "item_id,model,score,rerun\na,m,3,0\nb,m,4,0\na,m,5,0\na,m,5,1\n")
     with pytest.raises(DataFormatError, match="duplicated") as err:
-        load_table(path)
+        load_table(path, scale=(1, 5))
     assert err.value.line == 4 and f"{path}:2" in str(err.value)
 
 

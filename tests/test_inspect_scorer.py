@@ -58,7 +58,7 @@ def test_wrapper_log_certifies_with_the_recorded_sensitivities(tmp_path, capsys)
 
     ev = read_eval_log(str(log))
     assert ev.status == "success"
-    metrics = {k: m.value for k, m in ev.results.scores[0].metrics.items()}
+    metrics = {k: m.value for es in ev.results.scores for k, m in es.metrics.items()}
     hand, counts = _by_hand(log)
     assert set(hand) == {"format", "rerun"} and counts == {"format": 6, "rerun": 6}
     for g in ("format", "rerun"):
@@ -181,7 +181,7 @@ def test_epochs_and_wrapper_reruns_pool_into_one_rerun_generator(tmp_path):
     from inspect_ai.log import read_eval_log
 
     ev = read_eval_log(str(log))
-    metrics = {k: m.value for k, m in ev.results.scores[0].metrics.items()}
+    metrics = {k: m.value for es in ev.results.scores for k, m in es.metrics.items()}
     by = {}
     for s in ev.samples:
         sc = s.scores["bias_bounded"]
@@ -252,7 +252,7 @@ def test_default_certify_prints_the_recorded_sensitivities(tmp_path, capsys):
 
     from biasbound.commands.certify import load_inputs, observed_sensitivity
 
-    metrics = {k: m.value for k, m in read_eval_log(str(log)).results.scores[0].metrics.items()}
+    metrics = {k: m.value for es in read_eval_log(str(log)).results.scores for k, m in es.metrics.items()}
     table = observed_sensitivity(load_inputs([log]).frame, ["variant:format", "rerun"]).set_index("generator")
     assert table.loc["variant:format", "delta_star"] == pytest.approx(metrics["format"], rel=1e-12)
     assert table.loc["rerun", "delta_star"] == pytest.approx(metrics["rerun"], rel=1e-12)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from biasbound import DataFormatError
+from biasbound import DataFormatError, InputError
 from biasbound.cli import main
 from biasbound.integrations.inspect_log import load_inspect_log
 from inspect_helpers import mock_model, run_eval, samples
@@ -86,10 +86,12 @@ def _numeric_task(values):
 def test_numeric_scores_scale_inferred_given_and_out_of_range(tmp_path):
     log = run_eval(_numeric_task([1, 3, 4, 5]), ["a"] * 4, tmp_path, log_format="json")
     assert log.suffix == ".json"
-    js = load_inspect_log(tmp_path)  # the folder
+    with pytest.raises(InputError, match="never gave more than 5"):  # 1..5 could be a 1-10 grader's low end
+        load_inspect_log(tmp_path)  # the folder
+    js = load_inspect_log(tmp_path, scale=(1, 5))
     f = js.frame.set_index("item_id")["score"]
-    assert f.tolist() == [0.0, 0.5, 0.75, 1.0]  # inferred [1, 5]: (x - 1) / 4
-    assert "[1, 5]" in js.frame.attrs["integration"]["score_rule"] and "inferred" in js.frame.attrs["integration"]["score_rule"]
+    assert f.tolist() == [0.0, 0.5, 0.75, 1.0]  # given [1, 5]: (x - 1) / 4
+    assert "[1, 5]" in js.frame.attrs["integration"]["score_rule"]
     g = load_inspect_log(log, scale=(0, 10)).frame.set_index("item_id")["score"]
     assert g.tolist() == [0.1, 0.3, 0.4, 0.5]
     with pytest.raises(DataFormatError) as ei:

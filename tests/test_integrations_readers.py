@@ -153,7 +153,7 @@ def test_mt_bench_single_unparsed_rating_reruns_and_bad_score(tmp_path):
     p.write_text("\n".join([_single("a", 1, 7), _single("a", 2, 11)]) + "\n")
     with pytest.raises(DataFormatError) as ei:
         load_mt_bench(p)
-    assert (ei.value.path, ei.value.line) == (str(p), 2) and "outside the 1-10 scale" in str(ei.value)
+    assert (ei.value.path, ei.value.line) == (str(p), 2) and "outside the 0-10 scale" in str(ei.value)
 
 
 def test_mt_bench_pairwise_all_mode_gives_both_models(tmp_path):

@@ -24,6 +24,8 @@ __all__ = [
     "bootstrap_means",
     "bradley_terry",
     "expected_distortion",
+    "native_columns",
+    "pin_baseline",
     "rank",
     "retention",
 ]
@@ -489,6 +491,41 @@ def _bradley_terry_from(wr: pd.DataFrame, battles: list[_Battles], baseline: str
     )
     out = out.sort_values(["judge", "bt"], ascending=[True, False], kind="stable", na_position="last").reset_index(drop=True)
     out.attrs.update(wr.attrs)
+    return out
+
+
+def native_columns(table: pd.DataFrame, natives: list[dict[str, Any]]) -> pd.DataFrame:
+    """``table`` with one column per tool's own headline number (``Native.to_dict()`` records).
+
+    Each record names its column (``fastchat_win_rate_adjusted``, ``mt_bench_score``,
+    ``arena_hard_score``, ``alpaca_eval_win_rate``, ...) and gives a value per (judge, model);
+    rows without one (another judge or format) get NaN. The table is not changed.
+    """
+    out = table.copy()
+    keys = list(zip(out["judge"].astype(str), out["model"].astype(str)))
+    for rec in natives:
+        vals = {(str(v["judge"]), str(v["model"])): float(v["value"]) for v in rec.get("values", [])}
+        if any(k in vals for k in keys):
+            out[rec["column"]] = [vals.get(k, np.nan) for k in keys]
+    return out
+
+
+def pin_baseline(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """``table`` with the baseline's own win-rate row at 50 (interval 50, 50) and Bradley-Terry at 1000.
+
+    A model ties itself by definition; Arena-Hard's ``show_result.py`` pins the baseline so. Only the
+    columns of a win rate against the baseline change (``winrate``, ``bt``, ``arena_hard_score`` and
+    their intervals, where they hold a number); the certified scores are the data's.
+    """
+    out = table.copy()
+    row = (out["model"].astype(str) == baseline).to_numpy()
+    if not row.any():
+        return out
+    for cols, value in ((("winrate", "winrate_lo", "winrate_hi", "arena_hard_score"), 50.0),
+                        (("bt", "bt_lo", "bt_hi"), _ELO_ANCHOR)):
+        for c in cols:
+            if c in out.columns and out.loc[row, c].notna().any():
+                out.loc[row, c] = value
     return out
 
 

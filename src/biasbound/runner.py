@@ -567,8 +567,20 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
     }
 
     # 6. certify
-    from biasbound._exceptions import BiasboundError
+    from biasbound._exceptions import BiasboundError, JudgeError
     from biasbound.pipeline import certify
+
+    for endpoint in panel:  # a judge none of whose calls gave a verdict: the endpoint is the problem, say so
+        mine = frame[frame["judge"] == endpoint.name] if len(panel) > 1 else frame
+        if len(mine) and mine["score"].isna().all():
+            reasons = Counter(str(r) for r in mine["reason"].dropna())
+            why = f" (most often: {reasons.most_common(1)[0][0]})" if reasons else ""
+            summary["certify"] = {"status": "failed", "reason": "every judge call failed"}
+            summary["seconds"] = round(time.monotonic() - t_start, 3)
+            _write_json(out / "run_summary.json", summary)
+            raise JudgeError(f"Every one of the {len(mine)} calls to the judge {endpoint.model!r} at {endpoint.base_url} "
+                             f"failed{why}; nothing to certify. Check that endpoint (its URL, model and key); the run's "
+                             f"files are in {out} and a re-run reuses every call that succeeded.")
 
     c = cfg.calibration
     certification = None

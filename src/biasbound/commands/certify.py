@@ -9,6 +9,8 @@ Inputs are detected by content (:func:`detect_format`):
   :mod:`biasbound.integrations.mt_bench`;
 - any other folder, or a ``.jsonl``/``.json`` whose first record has ``games``: Arena-Hard-Auto;
 - a CSV whose header has ``winner_orig_order``: LLMBar's both-order table;
+- a table (CSV, TSV, JSON lines or array) with ``model_a``, ``model_b``, ``winner`` and a question id:
+  a pairwise battle table → :mod:`biasbound.integrations.battles`;
 - anything else (CSV, TSV, JSONL, Parquet, optionally gzipped): a generic long table.
 
 ``--neighbors auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
@@ -57,6 +59,10 @@ __all__ = [
 #: Exit code of ``certify`` when an audit contradicts a certificate (0 = certified, 2 = bad input or
 #: a judge that cannot be certified at (τ, δ); see the README's exit-code table).
 EXIT_VIOLATED = 1
+
+#: The tools' own headline numbers (leaderboard.native_columns), shown beside the certified column.
+NATIVE_COLUMNS = ("fastchat_win_rate_adjusted", "mt_bench_score", "arena_hard_score", "alpaca_eval_win_rate",
+                  "alpaca_eval_length_controlled_win_rate", "battles_win_rate", "battles_bt_elo")
 
 #: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
 _DETAILED_JUDGES = 5
@@ -111,9 +117,10 @@ _TABLE_SUFFIXES = tuple(f".{ext}{c}" for ext in ("csv", "tsv", "json", "parquet"
 
 
 def detect_format(path: Path) -> str:
-    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar`` or ``table``."""
+    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar``, ``battles`` or ``table``."""
     from biasbound.integrations.alpaca_eval import is_annotation_file
     from biasbound.integrations.inspect_log import is_log_file
+    from biasbound.integrations.battles import is_battle_table
     from biasbound.integrations.mt_bench import kind_of_record
 
     if path.is_dir():
@@ -130,9 +137,26 @@ def detect_format(path: Path) -> str:
             return "arena-hard"
         if kind_of_record(rec) is not None:
             return "mt_bench"
+        if isinstance(rec, dict) and is_battle_table(list(rec)):
+            return "battles"
+        if base.endswith(".json"):
+            try:
+                from biasbound.integrations._common import iter_json_array
+
+                first = next(iter(iter_json_array(path)), (0, None))[1]
+            except (BiasboundError, OSError, UnicodeDecodeError, RecursionError):
+                first = None
+            if isinstance(first, dict) and is_battle_table(list(first)):
+                return "battles"
         return "table"
-    if base.endswith(".csv"):
-        return "llmbar" if "winner_orig_order" in _first_line(path) else "table"
+    if base.endswith((".csv", ".tsv")):
+        head = _first_line(path)
+        if "winner_orig_order" in head:
+            return "llmbar"
+        import csv
+
+        fields = next(csv.reader([head], delimiter="\t" if base.endswith(".tsv") else ","), [])
+        return "battles" if is_battle_table([f.strip() for f in fields]) else "table"
     return "table"
 
 
@@ -148,6 +172,7 @@ def load_inputs(
     llmbar_view: str = "output_1",
     ties: str = "missing",
     score_map: dict[str, float] | None = None,
+    baseline: str | None = None,
 ) -> LoadedInputs:
     """Load and concatenate judgment inputs, detecting each one's format (:func:`detect_format`).
 
@@ -169,6 +194,8 @@ def load_inputs(
         MT-Bench pairwise ties: ``"missing"`` or ``"half"``.
     score_map:
         inspect_ai score value → score in [0, 1] (replaces the C/P/I rule).
+    baseline:
+        Arena-Hard's baseline model (its files do not name it): its own ``arena_hard_score`` is 50.
 
     Returns
     -------
@@ -190,7 +217,7 @@ def load_inputs(
             raise InputError(f"The {what} of {where} names {str(p)!r}, which does not exist.")
         kind = detect_format(p)
         if kind == "arena-hard":
-            js = load_arena_hard(p, skip_bad=skip_bad)
+            js = load_arena_hard(p, skip_bad=skip_bad, baseline=baseline)
         elif kind == "llmbar":
             js = load_llmbar(p, view=llmbar_view, skip_bad=skip_bad)
         elif kind == "alpaca_eval":
@@ -201,6 +228,10 @@ def load_inputs(
             from biasbound.integrations.mt_bench import load_mt_bench
 
             js = load_mt_bench(p, ties=ties, skip_bad=skip_bad)
+        elif kind == "battles":
+            from biasbound.integrations.battles import load_battles
+
+            js = load_battles(p, skip_bad=skip_bad)
         elif kind == "inspect":
             from biasbound.integrations.inspect_log import load_inspect_log
 
@@ -237,7 +268,8 @@ def _check_options_used(report: dict[str, Any], where: str, **given: Any) -> Non
 
 
 _FORMAT_WORDS = {"table": "long tables", "inspect": "inspect_ai logs", "alpaca_eval": "AlpacaEval annotations",
-                 "mt_bench": "MT-Bench judgments", "arena-hard": "Arena-Hard judgments", "llmbar": "LLMBar judgments"}
+                 "mt_bench": "MT-Bench judgments", "arena-hard": "Arena-Hard judgments", "llmbar": "LLMBar judgments",
+                 "battles": "battle tables"}
 
 
 def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) -> pd.DataFrame:
@@ -253,6 +285,20 @@ def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) 
             rep.setdefault("skipped", []).append([src, line, why + " (in another input)"])
             rep["n_skipped"] = len(rep["skipped"])
     return kept.reset_index(drop=True) if skipped else frame
+
+
+def check_baseline(frame: pd.DataFrame, baseline: str | None, where: str, report: dict[str, Any] | None = None) -> None:
+    """An unknown ``--baseline`` is a typo to say, never a silent no-op: it must be a judged model or a
+    model the readers found the others compared against (MT-Bench's model_2, AlpacaEval's generator_1)."""
+    if baseline is None:
+        return
+    models = sorted(set(frame["model"].astype(str)))
+    judged_against = {str(b) for rep in (report or {}).values() if isinstance(rep, dict)
+                      for b in ((rep.get("integration") or {}).get("baselines") or [])}
+    if baseline not in models and baseline not in judged_against:
+        shown = ", ".join(models[:8]) + (f" … ({len(models)} models)" if len(models) > 8 else "")
+        raise InputError(f"The '--baseline' option of {where} names {baseline!r}, which is not a model in the judgments "
+                         f"({shown}); give one of them, or leave it out.")
 
 
 def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
@@ -360,6 +406,8 @@ def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
             how = "inferred from the data — pass --scale lo,hi if it is wrong" if rep.get("scale_inferred") else "given"
             console.print(f"  score scale [{scale[0]:g}, {scale[1]:g}] mapped to [0, 1] ({how})", soft_wrap=True,
                           highlight=False)
+        for nat in integ.get("native") or []:
+            console.print(f"  native number: {nat.get('rule')}", soft_wrap=True, highlight=False, markup=False)
         for reason, n in (integ.get("not_mapped") or {}).items():
             console.print(f"  not mapped: {n} × {reason}", soft_wrap=True, highlight=False, markup=False)
         for remark in integ.get("remarks") or []:
@@ -483,13 +531,23 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         console.print(t)
         lb = j.leaderboard.head(top)
         t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {judge_shown}")
+        native = [c for c in lb.columns if (c in NATIVE_COLUMNS or str(c).startswith("inspect_")) and lb[c].notna().any()]
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
+        for c in native:
+            t2.add_column(c.replace("_", " "), overflow="fold")
         for row in lb.itertuples():
             t2.add_row(_rank(row.rank_original), escape(str(row.model)),
                        f"{_f(row.original, 3)} [{_f(row.original_lo, 3)}, {_f(row.original_hi, 3)}]",
                        f"{_f(row.certified, 3)} [{_f(row.certified_lo, 3)}, {_f(row.certified_hi, 3)}]",
-                       _rank(row.rank_certified))
+                       _rank(row.rank_certified), *[_f(getattr(row, c), 4) for c in native])
+        pairwise = "original_both_orders" in lb.columns
+        t2.caption = escape(
+            "original = mean of the certified vector f(D): "
+            + ("the judge's scores in the original presentation order (game 1) on [0, 1], missing excluded"
+               if pairwise else "the judge's per-item scores on [0, 1], missing excluded")
+            + "; certified = mean of the released M(D)"
+            + "".join(f"; {c} = the tool's own number by its own rule (the rule is printed with the input)" for c in native))
         console.print(t2)
     print_coverage(result, console)
     for name, why in result.failures.items():
@@ -551,7 +609,7 @@ def register(app: typer.Typer) -> None:
     def certify_command(
         inputs: list[Path] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
                                             "annotations, MT-Bench judgment files, inspect_ai logs, or long tables."),
-        out: Path = typer.Option(..., "--out", help="Output folder."),
+        out: str = typer.Option(..., "--out", help="Output folder."),  # str: typer reads "" as Path(".")
         tau: float = typer.Option(0.5, "--tau", help="Tolerance τ > 0 on ||M(D) − M(D')||."),
         delta: float = typer.Option(0.01, "--delta", help="Failure probability δ in (0, 1)."),
         neighbors: str = typer.Option("auto", "--neighbors",
@@ -576,7 +634,8 @@ def register(app: typer.Typer) -> None:
         bootstrap_rounds: int = typer.Option(1000, "--bootstrap-rounds", help="Item-bootstrap rounds for CIs."),
         no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
         baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
-                                            "(marked in leaderboard.csv and the report; changes no number)."),
+                                            "(marked in leaderboard.csv; its own win rate is 50, as Arena-Hard pins "
+                                            "it; the certified scores do not depend on it)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
         hamming: str = typer.Option("1", "--hamming", help="Neighbour size: K items perturbed at once (drawn uniformly), "
                                     "or 'all' (every item: for swaps, the position bias of the whole leaderboard)."),
@@ -611,11 +670,12 @@ def register(app: typer.Typer) -> None:
                        alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                        jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds, hamming=hamming,
                        sigma=sigma, deterministic_judge=deterministic_judge)
-        check_out(out)  # an --out naming a file fails before any input is read
+        out = check_out(out)  # an --out naming a file (or nothing) fails before any input is read
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
-                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map)
+                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
+        check_baseline(loaded.frame, baseline, "certify", loaded.report)
         console = Console()
         print_inputs(loaded, console)
         if auto:

@@ -150,6 +150,33 @@ def example_run_config(
     }
 
 
+def write_example_config(path: str | Path, *, base_url: str = "http://127.0.0.1:8011/v1") -> Path:
+    """Write :func:`example_run_config` as YAML to ``path``, runnable from any folder.
+
+    The data paths are absolute paths into the installed package (no source checkout needed); the
+    output folder is ``biasbound-run`` next to the file (relative paths of a config resolve against
+    its folder). An existing file is never overwritten.
+    """
+    import yaml
+
+    p = Path(path)
+    if not str(path).strip() or p.is_dir():
+        raise InputError(f"The '--write-config' option of demo must name a YAML file to create. Got {str(path)!r} instead.")
+    if p.exists():
+        raise InputError(f"The '--write-config' option of demo names {str(p)!r}, which exists; give a new file name "
+                         "(an existing config is never overwritten).")
+    if not p.parent.is_dir():
+        raise InputError(f"The '--write-config' option of demo names {str(p)!r}, but the folder {str(p.parent)!r} does "
+                         "not exist.")
+    cfg = example_run_config(base_url, "biasbound-run")
+    head = ("# biasbound run config, written by `biasbound demo --write-config`. The data paths point into the\n"
+            "# installed biasbound package (Arena-Hard v0.1 subset, Apache-2.0); relative paths (output) resolve\n"
+            "# against this file's folder. Start a judge at judge.base_url (e.g. `biasbound serve-synthetic-judge\n"
+            "# --port 8011`) or point base_url/model/api_key_env (the NAME of the variable) at a real one.\n")
+    p.write_text(head + yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return p
+
+
 def run_example(
     out: str | Path = "biasbound-demo", *, n_items: int | None = None, generators: Any = None, progress: bool = True,
 ) -> Any:
@@ -304,9 +331,19 @@ def register(app: typer.Typer) -> None:
         generators: str | None = typer.Option(None, "--generators", help="With --run: comma-separated neighbour "
                                               "generators (the example's six by default)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
+        write_config: Path | None = typer.Option(None, "--write-config", help="Write the example run config (the "
+                                                 "judge at http://127.0.0.1:8011/v1, the data inside this installed "
+                                                 "package, absolute paths) to this YAML file and stop."),
     ) -> None:
         """Certify the embedded Arena-Hard data (paper, tight, and every answer swapped in the leaderboard view) and compare them (or --run the judge runner)."""
         from biasbound.commands.certify import EXIT_VIOLATED
+
+        if write_config is not None:
+            path = write_example_config(write_config)
+            Console().print(f"Example run config written to {path} (data paths point into the installed package); "
+                            "change judge.base_url, judge.model and judge.api_key_env, then: biasbound run "
+                            f"{path}", highlight=False, soft_wrap=True)
+            return
 
         if run_:
             from biasbound.commands.run import print_run_summary

@@ -32,7 +32,7 @@ from biasbound._validation import arg
 from biasbound.data._io import open_text
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
 
-__all__ = ["FACTORS", "GAME1_SCORES", "VERDICT_ALIASES", "load_arena_hard", "verdict_score"]
+__all__ = ["ARENA_HARD_SCORE_RULE", "FACTORS", "GAME1_SCORES", "VERDICT_ALIASES", "load_arena_hard", "verdict_score"]
 
 #: Canonical verdict → score in the model's view for game 1 (baseline is A).
 GAME1_SCORES: dict[str, float] = {"B>>A": 1.0, "B>A": 0.75, "A=B": 0.5, "A>B": 0.25, "A>>B": 0.0}
@@ -124,7 +124,13 @@ def _game_rows(g_idx: int, game: Any) -> tuple[float, str | None, dict[str, floa
         raise _Bad(f"unknown verdict {verdict!r} in game {g_idx}; expected A>>B, A>B, A=B, B>A, B>>A (or A<<B, B<<A)") from None
 
 
-def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: bool = False) -> JudgmentSet:
+ARENA_HARD_SCORE_RULE = ("arena_hard_score: Arena-Hard-Auto show_result.py: win rate vs the baseline in percent from its "
+                         "Bradley-Terry fit on both games, strong verdicts weighted 3, ties half (with battles against one "
+                         "baseline only, the weighted win rate itself); the baseline's own row is 50")
+
+
+def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: bool = False,
+                    baseline: str | None = None) -> JudgmentSet:
     """Load Arena-Hard-Auto judgment files.
 
     Parameters
@@ -135,7 +141,12 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     judge:
         Judge name for records without a ``judge`` field (default: the file's folder name).
     skip_bad:
-        When True, bad lines are skipped and listed in ``report.skipped`` instead of raising.
+        When True, bad lines are skipped and listed in ``report.skipped`` instead of raising
+        (and a model file holding no record is counted instead of refused).
+    baseline:
+        The baseline model (game 1's assistant A), which the files do not name. Its own row of
+        ``arena_hard_score`` is 50, as Arena-Hard's ``show_result.py`` pins it; without it, a
+        baseline judged against itself shows its data's win rate, with a note saying so.
 
     Returns
     -------
@@ -143,7 +154,8 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
         Two rows per record (game 1 and game 2), variant ``"original"``, rerun 0, score on
         [0, 1] in the model's view (game 2 flipped), the raw verdict, factor columns
         ``factor_<name>`` for the per-factor verdicts present. A missing game or a missing
-        or null verdict is a row with score NaN, counted in the report.
+        or null verdict is a row with score NaN, counted in the report. Arena-Hard's own
+        headline (``arena_hard_score``, its rule stated) is in ``frame.attrs["integration"]``.
 
     Raises
     ------
@@ -158,9 +170,11 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     factor_vals: dict[str, list[float]] = {}
     skipped: list[tuple[str, int | None, str]] = []
     n_rows = 0
+    empty: list[str] = []
     for file in files:
         src = str(file)
         default_judge = judge if judge is not None else file.parent.name
+        n_before = len(skipped) + n_rows
         for ln, text in enumerate(_open_lines(file), start=1):
             if not text.strip():
                 continue
@@ -203,10 +217,45 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                 for name, lst in factor_vals.items():
                     lst.append(factors.get(name, np.nan))
                 n_rows += 1
+        if len(skipped) + n_rows == n_before:
+            # an empty model file is an interrupted or failed run: said, never dropped unseen
+            if len(files) > 1 and not skip_bad:
+                raise DataFormatError(f"the file holds no judgment record (an interrupted run?); remove it or "
+                                      f"{arg('pass skip_bad=True', 'pass --skip-bad')} to leave it out and count it.",
+                                      path=src, line=1)
+            empty.append(src)
     frame = pd.DataFrame(cols)
     frame["variant"] = "original"
     frame["rerun"] = 0
     for name, lst in factor_vals.items():
         frame[f"factor_{name}"] = np.asarray(lst, dtype=float)
     frame = _check_duplicates(frame, skip_bad, skipped)
-    return _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    return _with_native(js, baseline, empty)
+
+
+def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str]) -> JudgmentSet:
+    """Attach Arena-Hard's own headline (``arena_hard_score``) and the reader's notes to ``js``."""
+    from biasbound.integrations._common import Native, Notes, attach
+    from biasbound.leaderboard import arena_hard_winrate
+
+    notes = Notes("arena-hard", rule="Arena-Hard verdict in the model's view: B>>A 1, B>A 0.75, A=B 0.5, A>B 0.25, A>>B 0 "
+                                     "(game 2 mirrored); a missing game or verdict -> missing")
+    for src in empty:
+        notes.count(f"model file with no judgment record left out (--skip-bad): {src}")
+    f = js.frame
+    ok = f["score"].notna().to_numpy()
+    if not ok.any():
+        return attach(js, notes)
+    models = set(f["model"].astype(str))
+    if baseline is not None and baseline not in models:
+        notes.remark(f"baseline {baseline!r} is not a judged model here, so no row of it is shown")
+    elif baseline is None:
+        notes.remark("the judgment files do not name the baseline: pass --baseline NAME to pin its own row of "
+                     "arena_hard_score at 50 as Arena-Hard's show_result.py does")
+    native = Native("arena_hard_score", ARENA_HARD_SCORE_RULE)
+    wr = arena_hard_winrate(f[ok], baseline=baseline, rounds=1, rng=0)
+    for r in wr.itertuples():
+        native.values[(str(r.judge), str(r.model))] = float(r.winrate)
+    notes.native.append(native)
+    return attach(js, notes)

@@ -54,7 +54,7 @@ def load_demo() -> JudgmentSet:
         76,000 rows, judge ``"ensemble"``; one record lacks game 2, loaded as one
         missing judgment (score NaN) and counted in the report.
     """
-    return load_arena_hard(demo_path() / "judgments_ensemble.jsonl.gz")
+    return load_arena_hard(demo_path() / "judgments_ensemble.jsonl.gz", baseline=DEMO_BASELINE)
 
 
 def demo_leaderboard(kind: str = "no_control") -> pd.DataFrame:

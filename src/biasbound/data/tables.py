@@ -285,9 +285,11 @@ def infer_scale(scores: Any) -> tuple[float, float]:
 
         * ``[0, 1]`` when the scores lie in [0, 1] and are not all equal (preferences,
           probabilities, binary verdicts);
-        * otherwise the common scale whose top the scores reach (a 1–10 judge that said 10
-          somewhere), with the bottom they reach when two share that top (``[0, 10]`` when a
-          0 was seen, else ``[1, 10]``).
+        * otherwise the common scale both of whose ends the scores reach, provided no wider
+          common scale with the same bottom holds them too: ``[1, 10]`` for scores running
+          from 1 to 10, but scores from 1 to 7 are asked about — a 1–10 judge that never
+          gave 8–10 writes the same table as a 1–7 judge (likewise 1–5, and 0–10 vs 0–100).
+          A scale is never guessed from a part of it.
 
         Up to 1% of the scores (one of 20–199) may lie outside the scale the others
         determine; they are NOT a reason to widen it: the loader reports each as a bad row
@@ -297,7 +299,7 @@ def infer_scale(scores: Any) -> tuple[float, float]:
     ------
     InputError
         When there is no finite score, or the scores fit no common scale in this way
-        (e.g. a 1–10 judge that only said 2–4, all scores equal, values outside every
+        (e.g. a 1–10 judge that only said 2–4 or 1–7, all scores equal, values outside every
         common scale): give the scale explicitly.
 
     Notes
@@ -326,7 +328,7 @@ def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
         if (a, b) == (0.0, 1.0):
             fits = inside.min() < inside.max()
         else:
-            fits = inside.max() == b
+            fits = inside.max() == b  # the bottom is checked below: a stray low value is asked about by name
         if fits:
             reached_bottom = 0 if inside.min() == a else 1
             eligible.append((n_out, reached_bottom, b - a, (a, b)))
@@ -345,6 +347,19 @@ def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
                 raise InputError(f"Cannot infer the score scale: the scores fit [{best[0]:g}, {b:g}] only because of "
                                  f"{stray} score(s) below {a:g} (of {arr.size}); without them they fit [{a:g}, {b:g}], "
                                  f"so {give}{which}.")
+        a, b = best
+        inside = arr[(arr >= a) & (arr <= b)]
+        if best != (0.0, 1.0):
+            wider = [(a2, b2) for a2, b2 in COMMON_SCALES if a2 == a and b2 > b and inside.max() <= b2]
+            if inside.min() != a:
+                holding = [f"[{x:g}, {y:g}]" for x, y in COMMON_SCALES if x <= inside.min() and inside.max() <= y]
+                raise InputError(f"Cannot infer the score scale: the scores run from {_exact(float(inside.min()))} to "
+                                 f"{_exact(float(inside.max()))}, reaching the top of [{a:g}, {b:g}] but not its bottom "
+                                 f"(it could be {' or '.join(holding)}); {give}.")
+            if wider:
+                raise InputError(f"Cannot infer the score scale: the scores run from {a:g} to {b:g}, the ends of "
+                                 f"[{a:g}, {b:g}], but a judge on [{wider[-1][0]:g}, {wider[-1][1]:g}] that never gave more "
+                                 f"than {b:g} writes the same table; {give}.")
         return eligible[0][3], eligible[0][0]
     lo, hi = float(arr.min()), float(arr.max())
     if lo == hi:

@@ -19,7 +19,7 @@ from typing import Any
 from biasbound._exceptions import DataFormatError
 from biasbound.data._io import open_text
 
-__all__ = ["Notes", "attach", "iter_json_array"]
+__all__ = ["Native", "Notes", "attach", "iter_json_array", "native_tables"]
 
 
 def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
@@ -72,13 +72,64 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 @dataclass
+class Native:
+    """A tool's own headline number per (judge, model), computed by that tool's own rule.
+
+    ``column`` is the leaderboard column it is shown in (named after the tool, e.g.
+    ``fastchat_win_rate_adjusted``), ``rule`` the sentence stating how the tool computes it,
+    ``values`` maps ``(judge, model)`` to the number (on the tool's own scale).
+    """
+
+    column: str
+    rule: str
+    values: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``column``, ``rule``, ``values`` as ``[{judge, model, value}]``."""
+        return {"column": self.column, "rule": self.rule,
+                "values": [{"judge": j, "model": m, "value": float(v)} for (j, m), v in sorted(self.values.items())]}
+
+
+def native_tables(*sources: Any) -> list[dict[str, Any]]:
+    """Every native-number record (``Native.to_dict()``) found in load reports or frame attrs.
+
+    ``sources``: dicts shaped like ``frame.attrs`` (``{"integration": {"native": [...]}}``) or a
+    ``LoadedInputs.report`` (path → report holding ``integration``); anything else is ignored.
+    Records with the same column are merged (their values concatenated).
+    """
+    found: dict[str, dict[str, Any]] = {}
+
+    def take(integ: Any) -> None:
+        if not isinstance(integ, dict):
+            return
+        for rec in integ.get("native") or []:
+            if isinstance(rec, dict) and "column" in rec:
+                have = found.setdefault(rec["column"], {"column": rec["column"], "rule": rec.get("rule", ""), "values": []})
+                have["values"] = have["values"] + list(rec.get("values") or [])
+
+    for src in sources:
+        if not isinstance(src, dict):
+            continue
+        if "integration" in src:
+            take(src["integration"])
+        else:
+            for rep in src.values():
+                if isinstance(rep, dict):
+                    take(rep.get("integration"))
+    return list(found.values())
+
+
+@dataclass
 class Notes:
-    """What a reader could not map, counted by reason, plus the score rule it applied."""
+    """What a reader could not map, counted by reason, plus the score rule it applied and the
+    tool's own headline numbers (:class:`Native`)."""
 
     fmt: str
     rule: str = ""
     counts: Counter[str] = field(default_factory=Counter)
     remarks: list[str] = field(default_factory=list)
+    native: list[Native] = field(default_factory=list)
+    baselines: list[str] = field(default_factory=list)
 
     def count(self, reason: str, n: int = 1) -> None:
         """Count ``n`` records (or judgments) that hit ``reason``."""
@@ -91,8 +142,9 @@ class Notes:
             self.remarks.append(text)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``format``, ``score_rule``, ``not_mapped`` (reason → count), ``remarks``."""
-        return {"format": self.fmt, "score_rule": self.rule, "not_mapped": dict(self.counts), "remarks": list(self.remarks)}
+        """JSON-ready form: ``format``, ``score_rule``, ``not_mapped`` (reason → count), ``remarks``, ``native``."""
+        return {"format": self.fmt, "score_rule": self.rule, "not_mapped": dict(self.counts), "remarks": list(self.remarks),
+                "native": [n.to_dict() for n in self.native], "baselines": sorted(set(self.baselines))}
 
 
 def attach(js: Any, notes: Notes) -> Any:

@@ -202,6 +202,7 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
             f"model {m!r} is compared with {int(several.iloc[0])} different baselines (generator_1) by annotator {j!r}; "
             "load the annotations of one baseline at a time.", path=str(paths[0]))
     for b in sorted(frame["baseline"].dropna().unique()):
+        notes.baselines.append(str(b))
         notes.remark(f"baseline (generator_1): {b}")
     frame["rerun"] = 0
     frame["game"] = 0

@@ -41,7 +41,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _check_scale, _finish, infer_scale
-from biasbound.integrations._common import Notes, attach
+from biasbound.integrations._common import Native, Notes, attach
 
 __all__ = ["LETTER_SCORES", "METADATA_KEY", "find_logs", "is_log_file", "load_inspect_log", "require_inspect"]
 
@@ -218,6 +218,7 @@ def load_inspect_log(
         notes.remark(f"logs of {len(tasks)} tasks read: item ids are '<task>/<sample id>'")
     rows: list[dict[str, Any]] = []
     skipped: list[tuple[str, int | None, str]] = []
+    declared: dict[str, tuple[float, float]] = {}  # judge key -> the scale bias_bounded(scale=...) recorded
     for f, log in logs:
         src = str(f)
         if log.status != "success":
@@ -242,7 +243,7 @@ def load_inspect_log(
                 names = list(scores or graders or ["<no scorer>"])  # one missing judgment per scorer of the eval
                 notes.count("sample with an error (no score): missing", len(names))
                 for name in names:
-                    rows.append(dict(judge_key=name, grader=graders.get(name) or role_grader, model=model, item_id=item,
+                    rows.append(dict(judge_key=name, scorer=name, grader=graders.get(name) or role_grader, model=model, item_id=item,
                                      variant="original", rerun=sample.epoch - 1, kind="missing", x=math.nan,
                                      verdict="sample error", source=src, line=pos, where=where))
                 continue
@@ -252,6 +253,9 @@ def load_inspect_log(
                 bb = meta.get(METADATA_KEY) if isinstance(meta, Mapping) else None
                 if isinstance(bb, Mapping) and isinstance(bb.get("judge"), str):
                     judge_key, grader = str(bb["judge"]), None
+                    sc = bb.get("scale")
+                    if isinstance(sc, (list, tuple)) and len(sc) == 2:
+                        declared[judge_key] = _check_scale(tuple(sc), "bias_bounded")
                 else:
                     judge_key = name
                 value = score.value
@@ -271,7 +275,7 @@ def load_inspect_log(
                     if kind == "missing":
                         reason = getattr(score, "reason", None) or "no value"
                         notes.count(f"unscored ({reason}): missing")
-                    rows.append(dict(judge_key=jk, grader=grader, model=model, item_id=item, variant="original",
+                    rows.append(dict(judge_key=jk, scorer=name, grader=grader, model=model, item_id=item, variant="original",
                                      rerun=sample.epoch - 1, kind=kind, x=x, verdict=None if v is None else str(v),
                                      source=src, line=pos, where=where))
                 if isinstance(bb, Mapping) and key is None:
@@ -280,7 +284,10 @@ def load_inspect_log(
     if not rows:
         raise DataFormatError("holds no scored sample.", path=str(paths[0]))
     frame = pd.DataFrame(rows)
-    frame["judge"] = [j if g is None else f"{j}({g})" for j, g in zip(frame["judge_key"], frame["grader"])]
+    # a grader the log does not record (None; NaN once pandas filled the column) adds nothing to the name
+    frame["judge"] = [j if not isinstance(g, str) or not g.strip() else f"{j}({g})"
+                      for j, g in zip(frame["judge_key"], frame["grader"])]
+    notes.native += _native_metrics(logs, frame)
     frame["score"] = np.nan
     rules = []
     if score_map is not None:
@@ -294,8 +301,11 @@ def load_inspect_log(
         num = sub[sub["kind"] == "number"]
         if num.empty:
             continue
+        key = str(sub["judge_key"].iloc[0])
         if given is not None:
             lo, hi, how = given[0], given[1], "given"
+        elif key in declared:
+            (lo, hi), how = declared[key], "declared by bias_bounded(scale=...)"
         else:
             vals = num["x"].to_numpy(dtype=float)
             lo, hi = (0.0, 1.0) if ((vals >= 0) & (vals <= 1)).all() else infer_scale(vals)
@@ -318,6 +328,39 @@ def load_inspect_log(
     frame = _check_duplicates(frame, skip_bad, skipped)
     js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     return attach(js, notes)
+
+
+def _native_metrics(logs: list[tuple[Path, Any]], frame: pd.DataFrame) -> list[Native]:
+    """inspect's own metrics per scorer (``log.results``, over the epochs reduced by the scorer's reducer) as
+    columns ``inspect_<metric>``; the neighbour_sensitivity figures of bias_bounded are left out (they are
+    printed by certify from the data)."""
+    from biasbound.integrations.inspect_scorer import GENERATORS
+
+    judge_of: dict[tuple[str, str], str] = {}
+    for src, scorer, judge in zip(frame["source"], frame["scorer"], frame["judge"]):
+        if isinstance(scorer, str):
+            judge_of.setdefault((str(src), scorer), str(judge))
+    out: dict[str, Native] = {}
+    for f, log in logs:
+        results = getattr(log, "results", None)
+        model = str(log.eval.model)
+        for es in (getattr(results, "scores", None) or []):
+            judge = judge_of.get((str(f), str(es.name))) or judge_of.get((str(f), str(getattr(es, "scorer", ""))))
+            if judge is None:
+                continue
+            reducer = getattr(es, "reducer", None) or "mean"
+            for mname, m in (es.metrics or {}).items():
+                if mname in GENERATORS or mname.startswith("m_"):
+                    continue
+                value = getattr(m, "value", None)
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                col = f"inspect_{mname}"
+                nat = out.setdefault(col, Native(col, f"{col}: inspect_ai's own metric {mname!r} from the log's results, "
+                                                      f"per scorer, its epochs reduced by the scorer's reducer"))
+                nat.values[(judge, model)] = float(value)
+                nat.rule = nat.rule if f"reducer {reducer!r}" in nat.rule else nat.rule + f" (scorer {es.name}: reducer {reducer!r})"
+    return list(out.values())
 
 
 def _neighbour_rows(bb: Mapping[str, Any], rows: list[dict[str, Any]], notes: Notes, score_map: Mapping[str, float] | None,
@@ -353,6 +396,6 @@ def _neighbour_rows(bb: Mapping[str, Any], rows: list[dict[str, Any]], notes: No
             n_rerun += 1
         else:
             rerun, variant = 0, gen
-        rows.append(dict(judge_key=judge_key, grader=None, model=model, item_id=item, variant=variant, rerun=rerun,
+        rows.append(dict(judge_key=judge_key, scorer=None, grader=None, model=model, item_id=item, variant=variant, rerun=rerun,
                          kind=kind, x=x, verdict=None if nb.get("value") is None else str(nb.get("value")), source=src,
                          line=pos, where=f"{where}, {gen} neighbour"))

@@ -121,17 +121,9 @@ def _pairs(scores: Sequence[SampleScore]) -> dict[str, list[tuple[float, float]]
         ka, xa = _raw_score(a, None)
         kb, xb = _raw_score(b, None)
         mapped.append((gen, ka, xa, kb, xb))
-    nums = [x for _, ka, xa, kb, xb in mapped for k, x in ((ka, xa), (kb, xb)) if k == "number"]
-    lo, hi = 0.0, 1.0
-    if nums and not all(0.0 <= x <= 1.0 for x in nums):
-        # the reader's rule: the smallest common scale over the judge's values (every epoch, every neighbour)
-        from biasbound.data.tables import infer_scale
-
-        # as the reader: every epoch's value, and the neighbours of epoch 1 (the only ones it reads)
-        allv = [ss.score.value for ss in scores] + [nb.get("value") for epochs in by_sample.values() if 1 in epochs
-                                                     for nb in epochs[1].get("neighbors", [])
-                                                     if nb.get("status", "applied") == "applied"]
-        lo, hi = infer_scale([x for k, x in (_raw_score(v, None) for v in allv) if k == "number"])
+    # the scale the wrapper declared (scale=...), as the reader uses it; else [0, 1], which the wrapper checked
+    declared = next((e[1].get("scale") for e in by_sample.values() if 1 in e and e[1].get("scale")), None)
+    lo, hi = (float(declared[0]), float(declared[1])) if declared else (0.0, 1.0)
     out: dict[str, list[tuple[float, float]]] = {}
     for gen, ka, xa, kb, xb in mapped:
         if ka == "missing" or kb == "missing":
@@ -157,7 +149,6 @@ def neighbour_sensitivity() -> Any:
     return compute
 
 
-@scorer(metrics=[neighbour_sensitivity()])
 def bias_bounded(
     wrapped: Scorer,
     generators: Sequence[str] = ("format", "rerun"),
@@ -168,8 +159,12 @@ def bias_bounded(
     seed: int = 0,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     judge: str | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> Scorer:
     """Wrap a (model-graded) scorer so that each sample's neighbours are graded too.
+
+    The returned scorer keeps the wrapped scorer's own metrics (accuracy, stderr, ...) and adds
+    :func:`neighbour_sensitivity`.
 
     Parameters
     ----------
@@ -194,6 +189,11 @@ def bias_bounded(
     judge:
         The judge's name in biasbound's outputs (default: the wrapped scorer's name with the
         grader model when the score's grading messages record it).
+    scale:
+        ``(lo, hi)``, the grader's numeric scale (e.g. ``(1, 10)``); recorded in every score so
+        the metric and ``biasbound certify LOG`` map values alike. Needed when the grader gives
+        numbers outside [0, 1]: such a value without it (or outside it) is an error of the
+        sample, which stops the eval (a scale is never guessed).
 
     Returns
     -------
@@ -204,13 +204,62 @@ def bias_bounded(
 
     Notes
     -----
+    Neighbours are graded on epoch 1 only (the reader reads epoch 1's; later epochs are reruns
+    of the whole sample already), so no grader call goes to a neighbour that is never read.
     ``rerun`` calls the wrapped scorer again on the same state: with inspect's model cache on,
     the repeat returns the cached grade and measures no jitter. A neighbour that could not be
     built (``not-applicable``, ``failed``) is recorded with its status and is not a neighbour;
     an unscored neighbour grade is a missing judgment.
     """
+    from inspect_ai._util.registry import registry_info
+    from inspect_ai.scorer._scorer import SCORER_METRICS, scorer_metrics
+
+    made = _bias_bounded(wrapped, generators, rubric_scorer=rubric_scorer, rubric=rubric, rewriter=rewriter, seed=seed,
+                         options=options, judge=judge, scale=scale)
+    try:
+        own = scorer_metrics(wrapped)
+    except Exception:  # an unregistered scorer callable: it declares no metrics
+        own = []
+    if isinstance(own, list) and own:  # the wrapped scorer's own metrics stay, the sensitivity is added
+        registry_info(made).metadata[SCORER_METRICS] = [*own, neighbour_sensitivity()]
+    return made
+
+
+@scorer(metrics=[neighbour_sensitivity()], name="bias_bounded")
+def _bias_bounded(
+    wrapped: Scorer,
+    generators: Sequence[str] = ("format", "rerun"),
+    *,
+    rubric_scorer: Callable[[Any], Scorer] | None = None,
+    rubric: Any = None,
+    rewriter: str | Any | None = None,
+    seed: int = 0,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    judge: str | None = None,
+    scale: tuple[float, float] | None = None,
+) -> Scorer:
+    """The registered scorer behind :func:`bias_bounded` (same parameters)."""
     from biasbound.neighbors.registry import make_generator
     from biasbound.rubric import default_rubric
+
+    if scale is not None:
+        from biasbound.data.tables import _check_scale
+
+        lo_hi = _check_scale(scale, "bias_bounded")
+    else:
+        lo_hi = None
+
+    def check_value(value: Any, what: str) -> None:
+        """A numeric grade outside the declared scale ([0, 1] without one) stops the sample, in one sentence."""
+        try:
+            kind, x = _raw_score(value, None)
+        except Exception:
+            return  # not a number: the reader maps (or reports) it
+        lo, hi = lo_hi if lo_hi is not None else (0.0, 1.0)
+        if kind == "number" and not lo <= x <= hi:
+            hint = ("pass scale=(lo, hi) with the grader's range, e.g. scale=(1, 10)" if lo_hi is None
+                    else "give the grader's full range in scale=")
+            raise InputError(f"bias_bounded: the {what} grade {x:g} lies outside the scale [{lo:g}, {hi:g}]; {hint}.")
 
     gens = tuple(str(g) for g in generators)
     bad = [g for g in gens if g not in GENERATORS]
@@ -240,6 +289,16 @@ def bias_bounded(
             return original
         from biasbound.neighbors.base import JudgeItem
 
+        check_value(original.value, "original")
+        grader = _grader_from(original)
+        name = judge or (f"{wrapped_name}({grader})" if grader else wrapped_name)
+        if int(state.epoch) > 1:  # only epoch 1's neighbours are read: grade none on later epochs
+            meta = dict(original.metadata or {})
+            meta[METADATA_KEY] = {"version": _FORMAT_VERSION, "judge": name, "epoch": int(state.epoch), "neighbors": [],
+                                  **({"scale": list(lo_hi)} if lo_hi is not None else {})}
+            return Score(value=original.value, answer=original.answer, explanation=original.explanation, metadata=meta,
+                         history=original.history)
+
         answer = state.output.completion if state.output is not None else ""
         item = JudgeItem(item_id=str(state.sample_id), question=state.input_text, answer=answer or " ", baseline=None,
                          model=str(state.model), rubric=base_rubric, game=0)
@@ -263,14 +322,14 @@ def bias_bounded(
             value = None if s is None else s.value
             if isinstance(value, float) and math.isnan(value):
                 value = None
+            check_value(value, f"{g} neighbour")
             rec["value"] = value
             if value is None:
                 rec["reason"] = getattr(s, "reason", None) or (s.explanation if s is not None else "no score")
             records.append(rec)
-        grader = _grader_from(original)
-        name = judge or (f"{wrapped_name}({grader})" if grader else wrapped_name)
         meta = dict(original.metadata or {})
-        meta[METADATA_KEY] = {"version": _FORMAT_VERSION, "judge": name, "epoch": int(state.epoch), "neighbors": records}
+        meta[METADATA_KEY] = {"version": _FORMAT_VERSION, "judge": name, "epoch": int(state.epoch), "neighbors": records,
+                              **({"scale": list(lo_hi)} if lo_hi is not None else {})}
         return Score(value=original.value, answer=original.answer, explanation=original.explanation, metadata=meta,
                      history=original.history)
 

@@ -14,8 +14,13 @@ judge       ``<judge model>/single`` (the prompt name — ``single-v1``, ``singl
 model       ``model``
 item_id     ``<question_id>/turn<turn>``
 game        0; rerun: 0, or 1, 2, ... for repeated judgments of the same item (file order)
-score       ``(score - 1) / 9`` (the 1-10 scale, stated); -1 → missing (unparsed rating)
+score       ``(score - 1) / 9`` (the 1-10 scale the prompt asks for, stated); -1 → missing (unparsed
+            rating). A judge that gave a rating of 0 (FastChat keeps it) is read on the 0-10 scale,
+            ``score / 10``: 0 is that scale's end, so nothing is dropped and nothing guessed
 ==========  =============================================================================
+
+Native number ``mt_bench_score`` (FastChat ``show_result.py --mode single``): the mean of every
+rating other than -1 of the (judge, model), both turns and repeated judgments included.
 
 Pairwise grading (``*_pair.jsonl``): ``{question_id, model_1, model_2, g1_winner, g2_winner,
 judge, g1_user_prompt, g1_judgment, g2_user_prompt, g2_judgment, turn, tstamp}``. Game 1 shows
@@ -33,6 +38,11 @@ score       the model's view: 1 when it wins, 0 when the other model wins; ``tie
             default (``ties="half"`` reads it as 0.5); ``error`` → missing; never imputed
 ==========  =============================================================================
 
+Native number ``fastchat_win_rate_adjusted`` (FastChat ``show_result.py --mode pairwise-baseline``
+or ``pairwise-all``): records with ``error`` in either game are dropped; a record whose game 1 is a
+tie or whose two games disagree counts as one tie for both models, otherwise one win and one loss;
+``(wins + ties / 2) / records`` per model (the baseline's own row left out in baseline mode).
+
 A pairwise file written with a *single-answer* judge prompt holds ``m1_score``/``m2_score`` and
 ``g1_winner == g2_winner`` derived from them: that is not two presentation orders, so such a
 record is read as two single ratings (``model_1`` and ``model_2``, judge ``<judge model>/single``,
@@ -48,17 +58,54 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg, check_one_of
 from biasbound.data._io import iter_json_records, open_text
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
-from biasbound.integrations._common import Notes, attach
+from biasbound.integrations._common import Native, Notes, attach
 
-__all__ = ["SINGLE_RULE", "find_judgment_files", "kind_of_record", "load_mt_bench", "pair_rule"]
+__all__ = ["MT_BENCH_SCORE_RULE", "PAIR_NATIVE_RULE", "SINGLE_RULE", "fastchat_win_rate_adjusted", "find_judgment_files",
+           "kind_of_record", "load_mt_bench", "mt_bench_score", "pair_rule"]
 
 SINGLE_RULE = "MT-Bench single rating r on the 1-10 scale -> (r - 1) / 9; r = -1 (FastChat's unparsed rating) -> missing"
+SINGLE_RULE_0_10 = ("MT-Bench single rating r of a judge that also gave 0 -> r / 10 (the 0-10 scale, whose end 0 is); "
+                    "r = -1 (FastChat's unparsed rating) -> missing")
+MT_BENCH_SCORE_RULE = ("mt_bench_score: FastChat show_result.py --mode single: mean of every rating except -1 (unparsed), "
+                       "both turns and repeated judgments included, on the judge's 1-10 scale")
+PAIR_NATIVE_RULE = ("fastchat_win_rate_adjusted: FastChat show_result.py pairwise: records with 'error' in either game dropped; "
+                    "a tie in game 1 or two games that disagree = one tie, else one win / one loss; "
+                    "(wins + ties / 2) / records; in baseline mode the baseline's own row is left out")
+
+
+def mt_bench_score(ratings: Sequence[float]) -> float:
+    """FastChat's single-answer headline: the mean of the ratings other than -1 (NaN when none is left)."""
+    kept = [float(r) for r in ratings if float(r) != -1]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def fastchat_win_rate_adjusted(records: Sequence[tuple[str, str, str, str]], baseline: str | None = None) -> dict[str, float]:
+    """FastChat's pairwise headline per model from ``(model_1, model_2, g1_winner, g2_winner)`` records.
+
+    A record with ``error`` in either game is dropped; game 1 a tie, or the two games disagreeing, is one
+    tie for both models; otherwise the agreed winner gets a win and the other a loss.
+    ``(wins + ties / 2) / (wins + losses + ties)``; with ``baseline`` (pairwise-baseline mode) only
+    records with the baseline count and the baseline's own row is left out.
+    """
+    tally: dict[str, list[int]] = {}
+    for m1, m2, g1, g2 in records:
+        if "error" in (g1, g2) or (baseline is not None and baseline not in (m1, m2)):
+            continue
+        if g1 == "tie" or g1 != g2:
+            res = ((m1, 2), (m2, 2))
+        else:
+            win, lose = (m1, m2) if g1 == "model_1" else (m2, m1)
+            res = ((win, 0), (lose, 1))
+        for m, k in res:
+            tally.setdefault(m, [0, 0, 0])[k] += 1
+    return {m: (w + 0.5 * t) / (w + lo + t) for m, (w, lo, t) in sorted(tally.items()) if m != baseline}
 
 
 def pair_rule(ties: str) -> str:
@@ -142,14 +189,11 @@ def _single(rec: dict[str, Any], model_key: str = "model", score_key: str = "sco
     if isinstance(s, bool) or not isinstance(s, (int, float)) or math.isnan(float(s)):
         raise _Bad(f"{score_key!r} must be a number (1-10, or -1 when FastChat could not parse a rating), got {s!r}")
     s = float(s)
-    if s == -1:
-        score = math.nan
-    elif 1.0 <= s <= 10.0:
-        score = (s - 1.0) / 9.0
-    else:
-        raise _Bad(f"{score_key!r} {s:g} is outside the 1-10 scale (and is not FastChat's -1 for an unparsed rating)")
+    if s != -1 and not 0.0 <= s <= 10.0:
+        raise _Bad(f"{score_key!r} {s:g} is outside the 0-10 scale (and is not FastChat's -1 for an unparsed rating)")
     t = _turn(rec) if turn is None else turn
-    return {"judge": judge, "model": model, "item_id": f"{_qid(rec)}/turn{t}", "game": 0, "score": score,
+    # mapped to [0, 1] per judge once all its ratings are read (a judge that gave 0 is on the 0-10 scale)
+    return {"judge": judge, "model": model, "item_id": f"{_qid(rec)}/turn{t}", "game": 0, "raw": s,
             "verdict": f"{prompt}: {s:g}"}
 
 
@@ -220,6 +264,7 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
     skipped: list[tuple[str, int | None, str]] = []
     singles: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []
+    pair_records: list[tuple[str, str, str, str, str]] = []
     for file in files:
         src = str(file)
         for ln, rec in iter_json_records(file):
@@ -244,6 +289,7 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
                     for row in _pair(rec, ties):
                         row.update(source=src, line=ln)
                         pairs.append(row)
+                    pair_records.append((pairs[-1]["judge"], rec["model_1"], rec["model_2"], rec["g1_winner"], rec["g2_winner"]))
             except _Bad as exc:
                 if not skip_bad:
                     raise DataFormatError(f"{exc}; fix the line or {arg('pass skip_bad=True', 'pass --skip-bad')}.", path=src,
@@ -253,6 +299,22 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
     rules = []
     if singles:
         f = pd.DataFrame(singles)
+        native = Native("mt_bench_score", MT_BENCH_SCORE_RULE)
+        zero_to_ten_of: dict[str, bool] = {}
+        f["score"] = np.nan
+        for judge, idx in f.groupby("judge", sort=True).groups.items():
+            raw = f.loc[idx, "raw"].to_numpy(dtype=float)
+            zero_to_ten = bool(((raw >= 0) & (raw < 1)).any())
+            zero_to_ten_of[str(judge)] = zero_to_ten
+            f.loc[idx, "score"] = np.where(raw == -1, np.nan, raw / 10.0 if zero_to_ten else (raw - 1.0) / 9.0)
+            if zero_to_ten:
+                n0 = int(((raw >= 0) & (raw < 1)).sum())
+                notes.remark(f"judge {judge}: {n0} rating(s) below 1 (FastChat keeps them), so this judge is read on the "
+                             "0-10 scale, r / 10, whose end 0 is")
+                rules.append(SINGLE_RULE_0_10)
+            for model, r in f.loc[idx].groupby("model", sort=True)["raw"]:
+                native.values[(str(judge), str(model))] = mt_bench_score(r.tolist())
+        notes.native.append(native)
         # repeated judgments of one item are reruns, numbered in file order
         f["rerun"] = f.groupby(["judge", "model", "item_id"]).cumcount()
         n_rep = int((f["rerun"] > 0).sum())
@@ -262,7 +324,8 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
         notes.count("single rating -1 (FastChat could not parse a rating): missing", int(f["score"].isna().sum()))
         f["variant"] = "original"
         parts.append(f)
-        rules.append(SINGLE_RULE)
+        if SINGLE_RULE_0_10 not in rules or not all(zero_to_ten_of.values()):
+            rules.insert(0, SINGLE_RULE)
     if pairs:
         p = pd.DataFrame(pairs)
         winners = Counter(p["winner"])
@@ -271,10 +334,16 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
             notes.count(f"pairwise verdict 'tie': missing ({arg('pass ties=' + repr('half'), 'pass --mt-bench-ties half')} "
                         "to score it 0.5)", winners.get("tie", 0))
         rows = []
+        native = Native("fastchat_win_rate_adjusted", PAIR_NATIVE_RULE)
         for judge, g in p.groupby("judge", sort=True):
             m2 = set(g["model_2"])
-            if len(m2) == 1 and not (m2 & set(g["model_1"])):
+            baseline_mode = len(m2) == 1 and not (m2 & set(g["model_1"]))
+            recs = [r[1:] for r in pair_records if r[0] == judge]
+            for model, v in fastchat_win_rate_adjusted(recs, next(iter(m2)) if baseline_mode else None).items():
+                native.values[(str(judge), model)] = v
+            if baseline_mode:
                 base = next(iter(m2))
+                notes.baselines.append(str(base))
                 notes.remark(f"judge {judge}: model_2 is {base!r} in every record, read as the baseline "
                              "(FastChat pairwise-baseline mode)")
                 rows.append(g.assign(model=g["model_1"], item_id=g["qt"], score=g["s1"]))
@@ -283,6 +352,7 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
                              "one row per model, item '<question>/turn<t>/vs/<opponent>'")
                 rows.append(g.assign(model=g["model_1"], item_id=g["qt"] + "/vs/" + g["model_2"], score=g["s1"]))
                 rows.append(g.assign(model=g["model_2"], item_id=g["qt"] + "/vs/" + g["model_1"], score=1.0 - g["s1"]))
+        notes.native.append(native)
         p = pd.concat(rows, ignore_index=True)
         p["variant"] = "original"
         p["rerun"] = p.groupby(["judge", "model", "item_id", "game"]).cumcount()

@@ -136,7 +136,9 @@ def certify(
         randomness (``RandomJudge`` knowledge, confidence 1 − β; needs ``beta``).
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
-        ``leaderboard.csv`` (``is_baseline``) and named in the report. Not used in any number.
+        ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
+        (``win_rate_pct``, ``arena_hard_score``) is 50 and Bradley-Terry 1000, as Arena-Hard pins it.
+        The certified scores do not depend on it.
 
     Returns
     -------
@@ -167,6 +169,7 @@ def certify(
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
+    in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
     if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbours(frame, s.generators):
@@ -208,6 +211,16 @@ def certify(
                 failures[name] = str(exc)
                 errors.append(exc)
             bar.advance(task)
+        from biasbound.integrations._common import native_tables
+        from biasbound.leaderboard import native_columns, pin_baseline
+
+        rep_in = getattr(judgments, "report", None)
+        natives = native_tables(rep_in if isinstance(rep_in, dict) else None, in_attrs)
+        for j in done.values():
+            if natives:  # the tools' own headline numbers beside the certified column
+                j.leaderboard = native_columns(j.leaderboard, natives)
+            if baseline is not None:  # its win rate against itself is 50 by definition
+                j.leaderboard = pin_baseline(j.leaderboard, baseline)
         lbd = (pd.concat([j.leaderboard for j in done.values()], ignore_index=True) if done
                else pd.DataFrame(columns=["judge", "model"]))
         result = CertifyResult(

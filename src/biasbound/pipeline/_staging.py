@@ -46,10 +46,12 @@ def check_out(out: str | Path | None, where: str = "certify") -> Path | None:
     """``out`` as a Path after checking it can be an output folder (not an existing file, no file in the way)."""
     if out is None:
         return None
-    path = Path(out)
     name = arg("out", "--out")
     kind = "option" if cli_command() else "parameter"
     where = cli_command() or where
+    if not str(out).strip():  # Path("") is ".": the outputs would land in the current folder unasked
+        raise InputError(f"The {name!r} {kind} of {where} must name an output folder. Got an empty name instead.")
+    path = Path(out)
     if path.exists() and not path.is_dir():
         raise InputError(f"The {name!r} {kind} of {where} names {str(path)!r}, which is an existing file; "
                          "give a folder (it is created if needed).")
