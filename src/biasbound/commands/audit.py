@@ -225,6 +225,10 @@ class AuditOutcome:
     def exit_code(self) -> int:
         return EXIT_CODES[self.verdict]
 
+    def __iter__(self) -> Any:
+        """Unpacks as ``(audit, certificate, generators)``, what :func:`audit_on_files` returned before."""
+        return iter((self.audit, self.certificate, self.generators))
+
 
 def verify_certificate(data: Mapping[str, Any]) -> str | None:
     """None when the certificate verifies (every derived field recomputed from its inputs), else the reason."""
