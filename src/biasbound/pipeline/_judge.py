@@ -316,17 +316,19 @@ class _Point:
 def _knowledge_of(knowledge: dict[str, Any], s: _Settings, units: list[str]) -> Any:
     """One :class:`biasbound.bounds.Knowledge` over the given units' generators.
 
-    Generators combine by ``max`` (the bound holds for each generator) or, with ``combine="rms"``
-    and one unit, as their uniform ``mixture``. With several models ``rms`` is certified through
-    the max over (model, generator), which implies every model's mixture bound.
+    Generators combine by ``max`` (the bound holds for each generator) or, with ``combine="rms"``,
+    as their uniform ``mixture``. With several units the generators are named ``"UNIT | GEN"``: the
+    calibration takes the mixture within each unit and the max over units (each model's own claim,
+    calibrated as the mixture it states).
     """
     from biasbound.bounds import Knowledge
+    from biasbound.calibration import UNIT_SEPARATOR
 
     gens = {}
     for u in units:
         for g in s.used:
-            gens[g if len(units) == 1 else f"{u} | {g}"] = knowledge[u].records[g]
-    how = "mixture" if (s.combine == "rms" and len(units) == 1) else "max"
+            gens[g if len(units) == 1 else f"{u}{UNIT_SEPARATOR}{g}"] = knowledge[u].records[g]
+    how = "mixture" if s.combine == "rms" else "max"
     return Knowledge.of(gens, how=how)
 
 
