@@ -629,6 +629,15 @@ def _shift_ratio(s: _Settings, view: Any, unit: str) -> float | None:
     return 1.0
 
 
+def _describe_pairs(k: int | None) -> str:
+    """The leaderboard view's neighbour relation: T perturbs (model, item) pairs, not items of one model."""
+    if k is None:
+        return "every (model, item) pair perturbed at once"
+    if k == 1:
+        return "one (model, item) pair, drawn uniformly among every model's judged items, perturbed"
+    return f"{k} (model, item) pairs, drawn uniformly without replacement, perturbed at once"
+
+
 def _bound_certificates(
     judge: str, judge_seed: int, s: _Settings, view: Any, bcal: Any, per_unit: dict[str, Any],
     knowledge: dict[str, Any], sens: _Sensitivity, mech: dict[str, Any], audits: _Audits, scope_extra: dict[str, Any],
@@ -643,7 +652,7 @@ def _bound_certificates(
     relation = "; ".join(describe_generator(g) for g in s.used)
     if len(s.used) > 1:
         relation += f" (combined by {s.combine})"
-    relation = f"{describe_hamming(s.hamming)} — {relation}"
+    relation = f"{describe_hamming(s.hamming) if isinstance(view, _ModelView) else _describe_pairs(s.hamming)} — {relation}"
     neighborhood = {"kind": "all-items"} if s.hamming is None else {"kind": "hamming", "k": int(s.hamming)}
     base_scope: dict[str, Any] = {
         "judge": judge, "generators": list(s.generators), "generators_in_combination": list(s.used),

@@ -89,6 +89,11 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
                 else "one item's score" if nb.get("k", 1) == 1 else f"{nb.get('k')} items' scores")
         rows.append(("neighbours", f"any change of {what} within the score range (no specific perturbation; "
                      "none observed: the certificate follows from the score range alone)"))
+    elif getattr(j, "view", "model") == "leaderboard":  # T perturbs (model, item) pairs of the whole leaderboard
+        k = nb.get("k", 1)
+        rows.append(("neighbours", "every (model, item) pair perturbed at once" if nb.get("kind") == "all-items"
+                     else f"Hamming-{k} ({'one (model, item) pair' if k == 1 else str(k) + ' (model, item) pairs'} "
+                     "perturbed)"))
     else:
         rows.append(("neighbours", "every item perturbed at once" if nb.get("kind") == "all-items"
                      else f"Hamming-{nb.get('k', 1)} ({'one item' if nb.get('k', 1) == 1 else str(nb.get('k')) + ' items'} "
