@@ -191,9 +191,11 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
         facts.append("the mean squared shift E‖Δ‖² computed over every neighbour")
     if AlmostSure in kinds:
         facts.append("every neighbour moving the scores by at most the recorded bound (almost surely)")
-    if facts:
-        parts.append("It rests on: " + "; ".join(facts) + ".")
     ri = der.get("range_implied")
+    if facts and ri is not None and ri["holds"]:  # the statement holds surely; the data were only the calibration's input
+        parts.append("It was calibrated from: " + "; ".join(facts) + " — which the statement does not need.")
+    elif facts:
+        parts.append("It rests on: " + "; ".join(facts) + ".")
     conf = confidence_phrase(k)
     if conf is not None and not (ri is not None and ri["holds"]):  # range-implied: it holds surely, no confidence
         parts.append(f"It holds {conf}.")
