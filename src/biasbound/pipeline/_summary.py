@@ -56,6 +56,9 @@ def certificate_record(j: Any) -> dict[str, Any]:
         "audit": None if j.pooled_audit is None else j.pooled_audit.to_dict(),
         "violated": bool(getattr(j, "violated", False)),
     }
+    worst = _worst_model_audit(j)
+    if worst is not None:  # each model's claim is its own; the pooled audit is context
+        out["audit_worst_model"] = {"model": worst[0], **worst[1].to_dict()}
     jit = scope.get("jitter_diagnostic")
     if jit:
         out["jitter_diagnostic"] = jit
@@ -168,11 +171,19 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     else:
         r = j.retention or {}
         rows.append(("Spearman / Kendall τ_b", f"{_f(r.get('spearman'))} / {_f(r.get('kendall_tau_b'))}"))
+    worst = _worst_model_audit(j)
+    if worst is not None:  # each model's claim is its own: the worst one leads, before any pooled figure
+        name, a = worst
+        color = {"violated": "red", "inconclusive": "yellow"}.get(a.verdict, "green")
+        rows.append(("audit (worst model)", f"[{color}]{a.verdict}[/] — model {name}: P(exceed) "
+                     f"{'≈' if hasattr(a, 'confidence') else 'at most'} {_f(a.exact_probability)}, upper bound "
+                     f"{_f(a.exact_ucb)} (δ = {_f(a.delta)})"))
     pa = j.pooled_audit
     if pa is not None:
         color = {"holds": "green", "not contradictable": "green", "exact": "green", "violated": "red"}.get(pa.verdict, "yellow")
         if hasattr(pa, "confidence"):
-            rows.append(("audit (pooled)", f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, UCB "
+            rows.append(("audit (pooled)" if worst is None else "audit (pooled over models, context)",
+                         f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, UCB "
                          f"{_f(pa.exact_ucb)} at {_f(pa.confidence)} on {pa.n_neighbors} held-out neighbours"))
         else:
             what = "exactly" if pa.verdict == "exact" else "at most"
@@ -186,6 +197,18 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     for w in ((scope.get("jitter_diagnostic") or {}).get("warnings") or [])[:3]:
         rows.append(("[yellow]warning[/]", w))
     return rows
+
+
+#: Verdict severity: the worst model's audit leads.
+_SEVERITY = {"violated": 0, "inconclusive": 1, "holds": 2, "exact": 3, "not contradictable": 4}
+
+
+def _worst_model_audit(j: Any) -> tuple[str, Any] | None:
+    """The per-model audit with the worst verdict (then the largest probability), when several models."""
+    audits = {m: a for m, a in (getattr(j, "audits", None) or {}).items() if a is not None and hasattr(a, "verdict")}
+    if len(audits) < 2:
+        return None
+    return min(audits.items(), key=lambda kv: (_SEVERITY.get(kv[1].verdict, 9), -float(kv[1].exact_probability)))
 
 
 def _coverage_by_generator(cov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
