@@ -167,3 +167,39 @@ def test_every_llmbar_judge_audited_on_its_own_judgments_is_a_recheck_not_inconc
     assert verdicts == ["recheck"] * 65
     r = _run("audit", str(certs[0]), "--neighbors", str(data), "--no-progress")
     assert r.returncode == 0 and "recheck" in r.stdout
+
+
+def _cert_with(record) -> dict:
+    return {"tau": 0.5, "delta": 0.01, "sigma": 0.01, "alpha": 1.0, "dim": 50, "center": {"kind": "fixed"},
+            "knowledge": {"how": "max", "generators": {"g": [record.to_dict()]}}}
+
+
+def test_a_samples_calibration_share_is_set_aside_and_the_rest_audited():
+    from biasbound.bounds import Sample
+
+    calib = np.r_[np.zeros(36), np.ones(4)]  # squared distances of the calibration share
+    cert = _cert_with(Sample(calib, population_size=200, beta=0.05, A=1.0, seed=1))
+    held = np.zeros(30)
+    res = audit_certificate_parts(cert, {(None, "g"): (np.r_[np.sqrt(calib), held], None)}, rng=0)
+    (part,) = res.parts
+    assert part.kind == "held-out" and part.result.n_neighbors == 30  # only the held-out share is evidence
+    assert part.result.exact_probability < 1e-6
+    # neighbours that do not contain the calibration share are all fresh
+    res = audit_certificate_parts(cert, {(None, "g"): (held, None)}, rng=0)
+    assert res.parts[0].kind == "audit" and res.parts[0].result.n_neighbors == 30
+
+
+def test_a_recheck_counts_the_unjudged_at_the_range_bound_as_the_certificate_did():
+    from biasbound.bounds import FullPopulation
+
+    # 95 judged neighbours (zero shift) and 5 unjudged, entered at the range bound 1
+    cert = _cert_with(FullPopulation(np.r_[np.zeros(95), np.ones(5)], filled=5))
+    cert["delta"] = 0.06
+    res = audit_certificate_parts(cert, {(None, "g"): (np.zeros(95), None)}, rng=0)
+    (part,) = res.parts
+    p_one = audit(tau=0.5, delta=0.06, sigma=0.01, alpha=1.0, distances=[1.0], dim=50, rng=0).exact_probability
+    p_zero = audit(tau=0.5, delta=0.06, sigma=0.01, alpha=1.0, distances=[0.0], dim=50, rng=0).exact_probability
+    assert part.kind == "recheck" and part.verdict == "recheck"
+    assert part.result.exact_probability == pytest.approx((95 * p_zero + 5 * p_one) / 100, rel=1e-12)
+    cert["delta"] = 0.04  # the same population cannot be certified at 0.04: its recheck is violated
+    assert audit_certificate_parts(cert, {(None, "g"): (np.zeros(95), None)}, rng=0).verdict == "violated"
