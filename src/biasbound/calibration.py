@@ -45,7 +45,7 @@ UNIT_SEPARATOR = " | "
 
 def unit_groups(names: list[str] | tuple[str, ...]) -> dict[str, list[int]]:
     """Generator positions per unit: ``"UNIT | GEN"`` names group by UNIT; names without a unit form one
-    group ``""`` (one unit, the usual case).  # [proof:units]
+    group ``""`` (one unit, the usual case).
 
     The certificate claims the bound for each unit separately: generators combine (max or mixture)
     within a unit, and units by max (each model's own claim)."""
@@ -179,7 +179,7 @@ class _Plan:
         if self.how == "max":  # [proof:combine]
             total = max(values)
         else:  # the uniform mixture of each unit's generators; units (models) by max, each its own claim
-            total = max(_mean_up([values[j] for j in idx]) for idx in unit_groups([p[0] for p in per]).values())
+            total = max(_mean_up([values[j] for j in idx]) for idx in unit_groups([p[0] for p in per]).values())  # [proof:units]
         return total, per
 
 
