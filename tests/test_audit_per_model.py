@@ -62,6 +62,7 @@ def hidden(tmp_path_factory):
     return out, calib, fresh
 
 
+@pytest.mark.slow
 def test_one_violated_model_is_not_hidden_by_the_mean(hidden):
     out, _, fresh = hidden
     cert = json.loads((out / "certificate.json").read_text())
@@ -96,6 +97,7 @@ def test_one_violated_model_is_not_hidden_by_the_mean(hidden):
     assert r.returncode == 1 and "violated" in r.stdout and "m000 / variant:x" in r.stdout
 
 
+@pytest.mark.slow
 def test_the_per_model_certificate_of_the_hidden_model_is_violated_too(hidden):
     out, _, fresh = hidden
     r = _run("audit", str(out / "certificates.json"), "--model", "m000", "--neighbors", str(fresh), "--json",
@@ -108,6 +110,7 @@ def test_the_per_model_certificate_of_the_hidden_model_is_violated_too(hidden):
     assert json.loads(r.stdout)["verdict"] == "recheck"
 
 
+@pytest.mark.slow
 def test_a_certificate_audited_on_its_own_judgments_is_a_recheck(hidden):
     out, calib, _ = hidden
     r = _run("audit", str(out / "certificate.json"), "--neighbors", str(calib), "--json", "--no-progress")
@@ -118,6 +121,7 @@ def test_a_certificate_audited_on_its_own_judgments_is_a_recheck(hidden):
         assert p["exact_lcb"] == p["exact_ucb"] == p["exact_probability"] <= doc["audit"]["parts"][0]["delta"]
 
 
+@pytest.mark.slow
 def test_a_certificate_that_does_not_verify_is_not_audited(hidden, tmp_path):
     out, calib, _ = hidden
     cert = json.loads((out / "certificate.json").read_text())

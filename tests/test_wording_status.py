@@ -65,6 +65,7 @@ def _flips(n_models: int, n_items: int, rates: dict[str, float], seed: int, samp
 
 
 # ------------------------------------------------------------------------------------------------ status
+@pytest.mark.slow
 def test_summary_status_follows_the_exit_code(tmp_path):
     rows = []
     for j in ("j1", "j2"):
