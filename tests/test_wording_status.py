@@ -133,6 +133,15 @@ def test_a_judge_certificate_over_many_sampled_models_states_per_model_confidenc
     one = next(iter(j.model_certificates.values()))
     assert "It holds with confidence 0.95 over the neighbour sample." in one.guarantee
     j.certificate.verify()  # the sentence is a derived field: recomputed identically
+    # the terminal and summary.json lead with the worst model's held-out audit, the pooled one is context
+    from biasbound.pipeline._summary import certificate_record, certificate_rows
+
+    order = ["violated", "inconclusive", "holds"]
+    worst_verdict = min((a.verdict for a in j.audits.values()), key=order.index)
+    rows = dict(certificate_rows(j))
+    assert worst_verdict in rows["audit (worst model)"] and "audit (pooled over models, context)" in rows
+    rec = certificate_record(j)["audit_worst_model"]
+    assert rec["verdict"] == worst_verdict and j.audits[rec["model"]].verdict == worst_verdict
 
 
 def test_a_range_implied_statement_carries_no_confidence(tmp_path):

@@ -211,6 +211,14 @@ def _worst_model_audit(j: Any) -> tuple[str, Any] | None:
     return min(audits.items(), key=lambda kv: (_SEVERITY.get(kv[1].verdict, 9), -float(kv[1].exact_probability)))
 
 
+def _audit_cell(j: Any) -> str:
+    """The judge's audit in one word: the worst model's verdict when several models, else the pooled one."""
+    worst = _worst_model_audit(j)
+    if worst is not None:
+        return f"{worst[1].verdict} (worst model)"
+    return "—" if j.pooled_audit is None else j.pooled_audit.verdict
+
+
 def _coverage_by_generator(cov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Coverage summed over units: {generator: {kind, observed, total}} (kind: the weakest over units)."""
     order = {"census": 0, "sample": 1, "partial": 2, "range": 3}
@@ -244,7 +252,7 @@ def judges_rows(result: Any) -> list[list[str]]:
                      rms if rms is not None else float("inf"), name, [
             name, _f(rms, 3), _f(radius, 3), _f(j.calibration.alpha, 3), _f(j.calibration.sigma, 3),
             "—" if ri is None else ("yes" if ri["holds"] else "no"),
-            "—" if j.pooled_audit is None else j.pooled_audit.verdict,
+            _audit_cell(j),
         ]))
     rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
     return [r[4] for r in rows]
