@@ -20,7 +20,7 @@ from biasbound._exceptions import (
     JudgeError,
 )
 from biasbound.abb import Calibration, MechanismResult, apply_mechanism, calibrate, shrink
-from biasbound.audit import AuditResult, audit_certificate
+from biasbound.audit import AuditResult, CertificateAudit, audit_certificate, audit_certificate_parts
 from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, RandomJudge, Sample
 from biasbound.calibration import BoundCalibration, calibrate_knowledge
 from biasbound.certificate import Certificate, make_certificate
@@ -54,6 +54,7 @@ __all__ = [
     "BoundCalibration",
     "Calibration",
     "Certificate",
+    "CertificateAudit",
     "CertifyResult",
     "CombinedSensitivity",
     "DataFormatError",
@@ -72,6 +73,7 @@ __all__ = [
     "__version__",
     "apply_mechanism",
     "audit_certificate",
+    "audit_certificate_parts",
     "bias_radius",
     "calibrate",
     "calibrate_knowledge",

@@ -10,7 +10,9 @@ This module imports numpy and scipy only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -23,17 +25,22 @@ from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
 from biasbound.sensitivity import _kl_bound
 
-__all__ = ["AuditResult", "audit", "audit_certificate", "effective_sq_distances", "exceedance_probabilities"]
+__all__ = ["AuditResult", "CertificateAudit", "PartAudit", "audit", "audit_certificate", "audit_certificate_parts",
+           "effective_sq_distances", "exceedance_probabilities"]
 
 #: ``"holds"``: the confidence bound on the violation probability is at most δ (the audit could
 #: have contradicted the certificate and did not); ``"violated"``: it contradicts it;
 #: ``"inconclusive"``: neither; ``"not contradictable"``: the certificate rests on an almost-sure
 #: bound whose worst neighbour already has probability <= δ, so no neighbour within the bound can
 #: contradict it (only one outside the bound can, and that is "violated"); ``"exact"``: the
-#: probability was computed over T's whole population, nothing is estimated (set by the pipeline).
-VERDICTS = ("holds", "violated", "inconclusive", "not contradictable", "exact")
+#: probability was computed over T's whole population, nothing is estimated (set by the pipeline);
+#: ``"recheck"``: the neighbours given are the very ones the certificate was calibrated on (its census), so
+#: the probability over them is recomputed exactly and compared with δ — a re-computation, not new evidence.
+VERDICTS = ("holds", "violated", "inconclusive", "not contradictable", "exact", "recheck")
 #: Verdicts that do not contradict the certificate.
-NOT_CONTRADICTED = ("holds", "not contradictable", "exact")
+NOT_CONTRADICTED = ("holds", "not contradictable", "exact", "recheck")
+#: Severity order of the verdicts (the worst part of an audit leads).
+_SEVERITY = {"violated": 0, "inconclusive": 1, "holds": 2, "recheck": 3, "exact": 3, "not contradictable": 4}
 
 
 @dataclass(frozen=True)
@@ -355,6 +362,13 @@ def audit_certificate(
         if v is None:
             raise InputError(f"The 'certificate' parameter of {where} must have a {key!r} field. Got none instead.")
         values[key] = v
+    scope = _get(certificate, "scope")
+    if (isinstance(scope, Mapping) and (_get(certificate, "view") or "model") == "model"
+            and scope.get("model") in (None, "*") and len(scope.get("models") or {}) > 1):
+        raise InputError(
+            f"The 'certificate' parameter of {where} certifies {len(scope['models'])} models, each with its own claim; "
+            "a mean over them could hide a model whose claim fails. Audit each model with audit_certificate_parts."
+        )
     center = _get(certificate, "center")
     kind = _get(center, "kind") if isinstance(center, Mapping) or hasattr(center, "kind") else center
     if kind is None:
@@ -400,3 +414,282 @@ def audit_certificate(
         mean_shifts=mean_shifts,
         **kw,
     )
+
+
+# --------------------------------------------------------------------------- a certificate, part by part
+@dataclass(frozen=True)
+class PartAudit:
+    """One part of a certificate's claim audited on its own: a (model, generator) pair.
+
+    Attributes
+    ----------
+    model : str or None
+        The model whose own claim this is (None: the certificate's one population, e.g. the leaderboard view).
+    generator : str
+        The neighbour generator (``"mixture"`` when the certificate's generators combine as a mixture).
+    kind : str
+        ``"audit"``: fresh neighbours, a statistical audit; ``"recheck"``: the neighbours are the census the
+        certificate was calibrated on, so the probability is recomputed exactly (no new evidence);
+        ``"held-out"``: the certificate rests on a sample, whose calibration share was found among the
+        neighbours and set aside — the rest is audited.
+    reason : str
+        One sentence saying which of the above and why.
+    result : AuditResult
+        The audit (for a recheck, ``exact_lcb = exact_ucb = exact_probability``, nothing estimated).
+    """
+
+    model: str | None
+    generator: str
+    kind: str
+    reason: str
+    result: AuditResult
+
+    @property
+    def verdict(self) -> str:
+        return self.result.verdict
+
+    @property
+    def label(self) -> str:
+        return self.generator if self.model is None else f"{self.model} / {self.generator}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "generator": self.generator, "kind": self.kind, "reason": self.reason,
+                **self.result.to_dict()}
+
+
+@dataclass(frozen=True)
+class CertificateAudit:
+    """Every part of a certificate audited on its own, the worst first (never a mean over models).
+
+    ``verdict`` is the worst part's: ``"violated"`` when any one model's claim is contradicted, else
+    ``"inconclusive"`` when any part cannot decide, else the part's "does not contradict" verdict.
+    The parts' statistical audits share one error budget: each runs at confidence
+    ``1 - (1 - confidence)/n_statistical`` (Bonferroni), so the chance that any part is called
+    "violated" while every claim holds is at most ``1 - confidence``.
+    """
+
+    parts: tuple[PartAudit, ...]
+    confidence: float
+    part_confidence: float
+    not_audited: tuple[str, ...] = ()
+
+    @property
+    def worst(self) -> PartAudit:
+        return self.parts[0]
+
+    @property
+    def verdict(self) -> str:
+        return self.worst.verdict
+
+    @property
+    def n_neighbors(self) -> int:
+        return int(sum(p.result.n_neighbors for p in self.parts))
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.parts:
+            out[p.verdict] = out.get(p.verdict, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "confidence": self.confidence, "part_confidence": self.part_confidence,
+                "counts": self.counts(), "not_audited": list(self.not_audited), "parts": [p.to_dict() for p in self.parts]}
+
+
+def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
+    """The certificate's calibration record (FullPopulation or Sample) of one (model, generator), or None."""
+    from biasbound.bounds._knowledge import FullPopulation, Sample, record_from_dict
+
+    kn = _get(certificate, "knowledge")
+    gens = kn.get("generators") if isinstance(kn, Mapping) else None
+    if not isinstance(gens, Mapping):
+        return None
+    keys = [generator] if model is None else [f"{model} | {generator}", generator]
+    for key in keys:
+        recs = gens.get(key)
+        if key == generator and model is not None and len(gens) > 1 and any(" | " in str(k) for k in gens):
+            continue  # several models' records: the bare name is not this model's
+        if not isinstance(recs, list):
+            continue
+        for rd in recs:
+            try:
+                r = record_from_dict(rd)
+            except (InputError, TypeError, KeyError, ValueError):
+                continue
+            if isinstance(r, (FullPopulation, Sample)):
+                return r
+    return None
+
+
+def _keys(x: np.ndarray) -> list[float]:
+    """Values rounded to 12 significant digits: recorded and re-read squared distances compare equal."""
+    return [float(f"{v:.12g}") for v in np.asarray(x, dtype=float).tolist()]
+
+
+def _split_recorded(sq: np.ndarray, recorded: np.ndarray) -> np.ndarray | None:
+    """Indices of ``sq`` left after removing one copy of each recorded value, or None when ``recorded``
+    is not contained in ``sq`` (as multisets)."""
+    from collections import Counter
+
+    need = Counter(_keys(recorded))
+    keep = []
+    for i, k in enumerate(_keys(sq)):
+        if need.get(k, 0) > 0:
+            need[k] -= 1
+        else:
+            keep.append(i)
+    if any(v > 0 for v in need.values()):
+        return None
+    return np.asarray(keep, dtype=np.int64)
+
+
+def audit_certificate_parts(
+    certificate: Any,
+    parts: Mapping[tuple[str | None, str], tuple[ArrayLike, ArrayLike | None]],
+    *,
+    confidence: float = 0.99,
+    n_mc: int = 20000,
+    rng: np.random.Generator | int | None = None,
+    not_audited: tuple[str, ...] = (),
+) -> CertificateAudit:
+    """Audit a certificate part by part: each model's (and generator's) claim on its own neighbours.
+
+    Parameters
+    ----------
+    certificate : Certificate-like or dict
+        As for :func:`audit_certificate`; a judge's model-view certificate records each model's dimension in
+        ``scope.models`` and each (model, generator)'s calibration record in ``knowledge``.
+    parts : mapping (model or None, generator) -> (distances, mean_shifts or None)
+        The neighbour distances of each part (``model=None``: the certificate's single population).
+    confidence : float
+        Family-wise level: the statistical parts run at ``1 - (1 - confidence)/n`` each (Bonferroni).
+    n_mc, rng
+        As for :func:`audit` (one seed; each part draws its own from it).
+    not_audited : tuple of str
+        Parts of the claim for which no neighbour was given (reported, not audited).
+
+    Returns
+    -------
+    CertificateAudit
+        Parts sorted worst first (verdict severity, then the exact probability, largest first).
+
+    Notes
+    -----
+    A part whose squared distances are exactly the certificate's recorded census (a ``FullPopulation``
+    record: its observed values, the ``filled`` ones at the range bound left out) is a **recheck**: the
+    probability over that population at the released (α, σ) is recomputed exactly — with the filled
+    items at the range bound's probability, as the certificate counted them — and the verdict is
+    "recheck" when it is at most δ (relative tolerance 1e-9, the certificate's own), else "violated".
+    Nothing is estimated and nothing new is learned. A part whose record is a ``Sample`` has that sample
+    removed from the given neighbours (the calibration share is never evidence about itself); the rest is
+    audited. Every other part is a statistical audit (:func:`audit_certificate`).
+    """
+    where = "audit_certificate_parts"
+    confidence = check_in_range(confidence, "confidence", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    if not parts:
+        raise InputError(f"The 'parts' parameter of {where} must hold at least one part. Got none instead.")
+    gen, seed = resolve_rng(rng)
+    scope = _get(certificate, "scope") or {}
+    models = scope.get("models") if isinstance(scope, Mapping) else None
+    delta = float(_get(certificate, "delta"))
+    prepared = []
+    for (model, generator), (dist, shifts) in parts.items():
+        d = check_finite_array(dist, "distances", where, ndim=1)
+        s = None if shifts is None else check_finite_array(shifts, "mean_shifts", where, ndim=1)
+        dim = _get(certificate, "dim")
+        if model is not None and isinstance(models, Mapping) and isinstance(models.get(model), Mapping):
+            dim = models[model].get("dim", dim)
+        rec = _part_record(certificate, model, generator)
+        kind, reason, filled = "audit", "fresh neighbours: a statistical audit of this part's claim", 0
+        from biasbound.bounds._knowledge import FullPopulation, Sample
+
+        if isinstance(rec, FullPopulation) and d.size:
+            observed = rec.sq_norms[: rec.m - rec.filled] if rec.filled else rec.sq_norms  # filled values are the largest
+            left = _split_recorded(d * d, observed)
+            if left is not None and left.size == 0:
+                kind, filled = "recheck", int(rec.filled)
+                reason = (f"these are the {rec.m - rec.filled} neighbours the certificate was calibrated on (its census"
+                          + (f"; {rec.filled} unjudged counted at the range bound, as it counted them" if rec.filled else "")
+                          + "): the probability is recomputed exactly — a recheck, not new evidence")
+        elif isinstance(rec, Sample) and d.size:
+            left = _split_recorded(d * d, rec.sq_norms)
+            if left is not None:
+                kind = "held-out"
+                reason = (f"the certificate's calibration sample ({rec.m} neighbours) is among these and was set aside; "
+                          f"the other {left.size} are audited")
+                d = d[left]
+                s = None if s is None else s[left]
+        prepared.append((model, generator, d, s, int(dim), kind, reason, filled))
+    n_stat = sum(1 for p in prepared if p[5] != "recheck" and p[2].size)
+    part_conf = 1.0 - (1.0 - confidence) / max(1, n_stat)
+    out = []
+    for model, generator, d, s, dim, kind, reason, filled in prepared:
+        if d.size == 0:
+            not_audited = (*not_audited, generator if model is None else f"{model} / {generator}")
+            continue
+        kw: dict[str, Any] = {"confidence": part_conf, "n_mc": n_mc, "rng": int(gen.integers(2**63))}
+        single = dict(certificate) if isinstance(certificate, Mapping) else {
+            k: _get(certificate, k) for k in ("tau", "delta", "sigma", "alpha", "center", "center_kind", "range",
+                                              "neighborhood", "bound_used", "sensitivity")}
+        single["dim"] = dim
+        single["scope"] = None  # this part is one model's (or the one population's) claim
+        res = audit_certificate(single, d, s, **kw)
+        if kind == "recheck":
+            sq_eff = effective_sq_distances(d, res.alpha, s)
+            p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
+            exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)
+            if res.verdict == "not contradictable":  # no data within the range could contradict it: say so
+                verdict = res.verdict
+            else:
+                verdict = "recheck" if exact <= delta * (1.0 + 1e-9) else "violated"
+            res = dataclasses.replace(res, exact_probability=exact, exact_ucb=exact, exact_lcb=exact, verdict=verdict)
+        out.append(PartAudit(model=model, generator=generator, kind=kind, reason=reason, result=res))
+    if not out:
+        raise InputError(f"The 'parts' parameter of {where} holds no neighbour to audit.")
+    kn = _get(certificate, "knowledge")
+    if isinstance(kn, Mapping) and kn.get("how") in ("mixture", "rms"):
+        out = _mixtures(out, delta)
+    out.sort(key=lambda p: (_SEVERITY.get(p.verdict, 9), -p.result.exact_probability, p.label))
+    return CertificateAudit(parts=tuple(out), confidence=confidence, part_confidence=part_conf,
+                            not_audited=tuple(not_audited))
+
+
+def _mixtures(parts: list[PartAudit], delta: float) -> list[PartAudit]:
+    """Per model, the generators' audits combined as the uniform mixture the certificate claims.
+
+    The mixture's probability is the mean over generators of each generator's; every part's bounds hold
+    together with the family-wise confidence (Bonferroni over the parts), so the mean of their upper
+    (lower) bounds bounds the mixture from above (below)."""
+    by: dict[str | None, list[PartAudit]] = {}
+    for p in parts:
+        by.setdefault(p.model, []).append(p)
+    out = []
+    for model, ps in by.items():
+        if len(ps) == 1:
+            out.append(ps[0])
+            continue
+        n = len(ps)
+        exact = math.fsum(p.result.exact_probability for p in ps) / n
+        ucb = math.fsum(p.result.exact_ucb for p in ps) / n
+        lcb = math.fsum(p.result.exact_lcb for p in ps) / n
+        if any(p.result.bound_violations for p in ps):
+            verdict = "violated"
+        elif all(p.kind == "recheck" for p in ps):
+            verdict = "recheck" if exact <= delta * (1.0 + 1e-9) else "violated"
+        elif ucb <= delta:
+            verdict = "holds"
+        elif lcb > delta:
+            verdict = "violated"
+        else:
+            verdict = "inconclusive"
+        first = ps[0].result
+        res = dataclasses.replace(
+            first, n_neighbors=sum(p.result.n_neighbors for p in ps), exact_probability=exact, exact_ucb=ucb,
+            exact_lcb=lcb, mc_probability=math.fsum(p.result.mc_probability for p in ps) / n,
+            mc_ucb=math.fsum(p.result.mc_ucb for p in ps) / n, verdict=verdict,
+            bound_violations=sum(p.result.bound_violations for p in ps))
+        names = ", ".join(p.generator for p in ps)
+        kind = "recheck" if all(p.kind == "recheck" for p in ps) else "audit"
+        out.append(PartAudit(model=model, generator=f"mixture of {names}", kind=kind,
+                             reason=f"a generator picked uniformly among {names}: the mean of their audits", result=res))
+    return out

@@ -7,7 +7,9 @@ at each noise scale) and picks one point on it by a stated rule.
 
 ``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —
 valid on the intersection of the records' events, so the ``beta`` of every record is spent
-(summed); generators combine by max (each generator) or mean (uniform mixture).
+(summed); generators combine by max (each generator) or mean (uniform mixture). Generators named
+``"UNIT | GEN"`` (a judge's models sharing one point) are grouped per unit: the mixture is taken within
+each unit and units combine by max (each model's claim is its own mixture).
 ``method="paper"``: Corollary 3.2 exactly (``biasbound.abb.calibrate(method="paper")``, symmetric split,
 Laurent–Massart radius, Markov on the RMS sensitivity), from the Moments records.
 
@@ -33,7 +35,36 @@ import numpy as np
 from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, RandomJudge, Record, Sample
 from biasbound.bounds._tail import noise_only_sigma, tail, weighted_sum
 
-__all__ = ["BoundCalibration", "calibrate_knowledge", "check", "frontier", "recheck"]
+__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate_knowledge", "check", "frontier", "recheck",
+           "unit_groups"]
+
+#: A generator named ``"UNIT | GEN"`` is generator GEN of unit UNIT (a model of a judge's model-view
+#: certificate): several models share one (alpha, sigma), each with its own claim.
+UNIT_SEPARATOR = " | "
+
+
+def unit_groups(names: list[str] | tuple[str, ...]) -> dict[str, list[int]]:
+    """Generator positions per unit: ``"UNIT | GEN"`` names group by UNIT; names without a unit form one
+    group ``""`` (one unit, the usual case).
+
+    The certificate claims the bound for each unit separately: generators combine (max or mixture)
+    within a unit, and units by max (each model's own claim)."""
+    out: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        unit = n.split(UNIT_SEPARATOR, 1)[0] if UNIT_SEPARATOR in n else ""
+        out.setdefault(unit, []).append(i)
+    return out
+
+
+def beta_per_unit(knowledge: Any) -> dict[str, float]:
+    """Failure probability spent per unit (summed over its records, rounded up): each unit's claim holds
+    with confidence ``1 - beta`` of its own records; all units at once with ``1 - sum`` (a union bound)."""
+    k = Knowledge.of(knowledge)
+    out = {}
+    for unit, idx in unit_groups([n for n, _ in k.generators]).items():
+        b = math.fsum(float(r.beta or 0.0) for i in idx for r in k.generators[i][1])
+        out[unit] = math.nextafter(b, math.inf) if b > 0 else 0.0
+    return out
 
 METHODS = ("tight", "paper")
 _BISECT = 60
@@ -147,10 +178,33 @@ class _Plan:
         values = [v for _, _, v in per]
         if self.how == "max":  # [proof:combine]
             total = max(values)
-        else:
-            total = math.fsum(values) / len(values)
-            total = min(1.0, math.nextafter(total, math.inf) if total > 0 else 0.0)
+        else:  # the uniform mixture of each unit's generators; units (models) by max, each its own claim
+            total = max(_mean_up([values[j] for j in idx]) for idx in unit_groups([p[0] for p in per]).values())  # [proof:units]
         return total, per
+
+
+def _mean_up(values: list[float]) -> float:
+    """Mean rounded up, at most 1."""
+    total = math.fsum(values) / len(values)
+    return min(1.0, math.nextafter(total, math.inf) if total > 0 else 0.0)
+
+
+def _is_probability(c: _Cand) -> bool:
+    """The candidate's value is the violation probability itself: a full-population census (no neighbour
+    filled in at the range bound) with the centre's shift known exactly (fixed centre, or per-neighbour s²)."""
+    r = c.record
+    return (c.unit.NAME == "full-population" and isinstance(r, FullPopulation) and r.filled == 0
+            and (r.shift_ratio is None or r.shift_sq is not None))
+
+
+def _exact(how: str, per: list[tuple[str, _Cand, float]]) -> bool:
+    """Whether the combined value is the violation probability itself (not an upper bound): the binding
+    generator's (max) or every generator of the binding unit's (mixture) value is."""
+    if how == "max":
+        return _is_probability(max(per, key=lambda p: p[2])[1])
+    groups = list(unit_groups([p[0] for p in per]).values())
+    binding = max(groups, key=lambda idx: _mean_up([per[j][2] for j in idx]))
+    return all(_is_probability(per[j][1]) for j in binding)
 
 
 def _size(r: Record) -> float:
@@ -254,9 +308,12 @@ class BoundCalibration:
     bound_used : str
         The unit attaining the bound at the chosen point (of the binding generator).
     exact : bool
-        The binding value is the exact worst case for the knowledge (no slack but float rounding).
+        The value is the violation probability itself (a census of every neighbour, none filled in at the
+        range bound, the centre's shift known exactly), not an upper bound. A moment or almost-sure bound is
+        the worst case over every distribution consistent with the knowledge: an upper bound, never "exact".
     beta_spent : float
-        Sum of the failure probabilities of the records the bound was taken over.
+        Sum of the failure probabilities of every record the bound was taken over (every unit's; each unit's
+        own claim spends only its records' share, :func:`beta_per_unit`).
     point_estimate : bool
         Some moment record is a point estimate taken as the truth (no confidence statement).
     tau_split : float
@@ -421,8 +478,10 @@ def _paper_record(k: Knowledge) -> Moments:
             betas.append(r.beta)
     if k.how == "max":
         U2, S2 = max(us), max(ss)
-    else:
-        U2, S2 = math.fsum(us) / len(us), math.fsum(ss) / len(ss)
+    else:  # the mixture within each unit, the max over units
+        groups = unit_groups([n for n, _ in k.generators]).values()
+        U2 = max(math.fsum(us[i] for i in idx) / len(idx) for idx in groups)
+        S2 = max(math.fsum(ss[i] for i in idx) / len(idx) for idx in groups)
     beta = None if point else math.fsum(betas)  # 0.0: every moment is known exactly
     return Moments(U2=U2, beta=beta, shift_U2=S2 if any(ss) else None)
 
@@ -573,8 +632,7 @@ def calibrate_knowledge(
     return BoundCalibration(
         method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
         alpha_at_sigma=float(a_at), bound_value=float(value), bound_used=binding[1].unit.NAME,
-        # exact: an exact unit on knowledge that holds surely (a confidence bound on a moment is not exact)
-        exact=bool(binding[1].unit.EXACT) and not (binding[1].record.beta or 0.0) > 0, beta_spent=k.beta_total,
+        exact=_exact(plan.how, per), beta_spent=k.beta_total,
         point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
         tau_split=ts, default_rule=_rule or rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
         checked_point=checked, frontier_points=nf,

@@ -56,6 +56,7 @@ __all__ = [
     "Certificate",
     "CertificateV1",
     "CertificateVerificationError",
+    "confidence_phrase",
     "guarantee_sentence",
     "make_certificate",
     "sha256_of_array",
@@ -171,11 +172,16 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
                      "score range allows, the judged ones as observed (a worst case over the unjudged ones, not a "
                      "measured probability)")
     samples = [r for r in k.records if isinstance(r, Sample)]
-    if samples:
+    if len(samples) == 1:
         s0 = samples[0]
         seed = f", seed {s0.seed}" if s0.seed is not None else ""
         facts.append(f"{s0.m} of {s0.population_size} neighbours drawn uniformly without replacement{seed}, the bound "
                      "holding for the worst population consistent with them")
+    elif samples:
+        ms, ns = [r.m for r in samples], [r.population_size for r in samples]
+        facts.append(f"{len(samples)} samples (one per model and generator), each of {min(ms)}–{max(ms)} of "
+                     f"{min(ns)}–{max(ns)} neighbours drawn uniformly without replacement with its own recorded seed, the "
+                     "bound holding for the worst population consistent with each")
     rjs = [r for r in k.records if isinstance(r, RandomJudge)]
     if rjs:
         r0 = rjs[0]
@@ -200,11 +206,14 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
         facts.append("the mean squared shift E‖Δ‖² computed over every neighbour")
     if AlmostSure in kinds:
         facts.append("every neighbour moving the scores by at most the recorded bound (almost surely)")
-    if facts:
-        parts.append("It rests on: " + "; ".join(facts) + ".")
-    if der["beta"] is not None:
-        parts.append(f"It holds with confidence {_fmt(1.0 - der['beta'])} over the neighbour sample.")
     ri = der.get("range_implied")
+    if facts and ri is not None and ri["holds"]:  # the statement holds surely; the data were only the calibration's input
+        parts.append("It was calibrated from: " + "; ".join(facts) + " — which the statement does not need.")
+    elif facts:
+        parts.append("It rests on: " + "; ".join(facts) + ".")
+    conf = confidence_phrase(k)
+    if conf is not None and not (ri is not None and ri["holds"]):  # range-implied: it holds surely, no confidence
+        parts.append(f"It holds {conf}.")
     if ri is not None and ri["holds"]:
         parts.append(f"This follows from the score range alone (no neighbour can move the scores by more than "
                      f"{_fmt(ri['A'] * scale)} {unit}): it holds for ANY judge on this range and says nothing about this "
@@ -220,6 +229,33 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
                      f"with probability at most {_fmt(inp['delta'])} (its bias radius).")
     parts.append("It is local to this batch, not a generalization claim.")
     return " ".join(parts)
+
+
+def confidence_phrase(knowledge: Any) -> str | None:
+    """How confident the statement is over the neighbour sample (None when no record spends a β).
+
+    One unit: ``"with confidence 1 − β over the neighbour sample"``. A judge's certificate over several
+    models is each model's own claim: each holds with confidence ``1 − β_model`` over its own sample;
+    all of them at once with ``1 − Σβ`` (a union bound) only when ``Σβ < 1`` — otherwise no joint
+    confidence is stated (a sum of 76 β = 0.05 is 3.8, and "confidence −2.8" means nothing)."""
+    from biasbound.calibration import beta_per_unit
+
+    per = beta_per_unit(knowledge)
+    total = math.fsum(per.values())
+    if total <= 0:
+        return None
+    if len(per) == 1:
+        return f"with confidence {_fmt(1.0 - total)} over the neighbour sample"
+    worst = max(per.values())
+    spent = sum(1 for b in per.values() if b > 0)
+    each = (f"with confidence {_fmt(1.0 - worst)} for each model over that model's own neighbour sample"
+            if spent == len(per) and len(set(per.values())) == 1 else
+            f"with confidence at least {_fmt(1.0 - worst)} for each model over that model's own neighbour sample "
+            f"({spent} of the {len(per)} models rest on a sample)")
+    if total < 1.0:
+        return each + f"; for all {len(per)} models at once with confidence {_fmt(1.0 - total)} (their β summed)"
+    return each + (f"; no confidence is stated for all {len(per)} models at once (their β sum to {_fmt(total)} ≥ 1, "
+                   "so the union bound says nothing)")
 
 
 #: Records no statistic determines; :meth:`Certificate.verify` checks them against ``records_sha256``.

@@ -98,9 +98,14 @@ def _record_survival(r: Record, t: float) -> float:
 def survival(knowledge: Any, t: float) -> float:
     """Worst-case ``Pr[||Delta|| > t]`` for the knowledge: per generator the min over its records, then the
     max over generators (``how="max"``) or their mean (``"mixture"``)."""
+    from biasbound.calibration import unit_groups
+
     k = Knowledge.of(knowledge)
     per = [min(_record_survival(r, t) for r in recs) for _, recs in k.generators]
-    return max(per) if k.how == "max" else math.fsum(per) / len(per)
+    if k.how == "max":
+        return max(per)
+    # a mixture within each unit ("UNIT | GEN" names), the max over units: as the calibration combines them
+    return max(math.fsum(per[i] for i in idx) / len(idx) for idx in unit_groups([n for n, _ in k.generators]).values())
 
 
 def _jumps(k: Knowledge) -> np.ndarray:

@@ -1,15 +1,19 @@
-"""`biasbound audit CERTIFICATE --neighbors FILE...`: re-audit a certificate on new neighbour data.
+"""`biasbound audit CERTIFICATE --neighbors FILE...`: verify a certificate, then re-audit it on neighbour data.
 
-The certificate's judge (and model, for a per-model certificate) is looked up in the new
-judgment files; the observed neighbours of the certificate's generators (swap, variant:NAME,
-rerun) give fresh distances ``||f(D) − f(D')||`` that :func:`biasbound.audit.audit_certificate`
-checks against the certified (τ, δ), σ and α.
+The certificate is verified first (:meth:`biasbound.certificate.Certificate.verify`: every derived field
+recomputed from its inputs); one that does not verify is reported and not audited. The certificate's
+judge (and model, for a per-model certificate) is looked up in the new judgment files; the observed
+neighbours of its generators (swap, variant:NAME, rerun) give distances ``||f(D) − f(D')||`` that
+:func:`biasbound.audit.audit_certificate_parts` checks part by part: a judge's model-view certificate is
+every model's own claim at once, so each (model, generator) is audited on its own and the worst leads
+(a mean over models could hide one whose claim fails). Neighbours that are the certificate's own census
+make a "recheck" (the probability recomputed exactly, not new evidence).
 
-Exit codes (the README's table): 0 = the audit does not contradict the certificate ("holds":
-its confidence bound is <= δ; "not contradictable": the certificate rests on an almost-sure bound
-that no neighbour within the score range can break), 1 = it contradicts it ("violated"),
-3 = inconclusive (the confidence interval contains δ; more neighbours needed), 2 = bad input
-(printed as one sentence by the CLI).
+Exit codes (the README's table): 0 = no part contradicts the certificate ("holds": its confidence bound
+is <= δ; "recheck": the recomputed probability over the calibration census is <= δ; "not
+contradictable": the certificate rests on an almost-sure bound that no neighbour within the score range
+can break), 1 = the certificate does not verify, or any one part is "violated", 3 = inconclusive (no
+part violated, one undecided; more neighbours needed), 2 = bad input (one sentence from the CLI).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +33,11 @@ from rich.table import Table
 
 from biasbound._exceptions import DataFormatError, InputError
 
-__all__ = ["EXIT_CODES", "audit_on_files", "read_certificate", "register"]
+__all__ = ["EXIT_CODES", "AuditOutcome", "audit_on_files", "read_certificate", "register", "verify_certificate"]
 
 #: Exit code per audit verdict.
-EXIT_CODES: dict[str, int] = {"holds": 0, "not contradictable": 0, "exact": 0, "violated": 1, "inconclusive": 3}
+EXIT_CODES: dict[str, int] = {"holds": 0, "not contradictable": 0, "exact": 0, "recheck": 0, "violated": 1,
+                              "does not verify": 1, "inconclusive": 3}
 
 
 def read_certificate(path: str | Path, *, model: str | None = None, judge: str | None = None) -> dict[str, Any]:
@@ -128,7 +134,13 @@ def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
                                   path=str(path))
 
 
-def _distances(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray | None]],
+                                                          list[str], list[str], list[str]]:
+    """The neighbour distances of each part of the certificate's claim: per (model, generator) in the model
+    view (a judge's certificate is every model's claim at once), per generator in the leaderboard view.
+
+    Returns ``(parts, generators used, parts of the claim without neighbours, models in the files the
+    certificate does not cover)``."""
     from biasbound.neighbors.observed import observed_neighbors
 
     scope = cert.get("scope") or {}
@@ -140,47 +152,96 @@ def _distances(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[np.ndarray
     gens = scope.get("generators_in_combination") or list((cert.get("generators") or {}).keys())
     if not gens:
         raise InputError("The 'CERTIFICATE' argument of audit records no neighbour generator to audit.")
-    parts, used = [], []
+    view = cert.get("view", "model")
+    model = scope.get("model")
+    models = scope.get("models") or {}
+    if view == "leaderboard":
+        wanted: list[str | None] = [None]
+    elif model not in (None, "*"):
+        wanted = [str(model)]
+    else:
+        wanted = [str(m) for m in models] or [None]
+    center = cert.get("center") or {}
+    batch = (center.get("kind") if isinstance(center, Mapping) else center) == "batch"
+    dim = int(cert["dim"])
+    parts: dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray | None]] = {}
+    used: list[str] = []
+    absent: list[str] = []
+    outside: set[str] = set()
     for g in gens:
         present = (
             (g == "swap" and frame["game"].eq(2).any())
             or (g == "rerun" and frame["rerun"].gt(0).any())
             or (g.startswith("variant:") and frame["variant"].eq(g.split(":", 1)[1]).any())
         )
-        if present:
-            parts.append(observed_neighbors(frame, g))
-            used.append(g)
+        if not present:
+            absent += [g if m is None else f"{m} / {g}" for m in wanted]
+            continue
+        used.append(g)
+        nb = observed_neighbors(frame, g)
+        names = nb["model"].astype(str)
+        diff = np.abs(nb["difference"].to_numpy(dtype=float))
+        if view == "leaderboard":
+            n_items = scope.get("n_items") or {}
+            per = names.map(lambda m: n_items.get(m, np.nan)).to_numpy(dtype=float)
+            outside |= set(names[np.isnan(per)])
+            keep = ~np.isnan(per)
+            dist = diff[keep] / per[keep]
+            parts[(None, g)] = (dist, dist / math.sqrt(dim) if batch else None)
+            continue
+        if wanted != [None]:
+            outside |= set(names) - set(wanted)
+        for m in wanted:
+            sel = np.ones(len(nb), dtype=bool) if m is None else (names == m).to_numpy()
+            if not sel.any():
+                absent.append(g if m is None else f"{m} / {g}")
+                continue
+            dist = diff[sel]
+            d_m = (models.get(m) or {}).get("dim", dim) if m is not None else dim
+            parts[(m, g)] = (dist, dist / math.sqrt(d_m) if batch else None)
     if not parts:
         raise InputError(
-            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
+            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})"
+            + (f" for its model {model!r}" if model not in (None, "*") else "") + "."
         )
-    nb = pd.concat(parts, ignore_index=True)
-    model = scope.get("model")
-    if model not in (None, "*"):
-        nb = nb[nb["model"].astype(str) == str(model)]
-    if len(nb) < 2:
-        raise InputError(f"The '--neighbors' files of audit hold {len(nb)} neighbour(s) for the certificate's scope; at least 2 are needed.")
-    diff = np.abs(nb["difference"].to_numpy(dtype=float))
-    dim = int(cert["dim"])
-    view = cert.get("view", "model")
-    if view == "leaderboard":
-        n_items = scope.get("n_items") or {}
-        per = nb["model"].astype(str).map(lambda m: n_items.get(m, np.nan)).to_numpy(dtype=float)
-        if np.isnan(per).any():
-            raise InputError("The '--neighbors' files of audit hold models that the leaderboard certificate does not cover.")
-        dist = diff / per
-        shifts = dist / math.sqrt(dim)
-    else:
-        dist = diff
-        if model not in (None, "*"):
-            shifts = dist / math.sqrt(dim)
-        else:
-            models = scope.get("models") or {}
-            dims = nb["model"].astype(str).map(lambda m: (models.get(m) or {}).get("dim", dim)).to_numpy(dtype=float)
-            shifts = dist / np.sqrt(dims)
-    center = cert.get("center") or {}
-    kind = center.get("kind") if isinstance(center, Mapping) else center
-    return dist, (shifts if kind == "batch" else None), used
+    return parts, used, absent, sorted(outside)
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """What ``biasbound audit`` found: the certificate's verification, then (if it verifies) the audit."""
+
+    certificate: dict[str, Any]
+    verification_error: str | None
+    audit: Any  # biasbound.audit.CertificateAudit, or None when the certificate does not verify
+    generators: list[str]
+    outside: list[str]
+
+    @property
+    def verdict(self) -> str:
+        return "does not verify" if self.verification_error else self.audit.verdict
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def __iter__(self) -> Any:
+        """Unpacks as ``(audit, certificate, generators)``, what :func:`audit_on_files` returned before."""
+        return iter((self.audit, self.certificate, self.generators))
+
+
+def verify_certificate(data: Mapping[str, Any]) -> str | None:
+    """None when the certificate verifies (every derived field recomputed from its inputs), else the reason."""
+    from biasbound._certificate_v1 import CertificateVerificationError
+    from biasbound.certificate import Certificate
+
+    try:
+        Certificate.from_dict(dict(data)).verify()
+    except CertificateVerificationError as exc:
+        return str(exc)
+    except (InputError, TypeError, KeyError, ValueError) as exc:
+        return f"The certificate does not verify: its fields do not make a certificate ({exc})."
+    return None
 
 
 def audit_on_files(
@@ -193,63 +254,122 @@ def audit_on_files(
     judge: str | None = None,
     skip_bad: bool = False,
     progress: bool = False,
-) -> tuple[Any, dict[str, Any], list[str]]:
-    """Audit a certificate on neighbour data loaded from files.
+) -> AuditOutcome:
+    """Verify a certificate, then audit each part of its claim on neighbour data loaded from files.
 
-    ``progress=True`` shows each step on stderr.
-
-    Returns
-    -------
-    (AuditResult, certificate dict, generators audited)
+    A certificate that does not verify is not audited (``verification_error`` says why). A judge's
+    model-view certificate is audited model by model (and generator by generator): never a mean over
+    models. ``progress=True`` shows each step on stderr.
     """
-    from biasbound.audit import audit_certificate
+    from biasbound.audit import audit_certificate_parts
     from biasbound.commands.certify import load_inputs
 
     from biasbound._progress import step
 
     cert = read_certificate(certificate, model=model, judge=judge)
+    with step("verifying the certificate", enabled=progress):
+        why = verify_certificate(cert)
+    if why is not None:
+        return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=[], outside=[])
     # new neighbour tables are read on the scale the certificate's data were read on (recorded in its scope),
     # so that their normalised scores are comparable with the certified ones
     scales = {tuple(e["scale"]) for e in ((cert.get("scope") or {}).get("score_scale") or [])
               if isinstance(e, Mapping) and isinstance(e.get("scale"), list) and len(e["scale"]) == 2}
     with step(f"reading {len(neighbors)} neighbour file(s)", enabled=progress):
         loaded = load_inputs(neighbors, skip_bad=skip_bad, scale=next(iter(scales)) if len(scales) == 1 else None)
-    with step("auditing: exact violation probability and Monte Carlo check", enabled=progress):
-        dist, shifts, used = _distances(cert, loaded.frame)
-        result = audit_certificate(cert, dist, shifts, confidence=confidence, rng=seed)
-    return result, cert, used
+    with step("auditing each model's claim: exact violation probability and Monte Carlo check", enabled=progress):
+        parts, used, absent, outside = _parts(cert, loaded.frame)
+        result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent))
+    return AuditOutcome(certificate=cert, verification_error=None, audit=result, generators=used, outside=outside)
+
+
+#: How many parts the terminal lists (the worst first; every part is in --json).
+_SHOWN = 12
+
+
+def _print(outcome: AuditOutcome, certificate: Path) -> None:
+    from rich.markup import escape
+
+    cert = outcome.certificate
+    scope = cert.get("scope") or {}
+    console = Console()
+    title = (f"Audit of {escape(str(certificate))} (judge {escape(str(scope.get('judge')))}, "
+             f"model {escape(str(scope.get('model')))})")
+    if outcome.verification_error:
+        console.print(f"[bold red]{title}: the certificate does not verify — not audited (exit 1).[/]", soft_wrap=True)
+        console.print(escape(outcome.verification_error), soft_wrap=True, highlight=False)
+        return
+    res = outcome.audit
+    w = res.worst.result
+    colors = {"holds": "green", "not contradictable": "green", "recheck": "green", "violated": "red"}
+    t = Table(title=title, show_header=False)
+    t.add_column("", style="bold")
+    t.add_column("")
+    t.add_row("certificate", "verifies (every derived field recomputed from its inputs)")
+    t.add_row("verdict", f"[{colors.get(res.verdict, 'yellow')}]{res.verdict}[/] (exit {EXIT_CODES[res.verdict]}) — the "
+              f"worst of {len(res.parts)} part(s): {escape(res.worst.label)}")
+    counts = ", ".join(f"{v} {n}" for v, n in sorted(res.counts().items(), key=lambda x: x[0]))
+    t.add_row("parts", f"{counts}; each model's claim audited on its own (never a mean over models)"
+              + (f"; Bonferroni: each statistical part at {res.part_confidence:.6g}, family-wise {res.confidence:g}"
+                 if res.part_confidence != res.confidence else ""))
+    if res.not_audited:
+        shown = ", ".join(res.not_audited[:6]) + (", …" if len(res.not_audited) > 6 else "")
+        t.add_row("not audited", f"{len(res.not_audited)} part(s) without neighbours in the files: {escape(shown)}")
+    if outcome.outside:
+        t.add_row("left out", f"{len(outcome.outside)} model(s) in the files that the certificate does not cover")
+    t.add_row("τ, δ, σ, α", f"{w.tau:g}, {w.delta:g}, {w.sigma:.4g}, {w.alpha:.4g}")
+    t.add_row("worst part", escape(res.worst.reason))
+    if res.worst.verdict == "not contradictable":
+        t.add_row("", "the certificate rests on the almost-sure bound: every neighbour within the score range has "
+                      f"P(exceed) <= {w.p_max:.3g} <= δ, so these data cannot contradict it")
+    t.add_row("Monte Carlo (worst part)", f"{w.mc_probability:.3g} (upper {w.mc_ucb:.3g}, {w.n_mc} draws, seed {w.seed})")
+    console.print(t)
+    t2 = Table(title=f"Parts, worst first ({min(_SHOWN, len(res.parts))} of {len(res.parts)}; all in --json)")
+    for c in ("model / generator", "kind", "verdict", "P(||M(D) − M(D')|| > τ) [lower, upper]", "neighbours", "d"):
+        t2.add_column(c)
+    for p in res.parts[:_SHOWN]:
+        r = p.result
+        interval = ("exact" if p.kind == "recheck" else f"[{r.exact_lcb:.3g}, {r.exact_ucb:.3g}] at {r.confidence:.6g}")
+        t2.add_row(escape(p.label), p.kind, f"[{colors.get(r.verdict, 'yellow')}]{r.verdict}[/]",
+                   f"{r.exact_probability:.3g} {interval}", str(r.n_neighbors), str(r.dim))
+    console.print(t2)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``audit`` command to ``app``."""
 
-    @app.command("audit")
+    @app.command("audit", help=_HELP)
     def audit_command(
         certificate: Path = typer.Argument(..., help="certificate.json (or certificates.json with --model)."),
         neighbors: list[Path] = typer.Option(..., "--neighbors", help="Judgment files holding new neighbours."),
-        confidence: float = typer.Option(0.99, "--confidence", help="Confidence level of the audit bounds."),
+        confidence: float = typer.Option(0.99, "--confidence", help="Family-wise confidence level of the audit "
+                                         "(Bonferroni over the models' and generators' parts)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the Monte Carlo check (recorded)."),
         model: str | None = typer.Option(None, "--model", help="Pick this model's certificate from a list."),
         judge: str | None = typer.Option(None, "--judge", help="Pick this judge's certificate from a list."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines."),
+        as_json: bool = typer.Option(False, "--json", help="Print the verification and every part's audit as JSON."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
     ) -> None:
-        """Re-audit a certificate on new neighbour data. Exit 0 holds / not contradictable, 1 violated, 3 inconclusive."""
-        res, cert, used = audit_on_files(certificate, neighbors, confidence=confidence, seed=seed,
-                                         model=model, judge=judge, skip_bad=skip_bad, progress=not no_progress)
-        scope = cert.get("scope") or {}
-        color = {"holds": "green", "not contradictable": "green", "violated": "red"}.get(res.verdict, "yellow")
-        t = Table(title=f"Audit of {certificate} (judge {scope.get('judge')}, model {scope.get('model')})", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("")
-        t.add_row("verdict", f"[{color}]{res.verdict}[/] (exit {EXIT_CODES[res.verdict]})")
-        if res.verdict == "not contradictable":
-            t.add_row("", "the certificate rests on the almost-sure bound: every neighbour within the score range has "
-                          f"P(exceed) <= {res.p_max:.3g} <= δ, so these data cannot contradict it")
-        t.add_row("τ, δ, σ, α, d", f"{res.tau:g}, {res.delta:g}, {res.sigma:.4g}, {res.alpha:.4g}, {res.dim}")
-        t.add_row("neighbours audited", f"{res.n_neighbors} ({', '.join(used)})")
-        t.add_row("P(||M(D) − M(D')|| > τ)", f"{res.exact_probability:.3g}  [{res.exact_lcb:.3g}, {res.exact_ucb:.3g}] "
-                  f"at {res.confidence:g}")
-        t.add_row("Monte Carlo", f"{res.mc_probability:.3g} (upper {res.mc_ucb:.3g}, {res.n_mc} draws, seed {res.seed})")
-        Console().print(t)
-        raise typer.Exit(EXIT_CODES[res.verdict])
+        outcome = audit_on_files(certificate, neighbors, confidence=confidence, seed=seed,
+                                 model=model, judge=judge, skip_bad=skip_bad, progress=not no_progress)
+        if as_json:
+            doc = {"verdict": outcome.verdict, "exit_code": outcome.exit_code,
+                   "verification": outcome.verification_error or "verifies",
+                   "audit": None if outcome.audit is None else outcome.audit.to_dict(),
+                   "generators": outcome.generators, "models_not_covered": outcome.outside}
+            typer.echo(json.dumps(doc, indent=2, allow_nan=False, default=float))
+        else:
+            _print(outcome, certificate)
+        raise typer.Exit(outcome.exit_code)
+
+
+_HELP = (
+    "Verify a certificate, then re-audit each model's claim on new neighbour data.\n\n"
+    "Exit codes: 0 = no part contradicts the certificate (holds, recheck, not contradictable); "
+    "1 = the certificate does not verify (it is then not audited), or any one model's claim is violated; "
+    "2 = bad input; 3 = inconclusive (no part violated, at least one undecided: more neighbours needed).\n\n"
+    "A judge's certificate is each model's claim at once: every model (and generator) is audited on its own "
+    "and the worst leads, never a mean over models. Checked against the very judgments it was calibrated on, "
+    "a certificate gets a \"recheck\": the probability over its census recomputed exactly (not new evidence)."
+)

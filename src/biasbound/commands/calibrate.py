@@ -127,7 +127,7 @@ def _print_table(cal: Any, A: float | None) -> None:
         ("sigma_max at this alpha", f"{cal.sigma_max:.6g}"),
         ("alpha_max", f"{cal.alpha_max:.6g}"),
         ("alpha*(sigma)", f"{cal.alpha_at_sigma:.6g}"),
-        ("bound used", f"{cal.bound_used} ({'exact worst case' if cal.exact else 'upper bound'})"),
+        ("bound used", f"{cal.bound_used} ({'the violation probability itself' if cal.exact else 'an upper bound: the worst case over what is known'})"),
         ("bound value (<= delta)", f"{cal.bound_value:.4g}"),
         ("confidence", "—" if cal.beta is None else f"{1 - cal.beta:.4g} over the neighbour sample"),
         ("range_implied", "—" if s["range_implied"] is None else

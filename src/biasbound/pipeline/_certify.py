@@ -191,6 +191,7 @@ def certify(
         groups = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
     done: dict[str, JudgeCertification] = {}
     failures: dict[str, str] = {}
+    failure_kinds: dict[str, str] = {}
     errors: list[BiasboundError] = []
 
     from rich.progress import Progress
@@ -209,6 +210,7 @@ def certify(
                                             coverage.get(name, {}), scales.get(name, []))
             except (InfeasibleCertificateError, InputError) as exc:
                 failures[name] = str(exc)
+                failure_kinds[name] = "infeasible" if isinstance(exc, InfeasibleCertificateError) else "bad input"
                 errors.append(exc)
             bar.advance(task)
         from biasbound.integrations._common import native_tables
@@ -226,7 +228,7 @@ def certify(
         result = CertifyResult(
             judges=done, failures=failures, leaderboard=lbd, panel=None,
             retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
-            load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline,
+            load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline, failure_kinds=failure_kinds,
         )
         result.coverage = {"judges": coverage, "score_scale": scales,
                            "skipped_rows": [list(r) for r in skipped_rows]}

@@ -372,17 +372,19 @@ class _Point:
 def _knowledge_of(knowledge: dict[str, Any], s: _Settings, units: list[str]) -> Any:
     """One :class:`biasbound.bounds.Knowledge` over the given units' generators.
 
-    Generators combine by ``max`` (the bound holds for each generator) or, with ``combine="rms"``
-    and one unit, as their uniform ``mixture``. With several models ``rms`` is certified through
-    the max over (model, generator), which implies every model's mixture bound.
+    Generators combine by ``max`` (the bound holds for each generator) or, with ``combine="rms"``,
+    as their uniform ``mixture``. With several units the generators are named ``"UNIT | GEN"``: the
+    calibration takes the mixture within each unit and the max over units (each model's own claim,
+    calibrated as the mixture it states).
     """
     from biasbound.bounds import Knowledge
+    from biasbound.calibration import UNIT_SEPARATOR
 
     gens = {}
     for u in units:
         for g in s.used:
-            gens[g if len(units) == 1 else f"{u} | {g}"] = knowledge[u].records[g]
-    how = "mixture" if (s.combine == "rms" and len(units) == 1) else "max"
+            gens[g if len(units) == 1 else f"{u}{UNIT_SEPARATOR}{g}"] = knowledge[u].records[g]
+    how = "mixture" if s.combine == "rms" else "max"
     return Knowledge.of(gens, how=how)
 
 
@@ -697,6 +699,15 @@ def _shift_ratio(s: _Settings, view: Any, unit: str) -> float | None:
     return 1.0
 
 
+def _describe_pairs(k: int | None) -> str:
+    """The leaderboard view's neighbour relation: T perturbs (model, item) pairs, not items of one model."""
+    if k is None:
+        return "every (model, item) pair perturbed at once"
+    if k == 1:
+        return "one (model, item) pair, drawn uniformly among every model's judged items, perturbed"
+    return f"{k} (model, item) pairs, drawn uniformly without replacement, perturbed at once"
+
+
 def _bound_certificates(
     judge: str, judge_seed: int, s: _Settings, view: Any, bcal: Any, per_unit: dict[str, Any],
     knowledge: dict[str, Any], sens: _Sensitivity, mech: dict[str, Any], audits: _Audits, scope_extra: dict[str, Any],
@@ -711,7 +722,7 @@ def _bound_certificates(
     relation = "; ".join(describe_generator(g) for g in s.used)
     if len(s.used) > 1:
         relation += f" (combined by {s.combine})"
-    relation = f"{describe_hamming(s.hamming)} — {relation}"
+    relation = f"{describe_hamming(s.hamming) if isinstance(view, _ModelView) else _describe_pairs(s.hamming)} — {relation}"
     neighborhood = {"kind": "all-items"} if s.hamming is None else {"kind": "hamming", "k": int(s.hamming)}
     base_scope: dict[str, Any] = {
         "judge": judge, "generators": list(s.generators), "generators_in_combination": list(s.used),

@@ -114,7 +114,8 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
             "violated": j.violated,
             "certificate": certificate_record(j),
         }
-    return {"status": result.status, "violated": result.violated, "settings": result.settings, "seed": result.seed,
+    return {"status": result.status, "exit_code": result.exit_code, "certified": sorted(result.judges),
+            "violated": result.violated, "settings": result.settings, "seed": result.seed,
             "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {}))}
 
 

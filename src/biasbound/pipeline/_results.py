@@ -114,9 +114,28 @@ class CertifyResult:
         """Judges with a certificate that its audit contradicts (``certify`` then exits 1)."""
         return [name for name, j in self.judges.items() if j.violated]
 
+    #: ``{judge: "infeasible" | "bad input"}``: why each judge in ``failures`` could not be certified.
+    failure_kinds: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of ``certify`` (README table): 2 when a judge could not be certified (the error is
+        raised after the other judges' outputs are written), else 1 when an audit contradicts a
+        certificate, else 0."""
+        return 2 if self.failures else (1 if self.violated else 0)
+
     @property
     def status(self) -> str:
-        """``"violated"`` when an audit contradicts a certificate, else ``"certified"``."""
+        """What the exit code means, in words (``summary.json``'s ``status``).
+
+        ``"certified"`` (exit 0): every judge certified, no audit contradicts its certificate;
+        ``"violated"`` (1): an audit contradicts a certificate; ``"not certified"`` (2): a judge cannot be
+        certified at (τ, δ) (the others, if any, are in ``judges``); ``"bad input"`` (2): every judge that
+        could not be certified failed on its data (e.g. no original judgment).
+        """
+        if self.failures:
+            kinds = {self.failure_kinds.get(n, "infeasible") for n in self.failures}
+            return "bad input" if kinds == {"bad input"} else "not certified"
         return "violated" if self.violated else "certified"
 
 

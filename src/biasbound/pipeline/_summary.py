@@ -56,6 +56,9 @@ def certificate_record(j: Any) -> dict[str, Any]:
         "audit": None if j.pooled_audit is None else j.pooled_audit.to_dict(),
         "violated": bool(getattr(j, "violated", False)),
     }
+    worst = _worst_model_audit(j)
+    if worst is not None:  # each model's claim is its own; the pooled audit is context
+        out["audit_worst_model"] = {"model": worst[0], **worst[1].to_dict()}
     jit = scope.get("jitter_diagnostic")
     if jit:
         out["jitter_diagnostic"] = jit
@@ -73,8 +76,15 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
         rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({cal.radius})"))
     else:
         rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}"))
-        exact = "exact worst case" if cal.exact else "upper bound"
-        beta = "" if not cal.beta_spent else f", confidence 1 − β = {_f(1 - cal.beta_spent)}"
+        from biasbound.certificate import confidence_phrase
+
+        exact = ("the violation probability itself (every neighbour judged)" if cal.exact
+                 else "an upper bound on the violation probability")
+        ri = getattr(j.certificate, "range_implied", None)
+        conf = None if getattr(cal, "knowledge", None) is None else confidence_phrase(cal.knowledge)
+        if ri is not None and ri.get("holds"):
+            conf = "surely (it follows from the score range alone; no confidence level applies)" if conf else None
+        beta = "" if not conf else f"; holds {conf}"
         rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({exact}{beta})"))
     nb = scope.get("neighborhood") or {"kind": "hamming", "k": 1}
     if _range_only(scope):
@@ -82,6 +92,11 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
                 else "one item's score" if nb.get("k", 1) == 1 else f"{nb.get('k')} items' scores")
         rows.append(("neighbours", f"any change of {what} within the score range (no specific perturbation; "
                      "none observed: the certificate follows from the score range alone)"))
+    elif getattr(j, "view", "model") == "leaderboard":  # T perturbs (model, item) pairs of the whole leaderboard
+        k = nb.get("k", 1)
+        rows.append(("neighbours", "every (model, item) pair perturbed at once" if nb.get("kind") == "all-items"
+                     else f"Hamming-{k} ({'one (model, item) pair' if k == 1 else str(k) + ' (model, item) pairs'} "
+                     "perturbed)"))
     else:
         rows.append(("neighbours", "every item perturbed at once" if nb.get("kind") == "all-items"
                      else f"Hamming-{nb.get('k', 1)} ({'one item' if nb.get('k', 1) == 1 else str(nb.get('k')) + ' items'} "
@@ -156,11 +171,19 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     else:
         r = j.retention or {}
         rows.append(("Spearman / Kendall τ_b", f"{_f(r.get('spearman'))} / {_f(r.get('kendall_tau_b'))}"))
+    worst = _worst_model_audit(j)
+    if worst is not None:  # each model's claim is its own: the worst one leads, before any pooled figure
+        name, a = worst
+        color = {"violated": "red", "inconclusive": "yellow"}.get(a.verdict, "green")
+        rows.append(("audit (worst model)", f"[{color}]{a.verdict}[/] — model {name}: P(exceed) "
+                     f"{'≈' if hasattr(a, 'confidence') else 'at most'} {_f(a.exact_probability)}, upper bound "
+                     f"{_f(a.exact_ucb)} (δ = {_f(a.delta)})"))
     pa = j.pooled_audit
     if pa is not None:
         color = {"holds": "green", "not contradictable": "green", "exact": "green", "violated": "red"}.get(pa.verdict, "yellow")
         if hasattr(pa, "confidence"):
-            rows.append(("audit (pooled)", f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, UCB "
+            rows.append(("audit (pooled)" if worst is None else "audit (pooled over models, context)",
+                         f"[{color}]{pa.verdict}[/] — P(exceed) ≈ {_f(pa.exact_probability)}, UCB "
                          f"{_f(pa.exact_ucb)} at {_f(pa.confidence)} on {pa.n_neighbors} held-out neighbours"))
         else:
             what = "exactly" if pa.verdict == "exact" else "at most"
@@ -174,6 +197,26 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     for w in ((scope.get("jitter_diagnostic") or {}).get("warnings") or [])[:3]:
         rows.append(("[yellow]warning[/]", w))
     return rows
+
+
+#: Verdict severity: the worst model's audit leads.
+_SEVERITY = {"violated": 0, "inconclusive": 1, "holds": 2, "exact": 3, "not contradictable": 4}
+
+
+def _worst_model_audit(j: Any) -> tuple[str, Any] | None:
+    """The per-model audit with the worst verdict (then the largest probability), when several models."""
+    audits = {m: a for m, a in (getattr(j, "audits", None) or {}).items() if a is not None and hasattr(a, "verdict")}
+    if len(audits) < 2:
+        return None
+    return min(audits.items(), key=lambda kv: (_SEVERITY.get(kv[1].verdict, 9), -float(kv[1].exact_probability)))
+
+
+def _audit_cell(j: Any) -> str:
+    """The judge's audit in one word: the worst model's verdict when several models, else the pooled one."""
+    worst = _worst_model_audit(j)
+    if worst is not None:
+        return f"{worst[1].verdict} (worst model)"
+    return "—" if j.pooled_audit is None else j.pooled_audit.verdict
 
 
 def _coverage_by_generator(cov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -209,7 +252,7 @@ def judges_rows(result: Any) -> list[list[str]]:
                      rms if rms is not None else float("inf"), name, [
             name, _f(rms, 3), _f(radius, 3), _f(j.calibration.alpha, 3), _f(j.calibration.sigma, 3),
             "—" if ri is None else ("yes" if ri["holds"] else "no"),
-            "—" if j.pooled_audit is None else j.pooled_audit.verdict,
+            _audit_cell(j),
         ]))
     rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
     return [r[4] for r in rows]

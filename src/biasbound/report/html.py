@@ -326,6 +326,18 @@ def _mechanism(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
             "record": _certificate_record(cert)}
 
 
+def _confidence(cert: Mapping[str, Any]) -> str | None:
+    """The certificate's confidence over its neighbour sample, per model when it covers several."""
+    from biasbound.bounds import knowledge_from_dict
+    from biasbound.certificate import confidence_phrase
+
+    try:
+        return confidence_phrase(knowledge_from_dict(cert["knowledge"]))
+    except (KeyError, TypeError, ValueError):
+        beta = _num(cert.get("beta"))
+        return None if not beta else f"with confidence {format_number(1 - beta)} over the neighbour sample"
+
+
 def _calibration_prose(cert: Mapping[str, Any]) -> str:
     """How the calibration reached α and σ, from the certificate's fields (the knowledge-based record, or the older one)."""
     delta = format_number(cert.get("delta"))
@@ -336,8 +348,11 @@ def _calibration_prose(cert: Mapping[str, Any]) -> str:
     bound, value = cert.get("bound_used"), cert.get("bound_value")
     beta = _num(cert.get("beta"))
     if value is not None:  # the knowledge-based certificate (what is known about Δ → the bound it supports)
+        ri = cert.get("range_implied")
+        conf = _confidence(cert) if beta else None
         how = ("computed exactly over every neighbour (nothing estimated)" if cert.get("exact") else
-               f"valid with confidence {format_number(1 - beta)} over the neighbour sample" if beta else
+               "valid surely: it follows from the score range alone" if conf and isinstance(ri, Mapping) and ri.get("holds") else
+               f"valid {conf}" if conf else
                "from the point estimate of the sensitivity (no confidence statement)" if cert.get("point_estimate") else
                "from what is known about the sensitivity")
         chose = ("used the paper's bound (Corollary 3.2)" if cert.get("method") == "paper" else
