@@ -49,7 +49,8 @@ def _table(flipped: dict[str, int]) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def hidden(tmp_path_factory):
-    """A judge certificate over 100 models calibrated on unchanged neighbours; new neighbours where m000's
+    """A judge (declared deterministic, so the census is exact and α = 1) certificate over 100 models calibrated
+    on unchanged neighbours; new neighbours where m000's
     variant moves half of its items by the whole range."""
     tmp = tmp_path_factory.mktemp("hidden")
     calib, fresh = tmp / "calibration.csv", tmp / "fresh.csv"
@@ -57,7 +58,7 @@ def hidden(tmp_path_factory):
     _table({"m000": N_ITEMS // 2}).to_csv(fresh, index=False)
     out = tmp / "out"
     r = _run("certify", str(calib), "--out", str(out), "--neighbors", "variant:x", "--tau", "0.5", "--delta", "0.01",
-             "--no-plots", "--bootstrap-rounds", "50", "--no-progress")
+             "--no-plots", "--bootstrap-rounds", "50", "--no-progress", "--deterministic-judge")
     assert r.returncode == 0, r.stdout + r.stderr
     return out, calib, fresh
 

@@ -497,8 +497,8 @@ class CertificateAudit:
 
 
 def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
-    """The certificate's calibration record (FullPopulation or Sample) of one (model, generator), or None."""
-    from biasbound.bounds._knowledge import FullPopulation, Sample, record_from_dict
+    """The certificate's calibration record (FullPopulation, Sample or RandomJudge) of one (model, generator), or None."""
+    from biasbound.bounds._knowledge import FullPopulation, RandomJudge, Sample, record_from_dict
 
     kn = _get(certificate, "knowledge")
     gens = kn.get("generators") if isinstance(kn, Mapping) else None
@@ -516,9 +516,18 @@ def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
                 r = record_from_dict(rd)
             except (InputError, TypeError, KeyError, ValueError):
                 continue
-            if isinstance(r, (FullPopulation, Sample)):
+            if isinstance(r, (FullPopulation, Sample, RandomJudge)):
                 return r
     return None
+
+
+def _random_judge_sums(sq: np.ndarray, rec: Any) -> np.ndarray:
+    """``S_k`` of a random-judge record recomputed from one draw per item: the number of squared distances
+    above ``x_{k-1}`` (``x_0 = 0``), a distance within 1e-9 (relative) of a level taken as that level — the
+    pipeline's rounding (``pipeline/_knowledge.py``, ``_SNAP``)."""
+    lower = np.concatenate([[0.0], rec.levels[:-1]])
+    tol = 1e-9 * float(rec.levels[-1])
+    return np.array([float(np.count_nonzero(sq > x + tol)) for x in lower])
 
 
 def _keys(x: np.ndarray) -> list[float]:
@@ -580,6 +589,8 @@ def audit_certificate_parts(
     probability over that population at the released (α, σ) is recomputed exactly — with the filled
     items at the range bound's probability, as the certificate counted them — and the verdict is
     "recheck" when it is at most δ (relative tolerance 1e-9, the certificate's own), else "violated".
+    Likewise a part whose distances are a ``RandomJudge`` record's own draws (one per item, the same level
+    sums): the record's (1 − β) bound is recomputed at the released point — a recheck of the same data.
     Nothing is estimated and nothing new is learned. A part whose record is a ``Sample`` has that sample
     removed from the given neighbours (the calibration share is never evidence about itself); the rest is
     audited. Every other part is a statistical audit (:func:`audit_certificate`).
@@ -601,7 +612,7 @@ def audit_certificate_parts(
             dim = models[model].get("dim", dim)
         rec = _part_record(certificate, model, generator)
         kind, reason, filled = "audit", "fresh neighbours: a statistical audit of this part's claim", 0
-        from biasbound.bounds._knowledge import FullPopulation, Sample
+        from biasbound.bounds._knowledge import FullPopulation, RandomJudge, Sample
 
         if isinstance(rec, FullPopulation) and d.size:
             observed = rec.sq_norms[: rec.m - rec.filled] if rec.filled else rec.sq_norms  # filled values are the largest
@@ -611,6 +622,16 @@ def audit_certificate_parts(
                 reason = (f"these are the {rec.m - rec.filled} neighbours the certificate was calibrated on (its census"
                           + (f"; {rec.filled} unjudged counted at the range bound, as it counted them" if rec.filled else "")
                           + "): the probability is recomputed exactly — a recheck, not new evidence")
+        elif isinstance(rec, RandomJudge) and d.size:
+            # the certificate's own draws (one per item, none filled): its confidence bound is recomputed from
+            # them — a recheck, not new evidence about the judge's randomness
+            if (rec.draws == d.size == rec.n - rec.filled
+                    and np.allclose(_random_judge_sums(d * d, rec) + rec.filled, rec.sums, rtol=0.0, atol=1e-9)):
+                kind = "recheck"
+                reason = (f"these are the {d.size} neighbour verdicts the certificate was calibrated on (one draw of a "
+                          "random judge per item" + (f"; {rec.filled} unjudged at the range bound, as it counted them"
+                                                     if rec.filled else "")
+                          + "): its confidence bound is recomputed from them — a recheck, not new evidence")
         elif isinstance(rec, Sample) and d.size:
             left = _split_recorded(d * d, rec.sq_norms)
             if left is not None:
@@ -619,11 +640,11 @@ def audit_certificate_parts(
                           f"the other {left.size} are audited")
                 d = d[left]
                 s = None if s is None else s[left]
-        prepared.append((model, generator, d, s, int(dim), kind, reason, filled))
+        prepared.append((model, generator, d, s, int(dim), kind, reason, filled, rec))
     n_stat = sum(1 for p in prepared if p[5] != "recheck" and p[2].size)
     part_conf = 1.0 - (1.0 - confidence) / max(1, n_stat)
     out = []
-    for model, generator, d, s, dim, kind, reason, filled in prepared:
+    for model, generator, d, s, dim, kind, reason, filled, rec in prepared:
         if d.size == 0:
             not_audited = (*not_audited, generator if model is None else f"{model} / {generator}")
             continue
@@ -635,9 +656,14 @@ def audit_certificate_parts(
         single["scope"] = None  # this part is one model's (or the one population's) claim
         res = audit_certificate(single, d, s, **kw)
         if kind == "recheck":
-            sq_eff = effective_sq_distances(d, res.alpha, s)
-            p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
-            exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)
+            if isinstance(rec, RandomJudge):  # the record's (1 - beta) bound, recomputed at the released point
+                from biasbound.bounds import random_judge
+
+                exact = random_judge.violation_bound(res.tau, res.alpha, res.sigma, dim, rec)
+            else:
+                sq_eff = effective_sq_distances(d, res.alpha, s)
+                p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
+                exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)
             if res.verdict == "not contradictable":  # no data within the range could contradict it: say so
                 verdict = res.verdict
             else:
