@@ -115,7 +115,8 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
             "certificate": certificate_record(j),
         }
     return {"status": result.status, "violated": result.violated, "settings": result.settings, "seed": result.seed,
-            "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {}))}
+            "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {})),
+            "judge_card": _jsonable(getattr(result, "judge_card", None) or None)}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
