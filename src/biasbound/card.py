@@ -414,6 +414,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     # (a) every all-items neighbour of every generator keeps the order
     keeps = np.ones(len(a), dtype=bool)
     reversed_by: dict[str, list[list[str]]] = {}
+    reversed_separated: dict[str, int] = {}
     for g in data_generators(fj):
         rev = np.zeros(len(a), dtype=bool)
         for m2 in _all_items_means(fj, g, models, mean, n_items):
@@ -421,6 +422,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         rev &= ordered
         keeps &= ~rev
         reversed_by[g] = [[models[x], models[y]] for x, y in zip(a[rev], b[rev])]
+        reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
     sc = j.scores[j.scores["in_batch"]] if "in_batch" in j.scores.columns else j.scores
@@ -455,7 +457,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         "rank_interval": {m: [int(x), int(y)] for m, x, y in zip(models, r_lo, r_hi)},
         "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
                          "noise": share(noise)},
-        "reversed_by": reversed_by,
+        "reversed_by": reversed_by, "reversed_bootstrap_separated": reversed_separated,
         "matrix": ["".join(row) for row in code],
     }
 
@@ -534,7 +536,9 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
                      f"Arena-Hard reports: {100 * sep['bootstrap']:.1f}%)"))
         for g, pairs in rk["reversed_by"].items():
             shown = "; ".join(f"{x} > {y}" for x, y in pairs[:6]) + (f"; … {len(pairs) - 6} more" if len(pairs) > 6 else "")
-            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}" + (f": {shown}" if pairs else "")))
+            sep_n = (rk.get("reversed_bootstrap_separated") or {}).get(g)
+            extra = f" ({sep_n} of them separated by the bootstrap)" if sep_n else ""
+            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")))
     c = card.get("cost") or {}
     if c.get("known"):
         money = "money unknown (no prices)" if c.get("money_per_1000") is None else f"${c['money_per_1000']:.4g}"
