@@ -361,18 +361,24 @@ def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: fl
     return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
 
 
-def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], mean: np.ndarray,
-                     n_items: np.ndarray) -> list[np.ndarray]:
-    """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score)."""
+def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
+    """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
+
+    Sums are formed item by item (neighbour score where observed, else the original) before one division, so
+    two models whose neighbour sums are equal get equal means (a tie is not an order kept)."""
+    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
     nb = _pairs(fj, generator)
     rounds = []
     idx = pd.Index(models)
     for _, grp in (nb.groupby("rerun", sort=True) if len(nb) else []):
-        move = grp.groupby(grp["model"].astype(str))["difference"].sum()
-        shift = np.zeros(len(models))
-        pos = idx.get_indexer(move.index)
-        shift[pos[pos >= 0]] = move.to_numpy()[pos >= 0]
-        rounds.append(mean - shift / np.maximum(n_items, 1))  # difference = original − neighbour
+        by = grp.groupby(grp["model"].astype(str))
+        orig, new = by["original"].sum(), by["neighbor"].sum()
+        pos = idx.get_indexer(orig.index)
+        sums = total.copy()
+        keep = pos >= 0
+        sums[pos[keep]] = (total[pos[keep]] - orig.to_numpy()[keep]) + new.to_numpy()[keep]
+        rounds.append(sums / np.maximum(n_items, 1))
     return rounds
 
 
@@ -417,7 +423,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     reversed_separated: dict[str, int] = {}
     for g in data_generators(fj):
         rev = np.zeros(len(a), dtype=bool)
-        for m2 in _all_items_means(fj, g, models, mean, n_items):
+        for m2 in _all_items_means(fj, g, models, n_items):
             rev |= ~(m2[a] > m2[b])
         rev &= ordered
         keeps &= ~rev
