@@ -187,3 +187,25 @@ def test_thresholds_and_the_pytest_helper(llmbar_card, tmp_path) -> None:
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(InputError, match="no judge card"):
         read_card(tmp_path / "bad.json")
+
+
+def test_readme_pytest_helper_snippet_runs(llmbar_card, tmp_path, monkeypatch) -> None:
+    """The README's `assert_judge_card` example, run on a folder holding a position-consistent judge's card
+    (passes) and a position-biased one's (fails, naming the figure)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```py\n(.*?)```", readme, flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    for judge, passes in (("GPT-4/Swap_CoT", True), ("Falcon/CoT", False)):
+        (tmp_path / "cert-new").mkdir(exist_ok=True)
+        card = {**llmbar_card, "judges": {judge: llmbar_card["judges"][judge]}}
+        (tmp_path / "cert-new" / "summary.json").write_text(json.dumps({"judge_card": card}))
+        ns: dict = {}
+        exec(compile(code, "README.md", "exec"), ns)  # noqa: S102 - our own README
+        if passes:
+            ns["test_judge_is_position_consistent"]()
+        else:
+            with pytest.raises(AssertionError, match="flip_rate = 0.8726"):
+                ns["test_judge_is_position_consistent"]()

@@ -402,7 +402,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         ``models`` (best first by original mean), ``rank_interval`` {model: [lo, hi]}, ``pairs``,
         ``separability`` {``bootstrap`` (Arena-Hard's: disjoint intervals), ``bias_robust`` (separated under
         all three), ``all_items`` (order kept by every all-items neighbour), ``noise``}, ``reversed_by``
-        {generator: [[higher, lower], ...]} (pairs one all-items neighbour reverses), ``matrix`` (row strings:
+        {generator: [[higher, lower], ...]} (pairs one all-items neighbour reverses or ties: the order is not kept),
+        ``reversed_bootstrap_separated`` {generator: how many of them the bootstrap separates}, ``matrix`` (row strings:
         ``S`` separated under all three, ``B`` by the bootstrap only, ``R`` reversed by an all-items
         neighbour, ``.`` not separated, ``=`` diagonal).
     """
@@ -544,7 +545,7 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
             shown = "; ".join(f"{x} > {y}" for x, y in pairs[:6]) + (f"; … {len(pairs) - 6} more" if len(pairs) > 6 else "")
             sep_n = (rk.get("reversed_bootstrap_separated") or {}).get(g)
             extra = f" ({sep_n} of them separated by the bootstrap)" if sep_n else ""
-            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")))
+            rows.append((f"pairs reversed (or tied) by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")))
     c = card.get("cost") or {}
     if c.get("known"):
         money = "money unknown (no prices)" if c.get("money_per_1000") is None else f"${c['money_per_1000']:.4g}"
