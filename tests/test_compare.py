@@ -59,6 +59,7 @@ def folders(demo_set, tmp_path_factory):
             out=root / "new", **kw)
     table = root / "doctored.csv"
     doctored[["judge", "model", "item_id", "game", "score", "verdict"]].to_csv(table, index=False)
+    base[["judge", "model", "item_id", "game", "score", "verdict"]].to_csv(root / "same.csv", index=False)
     return root, n, table
 
 
@@ -95,10 +96,20 @@ def test_compare_against_the_doctored_judge_exits_1_and_names_the_flip_rate(fold
 
 
 def test_compare_with_new_judgments_instead_of_a_folder(folders, capsys) -> None:
+    """NEW as judgments: the card from the data, and OLD's certificate audited on them (exact census: the
+    doctored swaps give P(exceed τ) ≈ 0.107 against δ = 0.01, far outside any audit band)."""
     root, _, table = folders
     assert main(["compare", str(root / "old"), str(table)]) == 1
     out = capsys.readouterr().out
     assert any("flip_rate:swap" in ln and "MOVED" in ln for ln in out.splitlines())
+    assert "CONTRADICTED: OLD certificate.json (judge ensemble)" in out
+    # a contradicted certificate fails the check even when moves are allowed
+    assert main(["compare", str(root / "old"), str(table), "--allow-moves"]) == 1
+    capsys.readouterr()
+    # the certified judgments themselves: nothing moved, nothing contradicted
+    assert main(["compare", str(root / "old"), str(root / "same.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "CONTRADICTED" not in out and "MOVED" not in out
 
 
 @pytest.mark.parametrize("args, words", [

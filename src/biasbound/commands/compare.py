@@ -4,10 +4,11 @@ OLD and NEW are ``certify`` output folders (or their ``summary.json``); NEW may 
 card is then computed from the data alone (flip rates, position preference, Δ*; no bias radius, α or rank
 statements, which need a certification). Printed per judge present in both: every card figure old → new,
 the figures whose 95% intervals are disjoint ("moved"), the models whose new rank lies outside their old 95%
-rank interval, and every ``--fail-if`` condition that holds on NEW.
+rank interval, and every ``--fail-if`` condition that holds on NEW. When NEW is judgments, every judge certificate
+of OLD is also audited on them (``biasbound audit``'s route): "violated" means the new judgments contradict it.
 
-Exit codes: 0 nothing moved and no ``--fail-if`` condition holds; 1 a condition holds or a figure (or a rank)
-moved beyond its interval (``--allow-moves`` keeps exit 0 for moves); 2 bad input (unreadable folder, unknown
+Exit codes: 0 nothing moved, no ``--fail-if`` condition holds and no certificate is contradicted; 1 a condition
+holds, a certificate of OLD is contradicted by NEW judgments, or a figure (or a rank) moved beyond its interval (``--allow-moves`` keeps exit 0 for moves); 2 bad input (unreadable folder, unknown
 figure, malformed condition).
 """
 
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["EXIT_FAILED", "compare_cards", "load_side", "register"]
+__all__ = ["EXIT_FAILED", "audit_new_judgments", "compare_cards", "load_side", "register"]
 
 #: Exit code when a --fail-if condition holds or a figure moved beyond its interval.
 EXIT_FAILED = 1
@@ -41,6 +42,28 @@ def load_side(path: Path, *, what: str) -> dict[str, Any]:
 
     loaded = load_inputs([p])
     return judge_card(loaded.frame)
+
+
+def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:
+    """When NEW is judgments and OLD a certify folder: each judge certificate of OLD audited on NEW
+    (``biasbound audit``'s route); ``violated`` = the new judgments contradict the certificate."""
+    from biasbound._exceptions import InputError
+    from biasbound.commands.audit import audit_on_files
+
+    folder = Path(old) if Path(old).is_dir() else Path(old).parent
+    out = []
+    for cert in sorted(folder.glob("certificate*.json")):
+        if cert.name == "certificates.json":
+            continue
+        try:
+            res, data, _ = audit_on_files(cert, [new])
+        except InputError as exc:
+            out.append({"certificate": cert.name, "judge": None, "verdict": "not audited", "reason": str(exc)})
+            continue
+        out.append({"certificate": cert.name, "judge": (data.get("scope") or {}).get("judge"), "verdict": res.verdict,
+                    "probability": res.exact_probability, "lcb": getattr(res, "exact_lcb", None),
+                    "ucb": res.exact_ucb, "delta": res.delta})
+    return out
 
 
 def _rank_moves(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -110,6 +133,14 @@ def print_comparison(old: dict[str, Any], new: dict[str, Any], res: dict[str, An
         console.print(f"judge {escape(j)}: only in OLD", highlight=False)
     for j in res["only_new"]:
         console.print(f"judge {escape(j)}: only in NEW", highlight=False)
+    for a in res.get("audits", []):
+        if a["verdict"] == "not audited":
+            console.print(f"OLD {escape(a['certificate'])} not audited on NEW: {escape(a['reason'])}", highlight=False)
+            continue
+        head = "[bold red]CONTRADICTED[/]" if a["verdict"] == "violated" else a["verdict"]
+        console.print(f"{head}: OLD {escape(a['certificate'])} (judge {escape(str(a['judge']))}) audited on the new "
+                      f"judgments: P(||M(D) − M(D')|| > τ) = {a['probability']:.3g} (upper bound {a['ucb']:.3g}; "
+                      f"δ = {a['delta']:g})", highlight=False)
     for line in res["failed"]:
         console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
 
@@ -137,16 +168,21 @@ def register(app: typer.Typer) -> None:
         card_old = load_side(old, what="OLD")
         card_new = load_side(new, what="NEW")
         res = compare_cards(card_old, card_new, list(fail_if))
+        new_is_judgments = not ((new.is_dir() and (new / "summary.json").is_file()) or new.name == "summary.json")
+        res["audits"] = audit_new_judgments(old, new) if new_is_judgments else []
+        contradicted = [a for a in res["audits"] if a["verdict"] == "violated"]
         console = Console()
         print_comparison(card_old, card_new, res, console)
         n_moved = len(res["moved"]) + sum(len(v) for v in res["rank_moves"].values())
         verdict = []
         if res["failed"]:
             verdict.append(f"{len(res['failed'])} --fail-if condition(s) hold")
+        if contradicted:
+            verdict.append(f"{len(contradicted)} certificate(s) of OLD contradicted by the new judgments")
         if n_moved:
             verdict.append(f"{n_moved} figure(s)/rank(s) moved beyond their 95% intervals"
                            + (" (allowed)" if allow_moves else ""))
         console.print("; ".join(verdict) if verdict else "no figure moved beyond its interval; every condition passes",
                       highlight=False)
-        if res["failed"] or (n_moved and not allow_moves):
+        if res["failed"] or contradicted or (n_moved and not allow_moves):
             raise typer.Exit(EXIT_FAILED)
