@@ -209,3 +209,48 @@ def test_readme_pytest_helper_snippet_runs(llmbar_card, tmp_path, monkeypatch) -
         else:
             with pytest.raises(AssertionError, match="flip_rate = 0.8726"):
                 ns["test_judge_is_position_consistent"]()
+
+
+def test_continuous_preferences_flip_when_the_preferred_side_changes(shared_data) -> None:
+    """AlpacaEval's weighted annotator (continuous preferences, verbose/concise variants): a flip is a change
+    of the side of 0.5, counted here from the raw table; any tiny change of a continuous score is not a flip."""
+    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+
+    js = load_alpaca_eval(shared_data / "alpaca_eval" / "results")
+    f = js.frame
+    card = judge_card(f)["judges"]
+    (c,) = card.values()
+    assert c["verdict_rule"].startswith("side of 0.5")
+    canon = f[f["variant"] == "original"].set_index(["model", "item_id"])["score"]
+    for name in ("verbose", "concise"):
+        nb = f[f["variant"] == name].set_index(["model", "item_id"])["score"]
+        both = pd.concat([canon.rename("a"), nb.rename("b")], axis=1).dropna()
+        k = int((np.sign(both["a"] - 0.5) != np.sign(both["b"] - 0.5)).sum())
+        fr = c["generators"][f"variant:{name}"]["flip_rate"]
+        assert (fr["k"], fr["n"]) == (k, len(both)) and (both["a"] != both["b"]).sum() > k
+        assert c["generators"][f"variant:{name}"]["mean_shift"]["value"] == pytest.approx(float((both["b"] - both["a"]).mean()))
+    assert any(label == "mean signed shift (variant:verbose)" and "verbose answers" in text for label, text in card_rows(c))
+
+
+def test_rerun_flip_rate_and_cost_per_1000_judgments() -> None:
+    """A hand-made table: 3 of 10 items change level on the rerun; 40 calls, 30,000 tokens and $0.90 for the
+    60 judgments → 666.7 calls, 500,000 tokens and $15 per 1,000."""
+    rows = []
+    for m in ("a", "b"):
+        for i in range(10):
+            s0 = (i % 5) / 4
+            s1 = s0 if i >= 3 else 1 - s0 if s0 != 0.5 else 0.0
+            rows += [(m, f"q{i}", 0, s0), (m, f"q{i}", 1, s0), (m, f"q{i}", 2, s1 if m == "a" else s0)]
+    f = pd.DataFrame(rows, columns=["model", "item_id", "rerun", "score"]).assign(
+        judge="j", variant="original", game=0, verdict=None, source="t", line=range(60))
+    usage = {"j": {"calls": 40, "prompt_tokens": 20000, "completion_tokens": 10000, "cost": 0.9}}
+    c = judge_card(f, usage=usage)["judges"]["j"]
+    r = c["generators"]["rerun"]["flip_rate"]
+    assert (r["k"], r["n"]) == (3, 40)  # model a, rerun 2 only: 3 of the 40 rerun pairs
+    assert c["generators"]["rerun"]["strict_reversal"] is None  # single-answer discrete scores: no direction
+    assert c["position_preference"] is None
+    cost = c["cost"]
+    assert cost["known"] and cost["calls_per_1000"] == pytest.approx(40 / 60 * 1000)
+    assert cost["tokens_per_1000"] == pytest.approx(500000) and cost["money_per_1000"] == pytest.approx(15.0)
+    assert check_card({"judges": {"j": c}}, ["rerun_flip_rate>0.05"]) == ["judge j: rerun_flip_rate = 0.075 > 0.05"]
+    assert judge_card(f)["judges"]["j"]["cost"]["known"] is False

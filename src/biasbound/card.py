@@ -6,8 +6,8 @@ Per judge and generator (every neighbour the data hold: ``swap``, ``variant:NAME
 (model, item) pairs whose original and neighbour verdicts are both present (a missing side is counted and
 shown, never a tie):
 
-* ``flip_rate`` — share of pairs whose verdict changes (any change of score level), Clopper–Pearson 95%
-  interval and ``n`` (:func:`scipy.stats.binomtest`; the pairs are treated as independent draws);
+* ``flip_rate`` — share of pairs whose verdict changes (any change of score level; for continuous scores,
+  more than 12 distinct values, a change of the side of 0.5), Clopper–Pearson 95% interval and ``n`` (:func:`scipy.stats.binomtest`; the pairs are treated as independent draws);
 * ``strict_reversal`` — pairwise data: share whose direction changes (one side above the tie 0.5, the other
   below); a move to or from a tie is a flip but not a reversal;
 * ``mean_shift`` — mean of (neighbour − original) in the model's view, t interval
@@ -182,15 +182,23 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------
 # the card
 # ----------------------------------------------------------------------------------------------------
-def _generator_figures(nb: pd.DataFrame, pairwise: bool, level: float) -> dict[str, Any]:
+#: More distinct score values than this and the scores are read as continuous (as the score plots do): a verdict
+#: is then the side of 0.5 a score falls on, since any change of a continuous score would count as a flip.
+DISCRETE_LEVELS = 12
+
+
+def _generator_figures(nb: pd.DataFrame, pairwise: bool, continuous: bool, level: float) -> dict[str, Any]:
     o = nb["original"].to_numpy(dtype=float)
     n_ = nb["neighbor"].to_numpy(dtype=float)
-    flips = int(np.count_nonzero(np.abs(o - n_) > 1e-12))
+    if continuous:
+        flips = int(np.count_nonzero(np.sign(o - 0.5) != np.sign(n_ - 0.5)))
+    else:
+        flips = int(np.count_nonzero(np.abs(o - n_) > 1e-12))
     out: dict[str, Any] = {
         "pairs": int(len(nb)), "missing": int(nb.attrs.get("missing", 0)),
         "flip_rate": _prop(flips, len(nb), level),
         "strict_reversal": (_prop(int(np.count_nonzero((o - 0.5) * (n_ - 0.5) < 0)), len(nb), level)
-                            if pairwise else None),
+                            if pairwise or continuous else None),
         "mean_shift": _mean_ci(n_ - o, level),
         "delta_star": _delta_star(nb),
     }
@@ -252,11 +260,12 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
 def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
     canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
     pairwise = bool((canon["game"] == 1).any())
+    continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
     for g in data_generators(fj):
         nb = _pairs(fj, g)
         if len(nb) or nb.attrs.get("missing", 0):
-            gens[g] = _generator_figures(nb, pairwise, level)
+            gens[g] = _generator_figures(nb, pairwise, continuous, level)
     pos_rows = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
     choice = first_shown_choice(pos_rows)
     known = choice[~np.isnan(choice)]
@@ -271,7 +280,9 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
     card: dict[str, Any] = {
         "judgments": int(fj["score"].notna().sum()), "missing": int(fj["score"].isna().sum()),
         "items": int(canon["item_id"].nunique()), "models": int(canon["model"].nunique()),
-        "pairwise": pairwise, "generators": gens, "position_preference": position,
+        "pairwise": pairwise, "generators": gens,
+        "verdict_rule": ("side of 0.5 (continuous scores: a flip = the preferred side changes)" if continuous
+                         else "score level (a flip = any change of level)"), "position_preference": position,
         "cost": _cost(usage, int(len(fj))), "level": level,
     }
     if j is not None:
@@ -497,9 +508,10 @@ def _shift_text(g: str, p: Mapping[str, Any] | None, first_game: int | None = No
         lo, hi = (p["lo"], p["hi"]) if first_game == 2 else (-p["hi"], -p["lo"])
         return (f"{v:+.3f} [{lo:+.3f}, {hi:+.3f}]: an answer shown first scores {abs(v):.3f} "
                 f"{'more' if v >= 0 else 'less'} than shown second (model's view, 0–1)")
-    what = {"swap": "with the answers swapped (game 2 − game 1)", "rerun": "on a rerun"}.get(
-        g, f"as {g.split(':', 1)[-1]} answers" if g.startswith("variant:") else g)
     verb = "gain" if p["value"] >= 0 else "lose"
+    if g.startswith("variant:"):
+        return f"{_signed(p)}: {g.split(':', 1)[1]} answers {verb} {abs(p['value']):.3f} (model's view, 0–1)"
+    what = {"swap": "with the answers swapped (game 2 − game 1)", "rerun": "on a rerun"}.get(g, g)
     return f"{_signed(p)}: answers {verb} {abs(p['value']):.3f} {what} (model's view, 0–1)"
 
 
@@ -510,6 +522,9 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     if nbh:
         rows.append(("neighbour relation", f"{'all items' if nbh.get('kind') == 'all-items' else 'Hamming-' + str(nbh.get('k', 1))}"
                      f" ({nbh.get('view')} view) — {nbh.get('reading')}"))
+    if str(card.get("verdict_rule", "")).startswith("side"):
+        rows.append(("verdict", "continuous scores: a verdict is the side of 0.5 a score falls on, so a flip is a "
+                     "change of the preferred side (to or from exactly 0.5 included)"))
     gens = card.get("generators") or {}
     first_game = (card.get("position_preference") or {}).get("model_first_in_game")
     for g, f in gens.items():
