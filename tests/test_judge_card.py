@@ -254,3 +254,22 @@ def test_rerun_flip_rate_and_cost_per_1000_judgments() -> None:
     assert cost["tokens_per_1000"] == pytest.approx(500000) and cost["money_per_1000"] == pytest.approx(15.0)
     assert check_card({"judges": {"j": c}}, ["rerun_flip_rate>0.05"]) == ["judge j: rerun_flip_rate = 0.075 > 0.05"]
     assert judge_card(f)["judges"]["j"]["cost"]["known"] is False
+
+
+def test_mt_bench_pairwise_position_preference_from_fastchat_labels(shared_data) -> None:
+    """FastChat's g1/g2 winners are in original labels and model_1 is assistant A in g1: the first-shown share
+    counted from the raw records (27 of the 36 decisive verdicts)."""
+    from biasbound.integrations.mt_bench import load_mt_bench
+
+    path = shared_data / "mt_bench" / "phi-3" / "model_judgment" / "gpt-4_pair.jsonl"
+    first = decisive = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        for game, key in ((1, "g1_winner"), (2, "g2_winner")):
+            if rec[key] in ("model_1", "model_2"):
+                decisive += 1
+                first += (game == 1) == (rec[key] == "model_1")
+    (c,) = judge_card(load_mt_bench(path, skip_bad=True).frame)["judges"].values()
+    pos = c["position_preference"]
+    assert (pos["k"], pos["n"]) == (first, decisive) == (27, 36)
+    assert pos["model_first_in_game"] == 1

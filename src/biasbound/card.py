@@ -17,8 +17,9 @@ shown, never a tie):
 
 Per judge: ``position_preference`` — among decisive verdicts of both presentation orders, the share preferring
 the answer shown first (a position-consistent judge: 0.5 whatever its accuracy; always-first: 1). It needs
-verdicts that say which position won: Arena-Hard letters (``A>B`` = the first shown) or LLMBar's labels
-(``1``/``2``: output 1 is shown first in game 1, second in game 2); otherwise it is reported as unknown.
+verdicts that say which position won: Arena-Hard letters (``A>B`` = the first shown), LLMBar's labels
+(``1``/``2``: output 1 is shown first in game 1, second in game 2) or FastChat's ``model_1``/``model_2``;
+otherwise it is reported as unknown.
 Also the bias radius and its curve over δ and the α the score range alone allows beside the data's (read
 from the certificate), the judging cost (from the runner's usage record, else "unknown"), and the
 neighbour relation with its one-line reading.
@@ -156,8 +157,9 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     """Per row: 1 = the verdict prefers the answer shown first, 0 = the second, 0.5 = tie, NaN = unknown.
 
     Known only for pairwise rows (game 1 or 2) with a score and a verdict naming the position:
-    Arena-Hard letters (``A>B`` prefers the first shown) or LLMBar's output labels ``1``/``2`` (output 1
-    is shown first in game 1 and second in game 2).
+    Arena-Hard letters (``A>B`` prefers the first shown), LLMBar's output labels ``1``/``2`` (output 1
+    is shown first in game 1 and second in game 2) or FastChat's ``<prompt>: model_1``/``model_2``
+    (original labels; model_1 is assistant A in g1).
     """
     out = np.full(len(frame), np.nan)
     if "verdict" not in frame.columns or len(frame) == 0:
@@ -176,6 +178,12 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     lab1, lab2 = vv == "1", vv == "2"
     out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
     out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
+    # FastChat / MT-Bench pairwise: "<prompt>: model_1" in original labels; model_1 is assistant A in g1
+    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
+    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()
+    out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
+    out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
+    out[ok & fct] = 0.5
     return out
 
 
@@ -276,7 +284,8 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
                     "ties": int(np.count_nonzero(known == 0.5)), "unknown": int(len(pos_rows) - known.size),
                     "model_first_in_game": _model_first_game(pos_rows, choice)}
         if known.size == 0:
-            position["note"] = "unknown: the verdicts do not say which position won (Arena-Hard letters or LLMBar labels do)"
+            position["note"] = ("unknown: the verdicts do not say which position won (Arena-Hard letters, LLMBar or "
+                                "FastChat labels do)")
     card: dict[str, Any] = {
         "judgments": int(fj["score"].notna().sum()), "missing": int(fj["score"].isna().sum()),
         "items": int(canon["item_id"].nunique()), "models": int(canon["model"].nunique()),
