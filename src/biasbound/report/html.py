@@ -919,7 +919,8 @@ def _card_view(card: Mapping[str, Any] | None, plots: Mapping[str, Any]) -> dict
     for name, c in card["judges"].items():
         rk = c.get("ranks") or {}
         ranks = [(m, f"{lo}–{hi}" if lo != hi else str(lo)) for m, (lo, hi) in (rk.get("rank_interval") or {}).items()]
-        judges.append({"name": name, "rows": card_rows(c),
+        reversed_rows = [(g, hi_, lo_) for g, pairs in (rk.get("reversed_by") or {}).items() for hi_, lo_ in pairs]
+        judges.append({"name": name, "rows": card_rows(c), "reversed": reversed_rows,
                        "head": f"{c['models']} model(s) × {c['items']} item(s), {c['judgments']} judgments, "
                                f"{c['missing']} missing; 95% intervals",
                        "ranks": ranks if len(ranks) > 1 else [],
