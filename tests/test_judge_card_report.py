@@ -47,3 +47,22 @@ def test_certify_prints_the_card_first(demo_set, tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert out.index("Judge card — ensemble") < out.index("Certificate — judge ensemble")
     assert "prefers the first-shown answer" in out and "bias-robust separability" in out
+
+
+def test_demo_leads_with_the_card(demo_set, monkeypatch, tmp_path, capsys) -> None:
+    """`biasbound demo` prints the judge card before its comparison table (the three runs made here on 8 models
+    with the demo's own settings, in place of the full 76-model runs)."""
+    import biasbound.commands.demo as demo
+
+    data = from_frame(_subset(demo_set), source="t")
+
+    def small_demo(out, *, plots=True, progress=True):
+        return {name: certify(data, out=None, progress=False, plots=False, bootstrap_rounds=100,
+                              **{**demo.DEMO_SETTINGS, **kw}) for name, kw in demo.DEMO_RUNS.items()}
+
+    monkeypatch.setattr(demo, "run_demo", small_demo)
+    assert main(["demo", "--no-plots", "--no-progress", "--out", str(tmp_path / "d")]) == 0
+    out = capsys.readouterr().out
+    assert out.lstrip().startswith("Judge card — ensemble")
+    assert out.index("Judge card — ensemble") < out.index("Embedded Arena-Hard data")
+    assert "the whole leaderboard's bias: every item perturbed at once" in out  # the all-items reading
