@@ -422,8 +422,9 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         ``models`` (best first by original mean), ``rank_interval`` {model: [lo, hi]}, ``pairs``,
         ``separability`` {``bootstrap`` (Arena-Hard's: disjoint intervals), ``bias_robust`` (separated under
         all three), ``all_items`` (order kept by every all-items neighbour), ``noise``}, ``reversed_by``
-        {generator: [[higher, lower], ...]} (pairs one all-items neighbour reverses or ties: the order is not kept),
-        ``reversed_bootstrap_separated`` {generator: how many of them the bootstrap separates}, ``matrix`` (row strings:
+        {generator: [[higher, lower], ...]} (pairs one all-items neighbour strictly reverses), ``tied_by`` (pairs it
+        ties: not reversed, but the order is not kept either), ``reversed_bootstrap_separated`` {generator: how many
+        reversed pairs the bootstrap separates}, ``matrix`` (row strings:
         ``S`` separated under all three, ``B`` by the bootstrap only, ``R`` reversed by an all-items
         neighbour, ``.`` not separated, ``=`` diagonal).
     """
@@ -442,13 +443,18 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     keeps = np.ones(len(a), dtype=bool)
     reversed_by: dict[str, list[list[str]]] = {}
     reversed_separated: dict[str, int] = {}
+    tied_by: dict[str, list[list[str]]] = {}
     for g in data_generators(fj):
         rev = np.zeros(len(a), dtype=bool)
+        tie = np.zeros(len(a), dtype=bool)
         for m2 in _all_items_means(fj, g, models, n_items):
-            rev |= ~(m2[a] > m2[b])
+            rev |= m2[a] < m2[b]
+            tie |= m2[a] == m2[b]
         rev &= ordered
-        keeps &= ~rev
+        tie &= ordered & ~rev
+        keeps &= ~rev & ~tie  # a tie is not an order kept
         reversed_by[g] = [[models[x], models[y]] for x, y in zip(a[rev], b[rev])]
+        tied_by[g] = [[models[x], models[y]] for x, y in zip(a[tie], b[tie])]
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
@@ -470,7 +476,11 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     robust = boot & keeps & noise
     code = np.full((d, d), ".", dtype="<U1")
     np.fill_diagonal(code, "=")
-    for arr, ch in ((boot, "B"), (robust, "S"), (ordered & ~keeps, "R")):
+    reversed_any = np.zeros(len(a), dtype=bool)
+    for pairs in reversed_by.values():
+        pos = {(x, y) for x, y in pairs}
+        reversed_any |= np.array([(models[x], models[y]) in pos for x, y in zip(a, b)], dtype=bool)
+    for arr, ch in ((boot, "B"), (robust, "S"), (reversed_any, "R")):
         code[a[arr], b[arr]] = ch
         code[b[arr], a[arr]] = ch
     r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models), rounds, seed, level) if d else ([], [])
@@ -484,7 +494,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         "rank_interval": {m: [int(x), int(y)] for m, x, y in zip(models, r_lo, r_hi)},
         "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
                          "noise": share(noise)},
-        "reversed_by": reversed_by, "reversed_bootstrap_separated": reversed_separated,
+        "reversed_by": reversed_by, "tied_by": tied_by, "reversed_bootstrap_separated": reversed_separated,
         "matrix": ["".join(row) for row in code],
     }
 
@@ -569,7 +579,9 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
             shown = "; ".join(f"{x} > {y}" for x, y in pairs[:6]) + (f"; … {len(pairs) - 6} more" if len(pairs) > 6 else "")
             sep_n = (rk.get("reversed_bootstrap_separated") or {}).get(g)
             extra = f" ({sep_n} of them separated by the bootstrap)" if sep_n else ""
-            rows.append((f"pairs reversed (or tied) by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")))
+            ties = len((rk.get("tied_by") or {}).get(g) or [])
+            extra += f"; {ties} more tied" if ties else ""
+            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")))
     c = card.get("cost") or {}
     if c.get("known"):
         money = "money unknown (no prices)" if c.get("money_per_1000") is None else f"${c['money_per_1000']:.4g}"
