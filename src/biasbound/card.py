@@ -580,8 +580,9 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
             sep_n = (rk.get("reversed_bootstrap_separated") or {}).get(g)
             extra = f" ({sep_n} of them separated by the bootstrap)" if sep_n else ""
             ties = len((rk.get("tied_by") or {}).get(g) or [])
-            extra += f"; {ties} more tied" if ties else ""
-            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")))
+            tied = f" (and {ties} pair(s) tied, not reversed)" if ties else ""
+            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")
+                         + tied))
     c = card.get("cost") or {}
     if c.get("known"):
         money = "money unknown (no prices)" if c.get("money_per_1000") is None else f"${c['money_per_1000']:.4g}"
