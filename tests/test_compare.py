@@ -127,3 +127,18 @@ def test_missing_folder_exits_2(folders, tmp_path, capsys) -> None:
     root, _, _ = folders
     assert main(["compare", str(root / "old"), str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_rank_moves_beyond_the_old_rank_interval() -> None:
+    """Hand-made cards: a model whose new rank leaves its old 95% rank interval is named; one inside is not."""
+    from biasbound.commands.compare import compare_cards
+
+    def card(models, intervals):
+        return {"judges": {"j": {"generators": {}, "ranks": {"models": models, "rank_interval": intervals}}}}
+
+    old = card(["a", "b", "c"], {"a": [1, 1], "b": [2, 3], "c": [2, 3]})
+    new = card(["b", "a", "c"], {"a": [1, 2], "b": [1, 2], "c": [3, 3]})
+    moves = compare_cards(old, new, [])["rank_moves"]["j"]
+    assert [(m["model"], m["old_rank"], m["new_rank"]) for m in moves] == [("a", 1, 2), ("b", 2, 1)]
+    same = compare_cards(old, card(["a", "c", "b"], {}), [])["rank_moves"]
+    assert same == {}  # b and c swap inside their shared interval 2–3
