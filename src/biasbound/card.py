@@ -566,11 +566,11 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     wd = card.get("what_the_data_add")
     if wd:
         ratio = "" if wd["alpha_ratio"] is None else f" ({wd['alpha_ratio']:.3g}×)"
-        vr = "" if wd["violation_ratio"] is None else f", {wd['violation_ratio']:.3g}× lower"
+        vr = "" if wd["violation_ratio"] is None else f" ({wd['violation_ratio']:.3g}× lower from the data)"
         rows.append(("what the data add", f"α {_g(wd['alpha_data'], 4)} from the data vs {_g(wd['alpha_range_alone'], 4)} "
                      f"from the score range alone at σ = {_g(wd['sigma'], 4)}{ratio}; violation probability at the "
-                     f"certified point {_g(wd['violation_data'], 3)} vs {_g(wd['violation_range_alone'], 3)} (range alone"
-                     f"{vr})"))
+                     f"certified point {_g(wd['violation_data'], 3)} from the data vs {_g(wd['violation_range_alone'], 3)} "
+                     f"from the range alone{vr}"))
     rk = card.get("ranks")
     if rk and rk.get("pairs"):
         sep = rk["separability"]
