@@ -16,7 +16,6 @@ Everything is an exact count or formula on fixed data (no random test; false-fai
 from __future__ import annotations
 
 import gzip
-import io
 import json
 
 import numpy as np
@@ -25,7 +24,7 @@ import pytest
 from scipy import stats
 
 from biasbound._exceptions import InputError
-from biasbound.card import (card_rows, check_card, judge_card, moved_figures, parse_threshold, read_card)
+from biasbound.card import card_rows, check_card, judge_card, moved_figures, parse_threshold, read_card
 from biasbound.data.tables import load_llmbar
 from biasbound.pipeline import certify
 from biasbound.testing import assert_judge_card

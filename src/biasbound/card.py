@@ -54,6 +54,8 @@ __all__ = [
     "card_figure",
     "card_rows",
     "check_card",
+    "data_generators",
+    "first_shown_choice",
     "judge_card",
     "moved_figures",
     "observed_sensitivity",
