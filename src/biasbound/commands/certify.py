@@ -257,15 +257,11 @@ def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) 
 
 
 def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
-    """The neighbours a judgment table holds: ``swap`` (game-2 rows), ``variant:NAME``, ``rerun``."""
-    out: list[str] = []
-    if "game" in frame.columns and (frame["game"] == 2).any():
-        out.append("swap")
-    if "variant" in frame.columns:
-        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str))) if v != "original")
-    if "rerun" in frame.columns and (frame["rerun"] > 0).any():
-        out.append("rerun")
-    return tuple(out)
+    """The neighbours a judgment table holds: ``swap`` (game-2 rows), ``variant:NAME``, ``rerun``
+    (:func:`biasbound.card.data_generators`)."""
+    from biasbound.card import data_generators
+
+    return data_generators(frame)
 
 
 def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> LoadedInputs:
