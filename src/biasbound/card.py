@@ -76,7 +76,7 @@ _TIE = frozenset({"A=B", "B=A"})
 READINGS = {
     "hamming-1": "one item's verdict: a figure below is the chance that one judged item changes",
     "all-items": "the whole leaderboard's bias: every item perturbed at once (for swaps, the position bias "
-                 "of the leaderboard)",
+                 "of the leaderboard); the flip rates below still count judged items one by one",
 }
 
 
