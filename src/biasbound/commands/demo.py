@@ -301,7 +301,7 @@ def print_demo_card(results: dict[str, Any], console: Console) -> None:
         for name, c in lb.judge_card["judges"].items():
             nbh, br = c.get("neighbourhood") or {}, c.get("bias_radius") or {}
             console.print(f"The leaderboard-all-swapped run reads the same data with every answer swapped at once — "
-                          f"{nbh.get('reading')}: bias radius {_fmt(br.get('radius'), 3)} at δ = {_fmt(br.get('delta'))} "
+                          f"{str(nbh.get('reading')).split(';')[0]}: bias radius {_fmt(br.get('radius'), 3)} at δ = {_fmt(br.get('delta'))} "
                           "on the model-mean scale.", highlight=False, soft_wrap=True, markup=False)
 
 
