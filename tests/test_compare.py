@@ -140,5 +140,7 @@ def test_rank_moves_beyond_the_old_rank_interval() -> None:
     new = card(["b", "a", "c"], {"a": [1, 2], "b": [1, 2], "c": [3, 3]})
     moves = compare_cards(old, new, [])["rank_moves"]["j"]
     assert [(m["model"], m["old_rank"], m["new_rank"]) for m in moves] == [("a", 1, 2), ("b", 2, 1)]
+    order = compare_cards(old, new, [])["orders"]["j"]
+    assert order["changed"] == 2 and order["spearman"] == 0.5  # ranks (1,2,3) vs (2,1,3)
     same = compare_cards(old, card(["a", "c", "b"], {}), [])["rank_moves"]
     assert same == {}  # b and c swap inside their shared interval 2–3

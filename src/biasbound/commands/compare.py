@@ -87,7 +87,19 @@ def compare_cards(old: dict[str, Any], new: dict[str, Any], fail_if: list[str]) 
     failed = check_card(new, fail_if)
     moved = moved_figures(old, new)
     ranks = {j: _rank_moves(old["judges"][j], c) for j, c in new["judges"].items() if j in old["judges"]}
-    return {"failed": failed, "moved": moved, "rank_moves": {j: v for j, v in ranks.items() if v},
+    orders = {}
+    for j, c in new["judges"].items():
+        mo, mn = ((old["judges"].get(j) or {}).get("ranks") or {}).get("models"), (c.get("ranks") or {}).get("models")
+        common = [m for m in (mo or []) if m in set(mn or [])]
+        if len(common) > 2:
+            from scipy import stats
+
+            pos_n = {m: k for k, m in enumerate(mn)}
+            rho = stats.spearmanr(range(len(common)), [pos_n[m] for m in common]).statistic
+            orders[j] = {"models": len(common), "spearman": float(rho),
+                         "changed": sum(1 for k, m in enumerate(common)
+                                        if sorted(common, key=pos_n.__getitem__).index(m) != k)}
+    return {"failed": failed, "moved": moved, "rank_moves": {j: v for j, v in ranks.items() if v}, "orders": orders,
             "common": [j for j in new["judges"] if j in old["judges"]],
             "only_old": [j for j in old["judges"] if j not in new["judges"]],
             "only_new": [j for j in new["judges"] if j not in old["judges"]]}
@@ -126,6 +138,10 @@ def print_comparison(old: dict[str, Any], new: dict[str, Any], res: dict[str, An
             flag = "[bold red]MOVED[/]" if (judge, name) in moved else ""
             t.add_row(name, _cell(a), _cell(b), flag)
         console.print(t)
+        o = res.get("orders", {}).get(judge)
+        if o:
+            console.print(f"  ranks: {o['changed']} of {o['models']} models changed rank; Spearman old vs new "
+                          f"{o['spearman']:.4f}", highlight=False)
         for r in res["rank_moves"].get(judge, []):
             console.print(f"  rank moved: {escape(r['model'])} {r['old_rank']} → {r['new_rank']} (old 95% rank interval "
                           f"{r['old_interval'][0]}–{r['old_interval'][1]})", highlight=False)
