@@ -277,3 +277,22 @@ def test_mt_bench_pairwise_position_preference_from_fastchat_labels(shared_data)
     pos = c["position_preference"]
     assert (pos["k"], pos["n"]) == (first, decisive) == (27, 36)
     assert pos["model_first_in_game"] == 1
+
+
+def test_judges_side_by_side(llmbar_card) -> None:
+    """A panel's judges in one table: one row per judge with its card's figures (the terminal prints it)."""
+    from rich.console import Console
+
+    from biasbound.card import panel_rows
+    from biasbound.commands.certify import print_judge_card
+
+    two = {"judges": {k: llmbar_card["judges"][k] for k in ("GPT-4/Swap_CoT", "Falcon/CoT")}}
+    rows = {r["judge"]: r for r in panel_rows(two)}
+    for name, c in two["judges"].items():
+        assert rows[name]["flip_rate"] == c["generators"]["swap"]["flip_rate"]["value"]
+        assert rows[name]["position_preference"] == c["position_preference"]["value"]
+    two["panel"] = panel_rows(two)
+    console = Console(width=200, record=True)
+    print_judge_card(two, console)
+    text = console.export_text()
+    assert "Judges side by side (2" in text and "87.3%" in text and "1.9%" in text and "93.4%" in text
