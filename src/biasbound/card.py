@@ -51,6 +51,7 @@ from biasbound._exceptions import InputError
 
 __all__ = [
     "FIGURES",
+    "PANEL_COLUMNS",
     "card_figure",
     "card_rows",
     "check_card",
@@ -597,13 +598,20 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+#: The columns of the judges-side-by-side table: (figure, header, shown as a percentage).
+PANEL_COLUMNS = (("flip_rate", "flip rate (swap, else first neighbour)", True), ("position_preference", "prefers first shown", True),
+                 ("strict_reversal", "strict reversal", True), ("rerun_flip_rate", "rerun flip rate", True),
+                 ("delta_star", "Δ*", False), ("bias_radius", "bias radius", False), ("alpha", "α", False),
+                 ("bias_robust_separability", "bias-robust separability", True),
+                 ("cost_per_1000", "$ per 1,000", False))
+
+
 def panel_rows(card: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per judge: the figures that compare judges side by side."""
     out = []
     for name, c in (card.get("judges") or {}).items():
         row = {"judge": name}
-        for fig in ("flip_rate", "position_preference", "strict_reversal", "rerun_flip_rate", "delta_star",
-                    "bias_radius", "alpha", "bias_robust_separability", "cost_per_1000"):
+        for fig, _, _ in PANEL_COLUMNS:
             try:
                 row[fig] = card_figure(c, fig).get("value")
             except InputError:

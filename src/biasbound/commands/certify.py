@@ -428,17 +428,10 @@ def print_observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str], c
                       highlight=False, markup=False)
 
 
-_PANEL_COLUMNS = (("flip_rate", "flip rate (swap)", True), ("position_preference", "prefers first shown", True),
-                  ("strict_reversal", "strict reversal", True), ("rerun_flip_rate", "rerun flip rate", True),
-                  ("delta_star", "Δ*", False), ("bias_radius", "bias radius", False), ("alpha", "α", False),
-                  ("bias_robust_separability", "bias-robust separability", True),
-                  ("cost_per_1000", "$ per 1,000", False))
-
-
 def print_judge_card(card: Any, console: Console, *, detailed: int = _DETAILED_JUDGES) -> None:
     """Print the judge card (:mod:`biasbound.card`): one table per judge (up to ``detailed`` judges), then the
     judges side by side when there are several."""
-    from biasbound.card import card_rows
+    from biasbound.card import PANEL_COLUMNS, card_rows
 
     judges = (card or {}).get("judges") or {}
     if len(judges) <= detailed:
@@ -452,7 +445,7 @@ def print_judge_card(card: Any, console: Console, *, detailed: int = _DETAILED_J
             console.print(t)
     rows = (card or {}).get("panel") or []
     if len(rows) > 1:
-        cols = [(k, h, pct) for k, h, pct in _PANEL_COLUMNS if any(r.get(k) is not None for r in rows)]
+        cols = [(k, h, pct) for k, h, pct in PANEL_COLUMNS if any(r.get(k) is not None for r in rows)]
         t = Table(title=f"Judges side by side ({len(rows)}; full cards in summary.json → judge_card)")
         t.add_column("judge")
         for _, h, _ in cols:

@@ -926,14 +926,13 @@ def _card_view(card: Mapping[str, Any] | None, plots: Mapping[str, Any]) -> dict
                        "ranks": ranks if len(ranks) > 1 else [],
                        "rank_note": (f"95% percentile interval of each model's rank over {rk.get('rounds')} item-bootstrap "
                                      f"rounds (seed {rk.get('seed')}), models best first.") if rk else ""})
+    from biasbound.card import PANEL_COLUMNS
+
     panel = card.get("panel") or []
-    keys = [k for k in ("flip_rate", "position_preference", "strict_reversal", "rerun_flip_rate", "delta_star",
-                        "bias_radius", "alpha", "bias_robust_separability", "cost_per_1000")
-            if any(r.get(k) is not None for r in panel)]
-    pct = {"flip_rate", "position_preference", "strict_reversal", "rerun_flip_rate", "bias_robust_separability"}
-    panel_rows = [[r["judge"]] + ["—" if r.get(k) is None else f"{100 * r[k]:.1f}%" if k in pct else format_number(r[k])
-                                  for k in keys] for r in panel]
-    return {"judges": judges, "panel_headers": ["judge"] + [k.replace("_", " ") for k in keys],
+    cols = [c for c in PANEL_COLUMNS if any(r.get(c[0]) is not None for r in panel)]
+    panel_rows = [[r["judge"]] + ["—" if r.get(k) is None else f"{100 * r[k]:.1f}%" if pct else format_number(r[k])
+                                  for k, _, pct in cols] for r in panel]
+    return {"judges": judges, "panel_headers": ["judge"] + [h for _, h, _ in cols],
             "panel_rows": panel_rows if len(panel_rows) > 1 else [],
             "plots": [_embed_plot(str(k), v) for k, v in plots.items() if str(k).startswith("rank_pairs")]}
 
