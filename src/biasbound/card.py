@@ -7,9 +7,10 @@ Per judge and generator (every neighbour the data hold: ``swap``, ``variant:NAME
 shown, never a tie):
 
 * ``flip_rate`` — share of pairs whose verdict changes (any change of score level; for continuous scores,
-  more than 12 distinct values, a change of the side of 0.5), Clopper–Pearson 95% interval and ``n`` (:func:`scipy.stats.binomtest`; the pairs are treated as independent draws);
-* ``strict_reversal`` — pairwise data: share whose direction changes (one side above the tie 0.5, the other
-  below); a move to or from a tie is a flip but not a reversal;
+  more than 12 distinct values, a change of the side of 0.5), Clopper–Pearson 95% interval and ``n``
+  (:func:`scipy.stats.binomtest`; the pairs are treated as independent draws);
+* ``strict_reversal`` — pairwise data (or continuous scores): share whose direction changes (one side above
+  the tie 0.5, the other below); a move to or from a tie is a flip but not a reversal;
 * ``mean_shift`` — mean of (neighbour − original) in the model's view, t interval
   (:func:`scipy.stats.ttest_1samp`): e.g. ``variant:verbose`` +0.08 = verbose answers gain 0.08;
 * ``delta_star`` — Δ* over every observed neighbour, max over the judge's models (the figure
@@ -599,8 +600,9 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 #: The columns of the judges-side-by-side table: (figure, header, shown as a percentage).
-PANEL_COLUMNS = (("flip_rate", "flip rate (swap, else first neighbour)", True), ("position_preference", "prefers first shown", True),
-                 ("strict_reversal", "strict reversal", True), ("rerun_flip_rate", "rerun flip rate", True),
+PANEL_COLUMNS = (("flip_rate", "flip rate (swap, else first neighbour)", True),
+                 ("position_preference", "prefers first shown", True), ("strict_reversal", "strict reversal", True),
+                 ("rerun_flip_rate", "rerun flip rate", True),
                  ("delta_star", "Δ*", False), ("bias_radius", "bias radius", False), ("alpha", "α", False),
                  ("bias_robust_separability", "bias-robust separability", True),
                  ("cost_per_1000", "$ per 1,000", False))

@@ -8,8 +8,8 @@ rank interval, and every ``--fail-if`` condition that holds on NEW. When NEW is 
 of OLD is also audited on them (``biasbound audit``'s route): "violated" means the new judgments contradict it.
 
 Exit codes: 0 nothing moved, no ``--fail-if`` condition holds and no certificate is contradicted; 1 a condition
-holds, a certificate of OLD is contradicted by NEW judgments, or a figure (or a rank) moved beyond its interval (``--allow-moves`` keeps exit 0 for moves); 2 bad input (unreadable folder, unknown
-figure, malformed condition).
+holds, a certificate of OLD is contradicted by NEW judgments, or a figure (or a rank) moved beyond its interval
+(``--allow-moves`` keeps exit 0 for moves); 2 bad input (unreadable folder, unknown figure, malformed condition).
 """
 
 from __future__ import annotations
