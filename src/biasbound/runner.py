@@ -584,6 +584,8 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
 
     c = cfg.calibration
     certification = None
+    if len(panel) == 1:  # the judging cost per judge, for the judge card (a panel's stages are not split by judge)
+        jset.frame.attrs["usage"] = {str(panel[0].name): summary["totals"]}
     try:
         certification = certify(
             jset, tau=c.tau, delta=c.delta, neighbors=neighbour_names, method=c.method, combine=c.combine,

@@ -50,6 +50,7 @@ __all__ = [
     "parse_scale",
     "parse_score_map",
     "print_inputs",
+    "print_judge_card",
     "print_observed_sensitivity",
     "print_summary",
     "register",
@@ -302,15 +303,11 @@ def check_baseline(frame: pd.DataFrame, baseline: str | None, where: str, report
 
 
 def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
-    """The neighbours a judgment table holds: ``swap`` (game-2 rows), ``variant:NAME``, ``rerun``."""
-    out: list[str] = []
-    if "game" in frame.columns and (frame["game"] == 2).any():
-        out.append("swap")
-    if "variant" in frame.columns:
-        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str))) if v != "original")
-    if "rerun" in frame.columns and (frame["rerun"] > 0).any():
-        out.append("rerun")
-    return tuple(out)
+    """The neighbours a judgment table holds: ``swap`` (game-2 rows), ``variant:NAME``, ``rerun``
+    (:func:`biasbound.card.data_generators`)."""
+    from biasbound.card import data_generators
+
+    return data_generators(frame)
 
 
 def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> LoadedInputs:
@@ -461,33 +458,10 @@ def _rank(x: Any) -> str:
 
 
 def observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str]) -> pd.DataFrame:
-    """Per judge and generator: Δ* over EVERY observed neighbour (no hold-out), max over the judge's models.
+    """Per judge and generator: Δ* over EVERY observed neighbour; :func:`biasbound.card.observed_sensitivity`."""
+    from biasbound.card import observed_sensitivity as _observed
 
-    Δ* of one (judge, model) is the RMS of (original − neighbour) over its observed neighbour pairs
-    (both sides present); the judge's figure is the largest over its models, as in the certificate.
-    The certificate's own estimate uses only the calibration share of the neighbours, so the two
-    agree exactly with ``--holdout 0``. This is the figure the :func:`biasbound.inspect.bias_bounded`
-    metric records for a log's model.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``judge, generator, delta_star, m`` (``m`` = neighbour pairs over all models).
-    """
-    import numpy as np
-
-    from biasbound.neighbors.observed import observed_neighbors
-
-    rows = []
-    for g in generators:
-        nb = observed_neighbors(frame, g, skip_bad=True)
-        if nb.empty:
-            continue
-        per = nb.assign(sq=nb["difference"].to_numpy(dtype=float) ** 2).groupby(["judge", "model"])["sq"].agg(["mean", "size"])
-        for judge, grp in per.groupby(level="judge"):
-            rows.append({"judge": str(judge), "generator": g, "delta_star": float(np.sqrt(grp["mean"].max())),
-                         "m": int(grp["size"].sum())})
-    return pd.DataFrame(rows, columns=["judge", "generator", "delta_star", "m"])
+    return _observed(frame, generators)
 
 
 def print_observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str], console: Console) -> None:
@@ -502,11 +476,40 @@ def print_observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str], c
                       highlight=False, markup=False)
 
 
+def print_judge_card(card: Any, console: Console, *, detailed: int = _DETAILED_JUDGES) -> None:
+    """Print the judge card (:mod:`biasbound.card`): one table per judge (up to ``detailed`` judges), then the
+    judges side by side when there are several."""
+    from biasbound.card import PANEL_COLUMNS, card_rows
+
+    judges = (card or {}).get("judges") or {}
+    if len(judges) <= detailed:
+        for name, c in judges.items():
+            t = Table(title=f"Judge card — {escape(str(name))} ({c['models']} model(s) × {c['items']} item(s), "
+                            f"{c['judgments']} judgments, {c['missing']} missing; 95% intervals)", show_header=False)
+            t.add_column("", style="bold")
+            t.add_column("")
+            for label, text in card_rows(c):
+                t.add_row(label, escape(text))
+            console.print(t)
+    rows = (card or {}).get("panel") or []
+    if len(rows) > 1:
+        cols = [(k, h, pct) for k, h, pct in PANEL_COLUMNS if any(r.get(k) is not None for r in rows)]
+        t = Table(title=f"Judges side by side ({len(rows)}; full cards in summary.json → judge_card)")
+        t.add_column("judge")
+        for _, h, _ in cols:
+            t.add_column(h, justify="right")
+        for r in rows:
+            t.add_row(escape(str(r["judge"])), *[("—" if r.get(k) is None else f"{100 * r[k]:.1f}%" if pct
+                                                   else _f(r[k], 3)) for k, _, pct in cols])
+        console.print(t)
+
+
 def print_summary(result: Any, console: Console | None = None, *, top: int = 10) -> None:
-    """Print the certificate's key numbers, the audit and the top of the leaderboard."""
+    """Print the judge card first, then the certificate's key numbers, the audit and the top of the leaderboard."""
     from biasbound.pipeline._summary import certificate_rows, judges_rows
 
     console = console or Console()
+    print_judge_card(getattr(result, "judge_card", None), console)
     if len(result.judges) > _DETAILED_JUDGES:
         t = Table(title=f"{len(result.judges)} judges compared (sorted by bias radius, then α, then RMS ||Δ||); each judge's "
                         "certificate in full: summary.json, certificate-<judge>.json, report.html")

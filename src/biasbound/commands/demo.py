@@ -32,7 +32,8 @@ from rich.console import Console
 from biasbound._exceptions import InputError
 from rich.table import Table
 
-__all__ = ["DEMO_SETTINGS", "example_data_path", "example_run_config", "register", "run_demo", "run_example"]
+__all__ = ["DEMO_SETTINGS", "example_data_path", "example_run_config", "print_demo_card", "register", "run_demo",
+           "run_example"]
 
 #: The paper's setting used by the demo.
 DEMO_SETTINGS: dict[str, Any] = {"tau": 0.5, "delta": 0.01, "neighbors": ("swap",), "seed": 0}
@@ -316,6 +317,21 @@ def comparison_section(results: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def print_demo_card(results: dict[str, Any], console: Console) -> None:
+    """The judge card first: the tight run's (one swapped item, model view), then the all-items relation's
+    reading and bias radius from the leaderboard run."""
+    from biasbound.commands.certify import print_judge_card
+
+    print_judge_card(results["tight"].judge_card, console)
+    lb = results.get("leaderboard-all-swapped")
+    if lb is not None and lb.judge_card:
+        for name, c in lb.judge_card["judges"].items():
+            nbh, br = c.get("neighbourhood") or {}, c.get("bias_radius") or {}
+            console.print(f"The leaderboard-all-swapped run reads the same data with every answer swapped at once — "
+                          f"{str(nbh.get('reading')).split(';')[0]}: bias radius {_fmt(br.get('radius'), 3)} at δ = {_fmt(br.get('delta'))} "
+                          "on the model-mean scale.", highlight=False, soft_wrap=True, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``demo`` command to ``app``."""
 
@@ -364,6 +380,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("The '--n-items' and '--generators' options of demo need '--run'. Got them without it.")
         results = run_demo(out, plots=not no_plots, progress=not no_progress)
         console = Console()
+        print_demo_card(results, console)
         console.print(comparison_table(results))
         ft = Table(title="The feasible frontier α*(σ) (largest shrinkage at each noise scale) and the point taken")
         ft.add_column("")

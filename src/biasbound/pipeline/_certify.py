@@ -170,6 +170,7 @@ def certify(
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
     in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
+    usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
     if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbours(frame, s.generators):
@@ -233,6 +234,11 @@ def certify(
         result.coverage = {"judges": coverage, "score_scale": scales,
                            "skipped_rows": [list(r) for r in skipped_rows]}
         result.panel = _panel(result, s)
+        if done:
+            from biasbound.card import judge_card
+
+            bar.update(task, description="computing the judge card")
+            result.judge_card = judge_card(frame, result, usage=usage)
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were

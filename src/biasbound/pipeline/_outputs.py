@@ -116,7 +116,8 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
         }
     return {"status": result.status, "exit_code": result.exit_code, "certified": sorted(result.judges),
             "violated": result.violated, "settings": result.settings, "seed": result.seed,
-            "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {}))}
+            "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {})),
+            "judge_card": _jsonable(getattr(result, "judge_card", None) or None)}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
@@ -199,6 +200,14 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
             title = "Bias radius of the judge"
     if curves:
         plots["bias_radius"] = plot_bias_radius(curves, out / "bias_radius.png", title=title)
+    from biasbound.report.plots import plot_rank_pairs
+
+    for name, c in ((getattr(result, "judge_card", None) or {}).get("judges") or {}).items():
+        rk = c.get("ranks") or {}
+        if len(rk.get("models") or []) > 1:
+            sfx = f"-{_safe_name(name)}" if several else ""
+            plots[f"rank_pairs{sfx}"] = plot_rank_pairs(
+                rk, out / f"rank_pairs{sfx}.png", title=f"Which model pairs keep their order ({name})")
     if several:
         rows = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
                  "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}
@@ -243,6 +252,6 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
         retention=_retention_out(result) if len(result.judges) > 1 else next(iter(_retention_out(result).values()), None),
         plots=plots, load_report=result.load_report, audit=audit or None,
         model_certificates=model_certs, comparison=comparison, baseline=baseline,
-        coverage=getattr(result, "coverage", None),
+        coverage=getattr(result, "coverage", None), judge_card=getattr(result, "judge_card", None),
     )
     return o["report"]

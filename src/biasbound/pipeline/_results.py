@@ -95,6 +95,9 @@ class CertifyResult:
         The checked settings as JSON types.
     baseline:
         The model pairwise verdicts compare against, when known (marked in ``leaderboard.csv``).
+    judge_card:
+        The judge card (:func:`biasbound.card.judge_card`): flip rates, position preference, rank
+        statements per judge; ``summary.json``'s ``judge_card``.
     """
 
     judges: dict[str, JudgeCertification]
@@ -108,6 +111,7 @@ class CertifyResult:
     settings: dict[str, Any] = field(default_factory=dict)
     coverage: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
+    judge_card: dict[str, Any] = field(default_factory=dict)
 
     @property
     def violated(self) -> list[str]:

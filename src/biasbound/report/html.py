@@ -53,6 +53,11 @@ _PLOT_CAPTIONS: dict[str, str] = {
     ),
     "judges": "Rank correlation between original and certified model scores, per judge and setting.",
     "tradeoff": "Shrinkage α and noise σ as the tolerance τ varies.",
+    "rank_pairs": (
+        "Every model pair (models best first): dark green = its order survives every item perturbed at once, the "
+        "question bootstrap (disjoint 95% intervals) and the certified release's noise; light green = the bootstrap "
+        "alone separates it; red = perturbing every item (e.g. swapping every answer) reverses it; grey = not separated."
+    ),
 }
 
 _VERDICT_TEXT: dict[str, str] = {
@@ -919,6 +924,34 @@ def _embed_plot(name: str, path: Any) -> dict[str, str]:
     }
 
 
+def _card_view(card: Mapping[str, Any] | None, plots: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The judge card section: per judge its rows and rank intervals, the judges side by side, the pair plots."""
+    if not card or not card.get("judges"):
+        return None
+    from biasbound.card import card_rows
+
+    judges = []
+    for name, c in card["judges"].items():
+        rk = c.get("ranks") or {}
+        ranks = [(m, f"{lo}–{hi}" if lo != hi else str(lo)) for m, (lo, hi) in (rk.get("rank_interval") or {}).items()]
+        reversed_rows = [(g, hi_, lo_) for g, pairs in (rk.get("reversed_by") or {}).items() for hi_, lo_ in pairs]
+        judges.append({"name": name, "rows": card_rows(c), "reversed": reversed_rows,
+                       "head": f"{c['models']} model(s) × {c['items']} item(s), {c['judgments']} judgments, "
+                               f"{c['missing']} missing; 95% intervals",
+                       "ranks": ranks if len(ranks) > 1 else [],
+                       "rank_note": (f"95% percentile interval of each model's rank over {rk.get('rounds')} item-bootstrap "
+                                     f"rounds (seed {rk.get('seed')}), models best first.") if rk else ""})
+    from biasbound.card import PANEL_COLUMNS
+
+    panel = card.get("panel") or []
+    cols = [c for c in PANEL_COLUMNS if any(r.get(c[0]) is not None for r in panel)]
+    panel_rows = [[r["judge"]] + ["—" if r.get(k) is None else f"{100 * r[k]:.1f}%" if pct else format_number(r[k])
+                                  for k, _, pct in cols] for r in panel]
+    return {"judges": judges, "panel_headers": ["judge"] + [h for _, h, _ in cols],
+            "panel_rows": panel_rows if len(panel_rows) > 1 else [],
+            "plots": [_embed_plot(str(k), v) for k, v in plots.items() if str(k).startswith("rank_pairs")]}
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("biasbound.report", "templates"),
@@ -947,6 +980,7 @@ def write_report(
     comparison: Mapping[str, Any] | None = None,
     baseline: str | None = None,
     coverage: Mapping[str, Any] | None = None,
+    judge_card: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``report.html``: what was certified, how it was checked and what it cost, ready to print.
 
@@ -987,6 +1021,9 @@ def write_report(
         ``{"title": str, "columns": [str, ...], "rows": [(label, [value, ...]), ...], "note": str}``.
     baseline : str, optional
         The baseline model of pairwise data (named in the text; rows are marked from ``is_baseline``).
+    judge_card : Mapping[str, Any], optional
+        The judge card (:func:`biasbound.card.judge_card`), shown first; plots named ``rank_pairs*`` are
+        shown in its section.
 
     Returns
     -------
@@ -1057,7 +1094,8 @@ def write_report(
         "comparison": comparison,
         "leaderboard": lb_view,
         "load": _with_coverage(_load_view(load_report), coverage),
-        "plots": [_embed_plot(str(k), v) for k, v in plots.items()],
+        "plots": [_embed_plot(str(k), v) for k, v in plots.items() if not str(k).startswith("rank_pairs")],
+        "card": _card_view(judge_card, plots),
     }
     html = _environment().get_template("report.html.jinja").render(**context)
     out = Path(out_dir)

@@ -54,6 +54,7 @@ __all__ = [
     "plot_calibration_tradeoff",
     "plot_frontier",
     "plot_judge_retention",
+    "plot_rank_pairs",
     "plot_ranking",
     "plot_score_distribution",
     "plot_score_kde",
@@ -1142,4 +1143,63 @@ def plot_bias_radius(
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_title(_wrap(_plain(title), 6.8) if title else "Judges compared by bias radius")
+    return _save(fig, out)
+
+
+#: Colours of the pairwise order matrix (rank statements of the judge card).
+_PAIR_CODES = (("S", "#2e7d32", "separated under the bias, question resampling and the noise"),
+               ("B", "#9ccc65", "separated by the bootstrap only (Arena-Hard's separability)"),
+               ("R", "#d32f2f", "order reversed when every item is perturbed (a bias alone)"),
+               (".", "#eeeeee", "not separated"),
+               ("=", "#ffffff", ""))
+
+
+@_with_fonts
+def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    """The judge card's pairwise order matrix: for every model pair, whether its order survives.
+
+    Parameters
+    ----------
+    ranks : Mapping
+        The card's ``ranks`` (:func:`biasbound.card.rank_statements`): ``models`` (best first) and ``matrix``
+        (row strings of ``S`` / ``B`` / ``R`` / ``.`` / ``=``).
+    path : str or os.PathLike
+        Where to write the PNG.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    where = "plot_rank_pairs"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    models = list(ranks.get("models") or [])
+    rows = list(ranks.get("matrix") or [])
+    if len(models) < 2 or len(rows) != len(models) or any(len(r) != len(models) for r in rows):
+        raise InputError(f"The 'ranks' parameter of {where} must hold at least two models and a square 'matrix'. "
+                         f"Got {len(models)} model(s) and {len(rows)} row(s) instead.")
+    index = {c: k for k, (c, _, _) in enumerate(_PAIR_CODES)}
+    grid = np.array([[index.get(ch, 3) for ch in r] for r in rows])
+    d = len(models)
+    side = min(12.0, max(4.5, 0.14 * d + 2.5))
+    fig = _new_figure(side + 0.4, side + 1.0)
+    ax = fig.add_subplot()
+    ax.imshow(grid, cmap=ListedColormap([c for _, c, _ in _PAIR_CODES]), vmin=0, vmax=len(_PAIR_CODES) - 1,
+              interpolation="nearest")
+    fs = 8 if d <= 25 else 6 if d <= 50 else 4.5
+    ax.set_xticks(range(d))
+    ax.set_yticks(range(d))
+    ax.set_xticklabels([_label(m) for m in models], rotation=90, fontsize=fs)
+    ax.set_yticklabels([_label(m) for m in models], fontsize=fs)
+    ax.tick_params(length=0)
+    counts = {c: int(np.sum(grid == k)) // 2 for c, k in index.items()}
+    handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
+               for c, col, lab in _PAIR_CODES if lab]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    ax.set_title(_wrap(_plain(title), side) if title else "Which model pairs keep their order (models best first)")
     return _save(fig, out)

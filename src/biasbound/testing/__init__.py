@@ -9,6 +9,7 @@ exactly. See :mod:`biasbound.testing.synthetic` (the formula) and
 
 from __future__ import annotations
 
+from biasbound.testing.card import assert_judge_card
 from biasbound.testing.server import FAULT_KINDS, RunningServer, SyntheticServerConfig, run_server, serve_in_thread
 from biasbound.testing.synthetic import (
     ERROR_SENTENCES,
@@ -29,6 +30,7 @@ __all__ = [
     "SyntheticJudge",
     "SyntheticJudgeConfig",
     "SyntheticServerConfig",
+    "assert_judge_card",
     "canonical_tokens",
     "count_markdown",
     "find_inserted_error",

@@ -1,0 +1,748 @@
+"""The judge card: the plain figures people look for, per judge and per neighbour generator, and the rank
+statements that survive the bias. Computed once here from the judgment table and the certification; the
+terminal, ``report.html``, ``summary.json`` (``judge_card``) and ``biasbound compare`` only render or read it.
+
+Per judge and generator (every neighbour the data hold: ``swap``, ``variant:NAME``, ``rerun``), over the
+(model, item) pairs whose original and neighbour verdicts are both present (a missing side is counted and
+shown, never a tie):
+
+* ``flip_rate`` — share of pairs whose verdict changes (any change of score level; for continuous scores,
+  more than 12 distinct values, a change of the side of 0.5), Clopper–Pearson 95% interval and ``n``
+  (:func:`scipy.stats.binomtest`; the pairs are treated as independent draws);
+* ``strict_reversal`` — pairwise data (or continuous scores): share whose direction changes (one side above
+  the tie 0.5, the other below); a move to or from a tie is a flip but not a reversal;
+* ``mean_shift`` — mean of (neighbour − original) in the model's view, t interval
+  (:func:`scipy.stats.ttest_1samp`): e.g. ``variant:verbose`` +0.08 = verbose answers gain 0.08;
+* ``delta_star`` — Δ* over every observed neighbour, max over the judge's models (the figure
+  ``certify`` prints before certifying: :func:`observed_sensitivity`).
+
+Per judge: ``position_preference`` — among decisive verdicts of both presentation orders, the share preferring
+the answer shown first (a position-consistent judge: 0.5 whatever its accuracy; always-first: 1). It needs
+verdicts that say which position won: Arena-Hard letters (``A>B`` = the first shown), LLMBar's labels
+(``1``/``2``: output 1 is shown first in game 1, second in game 2) or FastChat's ``model_1``/``model_2``;
+otherwise it is reported as unknown.
+Also the bias radius and its curve over δ and the α the score range alone allows beside the data's (read
+from the certificate), the judging cost (from the runner's usage record, else "unknown"), and the
+neighbour relation with its one-line reading.
+
+Rank statements (:func:`rank_statements`): for every model pair, whether its order survives (a) each
+generator's all-items neighbour (every item perturbed at once, exact from the data), (b) question resampling
+(disjoint 95% item-bootstrap intervals of the leaderboard, as Arena-Hard's separability) and (c) the certified
+release's noise (order kept with probability >= 0.95); the bias-robust separability is the share separated
+under all three, the plain one under (b) alone; a 95% rank interval per model from the same item bootstrap.
+
+:func:`check_card` evaluates ``--fail-if`` style thresholds (``flip_rate>0.1``) and :func:`moved_figures`
+the figures of two cards whose intervals are disjoint: one route for ``biasbound compare`` and
+:func:`biasbound.testing.assert_judge_card`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from biasbound._exceptions import InputError
+
+__all__ = [
+    "FIGURES",
+    "PANEL_COLUMNS",
+    "card_figure",
+    "card_rows",
+    "check_card",
+    "data_generators",
+    "first_shown_choice",
+    "judge_card",
+    "moved_figures",
+    "observed_sensitivity",
+    "panel_rows",
+    "parse_threshold",
+    "rank_statements",
+    "read_card",
+]
+
+LEVEL = 0.95  # every interval of the card
+
+#: Verdict strings that name the winning position (Arena-Hard letters; brackets stripped first).
+_FIRST = frozenset({"A>>B", "A>B", "B<<A", "B<A"})
+_SECOND = frozenset({"B>>A", "B>A", "A<<B", "A<B"})
+_TIE = frozenset({"A=B", "B=A"})
+
+#: The neighbour relation, read in one line.
+READINGS = {
+    "hamming-1": "one item's verdict: a figure below is the chance that one judged item changes",
+    "all-items": "the whole leaderboard's bias: every item perturbed at once (for swaps, the position bias "
+                 "of the leaderboard); the flip rates below still count judged items one by one",
+}
+
+
+# ----------------------------------------------------------------------------------------------------
+# small statistics
+# ----------------------------------------------------------------------------------------------------
+def _prop(k: int, n: int, level: float = LEVEL) -> dict[str, Any]:
+    """Share k/n with its Clopper–Pearson interval (``None`` values when n = 0)."""
+    if n <= 0:
+        return {"value": None, "lo": None, "hi": None, "k": 0, "n": 0}
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")
+    return {"value": k / n, "lo": float(ci.low), "hi": float(ci.high), "k": int(k), "n": int(n)}
+
+
+def _mean_ci(x: np.ndarray, level: float = LEVEL) -> dict[str, Any]:
+    """Mean with its t interval (degenerate when every value is equal)."""
+    x = np.asarray(x, dtype=float)
+    n = int(x.size)
+    if n == 0:
+        return {"value": None, "lo": None, "hi": None, "n": 0}
+    m = float(np.mean(x))
+    if n < 2 or float(np.std(x)) == 0.0:
+        return {"value": m, "lo": m, "hi": m, "n": n}
+    ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
+    return {"value": m, "lo": float(ci.low), "hi": float(ci.high), "n": n}
+
+
+# ----------------------------------------------------------------------------------------------------
+# neighbours the data hold
+# ----------------------------------------------------------------------------------------------------
+def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The neighbours a judgment table holds: ``swap`` (game-2 rows), ``variant:NAME``, ``rerun``."""
+    out: list[str] = []
+    if "game" in frame.columns and (frame["game"] == 2).any():
+        out.append("swap")
+    if "variant" in frame.columns:
+        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str))) if v != "original")
+    if "rerun" in frame.columns and (frame["rerun"] > 0).any():
+        out.append("rerun")
+    return tuple(out)
+
+
+def _pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
+    from biasbound.neighbors.observed import observed_neighbors
+
+    return observed_neighbors(frame, generator, skip_bad=True)
+
+
+def _delta_star(nb: pd.DataFrame) -> float | None:
+    """Δ* of one judge: RMS of (original − neighbour) per model, the largest over models."""
+    if nb.empty:
+        return None
+    per = nb.assign(sq=nb["difference"].to_numpy(dtype=float) ** 2).groupby("model")["sq"].mean()
+    return float(np.sqrt(per.max()))
+
+
+def observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str]) -> pd.DataFrame:
+    """Per judge and generator: Δ* over EVERY observed neighbour (no hold-out), max over the judge's models.
+
+    Δ* of one (judge, model) is the RMS of (original − neighbour) over its observed neighbour pairs
+    (both sides present); the judge's figure is the largest over its models, as in the certificate.
+    The certificate's own estimate uses only the calibration share of the neighbours, so the two
+    agree exactly with ``--holdout 0``. This is the figure the :func:`biasbound.inspect.bias_bounded`
+    metric records for a log's model, and the card's ``delta_star``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``judge, generator, delta_star, m`` (``m`` = neighbour pairs over all models).
+    """
+    rows = []
+    for g in generators:
+        nb = _pairs(frame, g)
+        for judge, grp in nb.groupby("judge", sort=True):
+            rows.append({"judge": str(judge), "generator": g, "delta_star": _delta_star(grp), "m": int(len(grp))})
+    return pd.DataFrame(rows, columns=["judge", "generator", "delta_star", "m"])
+
+
+def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
+    """Per row: 1 = the verdict prefers the answer shown first, 0 = the second, 0.5 = tie, NaN = unknown.
+
+    Known only for pairwise rows (game 1 or 2) with a score and a verdict naming the position:
+    Arena-Hard letters (``A>B`` prefers the first shown), LLMBar's output labels ``1``/``2`` (output 1
+    is shown first in game 1 and second in game 2) or FastChat's ``<prompt>: model_1``/``model_2``
+    (original labels; model_1 is assistant A in g1).
+    """
+    out = np.full(len(frame), np.nan)
+    if "verdict" not in frame.columns or len(frame) == 0:
+        return out
+    v = frame["verdict"].astype(object).where(frame["verdict"].notna(), "").astype(str).str.strip()
+    v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
+    game = frame["game"].to_numpy()
+    ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
+    vv = v.to_numpy(dtype=object)
+    first = np.isin(vv, list(_FIRST))
+    second = np.isin(vv, list(_SECOND))
+    tie = np.isin(vv, list(_TIE))
+    out[ok & first] = 1.0
+    out[ok & second] = 0.0
+    out[ok & tie] = 0.5
+    lab1, lab2 = vv == "1", vv == "2"
+    out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
+    out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
+    # FastChat / MT-Bench pairwise: "<prompt>: model_1" in original labels; model_1 is assistant A in g1
+    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
+    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()
+    out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
+    out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
+    out[ok & fct] = 0.5
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# the card
+# ----------------------------------------------------------------------------------------------------
+#: More distinct score values than this and the scores are read as continuous (as the score plots do): a verdict
+#: is then the side of 0.5 a score falls on, since any change of a continuous score would count as a flip.
+DISCRETE_LEVELS = 12
+
+
+def _generator_figures(nb: pd.DataFrame, pairwise: bool, continuous: bool, level: float) -> dict[str, Any]:
+    o = nb["original"].to_numpy(dtype=float)
+    n_ = nb["neighbor"].to_numpy(dtype=float)
+    if continuous:
+        flips = int(np.count_nonzero(np.sign(o - 0.5) != np.sign(n_ - 0.5)))
+    else:
+        flips = int(np.count_nonzero(np.abs(o - n_) > 1e-12))
+    out: dict[str, Any] = {
+        "pairs": int(len(nb)), "missing": int(nb.attrs.get("missing", 0)),
+        "flip_rate": _prop(flips, len(nb), level),
+        "strict_reversal": (_prop(int(np.count_nonzero((o - 0.5) * (n_ - 0.5) < 0)), len(nb), level)
+                            if pairwise or continuous else None),
+        "mean_shift": _mean_ci(n_ - o, level),
+        "delta_star": _delta_star(nb),
+    }
+    return out
+
+
+def _what_the_data_add(j: Any) -> dict[str, Any] | None:
+    """The violation probability and α at the certified σ from the score range alone beside the data's."""
+    cert = j.certificate
+    ri = getattr(cert, "range_implied", None)
+    cal = j.calibration
+    if ri is None or not hasattr(cal, "bound_value"):
+        return None
+    from biasbound._exceptions import InfeasibleCertificateError
+    from biasbound.bounds import AlmostSure, Knowledge
+    from biasbound.calibration import calibrate_knowledge
+
+    alpha_range: float | None
+    try:
+        k = Knowledge.of({"range": [AlmostSure(float(ri["A"]), shift_ratio=ri.get("shift_ratio"))]})
+        alpha_range = float(calibrate_knowledge(k, tau=cal.tau, delta=cal.delta, dim=cal.dim, sigma=cal.sigma).alpha)
+    except (InfeasibleCertificateError, InputError):
+        alpha_range = None
+    p_range, p_data = float(ri["bound"]), float(cal.bound_value)
+    return {
+        "violation_range_alone": p_range, "violation_data": p_data,
+        "violation_ratio": (p_range / p_data) if p_data > 0 else None,
+        "alpha_range_alone": alpha_range, "alpha_data": float(cal.alpha),
+        "alpha_ratio": (float(cal.alpha) / alpha_range) if alpha_range else None,
+        "range_implied": bool(ri["holds"]), "sigma": float(cal.sigma),
+    }
+
+
+def _cost(usage: Mapping[str, Any] | None, n_judgments: int) -> dict[str, Any]:
+    if not usage:
+        return {"known": False, "judgments": n_judgments,
+                "note": "unknown: these judgments were read from files; calls, tokens and prices were not recorded "
+                        "(biasbound run records them)"}
+    per = 1000.0 / max(n_judgments, 1)
+    calls = usage.get("calls")
+    tok = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+    money = usage.get("cost")
+    return {"known": True, "judgments": n_judgments, "calls": calls, "tokens": tok, "money": money,
+            "calls_per_1000": None if calls is None else calls * per, "tokens_per_1000": tok * per,
+            "money_per_1000": None if money is None else money * per,
+            "note": None if money is not None else "money unknown: no prices configured"}
+
+
+def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
+    """The game (1 or 2) in which the judged model is shown first, read from decisive game-1 verdicts
+    (a first-shown win that is the model's win); None when the verdicts do not tell."""
+    g1 = (rows["game"].to_numpy() == 1) & ~np.isnan(choice) & (choice != 0.5)
+    if not g1.any():
+        return None
+    agree = float(np.mean((choice[g1] == 1.0) == (rows["score"].to_numpy(dtype=float)[g1] > 0.5)))
+    return 1 if agree == 1.0 else 2 if agree == 0.0 else None
+
+
+def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
+    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    pairwise = bool((canon["game"] == 1).any())
+    continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
+    gens: dict[str, Any] = {}
+    for g in data_generators(fj):
+        nb = _pairs(fj, g)
+        if len(nb) or nb.attrs.get("missing", 0):
+            gens[g] = _generator_figures(nb, pairwise, continuous, level)
+    pos_rows = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
+    choice = first_shown_choice(pos_rows)
+    known = choice[~np.isnan(choice)]
+    decisive = known[known != 0.5]
+    position = None
+    if pairwise and (pos_rows["game"] == 2).any():
+        position = {**_prop(int(np.count_nonzero(decisive == 1.0)), int(decisive.size), level),
+                    "ties": int(np.count_nonzero(known == 0.5)), "unknown": int(len(pos_rows) - known.size),
+                    "model_first_in_game": _model_first_game(pos_rows, choice)}
+        if known.size == 0:
+            position["note"] = ("unknown: the verdicts do not say which position won (Arena-Hard letters, LLMBar or "
+                                "FastChat labels do)")
+    card: dict[str, Any] = {
+        "judgments": int(fj["score"].notna().sum()), "missing": int(fj["score"].isna().sum()),
+        "items": int(canon["item_id"].nunique()), "models": int(canon["model"].nunique()),
+        "pairwise": pairwise, "generators": gens,
+        "verdict_rule": ("side of 0.5 (continuous scores: a flip = the preferred side changes)" if continuous
+                         else "score level (a flip = any change of level)"), "position_preference": position,
+        "cost": _cost(usage, int(len(fj))), "level": level,
+    }
+    if j is not None:
+        cert = j.certificate
+        scope = cert.scope if isinstance(getattr(cert, "scope", None), Mapping) else {}
+        nbh = dict(scope.get("neighborhood") or {"kind": "hamming", "k": 1})
+        key = "all-items" if nbh.get("kind") == "all-items" else f"hamming-{nbh.get('k', 1)}"
+        card["neighbourhood"] = {**nbh, "view": j.view,
+                                 "reading": READINGS.get(key, f"{nbh.get('k')} items' verdicts at once")}
+        br = getattr(cert, "bias_radius", None) or {}
+        card["bias_radius"] = {"delta": br.get("delta"), "radius": br.get("radius"),
+                               "per_generator": br.get("per_generator"), "curve": br.get("curve")}
+        card["alpha"], card["sigma"] = float(j.calibration.alpha), float(j.calibration.sigma)
+        card["what_the_data_add"] = _what_the_data_add(j)
+    return card
+
+
+def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
+               level: float = LEVEL, rounds: int | None = None, seed: int | None = None) -> dict[str, Any]:
+    """The judge card of every judge in a judgment table (JSON types).
+
+    Parameters
+    ----------
+    frame:
+        The judgment table (docs/DESIGN.md "Judgment tables").
+    result:
+        The :class:`biasbound.pipeline.CertifyResult` of this table, or None (then the card holds the
+        figures of the data alone: no bias radius, α, rank statements).
+    usage:
+        ``{judge: {"calls", "prompt_tokens", "completion_tokens", "cost"}}`` (``biasbound run``); else the
+        cost is reported as unknown.
+    level:
+        Level of every interval (0.95).
+    rounds, seed:
+        Item-bootstrap rounds and seed of the rank intervals (default: the certification's).
+
+    Returns
+    -------
+    dict
+        ``{"level", "judges": {judge: card}, "panel": [row per judge]}``; each card as in the module docstring,
+        with ``ranks`` (:func:`rank_statements`) when a certification is given.
+    """
+    judges: dict[str, Any] = {}
+    results = getattr(result, "judges", {}) if result is not None else {}
+    settings = getattr(result, "settings", {}) or {}
+    rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
+    seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
+    for name, fj in frame.groupby(frame["judge"].astype(str), sort=True):
+        j = results.get(name)
+        card = _judge_card(fj, j, (usage or {}).get(name), level)
+        if j is not None:
+            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level)
+        judges[name] = card
+    out = {"level": level, "judges": judges}
+    out["panel"] = panel_rows(out)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# rank statements
+# ----------------------------------------------------------------------------------------------------
+def _model_matrix(fj: pd.DataFrame, models: list[str]) -> np.ndarray:
+    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    items = pd.Index(sorted(set(canon["item_id"].astype(str))))
+    mat = np.full((len(models), len(items)), np.nan)
+    r = pd.Index(models).get_indexer(canon["model"].astype(str))
+    c = items.get_indexer(canon["item_id"].astype(str))
+    keep = r >= 0
+    mat[r[keep], c[keep]] = canon["score"].to_numpy(dtype=float)[keep]
+    return mat
+
+
+def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of each model's rank (1 = best, ties share the better rank) over item resamples."""
+    from biasbound.leaderboard import _draw_counts
+
+    present = ~np.isnan(mat)
+    x = np.where(present, mat, 0.0)
+    ranks = []
+    for chunk in _draw_counts(seed, rounds, mat.shape[1]):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.asarray(chunk @ x.T) / np.asarray(chunk @ present.T.astype(float))
+        means = np.where(np.isnan(means), -np.inf, means)
+        ranks.append(stats.rankdata(-means, axis=1, method="min"))
+    rk = np.vstack(ranks)
+    q = 100.0 * (1.0 - level) / 2.0
+    return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
+
+
+def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
+    """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
+
+    Sums are formed item by item (neighbour score where observed, else the original) before one division, so
+    two models whose neighbour sums are equal get equal means (a tie is not an order kept)."""
+    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
+    nb = _pairs(fj, generator)
+    rounds = []
+    idx = pd.Index(models)
+    for _, grp in (nb.groupby("rerun", sort=True) if len(nb) else []):
+        by = grp.groupby(grp["model"].astype(str))
+        orig, new = by["original"].sum(), by["neighbor"].sum()
+        pos = idx.get_indexer(orig.index)
+        sums = total.copy()
+        keep = pos >= 0
+        sums[pos[keep]] = (total[pos[keep]] - orig.to_numpy()[keep]) + new.to_numpy()[keep]
+        rounds.append(sums / np.maximum(n_items, 1))
+    return rounds
+
+
+def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
+                    level: float = LEVEL) -> dict[str, Any]:
+    """Which model pairs of one judge keep their order under the bias, the question sample and the noise.
+
+    Parameters
+    ----------
+    fj:
+        The judge's judgment rows.
+    j:
+        Its :class:`biasbound.pipeline.JudgeCertification` (leaderboard with 95% item-bootstrap intervals,
+        α, σ, certified scores).
+    rounds, seed, level:
+        Item bootstrap of the rank intervals.
+
+    Returns
+    -------
+    dict
+        ``models`` (best first by original mean), ``rank_interval`` {model: [lo, hi]}, ``pairs``,
+        ``separability`` {``bootstrap`` (Arena-Hard's: disjoint intervals), ``bias_robust`` (separated under
+        all three), ``all_items`` (order kept by every all-items neighbour), ``noise``}, ``reversed_by``
+        {generator: [[higher, lower], ...]} (pairs one all-items neighbour strictly reverses), ``tied_by`` (pairs it
+        ties: not reversed, but the order is not kept either), ``reversed_bootstrap_separated`` {generator: how many
+        reversed pairs the bootstrap separates}, ``matrix`` (row strings:
+        ``S`` separated under all three, ``B`` by the bootstrap only, ``R`` reversed by an all-items
+        neighbour, ``.`` not separated, ``=`` diagonal).
+    """
+    lb = j.leaderboard.dropna(subset=["original"]).sort_values("original", ascending=False, kind="stable")
+    models = [str(m) for m in lb["model"]]
+    d = len(models)
+    mean = lb["original"].to_numpy(dtype=float)
+    lo, hi = lb["original_lo"].to_numpy(dtype=float), lb["original_hi"].to_numpy(dtype=float)
+    n_items = lb["n_items"].to_numpy(dtype=float)
+    iu = np.triu_indices(d, k=1)
+    a, b = iu
+    ordered = mean[a] > mean[b]
+    # (b) question resampling: disjoint intervals (Arena-Hard's separability)
+    boot = ordered & (lo[a] > hi[b])
+    # (a) every all-items neighbour of every generator keeps the order
+    keeps = np.ones(len(a), dtype=bool)
+    reversed_by: dict[str, list[list[str]]] = {}
+    reversed_separated: dict[str, int] = {}
+    tied_by: dict[str, list[list[str]]] = {}
+    for g in data_generators(fj):
+        rev = np.zeros(len(a), dtype=bool)
+        tie = np.zeros(len(a), dtype=bool)
+        for m2 in _all_items_means(fj, g, models, n_items):
+            rev |= m2[a] < m2[b]
+            tie |= m2[a] == m2[b]
+        rev &= ordered
+        tie &= ordered & ~rev
+        keeps &= ~rev & ~tie  # a tie is not an order kept
+        reversed_by[g] = [[models[x], models[y]] for x, y in zip(a[rev], b[rev])]
+        tied_by[g] = [[models[x], models[y]] for x, y in zip(a[tie], b[tie])]
+        reversed_separated[g] = int(np.count_nonzero(rev & boot))
+    # (c) the certified release's noise: P(order kept) >= level
+    cal = j.calibration
+    sc = j.scores[j.scores["in_batch"]] if "in_batch" in j.scores.columns else j.scores
+    if j.view == "model":
+        g_ = sc.groupby(sc["model"].astype(str))["shrunk"]
+        shr = g_.mean().reindex(models).to_numpy(dtype=float)
+        sig = cal.sigma / np.sqrt(np.maximum(g_.size().reindex(models).fillna(1).to_numpy(dtype=float), 1))
+    else:
+        shr = sc.drop_duplicates("model").set_index(sc.drop_duplicates("model")["model"].astype(str))["shrunk_model"]
+        shr = shr.reindex(models).to_numpy(dtype=float)
+        sig = np.full(d, cal.sigma)
+    gap = shr[a] - shr[b]
+    scale = np.sqrt(sig[a] ** 2 + sig[b] ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(scale > 0, gap / scale, np.where(gap > 0, np.inf, -np.inf))
+    kept = stats.norm.cdf(z)
+    noise = ordered & (kept >= level)
+    robust = boot & keeps & noise
+    code = np.full((d, d), ".", dtype="<U1")
+    np.fill_diagonal(code, "=")
+    reversed_any = np.zeros(len(a), dtype=bool)
+    for pairs in reversed_by.values():
+        pos = {(x, y) for x, y in pairs}
+        reversed_any |= np.array([(models[x], models[y]) in pos for x, y in zip(a, b)], dtype=bool)
+    for arr, ch in ((boot, "B"), (robust, "S"), (reversed_any, "R")):
+        code[a[arr], b[arr]] = ch
+        code[b[arr], a[arr]] = ch
+    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models), rounds, seed, level) if d else ([], [])
+    n_pairs = int(len(a))
+
+    def share(x: np.ndarray) -> float | None:
+        return float(np.count_nonzero(x)) / n_pairs if n_pairs else None
+
+    return {
+        "models": models, "pairs": n_pairs, "level": level, "rounds": int(rounds), "seed": int(seed),
+        "rank_interval": {m: [int(x), int(y)] for m, x, y in zip(models, r_lo, r_hi)},
+        "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
+                         "noise": share(noise)},
+        "reversed_by": reversed_by, "tied_by": tied_by, "reversed_bootstrap_separated": reversed_separated,
+        "matrix": ["".join(row) for row in code],
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# rendering helpers (terminal and HTML share these rows)
+# ----------------------------------------------------------------------------------------------------
+def _pct(p: Mapping[str, Any] | None) -> str:
+    if not p or p.get("value") is None:
+        return "—"
+    return f"{100 * p['value']:.1f}% [{100 * p['lo']:.1f}, {100 * p['hi']:.1f}] (n={p['n']})"
+
+
+def _signed(p: Mapping[str, Any] | None) -> str:
+    if not p or p.get("value") is None:
+        return "—"
+    return f"{p['value']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}]"
+
+
+def _g(x: Any, d: int = 3) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{float(x):.{d}g}"
+
+
+def _shift_text(g: str, p: Mapping[str, Any] | None, first_game: int | None = None) -> str:
+    if not p or p.get("value") is None:
+        return "—"
+    if g == "swap" and first_game in (1, 2):
+        # game 2 − game 1 in the model's view: the gain of being shown first when game 2 shows the model first
+        v = p["value"] if first_game == 2 else -p["value"]
+        lo, hi = (p["lo"], p["hi"]) if first_game == 2 else (-p["hi"], -p["lo"])
+        return (f"{v:+.3f} [{lo:+.3f}, {hi:+.3f}]: an answer shown first scores {abs(v):.3f} "
+                f"{'more' if v >= 0 else 'less'} than shown second (model's view, 0–1)")
+    verb = "gain" if p["value"] >= 0 else "lose"
+    if g.startswith("variant:"):
+        return f"{_signed(p)}: {g.split(':', 1)[1]} answers {verb} {abs(p['value']):.3f} (model's view, 0–1)"
+    what = {"swap": "with the answers swapped (game 2 − game 1)", "rerun": "on a rerun"}.get(g, g)
+    return f"{_signed(p)}: answers {verb} {abs(p['value']):.3f} {what} (model's view, 0–1)"
+
+
+def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) rows of one judge's card, in the order shown (terminal and report)."""
+    rows: list[tuple[str, str]] = []
+    nbh = card.get("neighbourhood")
+    if nbh:
+        rows.append(("neighbour relation", f"{'all items' if nbh.get('kind') == 'all-items' else 'Hamming-' + str(nbh.get('k', 1))}"
+                     f" ({nbh.get('view')} view) — {nbh.get('reading')}"))
+    if str(card.get("verdict_rule", "")).startswith("side"):
+        rows.append(("verdict", "continuous scores: a verdict is the side of 0.5 a score falls on, so a flip is a "
+                     "change of the preferred side (to or from exactly 0.5 included)"))
+    gens = card.get("generators") or {}
+    first_game = (card.get("position_preference") or {}).get("model_first_in_game")
+    for g, f in gens.items():
+        label = "rerun flip rate" if g == "rerun" else f"flip rate ({g})"
+        rows.append((label, _pct(f["flip_rate"]) + (f"; {f['missing']} pair(s) with a side missing, left out"
+                                                    if f.get("missing") else "")))
+        if f.get("strict_reversal") is not None:
+            rows.append((f"strict reversal ({g})", _pct(f["strict_reversal"])))
+        rows.append((f"mean signed shift ({g})", _shift_text(g, f.get("mean_shift"), first_game)))
+    pos = card.get("position_preference")
+    if pos is not None:
+        rows.append(("prefers the first-shown answer", pos.get("note") or (
+            _pct(pos) + f" of decisive verdicts, both orders; {pos['ties']} tie(s); 50% = position-consistent")))
+    if gens:
+        rows.append(("Δ* (RMS change, every neighbour)", ", ".join(f"{g} {_g(f['delta_star'], 4)}" for g, f in gens.items())))
+    br = card.get("bias_radius")
+    if br and br.get("curve"):
+        curve = ", ".join(f"δ={_g(p['delta'])}: {_g(p['radius'])}" for p in br["curve"])
+        rows.append((f"bias radius at δ = {_g(br['delta'])}", f"{_g(br['radius'], 4)}  (over δ: {curve})"))
+    wd = card.get("what_the_data_add")
+    if wd:
+        ratio = "" if wd["alpha_ratio"] is None else f" ({wd['alpha_ratio']:.3g}×)"
+        vr = "" if wd["violation_ratio"] is None else f" ({wd['violation_ratio']:.3g}× lower from the data)"
+        rows.append(("what the data add", f"α {_g(wd['alpha_data'], 4)} from the data vs {_g(wd['alpha_range_alone'], 4)} "
+                     f"from the score range alone at σ = {_g(wd['sigma'], 4)}{ratio}; violation probability at the "
+                     f"certified point {_g(wd['violation_data'], 3)} from the data vs {_g(wd['violation_range_alone'], 3)} "
+                     f"from the range alone{vr}"))
+    rk = card.get("ranks")
+    if rk and rk.get("pairs"):
+        sep = rk["separability"]
+        rows.append(("bias-robust separability", f"{100 * sep['bias_robust']:.1f}% of {rk['pairs']} model pairs separated "
+                     f"under the all-items bias, question resampling and the release noise (bootstrap alone, as "
+                     f"Arena-Hard reports: {100 * sep['bootstrap']:.1f}%)"))
+        for g, pairs in rk["reversed_by"].items():
+            shown = "; ".join(f"{x} > {y}" for x, y in pairs[:6]) + (f"; … {len(pairs) - 6} more" if len(pairs) > 6 else "")
+            sep_n = (rk.get("reversed_bootstrap_separated") or {}).get(g)
+            extra = f" ({sep_n} of them separated by the bootstrap)" if sep_n else ""
+            ties = len((rk.get("tied_by") or {}).get(g) or [])
+            tied = f" (and {ties} pair(s) tied, not reversed)" if ties else ""
+            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")
+                         + tied))
+    c = card.get("cost") or {}
+    if c.get("known"):
+        money = "money unknown (no prices)" if c.get("money_per_1000") is None else f"${c['money_per_1000']:.4g}"
+        rows.append(("cost per 1,000 judgments", f"{_g(c.get('calls_per_1000'), 4)} calls, {_g(c.get('tokens_per_1000'), 4)} "
+                     f"tokens, {money}"))
+    else:
+        rows.append(("cost per 1,000 judgments", c.get("note") or "unknown"))
+    return rows
+
+
+#: The columns of the judges-side-by-side table: (figure, header, shown as a percentage).
+PANEL_COLUMNS = (("flip_rate", "flip rate (swap, else first neighbour)", True),
+                 ("position_preference", "prefers first shown", True), ("strict_reversal", "strict reversal", True),
+                 ("rerun_flip_rate", "rerun flip rate", True),
+                 ("delta_star", "Δ*", False), ("bias_radius", "bias radius", False), ("alpha", "α", False),
+                 ("bias_robust_separability", "bias-robust separability", True),
+                 ("cost_per_1000", "$ per 1,000", False))
+
+
+def panel_rows(card: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per judge: the figures that compare judges side by side."""
+    out = []
+    for name, c in (card.get("judges") or {}).items():
+        row = {"judge": name}
+        for fig, _, _ in PANEL_COLUMNS:
+            try:
+                row[fig] = card_figure(c, fig).get("value")
+            except InputError:
+                row[fig] = None
+        out.append(row)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# figures by name, thresholds, comparison
+# ----------------------------------------------------------------------------------------------------
+#: Figure names accepted by ``--fail-if`` and :func:`biasbound.testing.assert_judge_card`
+#: (``NAME`` or ``NAME:GENERATOR``; the generator defaults to ``swap`` when the data hold swaps).
+FIGURES = ("flip_rate", "strict_reversal", "mean_shift", "delta_star", "rerun_flip_rate", "position_preference",
+           "bias_radius", "alpha", "bias_robust_separability", "bootstrap_separability", "cost_per_1000")
+
+
+def _default_gen(card: Mapping[str, Any]) -> str | None:
+    gens = list((card.get("generators") or {}))
+    return "swap" if "swap" in gens else (gens[0] if gens else None)
+
+
+def card_figure(card: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """One figure of a judge's card as ``{"value", "lo", "hi"}`` (lo/hi None when it has no interval)."""
+    base, _, gen = name.partition(":")
+    gens = card.get("generators") or {}
+    if base in ("flip_rate", "strict_reversal", "mean_shift", "delta_star", "rerun_flip_rate"):
+        g = "rerun" if base == "rerun_flip_rate" else (gen or _default_gen(card))
+        key = "flip_rate" if base == "rerun_flip_rate" else base
+        if g not in gens:
+            raise InputError(f"The figure {name!r} needs {g or 'a neighbour'!r} neighbours; the card has "
+                             f"{', '.join(gens) or 'none'}.")
+        v = gens[g].get(key)
+        if isinstance(v, Mapping):
+            return {"value": v.get("value"), "lo": v.get("lo"), "hi": v.get("hi")}
+        return {"value": v, "lo": None, "hi": None}
+    if base == "position_preference":
+        p = card.get("position_preference") or {}
+        return {"value": p.get("value"), "lo": p.get("lo"), "hi": p.get("hi")}
+    if base == "bias_radius":
+        return {"value": (card.get("bias_radius") or {}).get("radius"), "lo": None, "hi": None}
+    if base == "alpha":
+        return {"value": card.get("alpha"), "lo": None, "hi": None}
+    if base in ("bias_robust_separability", "bootstrap_separability"):
+        sep = ((card.get("ranks") or {}).get("separability") or {})
+        return {"value": sep.get("bias_robust" if base.startswith("bias") else "bootstrap"), "lo": None, "hi": None}
+    if base == "cost_per_1000":
+        return {"value": (card.get("cost") or {}).get("money_per_1000"), "lo": None, "hi": None}
+    raise InputError(f"Unknown judge-card figure {name!r}; the figures are {', '.join(FIGURES)} "
+                     "(NAME or NAME:GENERATOR, e.g. flip_rate:rerun).")
+
+
+_OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+_THRESHOLD = re.compile(r"^\s*([A-Za-z_]+(?::[A-Za-z0-9_.:-]+)?)\s*(>=|<=|>|<)\s*([-+0-9.eE]+|inf)\s*$")
+
+
+def parse_threshold(text: str) -> tuple[str, str, float]:
+    """``"flip_rate>0.1"`` → ``("flip_rate", ">", 0.1)``: the condition that FAILS the check."""
+    m = _THRESHOLD.match(str(text))
+    if not m:
+        raise InputError(f"The '--fail-if' option of compare must read FIGURE>VALUE (or <, >=, <=), e.g. flip_rate>0.1; "
+                         f"figures: {', '.join(FIGURES)}. Got {text!r} instead.")
+    name, op, raw = m.groups()
+    if name.partition(":")[0] not in FIGURES:
+        raise InputError(f"The '--fail-if' option of compare names an unknown figure {name!r}; the figures are "
+                         f"{', '.join(FIGURES)}. Got {text!r} instead.")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"The '--fail-if' option of compare needs a number after {op}. Got {text!r} instead.") from None
+    return name, op, value
+
+
+def check_card(card: Mapping[str, Any], conditions: Sequence[str]) -> list[str]:
+    """Evaluate ``--fail-if`` conditions on every judge of a card; one sentence per condition that holds.
+
+    A figure the card lacks (e.g. no reruns) is an :class:`InputError`; a figure without a value (no
+    decisive verdict) fails the check, since nothing shows it is within the bound.
+    """
+    failed = []
+    parsed = [parse_threshold(c) for c in conditions]
+    for judge, c in (card.get("judges") or {}).items():
+        for name, op, bound in parsed:
+            v = card_figure(c, name)["value"]
+            if v is None or _OPS[op](float(v), bound):
+                failed.append(f"judge {judge}: {name} = {_g(v, 4)} {op} {bound:g}" if v is not None
+                              else f"judge {judge}: {name} has no value (nothing shows it is within {op} {bound:g})")
+    return failed
+
+
+def moved_figures(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Figures with an interval whose OLD and NEW intervals are disjoint, per judge present in both cards."""
+    out = []
+    for judge, c_new in (new.get("judges") or {}).items():
+        c_old = (old.get("judges") or {}).get(judge)
+        if c_old is None:
+            continue
+        names = [f"{f}:{g}" for g in (c_new.get("generators") or {}) if g in (c_old.get("generators") or {})
+                 for f in ("flip_rate", "strict_reversal", "mean_shift")] + ["position_preference"]
+        for name in names:
+            try:
+                a, b = card_figure(c_old, name), card_figure(c_new, name)
+            except InputError:
+                continue
+            if None in (a["lo"], a["hi"], b["lo"], b["hi"]):
+                continue
+            if b["lo"] > a["hi"] or b["hi"] < a["lo"]:
+                out.append({"judge": judge, "figure": name, "old": a, "new": b})
+    return out
+
+
+def read_card(path: Any) -> dict[str, Any]:
+    """The judge card of a ``certify`` output folder (its ``summary.json``), of a ``summary.json``, or of a JSON
+    file holding a card; an :class:`InputError` naming the file otherwise."""
+    import json
+    from pathlib import Path
+
+    from biasbound._exceptions import DataFormatError
+
+    p = Path(path)
+    f = p / "summary.json" if p.is_dir() else p
+    if not f.is_file():
+        raise InputError(f"{p} is not a certify output folder (no summary.json) nor a summary.json file.")
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataFormatError(f"not readable as JSON ({exc}).", path=str(f), line=getattr(exc, "lineno", None)) from None
+    card = data.get("judge_card") if isinstance(data, dict) and "judge_card" in data else data
+    if not isinstance(card, dict) or not isinstance(card.get("judges"), dict):
+        raise DataFormatError("holds no judge card (a 'judge_card' key with 'judges'); re-run certify with this "
+                              "version of biasbound.", path=str(f), line=1)
+    return card

@@ -1,0 +1,204 @@
+"""`biasbound compare OLD NEW [--fail-if FIGURE>VALUE ...]`: two judge cards side by side, for CI.
+
+OLD and NEW are ``certify`` output folders (or their ``summary.json``); NEW may also be judgment files, whose
+card is then computed from the data alone (flip rates, position preference, Δ*; no bias radius, α or rank
+statements, which need a certification). Printed per judge present in both: every card figure old → new,
+the figures whose 95% intervals are disjoint ("moved"), the models whose new rank lies outside their old 95%
+rank interval, and every ``--fail-if`` condition that holds on NEW. When NEW is judgments, every judge certificate
+of OLD is also audited on them (``biasbound audit``'s route): "violated" means the new judgments contradict it.
+
+Exit codes: 0 nothing moved, no ``--fail-if`` condition holds and no certificate is contradicted; 1 a condition
+holds, a certificate of OLD is contradicted by NEW judgments, or a figure (or a rank) moved beyond its interval
+(``--allow-moves`` keeps exit 0 for moves); 2 bad input (unreadable folder, unknown figure, malformed condition).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+__all__ = ["EXIT_FAILED", "audit_new_judgments", "compare_cards", "load_side", "register"]
+
+#: Exit code when a --fail-if condition holds or a figure moved beyond its interval.
+EXIT_FAILED = 1
+
+
+def load_side(path: Path, *, what: str) -> dict[str, Any]:
+    """The judge card of one side: a certify folder / summary.json, else judgment files (card from the data)."""
+    from biasbound._exceptions import InputError
+    from biasbound.card import judge_card, read_card
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"The '{what}' argument of compare names {str(p)!r}, which does not exist.")
+    if (p.is_dir() and (p / "summary.json").is_file()) or p.name == "summary.json":
+        return read_card(p)
+    from biasbound.commands.certify import load_inputs
+
+    loaded = load_inputs([p])
+    return judge_card(loaded.frame)
+
+
+def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:
+    """When NEW is judgments and OLD a certify folder: each judge certificate of OLD audited on NEW
+    (``biasbound audit``'s route); ``violated`` = the new judgments contradict the certificate."""
+    from biasbound._exceptions import InputError
+    from biasbound.commands.audit import audit_on_files
+
+    folder = Path(old) if Path(old).is_dir() else Path(old).parent
+    out = []
+    for cert in sorted(folder.glob("certificate*.json")):
+        if cert.name == "certificates.json":
+            continue
+        try:
+            res, data, _ = audit_on_files(cert, [new])
+        except InputError as exc:
+            out.append({"certificate": cert.name, "judge": None, "verdict": "not audited", "reason": str(exc)})
+            continue
+        out.append({"certificate": cert.name, "judge": (data.get("scope") or {}).get("judge"), "verdict": res.verdict,
+                    "probability": res.exact_probability, "lcb": getattr(res, "exact_lcb", None),
+                    "ucb": res.exact_ucb, "delta": res.delta})
+    return out
+
+
+def _rank_moves(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    ro, rn = old.get("ranks") or {}, new.get("ranks") or {}
+    if not ro or not rn:
+        return out
+    pos_new = {m: k + 1 for k, m in enumerate(rn["models"])}
+    for k, m in enumerate(ro["models"]):
+        lo, hi = ro["rank_interval"].get(m, [k + 1, k + 1])
+        r = pos_new.get(m)
+        if r is not None and not (lo <= r <= hi):
+            out.append({"model": m, "old_rank": k + 1, "old_interval": [lo, hi], "new_rank": r})
+    return out
+
+
+def compare_cards(old: dict[str, Any], new: dict[str, Any], fail_if: list[str]) -> dict[str, Any]:
+    """Figures moved beyond their intervals, rank moves and failed conditions of NEW against OLD."""
+    from biasbound.card import check_card, moved_figures
+
+    failed = check_card(new, fail_if)
+    moved = moved_figures(old, new)
+    ranks = {j: _rank_moves(old["judges"][j], c) for j, c in new["judges"].items() if j in old["judges"]}
+    orders = {}
+    for j, c in new["judges"].items():
+        mo, mn = ((old["judges"].get(j) or {}).get("ranks") or {}).get("models"), (c.get("ranks") or {}).get("models")
+        common = [m for m in (mo or []) if m in set(mn or [])]
+        if len(common) > 2:
+            from scipy import stats
+
+            pos_n = {m: k for k, m in enumerate(mn)}
+            rho = stats.spearmanr(range(len(common)), [pos_n[m] for m in common]).statistic
+            orders[j] = {"models": len(common), "spearman": float(rho),
+                         "changed": sum(1 for k, m in enumerate(common)
+                                        if sorted(common, key=pos_n.__getitem__).index(m) != k)}
+    return {"failed": failed, "moved": moved, "rank_moves": {j: v for j, v in ranks.items() if v}, "orders": orders,
+            "common": [j for j in new["judges"] if j in old["judges"]],
+            "only_old": [j for j in old["judges"] if j not in new["judges"]],
+            "only_new": [j for j in new["judges"] if j not in old["judges"]]}
+
+
+def _cell(f: dict[str, Any]) -> str:
+    v = f.get("value")
+    if v is None:
+        return "—"
+    if f.get("lo") is None:
+        return f"{float(v):.4g}"
+    return f"{float(v):.4g} [{float(f['lo']):.4g}, {float(f['hi']):.4g}]"
+
+
+def print_comparison(old: dict[str, Any], new: dict[str, Any], res: dict[str, Any], console: Console) -> None:
+    from biasbound._exceptions import InputError
+    from biasbound.card import card_figure
+
+    moved = {(m["judge"], m["figure"]) for m in res["moved"]}
+    for judge in res["common"]:
+        co, cn = old["judges"][judge], new["judges"][judge]
+        t = Table(title=f"Judge card — {escape(judge)}: OLD → NEW (95% intervals)")
+        for c in ("figure", "old", "new", ""):
+            t.add_column(c)
+        gens = [g for g in (cn.get("generators") or {}) if g in (co.get("generators") or {})]
+        names = [f"{f}:{g}" for g in gens for f in ("flip_rate", "strict_reversal", "mean_shift", "delta_star")]
+        names += ["position_preference", "bias_radius", "alpha", "bootstrap_separability", "bias_robust_separability",
+                  "cost_per_1000"]
+        for name in names:
+            try:
+                a, b = card_figure(co, name), card_figure(cn, name)
+            except InputError:
+                continue
+            if a["value"] is None and b["value"] is None:
+                continue
+            flag = "[bold red]MOVED[/]" if (judge, name) in moved else ""
+            t.add_row(name, _cell(a), _cell(b), flag)
+        console.print(t)
+        o = res.get("orders", {}).get(judge)
+        if o:
+            console.print(f"  ranks: {o['changed']} of {o['models']} models changed rank; Spearman old vs new "
+                          f"{o['spearman']:.4f}", highlight=False)
+        for r in res["rank_moves"].get(judge, []):
+            console.print(f"  rank moved: {escape(r['model'])} {r['old_rank']} → {r['new_rank']} (old 95% rank interval "
+                          f"{r['old_interval'][0]}–{r['old_interval'][1]})", highlight=False)
+    for j in res["only_old"]:
+        console.print(f"judge {escape(j)}: only in OLD", highlight=False)
+    for j in res["only_new"]:
+        console.print(f"judge {escape(j)}: only in NEW", highlight=False)
+    for a in res.get("audits", []):
+        if a["verdict"] == "not audited":
+            console.print(f"OLD {escape(a['certificate'])} not audited on NEW: {escape(a['reason'])}", highlight=False)
+            continue
+        head = "[bold red]CONTRADICTED[/]" if a["verdict"] == "violated" else a["verdict"]
+        console.print(f"{head}: OLD {escape(a['certificate'])} (judge {escape(str(a['judge']))}) audited on the new "
+                      f"judgments: P(||M(D) − M(D')|| > τ) = {a['probability']:.3g} (upper bound {a['ucb']:.3g}; "
+                      f"δ = {a['delta']:g})", highlight=False)
+    for line in res["failed"]:
+        console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``compare`` command to ``app``."""
+
+    @app.command("compare")
+    def compare_command(
+        old: Path = typer.Argument(..., metavar="OLD", help="A certify output folder (or its summary.json)."),
+        new: Path = typer.Argument(..., metavar="NEW", help="A certify output folder, its summary.json, or judgment "
+                                   "files (card from the data alone)."),
+        fail_if: list[str] = typer.Option([], "--fail-if", help="FIGURE>VALUE (or <, >=, <=) that fails the check on "
+                                          "NEW, e.g. flip_rate>0.1, bias_radius>0.5, position_preference>0.6; "
+                                          "FIGURE:GENERATOR picks a generator (flip_rate:rerun). Repeatable."),
+        allow_moves: bool = typer.Option(False, "--allow-moves", help="Exit 0 when figures moved beyond their "
+                                         "intervals (only --fail-if conditions fail the check)."),
+    ) -> None:
+        """Compare two judge cards: figures moved beyond their 95% intervals, rank moves, --fail-if thresholds.
+        Exit 0 ok, 1 a threshold failed or a figure moved, 2 bad input."""
+        from biasbound.card import parse_threshold
+
+        for cond in fail_if:  # a malformed condition fails before anything is read
+            parse_threshold(cond)
+        card_old = load_side(old, what="OLD")
+        card_new = load_side(new, what="NEW")
+        res = compare_cards(card_old, card_new, list(fail_if))
+        new_is_judgments = not ((new.is_dir() and (new / "summary.json").is_file()) or new.name == "summary.json")
+        res["audits"] = audit_new_judgments(old, new) if new_is_judgments else []
+        contradicted = [a for a in res["audits"] if a["verdict"] == "violated"]
+        console = Console()
+        print_comparison(card_old, card_new, res, console)
+        n_moved = len(res["moved"]) + sum(len(v) for v in res["rank_moves"].values())
+        verdict = []
+        if res["failed"]:
+            verdict.append(f"{len(res['failed'])} --fail-if condition(s) hold")
+        if contradicted:
+            verdict.append(f"{len(contradicted)} certificate(s) of OLD contradicted by the new judgments")
+        if n_moved:
+            verdict.append(f"{n_moved} figure(s)/rank(s) moved beyond their 95% intervals"
+                           + (" (allowed)" if allow_moves else ""))
+        console.print("; ".join(verdict) if verdict else "no figure moved beyond its interval; every condition passes",
+                      highlight=False)
+        if res["failed"] or contradicted or (n_moved and not allow_moves):
+            raise typer.Exit(EXIT_FAILED)
