@@ -56,11 +56,18 @@ def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:
         if cert.name == "certificates.json":
             continue
         try:
-            res, data, _ = audit_on_files(cert, [new])
+            outcome = audit_on_files(cert, [new])
         except InputError as exc:
             out.append({"certificate": cert.name, "judge": None, "verdict": "not audited", "reason": str(exc)})
             continue
-        out.append({"certificate": cert.name, "judge": (data.get("scope") or {}).get("judge"), "verdict": res.verdict,
+        judge = (outcome.certificate.get("scope") or {}).get("judge")
+        if outcome.verification_error:  # an edited certificate is not audited (biasbound audit's rule)
+            out.append({"certificate": cert.name, "judge": judge, "verdict": outcome.verdict,
+                        "reason": outcome.verification_error})
+            continue
+        worst = outcome.audit.worst  # the worst (model, generator) part leads: a mean over models could hide one
+        res = worst.result
+        out.append({"certificate": cert.name, "judge": judge, "verdict": outcome.verdict, "part": worst.label,
                     "probability": res.exact_probability, "lcb": getattr(res, "exact_lcb", None),
                     "ucb": res.exact_ucb, "delta": res.delta})
     return out
@@ -150,13 +157,14 @@ def print_comparison(old: dict[str, Any], new: dict[str, Any], res: dict[str, An
     for j in res["only_new"]:
         console.print(f"judge {escape(j)}: only in NEW", highlight=False)
     for a in res.get("audits", []):
-        if a["verdict"] == "not audited":
-            console.print(f"OLD {escape(a['certificate'])} not audited on NEW: {escape(a['reason'])}", highlight=False)
+        if "probability" not in a:  # not audited: bad input, or a certificate that does not verify
+            console.print(f"OLD {escape(a['certificate'])} not audited on NEW ({a['verdict']}): {escape(a['reason'])}",
+                          highlight=False)
             continue
         head = "[bold red]CONTRADICTED[/]" if a["verdict"] == "violated" else a["verdict"]
         console.print(f"{head}: OLD {escape(a['certificate'])} (judge {escape(str(a['judge']))}) audited on the new "
-                      f"judgments: P(||M(D) − M(D')|| > τ) = {a['probability']:.3g} (upper bound {a['ucb']:.3g}; "
-                      f"δ = {a['delta']:g})", highlight=False)
+                      f"judgments, worst part {escape(a['part'])}: P(||M(D) − M(D')|| > τ) = {a['probability']:.3g} "
+                      f"(upper bound {a['ucb']:.3g}; δ = {a['delta']:g})", highlight=False)
     for line in res["failed"]:
         console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
 
@@ -186,7 +194,7 @@ def register(app: typer.Typer) -> None:
         res = compare_cards(card_old, card_new, list(fail_if))
         new_is_judgments = not ((new.is_dir() and (new / "summary.json").is_file()) or new.name == "summary.json")
         res["audits"] = audit_new_judgments(old, new) if new_is_judgments else []
-        contradicted = [a for a in res["audits"] if a["verdict"] == "violated"]
+        contradicted = [a for a in res["audits"] if a["verdict"] in ("violated", "does not verify")]
         console = Console()
         print_comparison(card_old, card_new, res, console)
         n_moved = len(res["moved"]) + sum(len(v) for v in res["rank_moves"].values())
