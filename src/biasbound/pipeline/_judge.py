@@ -534,8 +534,10 @@ def _leaderboard_cost(s: _Settings, view: Any, observed: _Observed, mech: dict[s
         if s.hamming is None:  # one neighbour: every observed item moved at once (per round for reruns)
             new = means + np.bincount(pos[sel], weights=move, minlength=len(models))
             iu = np.triu_indices(len(models), k=1)
-            before = np.sign(means[iu[0]] - means[iu[1]])
-            after = np.sign(new[iu[0]] - new[iu[1]])
+            tie = 1e-12  # means within this are equal: float noise of sums of scores (e.g. 313.75/500 twice)
+            gap_b, gap_a = means[iu[0]] - means[iu[1]], new[iu[0]] - new[iu[1]]
+            before = np.where(np.abs(gap_b) <= tie, 0.0, np.sign(gap_b))
+            after = np.where(np.abs(gap_a) <= tie, 0.0, np.sign(gap_a))
             value = float(np.sum((before != 0) & (after != 0) & (before != after)))
             per_gen[g] = {"expected_pairs_reversed": value, "neighbours": 1, "relation": "all items"}
         else:
