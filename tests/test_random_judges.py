@@ -389,3 +389,54 @@ def test_random_judge_record_bounds_the_true_tail_jointly_at_level_beta():
                                  for i in range(n)])
                 assert random_judge.violation_bound(0.5, alpha, sigma, 20, rec) >= exact - 1e-12
     assert fails <= int(binom.isf(1e-3, 150, beta)), fails
+
+
+def _truth_all_items_leaderboard(base, flip, prob, models, alpha, sigma) -> float:
+    """Exact Pr[||M(D) - M(D')|| > tau] with every item's answer drawn afresh (leaderboard view, fixed centre):
+    each model mean's shift by convolution over its items, then the squared norm by convolution over models."""
+    sq = {0.0: 1.0}
+    for m in models:
+        keys = [k for k in base if k[0] == m]
+        dist = {0.0: 1.0}
+        for key in keys:
+            d, p = (base[key] - flip[key]) / len(keys), prob[key]
+            new: dict = {}
+            for v, w in dist.items():
+                for vv, ww in ((v, w * (1 - p)), (v + d, w * p)):
+                    if ww > 0:
+                        kk = round(vv, 12)
+                        new[kk] = new.get(kk, 0.0) + ww
+            dist = new
+        nxt: dict = {}
+        for s0, w0 in sq.items():
+            for v, w in dist.items():
+                kk = round(s0 + v * v, 12)
+                nxt[kk] = nxt.get(kk, 0.0) + w0 * w
+        sq = nxt
+    q = np.array(list(sq))
+    w = np.array(list(sq.values()))
+    return float(np.dot(w, _tail(alpha * alpha * q, sigma, len(models))))
+
+
+@pytest.mark.slow
+def test_every_answer_swapped_at_once_random_judge_is_true_at_level_beta():
+    """The whole leaderboard's position bias (every answer swapped at once) for a random judge: 3 models x 30 items,
+    flips at 10% on average, 8 recorded runs of the judge; the exact probability by convolution. False-failure rate:
+    each certificate is false with probability <= beta = 0.05, so more than binom.isf(1e-3, 8, 0.05) false ones
+    happen with probability <= 1e-3."""
+    rng = np.random.default_rng(99)
+    models = ("a", "b", "c")
+    base, flip, prob = _world(rng, "swap", models, 30, 0.1)
+    false, ratios = 0, []
+    for rep in range(8):
+        r = np.random.default_rng([99, rep])
+        f = _table("swap", base, flip, _draws(r, "swap", list(base), prob, 1))
+        res = certify(f, neighbors="swap", view="leaderboard", hamming="all", tau=TAU, delta=DELTA, beta=BETA,
+                      seed=rep, bootstrap_rounds=20, out=None, progress=False, plots=False)
+        cal = res.judges["j"].calibration
+        truth = _truth_all_items_leaderboard(base, flip, prob, models, cal.alpha, cal.sigma)
+        ratios.append(truth / DELTA)
+        false += truth > DELTA
+    assert false <= int(binom.isf(1e-3, 8, BETA)), ratios
+    kinds = [r["kind"] for r in res.judges["j"].certificate.knowledge["generators"]["swap"]]
+    assert kinds == ["moments", "high-probability"]  # both records, each at beta/2
