@@ -43,14 +43,16 @@ def test_demo_flags_the_paper_setting_and_shows_certificates_that_rest_on_the_da
     assert paper.method == "paper" and paper.tau == 0.5 and paper.delta == 0.01
     assert paper.alpha == pytest.approx(0.03997, abs=1e-4)
     assert paper.range_implied["holds"] is True
-    # the exact frontier point: every swap is judged (one of 38 000 is missing and counts at the range bound)
-    assert tight.bound_used == "full-population" and tight.range_implied["holds"] is False
+    # every swap is judged (one of 38 000 is missing and counts at the range bound), each verdict one draw of a
+    # random judge (the default): tail bounds from every item, not range-implied
+    assert tight.bound_used == "random-judge" and tight.range_implied["holds"] is False
+    assert tight.scope["deterministic_judge"] is False and "random judge" in tight.guarantee
     assert tight.frontier["points"] and tight.frontier["default_rule"]
     per_model = tight.scope["figures"]["bias_radius_per_model"]
     assert len(per_model) == 76 and all(r is not None and 0 <= r <= 1 for r in per_model.values())
     models = json.loads((out / "tight" / "certificates.json").read_text())
     assert {c["scope"]["model"]: c["bias_radius"]["radius"] for c in models} == per_model
-    # the whole leaderboard's position bias: one neighbour (every answer swapped), not range-implied
+    # the whole leaderboard's position bias (every answer swapped at once, a random judge), not range-implied
     assert allswap.view == "leaderboard" and allswap.neighborhood == {"kind": "all-items"}
     assert allswap.range_implied["holds"] is False and 0 < allswap.alpha < 1
     for c in (paper, tight, allswap):

@@ -21,7 +21,7 @@ from biasbound._exceptions import (
 )
 from biasbound.abb import Calibration, MechanismResult, apply_mechanism, calibrate, shrink
 from biasbound.audit import AuditResult, CertificateAudit, audit_certificate, audit_certificate_parts
-from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, RandomJudge, Sample
+from biasbound.bounds import AlmostSure, FullPopulation, HighProbability, Knowledge, Moments, RandomJudge, Sample
 from biasbound.calibration import BoundCalibration, calibrate_knowledge
 from biasbound.certificate import Certificate, make_certificate
 from biasbound.figures import bias_radius, range_implied
@@ -59,6 +59,7 @@ __all__ = [
     "CombinedSensitivity",
     "DataFormatError",
     "FullPopulation",
+    "HighProbability",
     "InfeasibleCertificateError",
     "InputError",
     "JudgeError",

@@ -32,7 +32,16 @@ from biasbound._validation import check_in_range, check_int, check_one_of
 from biasbound.bounds import UNITS, paper
 import numpy as np
 
-from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, RandomJudge, Record, Sample
+from biasbound.bounds._knowledge import (
+    AlmostSure,
+    FullPopulation,
+    HighProbability,
+    Knowledge,
+    Moments,
+    RandomJudge,
+    Record,
+    Sample,
+)
 from biasbound.bounds._tail import noise_only_sigma, tail, weighted_sum
 
 __all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate_knowledge", "check", "frontier", "recheck",
@@ -216,6 +225,8 @@ def _size(r: Record) -> float:
         return float(np.mean(r.sq_norms))
     if isinstance(r, RandomJudge):
         return float(r.levels[0] * r.upper[0])
+    if isinstance(r, HighProbability):
+        return float(r.A * r.A)
     return 0.0  # pragma: no cover
 
 

@@ -138,7 +138,7 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
 
 def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     """The guarantee in one paragraph, in the user's units, saying plainly when it follows from the range alone."""
-    from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Moments, RandomJudge, Sample
+    from biasbound.bounds._knowledge import AlmostSure, FullPopulation, HighProbability, Moments, RandomJudge, Sample
 
     u = inp["units"]
     scale, unit = float(u.get("scale", 1.0)), str(u.get("name", "score units"))
@@ -193,6 +193,10 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
         for r in (r for r in rjs if r.filled):
             facts.append(f"{r.filled} of those {r.n} items without a verdict and counted as moving the scores by the "
                          "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
+    hps = [r for r in k.records if isinstance(r, HighProbability)]
+    if hps:
+        facts.append(f"the shift ‖Δ‖ at most {_fmt(hps[0].A * scale)} {unit} except with probability "
+                     f"{_fmt(hps[0].eps)} over the neighbour (a random judge, Bernstein's inequality per model)")
     moms = [r for r in k.records if isinstance(r, Moments)]
     if pops or samples or any(r.beta == 0.0 for r in moms):
         facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "

@@ -24,7 +24,16 @@ import numpy as np
 
 from biasbound._validation import check_in_range, check_int
 from biasbound.bounds import almost_sure
-from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, RandomJudge, Record, Sample
+from biasbound.bounds._knowledge import (
+    AlmostSure,
+    FullPopulation,
+    HighProbability,
+    Knowledge,
+    Moments,
+    RandomJudge,
+    Record,
+    Sample,
+)
 from biasbound.bounds.sampled_population import band
 
 __all__ = ["DEFAULT_DELTAS", "bias_radius", "bias_radius_curve", "original_scale", "range_implied", "survival"]
@@ -89,6 +98,8 @@ def _record_survival(r: Record, t: float) -> float:
         kup = band(r.population_size, r.m, r.beta)
         k = int(np.count_nonzero(r.sq_norms > t2))  # sample count above t
         return min(1.0, int(kup[k]) / r.population_size)  # [proof:radius-band]
+    if isinstance(r, HighProbability):
+        return float(r.eps) if t >= r.A else 1.0  # [proof:radius-high-probability]
     if isinstance(r, RandomJudge):
         j = int(np.searchsorted(r.levels, t2, side="right"))  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
         return 0.0 if j >= r.levels.size else float(r.upper[j])  # [proof:radius-random-judge]

@@ -16,6 +16,7 @@ unit (module)             knowledge                  exact   proof note
 ``sampled_population``    Sample                     no      docs/proofs/sampled_population.md
 ``paper``                 Moments                    no      docs/proofs/paper.md (Cor. 3.2)
 ``random_judge``          RandomJudge                no      docs/proofs/random_judge.md
+``high_probability``      HighProbability            no      docs/proofs/high_probability.md
 ========================  =========================  ======  ============================================
 
 "Exact" means the value is the supremum of the violation probability over every neighbour
@@ -28,10 +29,19 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from biasbound.bounds import almost_sure, full_population, moments, paper, random_judge, sampled_population
+from biasbound.bounds import (
+    almost_sure,
+    full_population,
+    high_probability,
+    moments,
+    paper,
+    random_judge,
+    sampled_population,
+)
 from biasbound.bounds._knowledge import (
     AlmostSure,
     FullPopulation,
+    HighProbability,
     Knowledge,
     Moments,
     RandomJudge,
@@ -45,6 +55,7 @@ __all__ = [
     "UNITS",
     "AlmostSure",
     "FullPopulation",
+    "HighProbability",
     "Knowledge",
     "Moments",
     "RandomJudge",
@@ -59,7 +70,8 @@ __all__ = [
 ]
 
 #: every bound unit, in the order the calibrator tries them
-UNITS: tuple[ModuleType, ...] = (almost_sure, moments, full_population, sampled_population, random_judge, paper)
+UNITS: tuple[ModuleType, ...] = (almost_sure, moments, full_population, sampled_population, random_judge, high_probability,
+                                 paper)
 _BY_NAME = {u.NAME: u for u in UNITS}
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
-__all__ = ["AlmostSure", "FullPopulation", "Knowledge", "Moments", "RandomJudge", "Record", "Sample", "knowledge_from_dict"]
+__all__ = ["AlmostSure", "FullPopulation", "HighProbability", "Knowledge", "Moments", "RandomJudge", "Record", "Sample", "knowledge_from_dict"]
 
 COMBINE = ("max", "mixture")
 
@@ -382,8 +382,45 @@ class RandomJudge:
                 "upper": self.upper.tolist(), "filled": self.filled, "note": self.note}
 
 
-Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge]
-_RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample, RandomJudge)
+@dataclass(frozen=True)
+class HighProbability:
+    """``||Delta|| <= A`` except with probability at most ``eps`` over the neighbour (T and the judge's answer),
+    on an event of probability ``>= 1 - beta`` over the recorded data (a random judge, every item perturbed).
+
+    Parameters
+    ----------
+    A : float
+        The bound, ``>= 0``.
+    eps : float
+        In [0, 1): the probability, over the neighbour, that ``||Delta|| > A``.
+    beta : float
+        In (0, 1): the failure probability of ``A`` over the recorded answers it was computed from.
+    shift_ratio : float or None
+        Batch-mean centre: ``s^2 <= rho ||Delta||^2`` a.s.
+    note : str
+        Provenance.
+    """
+
+    A: float
+    eps: float
+    beta: float
+    shift_ratio: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        w = "HighProbability"
+        object.__setattr__(self, "A", check_in_range(self.A, "A", w, low=0.0))
+        object.__setattr__(self, "eps", check_in_range(self.eps, "eps", w, low=0.0, high=1.0, high_open=True))
+        object.__setattr__(self, "beta", check_in_range(self.beta, "beta", w, low=0.0, high=1.0, low_open=True, high_open=True))
+        object.__setattr__(self, "shift_ratio", _ratio(self.shift_ratio, w))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "high-probability", "A": self.A, "eps": self.eps, "beta": self.beta,
+                "shift_ratio": self.shift_ratio, "note": self.note}
+
+
+Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability]
+_RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability)
 
 
 def record_from_dict(d: Mapping[str, Any]) -> Record:
@@ -412,6 +449,9 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
                      shift_ratio=d.get("shift_ratio"), seed=d.get("seed"), note=d.get("note", ""))
         _check_summary(rec.to_dict(), d, "sample")
         return rec
+    if kind == "high-probability":
+        return HighProbability(A=d["A"], eps=d["eps"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
+                               note=d.get("note", ""))
     if kind == "random-judge":
         rec = RandomJudge(levels=d["levels"], sums=d["sums"], n=d["n"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
                           population_size=d.get("N"), draws=d.get("draws", 0), note=d.get("note", ""),
@@ -420,7 +460,7 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
             raise InputError("The random-judge record's 'upper' does not match its sums, n and beta.")
         return rec
     raise InputError(f"A knowledge record's 'kind' must be one of 'almost-sure', 'moments', 'full-population', 'sample', "
-                     f"'random-judge'. Got {kind!r} instead.")
+                     f"'random-judge', 'high-probability'. Got {kind!r} instead.")
 
 
 def _check_summary(recomputed: Mapping[str, Any], given: Mapping[str, Any], where: str) -> None:
@@ -457,7 +497,7 @@ class Knowledge:
                 raise InputError(f"The knowledge of generator {name!r} must hold at least one record. Got none instead.")
             for r in recs:
                 if not isinstance(r, _RECORD_TYPES):
-                    raise TypeError(f"A knowledge record must be AlmostSure, Moments, FullPopulation, Sample or RandomJudge. Got {type(r).__name__} instead.")
+                    raise TypeError(f"A knowledge record must be AlmostSure, Moments, FullPopulation, Sample, RandomJudge or HighProbability. Got {type(r).__name__} instead.")
 
     @classmethod
     def of(cls, obj: Any, *, how: str = "max") -> Knowledge:

@@ -254,7 +254,8 @@ def _unit(
             if cov.kind != "sample":
                 members[:] = True  # a census or partial coverage: every member, the unobserved at the range bound
             records[g], rms[g] = _random_records(g, k_eff, N, at, diff, moved, members, w, orig, A_member,
-                                                 coord, dim, batch_centre, model_view, n_models, beta_g, cov)
+                                                 coord, dim, batch_centre, model_view, n_models, beta_g, cov,
+                                                 eps=s.delta / 10.0)
             exact[g] = False
             continue
         at, moved = _one_answer(at, moved, g, unit)
@@ -335,7 +336,7 @@ def level_count(orig: np.ndarray) -> int:
 def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, moved: np.ndarray, members: np.ndarray,
                     w: np.ndarray, orig: np.ndarray, A_member: np.ndarray, coord: np.ndarray | None,
                     dim: int, batch_centre: bool, model_view: bool, n_models: int, beta: float,
-                    cov: _Coverage) -> tuple[tuple[Any, ...], float]:
+                    cov: _Coverage, eps: float = 0.0) -> tuple[tuple[Any, ...], float]:
     """A random judge: each recorded verdict one draw; per member the share of its draws (several = draws
     within the member, never counted as members); members without a draw at the range bound."""
     from biasbound.bounds import Moments, RandomJudge
@@ -368,6 +369,11 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
     a_max = float(A_member.max())
     y = np.bincount(at, weights=share * (moved / a_max) ** 2, minlength=N)
     mean_y = min(1.0, (float(np.sum(y[members])) + n_fill) / n)
+    hp: tuple[Any, ...] = ()
+    if k >= N and eps > 0:  # every item: the moment record and a high-probability bound share beta
+        beta = beta / 2.0
+        hp = (_all_items_high_probability(g, N, at, diff, share, members, cnt, A_member, coord, model_view, n_models,
+                                          beta, eps, mean_y, n, batch_centre, where),)
     u = kl_upper_bound(mean_y, n, beta) * a_max * a_max
     if model_view:
         top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
@@ -386,7 +392,54 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
     what = "every item" if k >= N else f"Hamming-{k}"
     return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=ratio,
                     note=f"{g} ({what}): random judge, k times the KL upper bound on the per-item mean square; {where}; "
-                         f"{len(at)} verdicts"),), math.sqrt(U2)
+                         f"{len(at)} verdicts"),) + hp, math.sqrt(U2)
+
+
+def _bernstein(v: float, c: float, log_term: float) -> float:
+    """``t`` with ``exp(-t²/(2(v + c t/3))) = exp(-log_term)``: Bernstein's deviation for a sum of independent
+    terms each at most ``c`` above its mean, variance sum at most ``v``."""
+    a = c * log_term / 3.0
+    return a + math.sqrt(a * a + 2.0 * v * log_term)  # [proof:hp-bernstein]
+
+
+def _all_items_high_probability(g: str, N: int, at: np.ndarray, diff: np.ndarray, share: np.ndarray,
+                                members: np.ndarray, cnt: np.ndarray, A_member: np.ndarray, coord: np.ndarray | None,
+                                model_view: bool, n_models: int, beta: float, eps: float, mean_y: float, n: int,
+                                batch_centre: bool, where: str) -> Any:
+    """Every item perturbed, a random judge: ``||Δ|| <= A`` except with probability ``eps`` over the neighbour, on an
+    event of probability ``>= 1 - beta`` over the recorded answers (docs/proofs/high_probability.md)."""
+    from biasbound.bounds import HighProbability
+    from biasbound.sensitivity import kl_upper_bound
+
+    if model_view:  # ||Δ||² = Σ_p Z_p², independent terms in [0, a²]: Bernstein on the sum of squares
+        a2 = float(A_member.max()) ** 2
+        S = N * kl_upper_bound(mean_y, n, beta) * a2  # E||Δ||² <= S on the KL event [proof:hp-model]
+        A2 = min(S + _bernstein(a2 * S, a2, math.log(1.0 / eps)), float(np.sum(A_member**2)))
+        return HighProbability(A=math.sqrt(A2), eps=eps, beta=beta, shift_ratio=1.0 if batch_centre else None,
+                               note=f"{g} (every item): random judge, Bernstein on Σ Δ_p² at eps={eps:g}; {where}")
+    if coord is None:  # the leaderboard view always passes each pair's model coordinate
+        raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
+    n_c = int(coord.max()) + 1
+    b_each = beta / (2.0 * n_c)  # half for the mean squares, half for the means, per model
+    xbar = np.bincount(at, weights=share * diff, minlength=N)  # per member: the mean of its draws (raw scale)
+    ysq = np.bincount(at, weights=share * diff**2, minlength=N)  # per member: the mean square of its draws
+    unobs = members & (cnt == 0)
+    D = np.zeros(n_c)
+    for j in range(n_c):
+        mine = coord == j
+        n_j = int(np.count_nonzero(mine))
+        if n_j == 0:
+            continue
+        a_j = float(A_member[mine].max())
+        f_j = int(np.count_nonzero(unobs & mine))
+        m_up = kl_upper_bound(min(1.0, (float(np.sum(ysq[mine & ~unobs])) + f_j) / n_j), n_j, b_each)
+        v = a_j * a_j * n_j * m_up  # variance sum of the members' moves, on the KL event
+        est = abs(float(np.sum(xbar[mine & ~unobs]))) * a_j  # the observed members' estimate of E Δ_j
+        b = _bernstein(v, 2.0 * a_j, math.log(2.0 / b_each))  # |estimate - its mean| (two-sided) [proof:hp-means]
+        t = _bernstein(v, 2.0 * a_j, math.log(2.0 * n_c / eps))  # |Δ_j - E Δ_j| over the neighbour
+        D[j] = min(est + a_j * f_j + b + t, a_j * n_j)  # [proof:hp-leaderboard]
+    return HighProbability(A=float(math.sqrt(np.sum(D**2))), eps=eps, beta=beta, shift_ratio=1.0 if batch_centre else None,
+                           note=f"{g} (every item): random judge, Bernstein per model mean at eps={eps:g}; {where}")
 
 
 def _range_record(k: int, N: int, A_member: np.ndarray, coord: np.ndarray | None, model_view: bool,
