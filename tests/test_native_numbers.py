@@ -340,3 +340,27 @@ def test_range_bound_not_used_is_said(tmp_path, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert code == 0
     assert "--range-bound is not used: the data hold neighbours" in text
+
+
+def test_arena_hard_baseline_read_from_the_checkout_config(tmp_path):
+    from biasbound.data.arena_hard import load_arena_hard
+
+    root = tmp_path / "arena-hard-auto"
+    (root / "config").mkdir(parents=True)
+    (root / "config" / "judge_config.yaml").write_text("bench_name: arena-hard-v0.1\nbaseline: True\n"
+                                                        "baseline_model: base\n")
+    folder = root / "data" / "arena-hard-v0.1" / "model_judgment" / "judge"
+    folder.mkdir(parents=True)
+    # the baseline judged against itself prefers the first position: A>>B in game 1, A>B in game 2
+    for m, games in (("base", [("A>>B", "A>B"), ("A>>B", "A>B")]), ("x", [("B>A", "A>B"), ("B>A", "A>B")])):
+        (folder / f"{m}.jsonl").write_text("".join(json.dumps({"question_id": f"q{q}", "model": m, "judge": "judge",
+                                                                "games": [{"score": g1}, {"score": g2}]}) + "\n"
+                                                   for q, (g1, g2) in enumerate(games)))
+    js = load_arena_hard(folder)
+    got = native(js, "arena_hard_score")
+    assert got[("judge", "base")] == 50.0  # its self-judgments alone give (0 x 3 + 1 x 1) / 4 = 25
+    assert got[("judge", "x")] == 100.0  # B>A in game 1 and A>B in game 2 (positions swapped): two wins
+    assert any("read from" in r and "judge_config.yaml" in r for r in js.frame.attrs["integration"]["remarks"])
+    # another bench's config is not this data's: no baseline taken
+    (root / "config" / "judge_config.yaml").write_text("bench_name: other-bench\nbaseline_model: base\n")
+    assert native(load_arena_hard(folder), "arena_hard_score")[("judge", "base")] == 25.0
