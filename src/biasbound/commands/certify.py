@@ -691,6 +691,10 @@ def register(app: typer.Typer) -> None:
                                  llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
         check_baseline(loaded.frame, baseline, "certify", loaded.report)
+        if baseline is None:  # an Arena-Hard checkout's config named it (the reader said so): mark and pin it too
+            named = {b for rep in loaded.report.values() if rep.get("format") == "arena-hard"
+                     for b in ((rep.get("integration") or {}).get("baselines") or [])}
+            baseline = next(iter(named)) if len(named) == 1 else None
         console = Console()
         print_inputs(loaded, console)
         if auto:
