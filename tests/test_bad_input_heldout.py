@@ -164,7 +164,8 @@ good("1to10-edges-only", "t.csv", swaprows([1, 10, 1, 10, 10, 1]), ("score scale
 good("0to100", "t.csv", swaprows([0, 25, 50, 75, 100, 33, 12]), ("score scale [0, 100]",))
 good("binary-0-1", "t.csv", swaprows([0, 1, 1, 0, 1]), ("score scale [0, 1]",))
 good("all-zero", "t.csv", swaprows([0] * 5), ("score scale [0, 1]",))
-good("all-ten", "t.csv", swaprows([10] * 4), ("score scale [1, 10]",))
+# a judge that always said 10 could be on [1, 10] (10 = 1), [0, 10] (1) or [0, 100] (0.1): asked, never guessed
+bad("all-ten", "t.csv", swaprows([10] * 4), ("Cannot infer the score scale", "--scale LO,HI"))
 bad("max-float", "t.csv", swaprows([0.1, "1.7e308", 0.5, 0.9]), ("Cannot infer the score scale", "1.7e+308", "--scale LO,HI"))
 bad("just-above-one", "t.csv", swaprows([0.1, 1.0000001, 0.5, 0.9, 0.3]), ("run from 0.1 to 1.0000001", "--scale LO,HI"))
 bad("symmetric-scale", "t.csv", swaprows([-1, -0.5, 0, 0.5, 1, 0.2]), ("run from -1 to 1", "--scale LO,HI"))
@@ -318,8 +319,9 @@ for cid, lines, i, mod, words in [
     ("pair-winner-letter", MTP, 4, put("g2_winner", "A"), ("gpt-4_pair.jsonl:5", "got 'A'")),
     ("pair-winner-null", MTP, 4, put("g2_winner", None), ("gpt-4_pair.jsonl:5", "got None")),
     ("pair-winner-int", MTP, 4, put("g2_winner", 1), ("gpt-4_pair.jsonl:5", "got 1")),
-    ("single-score-11", MTS, 2, put("score", 11), ("gpt-4_single.jsonl:3", "'score' 11 is outside the 1-10 scale", "--skip-bad")),
-    ("single-score-0", MTS, 2, put("score", 0), ("gpt-4_single.jsonl:3", "'score' 0 is outside")),
+    ("single-score-11", MTS, 2, put("score", 11), ("gpt-4_single.jsonl:3", "'score' 11 is outside the 0-10 scale", "--skip-bad")),
+    # a 0 is kept (FastChat keeps it: the judge is then read on 0-10); a negative rating other than -1 is not
+    ("single-score-negative", MTS, 2, put("score", -2), ("gpt-4_single.jsonl:3", "'score' -2 is outside")),
     ("single-score-string", MTS, 2, put("score", "8"), ("gpt-4_single.jsonl:3", "'score' must be a number", "got '8'")),
     ("single-score-null", MTS, 2, put("score", None), ("gpt-4_single.jsonl:3", "got None")),
     ("single-score-nan", MTS, 2, put("score", float("nan")), ("gpt-4_single.jsonl:3", "got nan")),

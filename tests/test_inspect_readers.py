@@ -124,17 +124,20 @@ def test_epochs_spend_no_grader_call_on_neighbours_never_read_and_inspect_accura
 
 
 def test_appended_scorer_without_a_grader_is_named_without_nan(tmp_path):
+    # one scorer with a grader model, one appended by `inspect score --action append` without: the grader column
+    # mixes a name and nothing (pandas reads the nothing as NaN), which must add nothing to the second's name
     from inspect_ai import Task, score
     from inspect_ai.log import read_eval_log, write_eval_log
-    from inspect_ai.scorer import includes, match
+    from inspect_ai.scorer import match, model_graded_qa
     from inspect_ai.solver import generate
 
-    first = run_eval(Task(dataset=_samples(4), solver=generate(), scorer=match()), [ANSWER] * 4, tmp_path / "a")
-    appended = score(read_eval_log(str(first)), includes(), action="append", display="none")
+    grader = mock_model([f"GRADE: {g}" for g in "CICI"])
+    first = run_eval(Task(dataset=_samples(4), solver=generate(), scorer=model_graded_qa(model=grader)),
+                     [ANSWER] * 4, tmp_path / "a")
+    appended = score(read_eval_log(str(first)), match(), action="append", display="none")
     out = tmp_path / "b" / "appended.eval"
     out.parent.mkdir()
     write_eval_log(appended, str(out))
     js = load_inspect_log(out)
     judges = set(js.frame["judge"])
-    assert judges == {"match", "includes"}, judges
-    assert not any("nan" in j for j in judges)
+    assert judges == {"model_graded_qa(mockllm/model)", "match"}, judges

@@ -272,3 +272,95 @@ def test_unknown_baseline_is_one_sentence_and_exit_2(tmp_path):
                          "--no-plots", "--no-progress", "--baseline", "phi-3-dpo", "--bootstrap-rounds", "50"],
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+
+
+# ---------------------------------------------------------------- AlpacaEval
+
+ALPACA = SHARED_DATA / "alpaca_eval" / "results"
+
+
+def alpaca_plain(prefs: list) -> float:
+    """AlpacaEval get_winrate written out: 0 -> 1.5, keep preferences in [1, 2], 100 * mean(p - 1)."""
+    s = pd.Series([1.5 if p == 0 else p for p in prefs], dtype=float)
+    s = s[(s >= 1) & (s <= 2)]
+    return float((s - 1).mean() * 100)
+
+
+@PROPERTY
+@given(prefs=st.lists(st.one_of(st.none(), st.sampled_from([0, 1, 2, 1.5]), st.floats(1, 2)), min_size=1, max_size=20))
+def test_alpaca_eval_win_rate_equals_the_plain_rule(tmp_path_factory, prefs):
+    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+
+    recs = [{"instruction": f"i{k}", "output_1": "a", "generator_1": "base", "output_2": "b", "generator_2": "m",
+             "annotator": "ann", "preference": p} for k, p in enumerate(prefs)]
+    path = tmp_path_factory.mktemp("ae") / "annotations.json"
+    path.write_text(json.dumps(recs))
+    if all(p is None for p in prefs):
+        return  # no preference: AlpacaEval has no win rate, biasbound shows none
+    js = load_alpaca_eval(path)
+    assert native(js, "alpaca_eval_win_rate")[("ann", "m")] == pytest.approx(alpaca_plain(prefs), abs=1e-9)
+
+
+def test_alpaca_eval_win_rate_on_real_annotations_and_folders_given_separately_are_paired(tmp_path, capsys):
+    from biasbound.cli import main
+    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+
+    recs = json.loads((ALPACA / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json").read_text())
+    js = load_alpaca_eval(ALPACA / "alpaca-7b")
+    assert native(js, "alpaca_eval_win_rate")[("weighted_alpaca_eval_gpt4_turbo", "alpaca-7b")] == pytest.approx(
+        alpaca_plain([r["preference"] for r in recs]), abs=1e-9)
+    out = tmp_path / "o"
+    code = main(["certify", str(ALPACA / "alpaca-7b"), str(ALPACA / "alpaca-7b_verbose"), str(ALPACA / "alpaca-7b_concise"),
+                 "--out", str(out), "--no-plots", "--no-progress", "--bootstrap-rounds", "50"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "is not loaded" not in text and "neighbours found in the data: variant:concise,variant:verbose" in text
+    lb = pd.read_csv(out / "leaderboard.csv")
+    assert list(lb["model"]) == ["alpaca-7b"] and "alpaca_eval_win_rate" in lb.columns
+
+
+def test_alpaca_eval_folder_and_record_names_disagreeing_is_said(tmp_path):
+    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+
+    src = ALPACA / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    dst = tmp_path / "results" / "my-model" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    dst.parent.mkdir(parents=True)
+    dst.write_bytes(src.read_bytes())
+    js = load_alpaca_eval(tmp_path / "results")
+    remarks = js.frame.attrs["integration"]["remarks"]
+    assert any("folder of model 'my-model'" in r and "'alpaca-7b'" in r for r in remarks)
+    assert set(js.frame["model"]) == {"alpaca-7b"}
+
+
+def test_range_bound_not_used_is_said(tmp_path, capsys):
+    from biasbound.cli import main
+
+    code = main(["certify", str(ALPACA), "--out", str(tmp_path / "o"), "--no-plots", "--no-progress",
+                 "--bootstrap-rounds", "50", "--range-bound"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "--range-bound is not used: the data hold neighbours" in text
+
+
+def test_arena_hard_baseline_read_from_the_checkout_config(tmp_path):
+    from biasbound.data.arena_hard import load_arena_hard
+
+    root = tmp_path / "arena-hard-auto"
+    (root / "config").mkdir(parents=True)
+    (root / "config" / "judge_config.yaml").write_text("bench_name: arena-hard-v0.1\nbaseline: True\n"
+                                                        "baseline_model: base\n")
+    folder = root / "data" / "arena-hard-v0.1" / "model_judgment" / "judge"
+    folder.mkdir(parents=True)
+    # the baseline judged against itself prefers the first position: A>>B in game 1, A>B in game 2
+    for m, games in (("base", [("A>>B", "A>B"), ("A>>B", "A>B")]), ("x", [("B>A", "A>B"), ("B>A", "A>B")])):
+        (folder / f"{m}.jsonl").write_text("".join(json.dumps({"question_id": f"q{q}", "model": m, "judge": "judge",
+                                                                "games": [{"score": g1}, {"score": g2}]}) + "\n"
+                                                   for q, (g1, g2) in enumerate(games)))
+    js = load_arena_hard(folder)
+    got = native(js, "arena_hard_score")
+    assert got[("judge", "base")] == 50.0  # its self-judgments alone give (0 x 3 + 1 x 1) / 4 = 25
+    assert got[("judge", "x")] == 100.0  # B>A in game 1 and A>B in game 2 (positions swapped): two wins
+    assert any("read from" in r and "judge_config.yaml" in r for r in js.frame.attrs["integration"]["remarks"])
+    # another bench's config is not this data's: no baseline taken
+    (root / "config" / "judge_config.yaml").write_text("bench_name: other-bench\nbaseline_model: base\n")
+    assert native(load_arena_hard(folder), "arena_hard_score")[("judge", "base")] == 25.0

@@ -6,7 +6,6 @@ Also: the example run config written by ``biasbound demo --write-config`` runs f
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -212,11 +212,31 @@ def load_inputs(
     if not paths:
         raise InputError(f"The {what} of {where} must name at least one file or folder. Got none.")
     frames, report = [], {}
+    kinds = {}
     for raw in paths:
         p = Path(raw)
         if not p.exists():
             raise InputError(f"The {what} of {where} names {str(p)!r}, which does not exist.")
-        kind = detect_format(p)
+        if str(p) in kinds:
+            raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
+        kinds[str(p)] = detect_format(p)
+    # AlpacaEval inputs are read together: a model's folder and its _verbose/_concise folders given as
+    # separate arguments are one model with its variants
+    alpaca = [q for q, k in kinds.items() if k == "alpaca_eval"]
+    grouped = [Path(q) for q in kinds if kinds[q] != "alpaca_eval"] + ([alpaca] if len(alpaca) > 1 else
+                                                                       [Path(q) for q in alpaca])
+    for p in grouped:
+        if isinstance(p, list):
+            from biasbound.integrations.alpaca_eval import load_alpaca_eval
+
+            js = load_alpaca_eval([Path(q) for q in p], skip_bad=skip_bad)
+            frames.append(js.frame)
+            rep = js.report.to_dict() if hasattr(js.report, "to_dict") else dict(js.report)
+            rep["format"] = "alpaca_eval"
+            rep["integration"] = js.frame.attrs.get("integration")
+            report[" + ".join(p)] = rep
+            continue
+        kind = kinds[str(p)]
         if kind == "arena-hard":
             js = load_arena_hard(p, skip_bad=skip_bad, baseline=baseline)
         elif kind == "llmbar":
@@ -679,6 +699,10 @@ def register(app: typer.Typer) -> None:
                                  llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
         check_baseline(loaded.frame, baseline, "certify", loaded.report)
+        if baseline is None:  # an Arena-Hard checkout's config named it (the reader said so): mark and pin it too
+            named = {b for rep in loaded.report.values() if rep.get("format") == "arena-hard"
+                     for b in ((rep.get("integration") or {}).get("baselines") or [])}
+            baseline = next(iter(named)) if len(named) == 1 else None
         console = Console()
         print_inputs(loaded, console)
         if auto:
@@ -693,10 +717,18 @@ def register(app: typer.Typer) -> None:
                 console.print(f"neighbours found in the data: {neighbors}", highlight=False)
                 loaded = restrict_to_groups_with(loaded, found)
                 first = next(iter(loaded.report.values()), {})
-                for judge, models in first.get("neighbors_auto", {}).get("left_out", {}).items():
+                left_out = first.get("neighbors_auto", {}).get("left_out", {})
+                for judge, models in left_out.items():
                     console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
                                   f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False,
                                   markup=False)
+                if range_bound:
+                    n_left = sum(len(m) for m in left_out.values())
+                    console.print(f"--range-bound is not used: the data hold neighbours ({neighbors}), and one call "
+                                  "certifies every judge against the same generators"
+                                  + (f"; the {n_left} (judge, model) group(s) left out above can be certified on the "
+                                     "score range alone in a separate call naming only their inputs with --range-bound"
+                                     if n_left else ""), soft_wrap=True, highlight=False, markup=False)
             else:
                 neighbors = RANGE_GENERATOR
         from biasbound.pipeline._settings import parse_neighbors

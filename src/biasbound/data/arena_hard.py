@@ -145,8 +145,10 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
         (and a model file holding no record is counted instead of refused).
     baseline:
         The baseline model (game 1's assistant A), which the files do not name. Its own row of
-        ``arena_hard_score`` is 50, as Arena-Hard's ``show_result.py`` pins it; without it, a
-        baseline judged against itself shows its data's win rate, with a note saying so.
+        ``arena_hard_score`` is 50, as Arena-Hard's ``show_result.py`` pins it. When None, the
+        ``baseline_model`` of an Arena-Hard-Auto checkout's ``config/judge_config.yaml`` is used
+        if ``path`` lies in its ``data/<bench_name>/`` (said in the notes); otherwise a baseline
+        judged against itself shows its data's win rate, with a note saying so.
 
     Returns
     -------
@@ -231,10 +233,38 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
         frame[f"factor_{name}"] = np.asarray(lst, dtype=float)
     frame = _check_duplicates(frame, skip_bad, skipped)
     js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
-    return _with_native(js, baseline, empty)
+    found = None if baseline is not None else _baseline_from_config(Path(path))
+    return _with_native(js, baseline if found is None else found[0], empty,
+                        None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)")
 
 
-def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str]) -> JudgmentSet:
+def _baseline_from_config(path: Path) -> tuple[str, str] | None:
+    """``(baseline_model, config file)`` from an Arena-Hard-Auto checkout holding ``path``.
+
+    Arena-Hard-Auto keeps judgments in ``data/<bench_name>/model_judgment/<judge>/`` and the baseline in
+    ``config/judge_config.yaml`` (``bench_name``, ``baseline_model``). Only a config whose ``bench_name``
+    is a folder on ``path`` counts; anything unreadable is ignored (the baseline then stays unnamed).
+    """
+    import yaml
+
+    here = path.resolve()
+    parts = set(here.parts)
+    for up in list(here.parents)[:6]:
+        cfg = up / "config" / "judge_config.yaml"
+        if not cfg.is_file():
+            continue
+        try:
+            data = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
+        if (isinstance(data, dict) and isinstance(data.get("baseline_model"), str) and data.get("baseline") is not False
+                and str(data.get("bench_name")) in parts):
+            return str(data["baseline_model"]), str(cfg)
+        return None
+    return None
+
+
+def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None) -> JudgmentSet:
     """Attach Arena-Hard's own headline (``arena_hard_score``) and the reader's notes to ``js``."""
     from biasbound.integrations._common import Native, Notes, attach
     from biasbound.leaderboard import arena_hard_winrate
@@ -243,6 +273,9 @@ def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str]) -> Jud
                                      "(game 2 mirrored); a missing game or verdict -> missing")
     for src in empty:
         notes.count(f"model file with no judgment record left out (--skip-bad): {src}")
+    if source is not None:
+        notes.remark(source)
+        notes.baselines.append(str(baseline))
     f = js.frame
     ok = f["score"].notna().to_numpy()
     if not ok.any():

@@ -21,6 +21,12 @@ score               ``preference - 1`` for a preference in [1, 2] (2 = the model
                     preferred; the weighted annotators' continuous preferences keep their
                     value); 0 (AlpacaEval's legacy draw code) → 0.5; null / NaN → missing
 ==================  =========================================================================
+
+Model names are the records' ``generator_2``; when a file sits in AlpacaEval's
+``results/<model>/<annotator>/`` layout and the folder names another model, the reader says so.
+Native number ``alpaca_eval_win_rate`` (AlpacaEval's ``get_winrate``): 100 × the mean of
+``preference − 1`` over the (annotator, model)'s preferences in [1, 2] (0 counted as 1.5), the
+original runs only.
 """
 
 from __future__ import annotations
@@ -37,12 +43,15 @@ import pandas as pd
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
-from biasbound.integrations._common import Notes, attach, iter_json_array
+from biasbound.integrations._common import Native, Notes, attach, iter_json_array
 
 __all__ = ["SCORE_RULE", "VARIANT_SUFFIXES", "find_annotation_files", "is_annotation_file", "item_id", "load_alpaca_eval"]
 
 #: Model-name suffixes AlpacaEval uses for its length-controlled prompt variants.
 VARIANT_SUFFIXES: tuple[str, ...] = ("verbose", "concise")
+
+WIN_RATE_RULE = ("alpaca_eval_win_rate: AlpacaEval get_winrate: 100 x mean(preference - 1) over the preferences in [1, 2] "
+                 "(0 = draw counted as 1.5; null dropped), per annotator and model, the original run only")
 
 SCORE_RULE = ("AlpacaEval preference p in [1, 2] -> score p - 1 (1 = the model's output (generator_2) preferred over "
               "the baseline (generator_1); continuous for weighted annotators); p = 0 (legacy draw code) -> 0.5; "
@@ -135,9 +144,12 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                  "so there is no swap neighbour")
     cols: dict[str, list[Any]] = {k: [] for k in ("judge", "generator", "baseline", "item_id", "score", "verdict", "source", "line")}
     skipped: list[tuple[str, int | None, str]] = []
+    folder_mismatch: dict[tuple[str, str], int] = {}
     for file in files:
         src = str(file)
         folder_annotator = file.parent.name
+        # results/<model>/<annotator>/annotations.json: the folder names the model too
+        folder_model = file.parent.parent.name if file.parent.parent != file.parent else None
         for ln, rec in iter_json_array(file):
             why = None
             if not isinstance(rec, dict):
@@ -160,6 +172,10 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                 skipped.append((src, ln, why))
                 continue
             annotator = rec.get("annotator")
+            if (folder_model and isinstance(annotator, str) and annotator == folder_annotator
+                    and rec["generator_2"] != folder_model):
+                key = (folder_model, rec["generator_2"])
+                folder_mismatch[key] = folder_mismatch.get(key, 0) + 1
             cols["judge"].append(str(annotator) if isinstance(annotator, str) and annotator else folder_annotator)
             cols["generator"].append(rec["generator_2"])
             base = rec.get("generator_1")
@@ -174,6 +190,9 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                 notes.count("preference null or NaN (missing judgment)")
             elif pref == 0:
                 notes.count("preference 0, AlpacaEval's legacy draw code (read as 0.5)")
+    for (folder, name), n in sorted(folder_mismatch.items()):
+        notes.remark(f"{n} record(s) in the folder of model {folder!r} name the model {name!r} (generator_2): read as "
+                     f"{name!r}, as the records say")
     frame = pd.DataFrame(cols)
     if frame.empty:
         raise DataFormatError("holds no usable annotation record.", path=str(paths[0]))
@@ -204,6 +223,11 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     for b in sorted(frame["baseline"].dropna().unique()):
         notes.baselines.append(str(b))
         notes.remark(f"baseline (generator_1): {b}")
+    native = Native("alpaca_eval_win_rate", WIN_RATE_RULE)
+    orig = frame[(frame["variant"] == "original") & frame["score"].notna()]
+    for (j, m), sc in orig.groupby(["judge", "model"])["score"]:
+        native.values[(str(j), str(m))] = 100.0 * float(sc.mean())
+    notes.native.append(native)
     frame["rerun"] = 0
     frame["game"] = 0
     frame = frame.drop(columns=["generator", "baseline"])

@@ -71,10 +71,10 @@ __all__ = ["MT_BENCH_SCORE_RULE", "PAIR_NATIVE_RULE", "SINGLE_RULE", "fastchat_w
            "kind_of_record", "load_mt_bench", "mt_bench_score", "pair_rule"]
 
 SINGLE_RULE = "MT-Bench single rating r on the 1-10 scale -> (r - 1) / 9; r = -1 (FastChat's unparsed rating) -> missing"
-SINGLE_RULE_0_10 = ("MT-Bench single rating r of a judge that also gave 0 -> r / 10 (the 0-10 scale, whose end 0 is); "
+SINGLE_RULE_0_10 = ("MT-Bench single rating r of a judge that also gave 0 -> r / 10 (the 0-10 scale: 0 is its bottom); "
                     "r = -1 (FastChat's unparsed rating) -> missing")
 MT_BENCH_SCORE_RULE = ("mt_bench_score: FastChat show_result.py --mode single: mean of every rating except -1 (unparsed), "
-                       "both turns and repeated judgments included, on the judge's 1-10 scale")
+                       "both turns and repeated judgments included, in raw ratings (FastChat's scale)")
 PAIR_NATIVE_RULE = ("fastchat_win_rate_adjusted: FastChat show_result.py pairwise: records with 'error' in either game dropped; "
                     "a tie in game 1 or two games that disagree = one tie, else one win / one loss; "
                     "(wins + ties / 2) / records; in baseline mode the baseline's own row is left out")
@@ -310,7 +310,7 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
             if zero_to_ten:
                 n0 = int(((raw >= 0) & (raw < 1)).sum())
                 notes.remark(f"judge {judge}: {n0} rating(s) below 1 (FastChat keeps them), so this judge is read on the "
-                             "0-10 scale, r / 10, whose end 0 is")
+                             "0-10 scale, r / 10 (0 is its bottom)")
                 rules.append(SINGLE_RULE_0_10)
             for model, r in f.loc[idx].groupby("model", sort=True)["raw"]:
                 native.values[(str(judge), str(model))] = mt_bench_score(r.tolist())
