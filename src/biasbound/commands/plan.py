@@ -40,6 +40,8 @@ def register(app: typer.Typer) -> None:
         grid: str | None = typer.Option(None, "--grid", help="m values to try, e.g. '10,20,40' (default 5, 10, 20, ... and the pilot's m)."),
         generators: str | None = typer.Option(None, "--generators", help="Comma-separated generators to plan (default: the pilot's)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the random item order given to a census generator (swap)."),
+        draws: int = typer.Option(1, "--draws", help="With --demo: seeded item orders per m (α = their median; the "
+                                                     "chosen m is the smallest whose every draw reaches the target)."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of tables."),
         out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
     ) -> None:
@@ -57,9 +59,11 @@ def register(app: typer.Typer) -> None:
             if gens is not None:
                 raise InputError("The '--generators' option of plan needs a pilot folder; '--demo' plans swap.")
             result = plan_judgments(load_demo(), neighbors=["swap"], alpha=alpha, within=within,
-                                    grid=_parse_grid(grid), seed=seed,
+                                    grid=_parse_grid(grid), seed=seed, draws=draws,
                                     label="the embedded Arena-Hard set (every swap judged)")
         else:
+            if draws != 1:
+                raise InputError("The '--draws' option of plan needs '--demo' (a pilot's draw is the one it recorded).")
             result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed)
         doc = result.to_dict()
         if out is not None:
@@ -85,12 +89,16 @@ def print_plan(result: Any, console: Console) -> None:
                   soft_wrap=True, highlight=False, markup=False)
     for g, p in result.generators.items():
         table = Table(title=f"{g}{' (census in the pilot; items in a seeded random order)' if p.census else ' (the pilot’s seeded draw order)'}")
-        for col in ("m per model", "α", "vs reference", "judge calls", "rewrite calls", "prompt tokens",
-                    "completion tokens", "cost"):
+        several = any("alpha_min" in r for r in p.rows)
+        for col in ("m per model", "α (median; min–max)" if several else "α", "vs reference", "judge calls",
+                    "rewrite calls", "prompt tokens", "completion tokens", "cost"):
             table.add_column(col, justify="right")
         for r in p.rows:
             mark = " ←" if r["m"] == p.chosen_m else ""
-            table.add_row(f"{r['m']}{mark}", _num(r.get("alpha"), "{:.4f}"),
+            a = _num(r.get("alpha"), "{:.4f}")
+            if several and r.get("alpha_min") is not None and r.get("draws", 1) > 1:
+                a += f"; {r['alpha_min']:.4f}–{r['alpha_max']:.4f}"
+            table.add_row(f"{r['m']}{mark}", a,
                           _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
                           _num(r["rewrite_calls"]), _num(r["prompt_tokens"]), _num(r["completion_tokens"]),
                           _num(r["cost"], "{:.3g}"))
