@@ -147,9 +147,8 @@ def _neighbour_rows(frame: pd.DataFrame, g: str) -> pd.Series:
 
 
 def _grid(top: int, grid: Sequence[int] | None) -> list[int]:
-    if grid is not None:
-        ms = sorted({int(m) for m in grid if 2 <= int(m) <= top})
-        return ms or [top]
+    if grid is not None:  # the largest m the data support is always last: it is the reference
+        return sorted({int(m) for m in grid if 2 <= int(m) < top} | {top})
     ms, m = [], 5
     while m < top:
         ms.append(m)
@@ -178,7 +177,7 @@ def plan(
     within:
         Relative shortfall allowed below the reference α when ``alpha`` is None (in [0, 1)).
     grid:
-        The m values to try (default 5, 10, 20, ... and the pilot's largest m).
+        The m values to try (default 5, 10, 20, ...); the pilot's largest m is always added (the reference).
     generators:
         The generators to plan (default: every generator of the pilot).
     seed:

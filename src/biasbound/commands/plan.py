@@ -90,18 +90,22 @@ def print_plan(result: Any, console: Console) -> None:
     for g, p in result.generators.items():
         table = Table(title=f"{g}{' (census in the pilot; items in a seeded random order)' if p.census else ' (the pilot’s seeded draw order)'}")
         several = any("alpha_min" in r for r in p.rows)
-        for col in ("m per model", "α (median; min–max)" if several else "α", "vs reference", "judge calls",
-                    "rewrite calls", "prompt tokens", "completion tokens", "cost"):
+        # columns with nothing to say (no rewrites, no tokens or prices known) are left out
+        extra = [(col, key, fmt) for col, key, fmt in (("rewrite calls", "rewrite_calls", "{:,}"),
+                                                       ("prompt tokens", "prompt_tokens", "{:,}"),
+                                                       ("completion tokens", "completion_tokens", "{:,}"),
+                                                       ("cost", "cost", "{:.3g}"))
+                 if any(r.get(key) for r in p.rows)]
+        cols = ["m per model", "α (median; min–max)" if several else "α", "vs reference", "judge calls"]
+        for col in cols + [c for c, _, _ in extra]:
             table.add_column(col, justify="right")
         for r in p.rows:
             mark = " ←" if r["m"] == p.chosen_m else ""
             a = _num(r.get("alpha"), "{:.4f}")
             if several and r.get("alpha_min") is not None and r.get("draws", 1) > 1:
-                a += f"; {r['alpha_min']:.4f}–{r['alpha_max']:.4f}"
-            table.add_row(f"{r['m']}{mark}", a,
-                          _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
-                          _num(r["rewrite_calls"]), _num(r["prompt_tokens"]), _num(r["completion_tokens"]),
-                          _num(r["cost"], "{:.3g}"))
+                a += f" ({r['alpha_min']:.4f}–{r['alpha_max']:.4f})"
+            table.add_row(f"{r['m']}{mark}", a, _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
+                          *(_num(r.get(key), fmt) for _, key, fmt in extra))
         console.print(table)
         failed = [r for r in p.rows if r.get("alpha") is None]
         for r in failed:
