@@ -112,16 +112,22 @@ def print_plan(result: Any, console: Console) -> None:
             console.print(f"  m = {r['m']}: not certifiable ({r.get('reason')})", soft_wrap=True, highlight=False,
                           markup=False)
     summary = Table(title="The plan: the smallest m per model reaching the target")
-    for col in ("generator", "target α", "m per model", "α", "judge calls", "rewrite calls", "tokens", "cost"):
+    chosen = {g: p.chosen() for g, p in result.generators.items()}
+    shown = [c for c in chosen.values() if c is not None]
+    extra = [(col, key, fmt) for col, key, fmt in (("rewrite calls", "rewrite_calls", "{:,}"), ("tokens", "tokens", "{:,}"),
+                                                   ("cost", "cost", "{:.3g}"))
+             if any((c.get("prompt_tokens") if key == "tokens" else c.get(key)) for c in shown)]
+    for col in ["generator", "target α", "m per model", "α", "judge calls"] + [c for c, _, _ in extra]:
         summary.add_column(col, justify="right")
     for g, p in result.generators.items():
-        c = p.chosen()
+        c = chosen[g]
         if c is None:
-            summary.add_row(g, _num(p.target_alpha, "{:.4f}"), "not reached: run a larger pilot", "—", "—", "—", "—", "—")
+            summary.add_row(g, _num(p.target_alpha, "{:.4f}"), "not reached: run a larger pilot", "—", "—",
+                            *("—" for _ in extra))
             continue
-        tokens = None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"]
+        values = dict(c, tokens=None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"])
         summary.add_row(g, _num(p.target_alpha, "{:.4f}"), str(c["m"]), _num(c["alpha"], "{:.4f}"),
-                        _num(c["judge_calls"]), _num(c["rewrite_calls"]), _num(tokens), _num(c["cost"], "{:.3g}"))
+                        _num(c["judge_calls"]), *(_num(values.get(key), fmt) for _, key, fmt in extra))
     console.print(summary)
     for note in result.notes:
         console.print(note, soft_wrap=True, highlight=False, markup=False)
