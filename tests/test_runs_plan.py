@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from conftest import SHARED_DATA
+from biasbound import InputError
 from biasbound.cli import main
 from biasbound.data.tables import from_frame
 from biasbound.pipeline import certify
@@ -124,3 +125,24 @@ def test_plan_needs_a_pilot_or_demo_not_both(pilot, capsys) -> None:
     assert "--demo" in capsys.readouterr().err
     assert main(["plan", str(pilot), "--demo"]) == 2
     assert "both" in capsys.readouterr().err
+
+
+def test_plan_over_several_draws_chooses_an_m_every_draw_reaches(demo_set) -> None:
+    frame = demo_set.frame
+    models = sorted(frame["model"].unique())[:3]
+    items = sorted(frame["item_id"].unique())[:40]
+    sub = frame[frame["model"].isin(models) & frame["item_id"].isin(items)]
+    jset = from_frame(sub[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]], source="slice",
+                      scale=(0.0, 1.0), judge=str(sub["judge"].iloc[0]))
+    from biasbound.planning import plan_judgments
+
+    p = plan_judgments(jset, grid=[5, 10, 20, 40], draws=3, bootstrap_rounds=50)
+    rows = p.generators["swap"].rows
+    for r in rows[:-1]:
+        assert r["draws"] == 3 and r["alpha_min"] <= r["alpha"] <= r["alpha_max"]
+    assert "alpha_min" not in rows[-1] or rows[-1]["draws"] == 1  # the census is the same for every order
+    target = p.generators["swap"].target_alpha
+    chosen = p.generators["swap"].chosen_m
+    assert chosen == next(r["m"] for r in rows if r.get("alpha_min", r["alpha"]) >= target)
+    with pytest.raises(InputError, match="--draws"):
+        plan_judgments(jset, draws=0)

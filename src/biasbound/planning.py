@@ -147,9 +147,8 @@ def _neighbour_rows(frame: pd.DataFrame, g: str) -> pd.Series:
 
 
 def _grid(top: int, grid: Sequence[int] | None) -> list[int]:
-    if grid is not None:
-        ms = sorted({int(m) for m in grid if 2 <= int(m) <= top})
-        return ms or [top]
+    if grid is not None:  # the largest m the data support is always last: it is the reference
+        return sorted({int(m) for m in grid if 2 <= int(m) < top} | {top})
     ms, m = [], 5
     while m < top:
         ms.append(m)
@@ -178,7 +177,7 @@ def plan(
     within:
         Relative shortfall allowed below the reference α when ``alpha`` is None (in [0, 1)).
     grid:
-        The m values to try (default 5, 10, 20, ... and the pilot's largest m).
+        The m values to try (default 5, 10, 20, ...); the pilot's largest m is always added (the reference).
     generators:
         The generators to plan (default: every generator of the pilot).
     seed:
@@ -260,7 +259,7 @@ def plan(
                               beta=cal["beta"], holdout=cal["holdout"], seed=int(cfg["seed"]), view=cal["view"],
                               center=cal["center"], bootstrap_rounds=bootstrap_rounds,
                               baseline=cfg["data"]["baseline"] if pairwise else None)
-        plans[g] = _plan_one(g, name, base, nb, order, n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
+        plans[g] = _plan_one(g, name, base, nb, [order], n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
                              within, census, seed)
     settings = {"tau": cal["tau"], "delta": cal["delta"], "method": cal["method"], "beta": cal["beta"],
                 "view": cal["view"], "alpha": alpha, "within": within if alpha is None else None, "seed": seed,
@@ -269,32 +268,45 @@ def plan(
                 generators=plans, notes=notes)
 
 
-def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, order: dict[str, list[str]],
+def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: Sequence[dict[str, list[str]]],
               n_items: dict[str, int], judge: str, per: dict[str, Any], certify_kwargs: dict[str, Any],
               ms: Sequence[int], alpha: float | None, within: float, census: bool, seed: int) -> GeneratorPlan:
-    """α at each m (the first m of each model's order, certified with ``name`` alone) and the cost of m."""
+    """α at each m (the first m of each model's order, certified with ``name`` alone) and the cost of m.
+
+    With several orders (draws), ``alpha`` is their median, ``alpha_min``/``alpha_max`` the extremes,
+    and the chosen m is the smallest whose *every* draw reaches the target."""
     from biasbound.data.tables import from_frame
     from biasbound.pipeline import certify
 
     cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]
-    models = list(order)
-    rank = {(model, it): k for model in models for k, it in enumerate(order[model])}
-    nb_rank = np.array([rank.get((a, b), len(rank) + 1) for a, b in zip(nb["model"], nb["item_id"])])
+    models = list(orders[0])
+    ranks = []
+    for order in orders:
+        rank = {(model, it): k for model in models for k, it in enumerate(order[model])}
+        ranks.append(np.array([rank.get((a, b), len(rank) + 1) for a, b in zip(nb["model"], nb["item_id"])]))
     rows = []
     for m in ms:
-        sub = nb[nb_rank < m]
-        fr = pd.concat([base, sub])[cols]
         # the first m of each model's order, declared as the uniform draw it is (a census at m = n)
         per_model = {model: {"seed": int(seed), "m": int(m), "n": int(n_items[model])}
                      for model in models if m < n_items[model]}
         sampled = {name: {"seed": int(seed), "per_model": per_model}} if per_model else None
         row: dict[str, Any] = {"m": int(m)}
-        try:
-            res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],
-                          progress=False, plots=False, sampled=sampled, **certify_kwargs)
-            row["alpha"] = float(res.judges[judge].calibration.alpha)
-        except BiasboundError as exc:
-            row["alpha"], row["reason"] = None, str(exc)[:300]
+        alphas: list[float] = []
+        for nb_rank in ranks if per_model else ranks[:1]:  # every order gives the same census
+            fr = pd.concat([base, nb[nb_rank < m]])[cols]
+            try:
+                res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],
+                              progress=False, plots=False, sampled=sampled, **certify_kwargs)
+                alphas.append(float(res.judges[judge].calibration.alpha))
+            except BiasboundError as exc:
+                row["reason"] = str(exc)[:300]
+                alphas = []
+                break
+        row["alpha"] = float(np.median(alphas)) if alphas else None
+        if len(ranks) > 1:
+            row["alpha_min"] = min(alphas) if alphas else None
+            row["alpha_max"] = max(alphas) if alphas else None
+            row["draws"] = len(alphas)
         n_nb = len(models) * m
         row.update({
             "neighbours": n_nb,
@@ -309,7 +321,9 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, order: di
     target = float(alpha) if alpha is not None else (None if ref is None else ref * (1.0 - within))
     chosen = None
     if target is not None:
-        chosen = next((r["m"] for r in rows if r.get("alpha") is not None and r["alpha"] >= target - 1e-12), None)
+        chosen = next((r["m"] for r in rows if r.get("alpha") is not None
+                       and (r.get("alpha_min") if r.get("alpha_min") is not None else r["alpha"]) >= target - 1e-12),
+                      None)
     for r in rows:
         if r.get("alpha") is not None and ref:
             r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
@@ -348,6 +362,7 @@ def plan_judgments(
     seed: int = 0,
     bootstrap_rounds: int = 200,
     label: str = "the judgment set",
+    draws: int = 1,
 ) -> Plan:
     """Plan from a judgment set whose neighbours are a census (every item's neighbour judged, e.g. both
     games of every pairwise judgment): α when only the first m of each model's items (in a seeded random
@@ -355,9 +370,13 @@ def plan_judgments(
 
     ``judgments`` is a :class:`~biasbound.data.JudgmentSet` (e.g. :func:`biasbound.data.load_demo`);
     ``neighbors`` are certify's names (``swap``, ``rerun``, ``variant:NAME``). Calls are counted as one
-    judgment per neighbour (no tokens or prices are known here).
+    judgment per neighbour (no tokens or prices are known here). ``draws`` seeded orders per m (seeds
+    ``seed, seed + 1, ...``): α is their median, and the chosen m is the smallest whose every draw
+    reaches the target.
     """
     _check_target(alpha, within)
+    if isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= 1000:
+        raise InputError(f"The '--draws' option of plan must be an integer in [1, 1000]. Got {draws!r} instead.")
     frame = judgments.frame if hasattr(judgments, "frame") else judgments
     judges = list(dict.fromkeys(frame["judge"].tolist()))
     judge = judges[0]
@@ -375,13 +394,15 @@ def plan_judgments(
         nb = frame[_neighbour_rows(frame, g)]
         if nb.empty:
             raise InputError(f"The judgments hold no {name!r} neighbour to plan from.")
-        order = {model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed, f"plan/{g}/{model}")
-                 for model in models}
-        plans[g] = _plan_one(g, name, base, nb, order, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid),
+        orders = [{model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed + k, f"plan/{g}/{model}")
+                   for model in models} for k in range(draws)]
+        plans[g] = _plan_one(g, name, base, nb, orders, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid),
                              alpha, within, True, seed)
     settings = {"tau": tau, "delta": delta, "method": method, "beta": beta, "view": view, "alpha": alpha,
-                "within": within if alpha is None else None, "seed": seed, "pilot_m": None}
-    notes = ["α(m) is measured on one seeded order of the items per model; another order gives another α. "
-             "Calls count one judgment per neighbour; tokens and prices need a pilot run."]
+                "within": within if alpha is None else None, "seed": seed, "pilot_m": None, "draws": draws}
+    notes = [("α(m) is measured on one seeded order of the items per model; another order gives another α (--draws)."
+              if draws == 1 else f"α(m) is the median over {draws} seeded orders of the items per model; the chosen m "
+                                 "is the smallest whose every draw reaches the target.")
+             + " Calls count one judgment per neighbour; tokens and prices need a pilot run."]
     return Plan(pilot=label, models=len(models),
                 items=max(n_items.values()), settings=settings, generators=plans, notes=notes)

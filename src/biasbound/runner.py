@@ -35,6 +35,11 @@ base URL, so a server restarted on another port or host is not paid twice. Faile
 counted, reported, never scored. Perturbations that did not apply (``not-applicable``:
 nothing to change; ``failed``: no acceptable rewrite) are recorded in ``neighbors.jsonl``
 and counted but not judged: they are not neighbours.
+
+Sequential judging (``neighbors.sequential``): the looks are declared in the config; look k is
+this whole pipeline with ``m = looks[k]`` taken as the first m of each seeded draw of
+``looks[-1]`` and ``beta / K``, the earlier looks' calls coming from the cache; the run stops at
+the first look whose α gains less than ``min_gain`` (:func:`_run_sequential`).
 """
 
 from __future__ import annotations

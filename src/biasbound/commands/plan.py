@@ -40,6 +40,8 @@ def register(app: typer.Typer) -> None:
         grid: str | None = typer.Option(None, "--grid", help="m values to try, e.g. '10,20,40' (default 5, 10, 20, ... and the pilot's m)."),
         generators: str | None = typer.Option(None, "--generators", help="Comma-separated generators to plan (default: the pilot's)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the random item order given to a census generator (swap)."),
+        draws: int = typer.Option(1, "--draws", help="With --demo: seeded item orders per m (α = their median; the "
+                                                     "chosen m is the smallest whose every draw reaches the target)."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of tables."),
         out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
     ) -> None:
@@ -57,9 +59,11 @@ def register(app: typer.Typer) -> None:
             if gens is not None:
                 raise InputError("The '--generators' option of plan needs a pilot folder; '--demo' plans swap.")
             result = plan_judgments(load_demo(), neighbors=["swap"], alpha=alpha, within=within,
-                                    grid=_parse_grid(grid), seed=seed,
+                                    grid=_parse_grid(grid), seed=seed, draws=draws,
                                     label="the embedded Arena-Hard set (every swap judged)")
         else:
+            if draws != 1:
+                raise InputError("The '--draws' option of plan needs '--demo' (a pilot's draw is the one it recorded).")
             result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed)
         doc = result.to_dict()
         if out is not None:
@@ -85,31 +89,45 @@ def print_plan(result: Any, console: Console) -> None:
                   soft_wrap=True, highlight=False, markup=False)
     for g, p in result.generators.items():
         table = Table(title=f"{g}{' (census in the pilot; items in a seeded random order)' if p.census else ' (the pilot’s seeded draw order)'}")
-        for col in ("m per model", "α", "vs reference", "judge calls", "rewrite calls", "prompt tokens",
-                    "completion tokens", "cost"):
+        several = any("alpha_min" in r for r in p.rows)
+        # columns with nothing to say (no rewrites, no tokens or prices known) are left out
+        extra = [(col, key, fmt) for col, key, fmt in (("rewrite calls", "rewrite_calls", "{:,}"),
+                                                       ("prompt tokens", "prompt_tokens", "{:,}"),
+                                                       ("completion tokens", "completion_tokens", "{:,}"),
+                                                       ("cost", "cost", "{:.3g}"))
+                 if any(r.get(key) for r in p.rows)]
+        cols = ["m per model", "α (median; min–max)" if several else "α", "vs reference", "judge calls"]
+        for col in cols + [c for c, _, _ in extra]:
             table.add_column(col, justify="right")
         for r in p.rows:
             mark = " ←" if r["m"] == p.chosen_m else ""
-            table.add_row(f"{r['m']}{mark}", _num(r.get("alpha"), "{:.4f}"),
-                          _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
-                          _num(r["rewrite_calls"]), _num(r["prompt_tokens"]), _num(r["completion_tokens"]),
-                          _num(r["cost"], "{:.3g}"))
+            a = _num(r.get("alpha"), "{:.4f}")
+            if several and r.get("alpha_min") is not None and r.get("draws", 1) > 1:
+                a += f" ({r['alpha_min']:.4f}–{r['alpha_max']:.4f})"
+            table.add_row(f"{r['m']}{mark}", a, _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
+                          *(_num(r.get(key), fmt) for _, key, fmt in extra))
         console.print(table)
         failed = [r for r in p.rows if r.get("alpha") is None]
         for r in failed:
             console.print(f"  m = {r['m']}: not certifiable ({r.get('reason')})", soft_wrap=True, highlight=False,
                           markup=False)
     summary = Table(title="The plan: the smallest m per model reaching the target")
-    for col in ("generator", "target α", "m per model", "α", "judge calls", "rewrite calls", "tokens", "cost"):
+    chosen = {g: p.chosen() for g, p in result.generators.items()}
+    shown = [c for c in chosen.values() if c is not None]
+    extra = [(col, key, fmt) for col, key, fmt in (("rewrite calls", "rewrite_calls", "{:,}"), ("tokens", "tokens", "{:,}"),
+                                                   ("cost", "cost", "{:.3g}"))
+             if any((c.get("prompt_tokens") if key == "tokens" else c.get(key)) for c in shown)]
+    for col in ["generator", "target α", "m per model", "α", "judge calls"] + [c for c, _, _ in extra]:
         summary.add_column(col, justify="right")
     for g, p in result.generators.items():
-        c = p.chosen()
+        c = chosen[g]
         if c is None:
-            summary.add_row(g, _num(p.target_alpha, "{:.4f}"), "not reached: run a larger pilot", "—", "—", "—", "—", "—")
+            summary.add_row(g, _num(p.target_alpha, "{:.4f}"), "not reached: run a larger pilot", "—", "—",
+                            *("—" for _ in extra))
             continue
-        tokens = None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"]
+        values = dict(c, tokens=None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"])
         summary.add_row(g, _num(p.target_alpha, "{:.4f}"), str(c["m"]), _num(c["alpha"], "{:.4f}"),
-                        _num(c["judge_calls"]), _num(c["rewrite_calls"]), _num(tokens), _num(c["cost"], "{:.3g}"))
+                        _num(c["judge_calls"]), *(_num(values.get(key), fmt) for _, key, fmt in extra))
     console.print(summary)
     for note in result.notes:
         console.print(note, soft_wrap=True, highlight=False, markup=False)
