@@ -168,6 +168,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     used: list[str] = []
     absent: list[str] = []
     outside: set[str] = set()
+    n_scope = 0
     for g in gens:
         present = (
             (g == "swap" and frame["game"].eq(2).any())
@@ -187,23 +188,31 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
             outside |= set(names[np.isnan(per)])
             keep = ~np.isnan(per)
             dist = diff[keep] / per[keep]
+            n_scope += int(dist.size)
+            if dist.size < 2:
+                absent.append(g)
+                continue
             parts[(None, g)] = (dist, dist / math.sqrt(dim) if batch else None)
             continue
         if wanted != [None]:
             outside |= set(names) - set(wanted)
         for m in wanted:
             sel = np.ones(len(nb), dtype=bool) if m is None else (names == m).to_numpy()
-            if not sel.any():
+            n_scope += int(sel.sum())
+            if sel.sum() < 2:  # one neighbour bounds nothing: the part is listed as not audited
                 absent.append(g if m is None else f"{m} / {g}")
                 continue
             dist = diff[sel]
             d_m = (models.get(m) or {}).get("dim", dim) if m is not None else dim
             parts[(m, g)] = (dist, dist / math.sqrt(d_m) if batch else None)
-    if not parts:
+    if not used:
         raise InputError(
-            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})"
-            + (f" for its model {model!r}" if model not in (None, "*") else "") + "."
+            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
         )
+    if not parts:
+        raise InputError(f"The '--neighbors' files of audit hold {n_scope} neighbour(s) for the certificate's scope"
+                         + (f" (model {model!r})" if model not in (None, "*") else "")
+                         + "; at least 2 are needed for a part to be audited.")
     return parts, used, absent, sorted(outside)
 
 
@@ -266,19 +275,22 @@ def audit_on_files(
 
     from biasbound._progress import step
 
+    from biasbound._validation import check_in_range
+
+    confidence = check_in_range(confidence, "confidence", "audit", low=0.0, high=1.0, low_open=True, high_open=True)
     cert = read_certificate(certificate, model=model, judge=judge)
-    with step("verifying the certificate", enabled=progress):
-        why = verify_certificate(cert)
-    if why is not None:
-        return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=[], outside=[])
     # new neighbour tables are read on the scale the certificate's data were read on (recorded in its scope),
     # so that their normalised scores are comparable with the certified ones
     scales = {tuple(e["scale"]) for e in ((cert.get("scope") or {}).get("score_scale") or [])
               if isinstance(e, Mapping) and isinstance(e.get("scale"), list) and len(e["scale"]) == 2}
     with step(f"reading {len(neighbors)} neighbour file(s)", enabled=progress):
         loaded = load_inputs(neighbors, skip_bad=skip_bad, scale=next(iter(scales)) if len(scales) == 1 else None)
+        parts, used, absent, outside = _parts(cert, loaded.frame)  # bad input is reported before anything else
+    with step("verifying the certificate", enabled=progress):
+        why = verify_certificate(cert)
+    if why is not None:  # nothing is audited against a certificate that does not verify
+        return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=used, outside=outside)
     with step("auditing each model's claim: exact violation probability and Monte Carlo check", enabled=progress):
-        parts, used, absent, outside = _parts(cert, loaded.frame)
         result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent))
     return AuditOutcome(certificate=cert, verification_error=None, audit=result, generators=used, outside=outside)
 
