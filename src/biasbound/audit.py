@@ -504,10 +504,12 @@ def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
     gens = kn.get("generators") if isinstance(kn, Mapping) else None
     if not isinstance(gens, Mapping):
         return None
-    keys = [generator] if model is None else [f"{model} | {generator}", generator]
+    from biasbound.calibration import UNIT_SEPARATOR
+
+    keys = [generator] if model is None else [f"{model}{UNIT_SEPARATOR}{generator}", generator]
     for key in keys:
         recs = gens.get(key)
-        if key == generator and model is not None and len(gens) > 1 and any(" | " in str(k) for k in gens):
+        if key == generator and model is not None and any(UNIT_SEPARATOR in str(k) for k in gens):
             continue  # several models' records: the bare name is not this model's
         if not isinstance(recs, list):
             continue
