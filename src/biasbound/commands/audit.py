@@ -341,7 +341,8 @@ def _print(outcome: AuditOutcome, certificate: Path) -> None:
         t2.add_column(c)
     for p in res.parts[:_SHOWN]:
         r = p.result
-        interval = ("exact" if p.kind == "recheck" else f"[{r.exact_lcb:.3g}, {r.exact_ucb:.3g}] at {r.confidence:.6g}")
+        interval = ("recomputed, as certified" if p.kind == "recheck"
+                    else f"[{r.exact_lcb:.3g}, {r.exact_ucb:.3g}] at {r.confidence:.6g}")
         t2.add_row(escape(p.label), p.kind, f"[{colors.get(r.verdict, 'yellow')}]{r.verdict}[/]",
                    f"{r.exact_probability:.3g} {interval}", str(r.n_neighbors), str(r.dim))
     console.print(t2)
