@@ -553,6 +553,7 @@ def audit_certificate_parts(
     n_mc: int = 20000,
     rng: np.random.Generator | int | None = None,
     not_audited: tuple[str, ...] = (),
+    census: Any = (),
 ) -> CertificateAudit:
     """Audit a certificate part by part: each model's (and generator's) claim on its own neighbours.
 
@@ -569,6 +570,9 @@ def audit_certificate_parts(
         As for :func:`audit` (one seed; each part draws its own from it).
     not_audited : tuple of str
         Parts of the claim for which no neighbour was given (reported, not audited).
+    census : collection of (model or None, generator)
+        Parts whose distances are every neighbour of the certified batch itself (the caller checked the data
+        hash and one neighbour per item): the probability over T is then computed exactly (a recheck).
 
     Returns
     -------
@@ -605,7 +609,12 @@ def audit_certificate_parts(
         kind, reason, filled = "audit", "fresh neighbours: a statistical audit of this part's claim", 0
         from biasbound.bounds._knowledge import FullPopulation, Sample
 
-        if isinstance(rec, FullPopulation) and d.size:
+        if (model, generator) in census:
+            kind = "recheck"
+            reason = (f"these files hold the certified batch itself (its data hash matches) with one neighbour for each "
+                      f"of its {d.size} items: the probability over T is computed exactly — a recheck of the "
+                      "certificate's own data, not new evidence")
+        elif isinstance(rec, FullPopulation) and d.size:
             observed = rec.sq_norms[: rec.m - rec.filled] if rec.filled else rec.sq_norms  # filled values are the largest
             left = _split_recorded(d * d, observed)
             if left is not None and left.size == 0:

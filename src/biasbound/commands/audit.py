@@ -135,12 +135,14 @@ def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
 
 
 def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray | None]],
-                                                          list[str], list[str], list[str]]:
+                                                          list[str], list[str], list[str], set[tuple[str | None, str]]]:
     """The neighbour distances of each part of the certificate's claim: per (model, generator) in the model
     view (a judge's certificate is every model's claim at once), per generator in the leaderboard view.
 
     Returns ``(parts, generators used, parts of the claim without neighbours, models in the files the
-    certificate does not cover)``."""
+    certificate does not cover, census parts)``: a census part holds the certified batch itself (the model's
+    canonical scores hash to the certificate's ``data_sha256``) with one neighbour for each of its items, so
+    the probability over T is computed exactly from it."""
     from biasbound.neighbors.observed import observed_neighbors
 
     scope = cert.get("scope") or {}
@@ -168,6 +170,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     used: list[str] = []
     absent: list[str] = []
     outside: set[str] = set()
+    census: set[tuple[str | None, str]] = set()
     n_scope = 0
     for g in gens:
         present = (
@@ -205,6 +208,11 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
             dist = diff[sel]
             d_m = (models.get(m) or {}).get("dim", dim) if m is not None else dim
             parts[(m, g)] = (dist, dist / math.sqrt(d_m) if batch else None)
+            items = nb["item_id"][sel]
+            if m is not None and len(items) == d_m and items.nunique() == d_m:
+                digest = (models.get(m) or {}).get("data_sha256") if model in (None, "*") else cert.get("data_sha256")
+                if digest is not None and _batch_digest(frame, m, g) == digest:
+                    census.add((m, g))
     if not used:
         raise InputError(
             f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
@@ -213,7 +221,19 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
         raise InputError(f"The '--neighbors' files of audit hold {n_scope} neighbour(s) for the certificate's scope"
                          + (f" (model {model!r})" if model not in (None, "*") else "")
                          + "; at least 2 are needed for a part to be audited.")
-    return parts, used, absent, sorted(outside)
+    return parts, used, absent, sorted(outside), census
+
+
+def _batch_digest(frame: pd.DataFrame, model: str, generator: str) -> str:
+    """SHA-256 of one model's canonical scores f(D) in the files, as the pipeline hashes them (judged items
+    in sorted item order)."""
+    from biasbound.certificate import sha256_of_array
+    from biasbound.neighbors.observed import canonical_scores
+
+    canon = canonical_scores(frame, generator)
+    canon = canon[(canon["model"].astype(str) == model) & canon["score"].notna()]
+    order = np.argsort(canon["item_id"].astype(str).to_numpy(), kind="stable")
+    return sha256_of_array(canon["score"].to_numpy(dtype=float)[order])
 
 
 @dataclass(frozen=True)
@@ -285,13 +305,14 @@ def audit_on_files(
               if isinstance(e, Mapping) and isinstance(e.get("scale"), list) and len(e["scale"]) == 2}
     with step(f"reading {len(neighbors)} neighbour file(s)", enabled=progress):
         loaded = load_inputs(neighbors, skip_bad=skip_bad, scale=next(iter(scales)) if len(scales) == 1 else None)
-        parts, used, absent, outside = _parts(cert, loaded.frame)  # bad input is reported before anything else
+        parts, used, absent, outside, census = _parts(cert, loaded.frame)  # bad input is reported before anything else
     with step("verifying the certificate", enabled=progress):
         why = verify_certificate(cert)
     if why is not None:  # nothing is audited against a certificate that does not verify
         return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=used, outside=outside)
     with step("auditing each model's claim: exact violation probability and Monte Carlo check", enabled=progress):
-        result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent))
+        result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent),
+                                         census=census)
     return AuditOutcome(certificate=cert, verification_error=None, audit=result, generators=used, outside=outside)
 
 
