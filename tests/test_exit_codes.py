@@ -113,7 +113,8 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run("audit", str(out3 / "certificate.json"), "--neighbors", str(many))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "recheck" in r.stdout  # its own judgments: the probability over T recomputed exactly, not evidence
+    # its own batch with a neighbour for every item (data hash): the probability over T computed exactly
+    assert "exact" in r.stdout and "census" in r.stdout
     fresh = tmp_path / "fresh.csv"  # the same judge on 1000 other items: an independent audit
     t = _table(1000, np.zeros(1000, dtype=bool))
     t["item_id"] = "r" + t["item_id"]

@@ -334,7 +334,7 @@ def _print(outcome: AuditOutcome, certificate: Path) -> None:
         return
     res = outcome.audit
     w = res.worst.result
-    colors = {"holds": "green", "not contradictable": "green", "recheck": "green", "violated": "red"}
+    colors = {"holds": "green", "not contradictable": "green", "recheck": "green", "exact": "green", "violated": "red"}
     t = Table(title=title, show_header=False)
     t.add_column("", style="bold")
     t.add_column("")
@@ -362,7 +362,7 @@ def _print(outcome: AuditOutcome, certificate: Path) -> None:
         t2.add_column(c)
     for p in res.parts[:_SHOWN]:
         r = p.result
-        interval = ("recomputed, as certified" if p.kind == "recheck"
+        interval = ("recomputed, as certified" if p.kind == "recheck" else "computed exactly" if p.kind == "census"
                     else f"[{r.exact_lcb:.3g}, {r.exact_ucb:.3g}] at {r.confidence:.6g}")
         t2.add_row(escape(p.label), p.kind, f"[{colors.get(r.verdict, 'yellow')}]{r.verdict}[/]",
                    f"{r.exact_probability:.3g} {interval}", str(r.n_neighbors), str(r.dim))
