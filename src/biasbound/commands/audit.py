@@ -10,7 +10,8 @@ every model's own claim at once, so each (model, generator) is audited on its ow
 make a "recheck" (the probability recomputed exactly, not new evidence).
 
 Exit codes (the README's table): 0 = no part contradicts the certificate ("holds": its confidence bound
-is <= δ; "recheck": the recomputed probability over the calibration census is <= δ; "not
+is <= δ; "recheck": the recomputed probability over the calibration census is <= δ; "exact": the
+certified batch with a neighbour for every item gives the probability over T exactly, <= δ; "not
 contradictable": the certificate rests on an almost-sure bound that no neighbour within the score range
 can break), 1 = the certificate does not verify, or any one part is "violated", 3 = inconclusive (no
 part violated, one undecided; more neighbours needed), 2 = bad input (one sentence from the CLI).
@@ -400,7 +401,7 @@ def register(app: typer.Typer) -> None:
 
 _HELP = (
     "Verify a certificate, then re-audit each model's claim on new neighbour data.\n\n"
-    "Exit codes: 0 = no part contradicts the certificate (holds, recheck, not contradictable); "
+    "Exit codes: 0 = no part contradicts the certificate (holds, recheck, exact, not contradictable); "
     "1 = the certificate does not verify (it is then not audited), or any one model's claim is violated; "
     "2 = bad input; 3 = inconclusive (no part violated, at least one undecided: more neighbours needed).\n\n"
     "A judge's certificate is each model's claim at once: every model (and generator) is audited on its own "
