@@ -87,9 +87,11 @@ def test_one_violated_model_is_not_hidden_by_the_mean(hidden):
     parts = doc["audit"]["parts"]
     assert len(parts) == N_MODELS
     worst = parts[0]  # the worst leads
-    assert worst["model"] == "m000" and worst["verdict"] == "violated" and worst["kind"] == "audit"
+    # the files hold m000's certified batch itself (same scores, data hash) with a neighbour for every item:
+    # the probability over T for these re-judged neighbours is computed exactly
+    assert worst["model"] == "m000" and worst["verdict"] == "violated" and worst["kind"] == "census"
     assert worst["exact_probability"] == pytest.approx(p_m000, rel=1e-9)
-    assert worst["exact_lcb"] > cert["delta"]
+    assert worst["exact_lcb"] == worst["exact_probability"] > cert["delta"]
     # every other model's neighbours are the certificate's own census: rechecked exactly, not "inconclusive"
     assert {p["verdict"] for p in parts[1:]} == {"recheck"} and {p["kind"] for p in parts[1:]} == {"recheck"}
     assert doc["audit"]["counts"] == {"violated": 1, "recheck": N_MODELS - 1}
@@ -208,3 +210,14 @@ def test_a_recheck_counts_the_unjudged_at_the_range_bound_as_the_certificate_did
     assert part.result.exact_probability == pytest.approx((95 * p_zero + 5 * p_one) / 100, rel=1e-12)
     cert["delta"] = 0.04  # the same population cannot be certified at 0.04: its recheck is violated
     assert audit_certificate_parts(cert, {(None, "g"): (np.zeros(95), None)}, rng=0).verdict == "violated"
+
+
+def test_a_recheck_with_a_neighbour_beyond_the_range_bound_is_violated():
+    # the certificate assumed ||Delta|| <= A = 0.5; a census neighbour at 0.6 falsifies that assumption
+    cert = {"tau": 0.5, "delta": 0.01, "sigma": 0.01, "alpha": 0.5, "dim": 2, "center": {"kind": "fixed"},
+            "range": {"A": 0.5}}
+    res = audit_certificate_parts(cert, {("m", "g"): ([0.6, 0.0], None)}, census={("m", "g")}, rng=0)
+    assert res.worst.kind == "census" and res.verdict == "violated" and res.worst.result.bound_violations == 1
+    # within the bound, every neighbour has p <= p_max <= delta: nothing could contradict it
+    res = audit_certificate_parts(cert, {("m", "g"): ([0.4, 0.0], None)}, census={("m", "g")}, rng=0)
+    assert res.verdict == "not contradictable"

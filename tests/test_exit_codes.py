@@ -113,6 +113,15 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run("audit", str(out3 / "certificate.json"), "--neighbors", str(many))
     assert r.returncode == 0, r.stdout + r.stderr
+    # its own batch with a neighbour for every item (data hash): the probability over T computed exactly
+    assert "exact" in r.stdout and "census" in r.stdout
+    fresh = tmp_path / "fresh.csv"  # the same judge on 1000 other items: an independent audit
+    t = _table(1000, np.zeros(1000, dtype=bool))
+    t["item_id"] = "r" + t["item_id"]
+    t.loc[t["item_id"] == "rq0000", "score"] = 1.0  # another batch (original and neighbour agree: distance 0)
+    t.to_csv(fresh, index=False)
+    r = _run("audit", str(out3 / "certificate.json"), "--neighbors", str(fresh))
+    assert r.returncode == 0, r.stdout + r.stderr
     assert "holds" in r.stdout
 
     r = _run("audit", str(tmp_path / "missing.json"), "--neighbors", str(clean))

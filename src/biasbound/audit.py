@@ -431,7 +431,9 @@ class PartAudit:
         ``"audit"``: fresh neighbours, a statistical audit; ``"recheck"``: the neighbours are the census the
         certificate was calibrated on, so the probability is recomputed exactly (no new evidence);
         ``"held-out"``: the certificate rests on a sample, whose calibration share was found among the
-        neighbours and set aside — the rest is audited.
+        neighbours and set aside — the rest is audited; ``"census"``: the certified batch itself (data hash)
+        with a neighbour for every item, so the probability over T is computed exactly (verdict "exact" or
+        "violated").
     reason : str
         One sentence saying which of the above and why.
     result : AuditResult
@@ -504,10 +506,12 @@ def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
     gens = kn.get("generators") if isinstance(kn, Mapping) else None
     if not isinstance(gens, Mapping):
         return None
-    keys = [generator] if model is None else [f"{model} | {generator}", generator]
+    from biasbound.calibration import UNIT_SEPARATOR
+
+    keys = [generator] if model is None else [f"{model}{UNIT_SEPARATOR}{generator}", generator]
     for key in keys:
         recs = gens.get(key)
-        if key == generator and model is not None and len(gens) > 1 and any(" | " in str(k) for k in gens):
+        if key == generator and model is not None and any(UNIT_SEPARATOR in str(k) for k in gens):
             continue  # several models' records: the bare name is not this model's
         if not isinstance(recs, list):
             continue
@@ -560,6 +564,7 @@ def audit_certificate_parts(
     n_mc: int = 20000,
     rng: np.random.Generator | int | None = None,
     not_audited: tuple[str, ...] = (),
+    census: Any = (),
 ) -> CertificateAudit:
     """Audit a certificate part by part: each model's (and generator's) claim on its own neighbours.
 
@@ -576,6 +581,9 @@ def audit_certificate_parts(
         As for :func:`audit` (one seed; each part draws its own from it).
     not_audited : tuple of str
         Parts of the claim for which no neighbour was given (reported, not audited).
+    census : collection of (model or None, generator)
+        Parts whose distances are every neighbour of the certified batch itself (the caller checked the data
+        hash and one neighbour per item): the probability over T is then computed exactly (a recheck).
 
     Returns
     -------
@@ -640,8 +648,15 @@ def audit_certificate_parts(
                           f"the other {left.size} are audited")
                 d = d[left]
                 s = None if s is None else s[left]
+        if kind == "audit" and (model, generator) in census and not isinstance(rec, RandomJudge):
+            # a judge declared deterministic: one neighbour per item of the certified batch is its whole
+            # population. For a random judge these are one draw of its answers, audited statistically below.
+            kind = "census"
+            reason = (f"these files hold the certified batch itself (its data hash matches) with one neighbour for each "
+                      f"of its {d.size} items: the probability over T for these neighbour judgments is computed exactly, "
+                      "nothing estimated (if they are the judgments it was calibrated on, a recheck, not new evidence)")
         prepared.append((model, generator, d, s, int(dim), kind, reason, filled, rec))
-    n_stat = sum(1 for p in prepared if p[5] != "recheck" and p[2].size)
+    n_stat = sum(1 for p in prepared if p[5] not in ("recheck", "census") and p[2].size)
     part_conf = 1.0 - (1.0 - confidence) / max(1, n_stat)
     out = []
     for model, generator, d, s, dim, kind, reason, filled, rec in prepared:
@@ -655,7 +670,7 @@ def audit_certificate_parts(
         single["dim"] = dim
         single["scope"] = None  # this part is one model's (or the one population's) claim
         res = audit_certificate(single, d, s, **kw)
-        if kind == "recheck":
+        if kind in ("recheck", "census"):
             if isinstance(rec, RandomJudge):  # the record's (1 - beta) bound, recomputed at the released point
                 from biasbound.bounds import random_judge
 
@@ -664,10 +679,12 @@ def audit_certificate_parts(
                 sq_eff = effective_sq_distances(d, res.alpha, s)
                 p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
                 exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)
-            if res.verdict == "not contradictable":  # no data within the range could contradict it: say so
+            if res.bound_violations:  # a neighbour beyond the certificate's almost-sure bound falsifies it
+                verdict = "violated"
+            elif res.verdict == "not contradictable":  # no data within the range could contradict it: say so
                 verdict = res.verdict
             else:
-                verdict = "recheck" if exact <= delta * (1.0 + 1e-9) else "violated"
+                verdict = ("recheck" if kind == "recheck" else "exact") if exact <= delta * (1.0 + 1e-9) else "violated"
             res = dataclasses.replace(res, exact_probability=exact, exact_ucb=exact, exact_lcb=exact, verdict=verdict)
         out.append(PartAudit(model=model, generator=generator, kind=kind, reason=reason, result=res))
     if not out:
@@ -700,8 +717,9 @@ def _mixtures(parts: list[PartAudit], delta: float) -> list[PartAudit]:
         lcb = math.fsum(p.result.exact_lcb for p in ps) / n
         if any(p.result.bound_violations for p in ps):
             verdict = "violated"
-        elif all(p.kind == "recheck" for p in ps):
-            verdict = "recheck" if exact <= delta * (1.0 + 1e-9) else "violated"
+        elif all(p.kind in ("recheck", "census") for p in ps):
+            ok = exact <= delta * (1.0 + 1e-9)
+            verdict = ("recheck" if all(p.kind == "recheck" for p in ps) else "exact") if ok else "violated"
         elif ucb <= delta:
             verdict = "holds"
         elif lcb > delta:
@@ -715,7 +733,8 @@ def _mixtures(parts: list[PartAudit], delta: float) -> list[PartAudit]:
             mc_ucb=math.fsum(p.result.mc_ucb for p in ps) / n, verdict=verdict,
             bound_violations=sum(p.result.bound_violations for p in ps))
         names = ", ".join(p.generator for p in ps)
-        kind = "recheck" if all(p.kind == "recheck" for p in ps) else "audit"
+        kinds = {p.kind for p in ps}
+        kind = kinds.pop() if len(kinds) == 1 else "audit"
         out.append(PartAudit(model=model, generator=f"mixture of {names}", kind=kind,
                              reason=f"a generator picked uniformly among {names}: the mean of their audits", result=res))
     return out

@@ -10,7 +10,8 @@ every model's own claim at once, so each (model, generator) is audited on its ow
 make a "recheck" (the probability recomputed exactly, not new evidence).
 
 Exit codes (the README's table): 0 = no part contradicts the certificate ("holds": its confidence bound
-is <= δ; "recheck": the recomputed probability over the calibration census is <= δ; "not
+is <= δ; "recheck": the recomputed probability over the calibration census is <= δ; "exact": the
+certified batch with a neighbour for every item gives the probability over T exactly, <= δ; "not
 contradictable": the certificate rests on an almost-sure bound that no neighbour within the score range
 can break), 1 = the certificate does not verify, or any one part is "violated", 3 = inconclusive (no
 part violated, one undecided; more neighbours needed), 2 = bad input (one sentence from the CLI).
@@ -135,12 +136,14 @@ def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
 
 
 def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray | None]],
-                                                          list[str], list[str], list[str]]:
+                                                          list[str], list[str], list[str], set[tuple[str | None, str]]]:
     """The neighbour distances of each part of the certificate's claim: per (model, generator) in the model
     view (a judge's certificate is every model's claim at once), per generator in the leaderboard view.
 
     Returns ``(parts, generators used, parts of the claim without neighbours, models in the files the
-    certificate does not cover)``."""
+    certificate does not cover, census parts)``: a census part holds the certified batch itself (the model's
+    canonical scores hash to the certificate's ``data_sha256``) with one neighbour for each of its items, so
+    the probability over T is computed exactly from it."""
     from biasbound.neighbors.observed import observed_neighbors
 
     scope = cert.get("scope") or {}
@@ -168,6 +171,8 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     used: list[str] = []
     absent: list[str] = []
     outside: set[str] = set()
+    census: set[tuple[str | None, str]] = set()
+    n_scope = 0
     for g in gens:
         present = (
             (g == "swap" and frame["game"].eq(2).any())
@@ -187,24 +192,49 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
             outside |= set(names[np.isnan(per)])
             keep = ~np.isnan(per)
             dist = diff[keep] / per[keep]
+            n_scope += int(dist.size)
+            if dist.size < 2:
+                absent.append(g)
+                continue
             parts[(None, g)] = (dist, dist / math.sqrt(dim) if batch else None)
             continue
         if wanted != [None]:
             outside |= set(names) - set(wanted)
         for m in wanted:
             sel = np.ones(len(nb), dtype=bool) if m is None else (names == m).to_numpy()
-            if not sel.any():
+            n_scope += int(sel.sum())
+            if sel.sum() < 2:  # one neighbour bounds nothing: the part is listed as not audited
                 absent.append(g if m is None else f"{m} / {g}")
                 continue
             dist = diff[sel]
             d_m = (models.get(m) or {}).get("dim", dim) if m is not None else dim
             parts[(m, g)] = (dist, dist / math.sqrt(d_m) if batch else None)
-    if not parts:
+            items = nb["item_id"][sel]
+            if m is not None and len(items) == d_m and items.nunique() == d_m:
+                digest = (models.get(m) or {}).get("data_sha256") if model in (None, "*") else cert.get("data_sha256")
+                if digest is not None and _batch_digest(frame, m, g) == digest:
+                    census.add((m, g))
+    if not used:
         raise InputError(
-            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})"
-            + (f" for its model {model!r}" if model not in (None, "*") else "") + "."
+            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
         )
-    return parts, used, absent, sorted(outside)
+    if not parts:
+        raise InputError(f"The '--neighbors' files of audit hold {n_scope} neighbour(s) for the certificate's scope"
+                         + (f" (model {model!r})" if model not in (None, "*") else "")
+                         + "; at least 2 are needed for a part to be audited.")
+    return parts, used, absent, sorted(outside), census
+
+
+def _batch_digest(frame: pd.DataFrame, model: str, generator: str) -> str:
+    """SHA-256 of one model's canonical scores f(D) in the files, as the pipeline hashes them (judged items
+    in sorted item order)."""
+    from biasbound.certificate import sha256_of_array
+    from biasbound.neighbors.observed import canonical_scores
+
+    canon = canonical_scores(frame, generator)
+    canon = canon[(canon["model"].astype(str) == model) & canon["score"].notna()]
+    order = np.argsort(canon["item_id"].astype(str).to_numpy(), kind="stable")
+    return sha256_of_array(canon["score"].to_numpy(dtype=float)[order])
 
 
 @dataclass(frozen=True)
@@ -266,20 +296,24 @@ def audit_on_files(
 
     from biasbound._progress import step
 
+    from biasbound._validation import check_in_range
+
+    confidence = check_in_range(confidence, "confidence", "audit", low=0.0, high=1.0, low_open=True, high_open=True)
     cert = read_certificate(certificate, model=model, judge=judge)
-    with step("verifying the certificate", enabled=progress):
-        why = verify_certificate(cert)
-    if why is not None:
-        return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=[], outside=[])
     # new neighbour tables are read on the scale the certificate's data were read on (recorded in its scope),
     # so that their normalised scores are comparable with the certified ones
     scales = {tuple(e["scale"]) for e in ((cert.get("scope") or {}).get("score_scale") or [])
               if isinstance(e, Mapping) and isinstance(e.get("scale"), list) and len(e["scale"]) == 2}
     with step(f"reading {len(neighbors)} neighbour file(s)", enabled=progress):
         loaded = load_inputs(neighbors, skip_bad=skip_bad, scale=next(iter(scales)) if len(scales) == 1 else None)
+        parts, used, absent, outside, census = _parts(cert, loaded.frame)  # bad input is reported before anything else
+    with step("verifying the certificate", enabled=progress):
+        why = verify_certificate(cert)
+    if why is not None:  # nothing is audited against a certificate that does not verify
+        return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=used, outside=outside)
     with step("auditing each model's claim: exact violation probability and Monte Carlo check", enabled=progress):
-        parts, used, absent, outside = _parts(cert, loaded.frame)
-        result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent))
+        result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent),
+                                         census=census)
     return AuditOutcome(certificate=cert, verification_error=None, audit=result, generators=used, outside=outside)
 
 
@@ -301,7 +335,7 @@ def _print(outcome: AuditOutcome, certificate: Path) -> None:
         return
     res = outcome.audit
     w = res.worst.result
-    colors = {"holds": "green", "not contradictable": "green", "recheck": "green", "violated": "red"}
+    colors = {"holds": "green", "not contradictable": "green", "recheck": "green", "exact": "green", "violated": "red"}
     t = Table(title=title, show_header=False)
     t.add_column("", style="bold")
     t.add_column("")
@@ -329,7 +363,8 @@ def _print(outcome: AuditOutcome, certificate: Path) -> None:
         t2.add_column(c)
     for p in res.parts[:_SHOWN]:
         r = p.result
-        interval = ("exact" if p.kind == "recheck" else f"[{r.exact_lcb:.3g}, {r.exact_ucb:.3g}] at {r.confidence:.6g}")
+        interval = ("recomputed, as certified" if p.kind == "recheck" else "computed exactly" if p.kind == "census"
+                    else f"[{r.exact_lcb:.3g}, {r.exact_ucb:.3g}] at {r.confidence:.6g}")
         t2.add_row(escape(p.label), p.kind, f"[{colors.get(r.verdict, 'yellow')}]{r.verdict}[/]",
                    f"{r.exact_probability:.3g} {interval}", str(r.n_neighbors), str(r.dim))
     console.print(t2)
@@ -366,7 +401,7 @@ def register(app: typer.Typer) -> None:
 
 _HELP = (
     "Verify a certificate, then re-audit each model's claim on new neighbour data.\n\n"
-    "Exit codes: 0 = no part contradicts the certificate (holds, recheck, not contradictable); "
+    "Exit codes: 0 = no part contradicts the certificate (holds, recheck, exact, not contradictable); "
     "1 = the certificate does not verify (it is then not audited), or any one model's claim is violated; "
     "2 = bad input; 3 = inconclusive (no part violated, at least one undecided: more neighbours needed).\n\n"
     "A judge's certificate is each model's claim at once: every model (and generator) is audited on its own "

@@ -638,7 +638,8 @@ def register(app: typer.Typer) -> None:
         neighbors: str = typer.Option("auto", "--neighbors",
                                       help="Generators: swap, rerun, variant:NAME (comma-separated), or auto (those the data hold)."),
         method: str = typer.Option("tight", "--method", help="Calibration: tight or paper."),
-        combine: str = typer.Option("max", "--combine", help="Combination over generators: max or rms."),
+        combine: str = typer.Option("max", "--combine", help="Combination over generators: max (each generator) or rms (one "
+                                     "picked uniformly at random, for each model)."),
         alpha: float | None = typer.Option(None, "--alpha", help="Shrinkage α in (0, 1]; chosen when omitted."),
         beta: str = typer.Option("0.05", "--beta", help="Confidence of the sensitivity bound, or 'none' (point estimate)."),
         holdout: float = typer.Option(0.3, "--holdout", help="Share of neighbours held out for the audit."),

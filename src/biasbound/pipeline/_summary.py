@@ -175,9 +175,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     if worst is not None:  # each model's claim is its own: the worst one leads, before any pooled figure
         name, a = worst
         color = {"violated": "red", "inconclusive": "yellow"}.get(a.verdict, "green")
-        rows.append(("audit (worst model)", f"[{color}]{a.verdict}[/] — model {name}: P(exceed) "
-                     f"{'≈' if hasattr(a, 'confidence') else 'at most'} {_f(a.exact_probability)}, upper bound "
-                     f"{_f(a.exact_ucb)} (δ = {_f(a.delta)})"))
+        if hasattr(a, "confidence"):  # a held-out audit: an estimate with its confidence bound
+            what = (f"P(exceed) ≈ {_f(a.exact_probability)}, upper bound {_f(a.exact_ucb)} at {_f(a.confidence)} on "
+                    f"{a.n_neighbors} held-out neighbours")
+        else:  # computed from every observed neighbour: the probability itself, or a bound
+            what = f"P(exceed) is {'exactly' if a.verdict == 'exact' else 'at most'} {_f(a.exact_probability)}"
+        rows.append(("audit (worst model)", f"[{color}]{a.verdict}[/] — model {name}: {what} (δ = {_f(a.delta)})"))
     pa = j.pooled_audit
     if pa is not None:
         color = {"holds": "green", "not contradictable": "green", "exact": "green", "violated": "red"}.get(pa.verdict, "yellow")

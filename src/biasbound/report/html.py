@@ -83,7 +83,7 @@ _CERT_FIELDS: tuple[tuple[str, str], ...] = (
     ("delta_B", "δ_B (noise share of δ)"),
     ("delta_Delta", "δ_Δ (sensitivity share of δ)"),
     ("tau_split", "τ split (sensitivity share of τ)"),
-    ("beta", "β (confidence of the sensitivity bound)"),
+    ("beta", "β (failure probability over the neighbour samples, summed over every record — each model's own claim spends its share)"),
     ("dim", "d (items)"),
     ("method", "calibration method"),
     ("bound_used", "bound used"),
