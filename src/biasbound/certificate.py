@@ -207,7 +207,8 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     if facts:
         parts.append("It rests on: " + "; ".join(facts) + ".")
     if der["beta"] is not None:
-        parts.append(f"It holds with confidence {_fmt(1.0 - der['beta'])} over the neighbour sample.")
+        over = ("the judge's recorded answers (and any sample of items)" if rjs or hps else "the neighbour sample")
+        parts.append(f"It holds with confidence {_fmt(1.0 - der['beta'])} over {over}.")
     ri = der.get("range_implied")
     if ri is not None and ri["holds"]:
         parts.append(f"This follows from the score range alone (no neighbour can move the scores by more than "
