@@ -242,20 +242,26 @@ def confidence_phrase(knowledge: Any) -> str | None:
     models is each model's own claim: each holds with confidence ``1 − β_model`` over its own sample;
     all of them at once with ``1 − Σβ`` (a union bound) only when ``Σβ < 1`` — otherwise no joint
     confidence is stated (a sum of 76 β = 0.05 is 3.8, and "confidence −2.8" means nothing)."""
+    from biasbound.bounds._knowledge import HighProbability, Knowledge, RandomJudge
     from biasbound.calibration import beta_per_unit
 
     per = beta_per_unit(knowledge)
     total = math.fsum(per.values())
     if total <= 0:
         return None
+    k = Knowledge.of(knowledge)
+    random_judge = any(isinstance(r, (RandomJudge, HighProbability)) for r in k.records)
+    # a random judge's bound is a confidence bound over its recorded answers (and the items drawn, if sampled)
+    over, own = (("the judge's recorded answers (and any sample of items)", "that model's recorded answers")
+                 if random_judge else ("the neighbour sample", "that model's own neighbour sample"))
     if len(per) == 1:
-        return f"with confidence {_fmt(1.0 - total)} over the neighbour sample"
+        return f"with confidence {_fmt(1.0 - total)} over {over}"
     worst = max(per.values())
     spent = sum(1 for b in per.values() if b > 0)
-    each = (f"with confidence {_fmt(1.0 - worst)} for each model over that model's own neighbour sample"
+    each = (f"with confidence {_fmt(1.0 - worst)} for each model over {own}"
             if spent == len(per) and len(set(per.values())) == 1 else
-            f"with confidence at least {_fmt(1.0 - worst)} for each model over that model's own neighbour sample "
-            f"({spent} of the {len(per)} models rest on a sample)")
+            f"with confidence at least {_fmt(1.0 - worst)} for each model over {own} "
+            f"({spent} of the {len(per)} models rest on a sample or a random judge's answers)")
     if total < 1.0:
         return each + f"; for all {len(per)} models at once with confidence {_fmt(1.0 - total)} (their β summed)"
     return each + (f"; no confidence is stated for all {len(per)} models at once (their β sum to {_fmt(total)} ≥ 1, "

@@ -2,8 +2,18 @@
 the knowledge records of :mod:`biasbound.bounds`, built once from the observed neighbours.
 
 The neighbour relation T is "one item (Hamming-1), k items (Hamming-k) or every item of the
-batch perturbed, the items drawn uniformly". What is known about T depends on how the neighbours
-were observed:
+batch perturbed, the items drawn uniformly".
+
+**By default the judge is random**: every recorded neighbour verdict is one draw of the judge, and the
+probability also covers its answer on the neighbour (docs/proofs/random_judge.md). Per item, the share of
+its draws above each level of |Δ| (several reruns are draws within the item) → ``RandomJudge``
+(Hamming-1, KL tail bounds at 1 − β); Hamming-k and all items → ``Moments`` at 1 − β from the per-item
+mean square, plus ``HighProbability`` (Bernstein) for all items. Unobserved items count at the range
+bound; a recorded draw counts its drawn items, re-derived from the record.
+
+With ``deterministic_judge=True`` (the user declares each recorded neighbour verdict the judge's only
+answer; refused when two recorded answers to one neighbour, or a rerun and its original, differ), what
+is known about T depends on how the neighbours were observed:
 
 * **census** — every batch item has its neighbour judged (e.g. both presentation orders of every
   pairwise judgment): T is known exactly → ``FullPopulation`` (no hold-out split, no β);
@@ -19,8 +29,8 @@ were observed:
   scope states the coverage (observed / total per generator).
 
 Hamming-k (1 < k < N) over a census: E‖Δ_S‖² is computed exactly (``Moments`` with β = 0) and
-‖Δ_S‖ is bounded almost surely by the k largest moves. All items: one neighbour (per rerun index
-for reruns), so Δ is a point mass, exact for a census.
+‖Δ_S‖ is bounded almost surely by the k largest moves. All items: one neighbour, so Δ is a point mass,
+exact for a census.
 """
 
 from __future__ import annotations
@@ -307,7 +317,6 @@ def _one_answer(at: np.ndarray, moved: np.ndarray, g: str, unit: str) -> tuple[n
     order = np.argsort(at, kind="stable")
     at_s, mv_s = at[order], moved[order]
     first = np.r_[True, at_s[1:] != at_s[:-1]]
-    grp = np.cumsum(first) - 1
     lo = np.minimum.reduceat(mv_s, np.flatnonzero(first))
     hi = np.maximum.reduceat(mv_s, np.flatnonzero(first))
     bad = int(np.count_nonzero(hi - lo > _SNAP))
@@ -318,7 +327,6 @@ def _one_answer(at: np.ndarray, moved: np.ndarray, g: str, unit: str) -> tuple[n
         raise InputError(f"{arg('The judge was declared deterministic (deterministic_judge=True)', 'The judge was declared deterministic (--deterministic-judge)')} "
                          f"but {bad} item(s) of {'the leaderboard' if unit == '*' else repr(unit)} hold recorded {what}; "
                          "certify without the declaration to treat the judge as random.")
-    del grp
     return at_s[first], mv_s[first]
 
 
