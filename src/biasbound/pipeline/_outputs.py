@@ -244,4 +244,7 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
         model_certificates=model_certs, comparison=comparison, baseline=baseline,
         coverage=getattr(result, "coverage", None),
     )
+    from biasbound._integrity import refresh_manifest
+
+    refresh_manifest(Path(out), Path(o["report"]).name)  # a finished folder's report re-written (the demo)
     return o["report"]
