@@ -223,10 +223,12 @@ def _digested(version: Any) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(Certificate) if f.name not in _UNDIGESTED)
 
 
-def _records_digest(values: dict[str, Any]) -> str:
+def _records_digest(values: dict[str, Any], version: Any = None) -> str:
     """SHA-256 of the canonical JSON (sorted keys, compact) of the digested fields in ``values``: schema 3 every
-    field but ``created`` and ``records_sha256``; schema 2 the :data:`_RECORDS` fields."""
-    text = json.dumps({k: values.get(k) for k in _digested(values.get("schema_version"))}, sort_keys=True,
+    field but ``created`` and ``records_sha256``; schema 2 the :data:`_RECORDS` fields (``version`` default:
+    ``values["schema_version"]``)."""
+    version = values.get("schema_version") if version is None else version
+    text = json.dumps({k: values.get(k) for k in _digested(version)}, sort_keys=True,
                       ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -409,7 +411,7 @@ class Certificate:
         if self.records_sha256 == _ABSENT:
             fail("records_sha256 is missing; every schema-3 certificate carries it (deleted after certify wrote the file)")
         if self.records_sha256 is not None and self.records_sha256 != _records_digest(
-            {k: _plain(getattr(self, k)) for k in _digested(self.schema_version)}
+            {k: _plain(getattr(self, k)) for k in _digested(self.schema_version)}, self.schema_version
         ):
             fail("a recorded field (scope, audit, diagnostics, seed, centre, digests or provenance) differs from the "
                  "records_sha256 written with the certificate")

@@ -246,6 +246,28 @@ def _first_difference(a: Any, b: Any, path: str) -> str | None:
     return None if (a == b and type(a) is type(b)) else (path.lstrip(".") or "the whole file")
 
 
+def _certificate_difference(a: Any, b: Any) -> str | None:
+    """The fields of a certificate file (one certificate or a list) that differ, inputs first (the field order)."""
+    import dataclasses
+
+    from biasbound.certificate import Certificate
+
+    order = [f.name for f in dataclasses.fields(Certificate)]
+    pairs = list(zip(a, b)) if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) else [(a, b)]
+    for k, (x, y) in enumerate(pairs):
+        if not (isinstance(x, dict) and isinstance(y, dict)):
+            where = _first_difference(x, y, "")
+            return None if where is None else f"{where} differs from the re-certification"
+        keys = sorted(set(x) | set(y), key=lambda n: (order.index(n) if n in order else len(order), n))
+        diff = [n for n in keys if _first_difference(x.get(n), y.get(n), n) is not None]
+        if diff:
+            at = f"[{k}] " if len(pairs) > 1 else ""
+            shown = ", ".join(diff[:6]) + (f" and {len(diff) - 6} more" if len(diff) > 6 else "")
+            return (f"{at}{shown} differ{'s' if len(diff) == 1 else ''} from the re-certification (first: "
+                    f"{_first_difference(x.get(diff[0]), y.get(diff[0]), diff[0])})")
+    return None if len(pairs) == 1 or len(a) == len(b) else "the number of certificates differs from the re-certification"
+
+
 def _compare(name: str, mine: Path, redone: Path) -> str | None:
     """Why ``mine`` is not what re-certification wrote (``redone``), or None."""
     if name.endswith(".json"):
@@ -253,7 +275,7 @@ def _compare(name: str, mine: Path, redone: Path) -> str | None:
         if name == "load_report.json" and isinstance(a, dict) and isinstance(b, dict):
             a, b = list(a.values()), list(b.values())  # keyed by the input paths as typed
         elif name.startswith("certificate"):
-            a, b = _strip_created(a), _strip_created(b)
+            return _certificate_difference(_strip_created(a), _strip_created(b))
         where = _first_difference(a, b, "")
         return None if where is None else f"{where} differs from the re-certification"
     if name == "report.html":
