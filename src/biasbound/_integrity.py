@@ -1,10 +1,9 @@
 """What binds a certify run's outputs to its data and to whoever issued them.
 
 * :func:`judgments_digest` — SHA-256 of every judgment a judge's certification used (originals and
-  every neighbour row: swaps, variants, reruns), canonicalised: rows sorted by (model, item, variant,
-  rerun, game), each ``[judge, model, item_id, variant, rerun, game, score]`` in compact JSON, the score
-  as Python's shortest round-trip float repr (``NaN`` for a missing judgment). One digest per model and
-  the judge's digest over them (a two-level tree), written as ``judgments_sha256`` in the certificates.
+  every neighbour row: swaps, variants, reruns), canonicalised (rows sorted; names as sorted JSON lists,
+  row fields as fixed-width little-endian arrays, the score as float64 with one NaN): one digest per model
+  and the judge's digest over them (a two-level tree), written as ``judgments_sha256`` in the certificates.
 * The outputs manifest :data:`MANIFEST` (``.biasbound-outputs.json``): the files a run wrote and the
   SHA-256 of each; :func:`check_manifest` re-hashes them (an edited ``leaderboard.csv`` fails, named).
 * Optional Ed25519 signatures (the ``cryptography`` package): :func:`generate_keypair` writes a
@@ -67,33 +66,43 @@ def _canon(obj: Any) -> str:
 def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     """``(judge digest, {model: digest})`` of one judge's judgment rows (pandas DataFrame in the contract schema).
 
-    A model's digest is the SHA-256 of its canonical rows (module docstring); the judge's is the SHA-256 of the
-    canonical JSON of ``{model: digest}``, so one model's digest can be checked without the others' rows.
+    A model's digest is the SHA-256 of: the compact JSON ``{"judge", "model", "item_ids", "variants"}`` (the sorted
+    distinct item ids and variants of its rows), a newline, then its rows sorted by (item_id, variant, rerun, game,
+    score) as five little-endian arrays — item and variant as int64 indices into those lists, rerun and game int64,
+    the score float64 (``NaN`` for a missing judgment, ``-0.0`` written as ``0.0``). The judge's digest is the
+    SHA-256 of the compact, key-sorted JSON ``{model: digest}``, so one model's digest is checked without the
+    others' rows. Row order in the input does not matter; every other difference in a row does.
     """
     import numpy as np
+    import pandas as pd
 
-    cols = {c: frame[c] if c in frame.columns else None for c in ("judge", *_KEYS, "score")}
     n = len(frame)
-    def text(c: str, default: str) -> Any:  # numpy unicode arrays (lexsort does not order object arrays)
-        return np.asarray(cols[c].astype(str).to_numpy(), dtype=str) if cols[c] is not None else np.full(n, default)
 
-    judge, model, item, variant = text("judge", ""), text("model", ""), text("item_id", ""), text("variant", "original")
-    rerun = cols["rerun"].to_numpy(dtype=np.int64) if cols["rerun"] is not None else np.zeros(n, dtype=np.int64)
-    game = cols["game"].to_numpy(dtype=np.int64) if cols["game"] is not None else np.zeros(n, dtype=np.int64)
-    score = cols["score"].to_numpy(dtype=float)
-    order = np.lexsort((score, game, rerun, variant, item, model))
+    def column(c: str, default: Any) -> Any:
+        return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
+
+    judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+    m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
+    i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
+    v_codes, variants = pd.factorize(column("variant", "original").astype(str), sort=True)
+    rerun = column("rerun", 0).to_numpy(dtype="<i8")
+    game = column("game", 0).to_numpy(dtype="<i8")
+    score = column("score", np.nan).to_numpy(dtype="<f8") + 0.0  # -0.0 -> 0.0
+    score[np.isnan(score)] = np.nan  # one bit pattern for a missing judgment
+    order = np.lexsort((score, game, rerun, v_codes, i_codes, m_codes))
     per_model: dict[str, str] = {}
-    start = 0
-    sm = model[order]
-    bounds = np.flatnonzero(sm[1:] != sm[:-1]) + 1 if n else np.zeros(0, dtype=int)
-    for stop in [*bounds.tolist(), n]:
-        if stop == start:
-            continue
-        idx = order[start:stop]
-        rows = list(zip(judge[idx].tolist(), model[idx].tolist(), item[idx].tolist(), variant[idx].tolist(),
-                        rerun[idx].tolist(), game[idx].tolist(), score[idx].tolist()))
-        per_model[str(sm[start])] = _sha(_canon(rows))
-        start = stop
+    sm = m_codes[order]
+    cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        idx = order[a:b]
+        it, vt = np.unique(i_codes[idx]), np.unique(v_codes[idx])  # sorted global codes = sorted names
+        head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
+                "item_ids": [str(x) for x in items[it]], "variants": [str(x) for x in variants[vt]]}
+        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        for arr in (np.searchsorted(it, i_codes[idx]), np.searchsorted(vt, v_codes[idx]), rerun[idx], game[idx]):
+            h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
+        per_model[str(models[sm[a]])] = h.hexdigest()
     return _sha(_canon(per_model)), per_model
 
 
