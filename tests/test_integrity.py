@@ -406,3 +406,26 @@ def test_exit_codes_and_environment_keys_through_the_installed_entry_point(runs,
     assert r.returncode == 1 and "retention.json" in r.stdout
     r = run("verify", str(tmp_path / "nowhere"))
     assert r.returncode == 2 and "Traceback" not in r.stderr and "nowhere" in r.stderr
+
+
+def test_several_inputs_after_one_judgments_option_and_in_memory_tables(tmp_path, capsys) -> None:
+    frame = flip_table(0.3, seed=4, n_items=12)
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    frame[frame["model"] != "mC"].to_csv(a, index=False)
+    frame[frame["model"] == "mC"].to_csv(b, index=False)
+    out = tmp_path / "two"
+    code = main(["certify", str(a), str(b), "--out", str(out), "--bootstrap-rounds", "100", "--no-progress", "--no-plots"])
+    assert code == 0
+    capsys.readouterr()
+    code, text = _verify(capsys, out, "--judgments", a, b)
+    assert code == 0 and "reproduced" in text, text
+    code, text = _verify(capsys, out, a)  # a second positional without --judgments
+    assert code == 2 and "--judgments" in text
+    # certificates made from an in-memory table record no reading options: refused in one sentence
+    from biasbound.pipeline import certify
+
+    mem = tmp_path / "mem"
+    certify(frame, neighbors="swap", out=mem, bootstrap_rounds=100, plots=False, progress=False)
+    code, text = _verify(capsys, mem, "--judgments", a)
+    assert code == 2 and "in-memory table" in text
+    assert _verify(capsys, mem)[0] == 0  # its other checks are the same

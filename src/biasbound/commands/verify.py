@@ -152,7 +152,7 @@ def _cross_check(certs: list[tuple[str, Any, Path]]) -> dict[int, str]:
             continue
         rec = js["models"].get(str(scope.get("model")))
         if not isinstance(rec, Mapping):
-            out[k] = f"The certificate does not verify: its model is not among the judge certificate's scope.models."
+            out[k] = "The certificate does not verify: its model is not among the judge certificate's scope.models."
             continue
         centre = (js.get("centers") or {}).get(str(scope.get("model")))
         for name, mine, theirs in (("seed", c.seed, rec.get("seed")), ("data_sha256", c.data_sha256, rec.get("data_sha256")),
@@ -304,7 +304,11 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
     if any(r != calls[0] for r in calls):
         return [("certificates", "The judge certificates record different certify calls (scope.reproduce); they were "
                                  "not written by one certify run.")]
-    call, load = dict(calls[0]["certify"]), dict(calls[0].get("load") or {})
+    if not isinstance(calls[0].get("load"), Mapping):
+        raise InputError(f"The '--judgments' option of verify re-reads input files the way 'biasbound certify' read them, "
+                         f"but the certificates of {str(folder)!r} were made from an in-memory table (biasbound run, or "
+                         "a Python call of pipeline.certify), which records no reading options; re-run that call.")
+    call, load = dict(calls[0]["certify"]), dict(calls[0]["load"])
     loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
                          skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
                          llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
@@ -341,12 +345,15 @@ def register(app: typer.Typer) -> None:
     def verify_command(
         target: Path = typer.Argument(..., metavar="OUTDIR_OR_CERTIFICATE",
                                       help="A certify output folder, or one certificate*.json / certificates.json."),
+        more: list[Path] | None = typer.Argument(None, metavar="INPUT", show_default=False,
+                                                 help="More judgment files after the first --judgments INPUT."),
         scores: Path | None = typer.Option(None, "--scores",
                                            help="scores.parquet to check the data hash and noise against "
                                                 "(default: beside the certificate, when present)."),
         judgments: list[Path] | None = typer.Option(None, "--judgments", metavar="INPUT",
-                                                    help="The judgment files certify read (repeat for several): "
-                                                         "certify again with the recorded call and compare every output."),
+                                                    help="The judgment files certify read, in its order (--judgments "
+                                                         "A B C, or repeated): certify again with the recorded call and "
+                                                         "compare every output."),
         public_key: Path | None = typer.Option(None, "--public-key", envvar="BIASBOUND_PUBLIC_KEY", show_envvar=True,
                                                help="Ed25519 public key (biasbound keygen): the outputs manifest must "
                                                     "carry a valid signature by it."),
@@ -355,6 +362,10 @@ def register(app: typer.Typer) -> None:
         from the judgments. Exit 0 all verify, 1 any fails, 2 bad input."""
         from biasbound._integrity import load_public_key
 
+        if more and not judgments:
+            raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify takes one folder or file. Got "
+                             f"{len(more) + 1} (name judgment files after --judgments).")
+        judgments = [*(judgments or []), *(more or [])]
         key = None if public_key is None else load_public_key(public_key)
         results = verify_outputs(target, scores)
         problems, files_line = check_files(target, key)
