@@ -425,7 +425,8 @@ def test_several_inputs_after_one_judgments_option_and_in_memory_tables(tmp_path
     from biasbound.pipeline import certify
 
     mem = tmp_path / "mem"
-    certify(frame, neighbors="swap", out=mem, bootstrap_rounds=100, plots=False, progress=False)
+    table = frame.assign(source="<frame>", line=range(1, len(frame) + 1), verdict=None)
+    certify(table, neighbors="swap", out=mem, bootstrap_rounds=100, plots=False, progress=False)
     code, text = _verify(capsys, mem, "--judgments", a)
     assert code == 2 and "in-memory table" in text
     assert _verify(capsys, mem)[0] == 0  # its other checks are the same
