@@ -160,34 +160,36 @@ def refresh_manifest(folder: Path, name: str) -> None:
     path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
 
 
-def check_manifest(folder: Path, public_key: Any = None, *, owned: Any = None) -> tuple[list[str], list[str], bool]:
+def check_manifest(folder: Path, public_key: Any = None, *,
+                   owned: Any = None) -> tuple[list[tuple[str, str]], list[str], bool]:
     """Re-hash every file the folder's manifest lists.
 
-    Returns ``(problems, checked, signed)``: one sentence per problem (a file edited, missing, not listed although a
-    run writes files of that name, a signature that does not verify), the names whose digest matched, and whether a
+    Returns ``(problems, checked, signed)``: one ``(tag, sentence)`` per problem — ``EDITED`` for a file changed,
+    a file not listed although a run writes files of that name, a signature that does not verify; ``MISSING`` for
+    no manifest, no digests, no signature, a listed file absent — the names whose digest matched, and whether a
     signature was checked. ``owned`` is a compiled pattern of the names a run writes (unlisted ones are problems).
     With ``public_key`` a manifest without a valid signature by that key is a problem.
     """
     path = folder / MANIFEST
     if not path.is_file():
-        return ([f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
-                 "checked"], [], False)
+        return ([("MISSING", f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
+                 "checked")], [], False)
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return [f"{MANIFEST} is not readable JSON"], [], False
+        return [("MISSING", f"{MANIFEST} is not readable JSON")], [], False
     if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or not isinstance(rec.get("files"), list):
-        return ([f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; re-run "
-                 "certify)"], [], False)
+        return ([("MISSING", f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; "
+                             "re-run certify)")], [], False)
     digests = rec["sha256"]
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     if sorted(map(str, rec["files"])) != sorted(map(str, digests)):
-        problems.append(f"{MANIFEST}: its 'files' and 'sha256' lists name different files")
+        problems.append(("EDITED", f"{MANIFEST}: its 'files' and 'sha256' lists name different files"))
     signed = False
     if public_key is not None:
         sig = rec.get("signature")
         if not isinstance(sig, dict) or not isinstance(sig.get("value"), str):
-            problems.append(f"{MANIFEST} is not signed, and --public-key asks for a signature")
+            problems.append(("MISSING", f"{MANIFEST} is not signed, and --public-key asks for a signature"))
         else:
             from cryptography.exceptions import InvalidSignature
 
@@ -196,24 +198,24 @@ def check_manifest(folder: Path, public_key: Any = None, *, owned: Any = None) -
                 public_key.verify(base64.b64decode(sig["value"], validate=True), _canon(payload).encode("utf-8"))
                 signed = True
             except (InvalidSignature, ValueError):
-                problems.append(f"{MANIFEST}: the signature does not verify with the public key given (the manifest "
-                                "was edited after signing, or another key signed it)")
+                problems.append(("EDITED", f"{MANIFEST}: the signature does not verify with the public key given (the "
+                                           "manifest was edited after signing, or another key signed it)"))
     checked: list[str] = []
     root = folder.resolve()
     for name, digest in sorted(digests.items()):
         p = (folder / str(name))
         if p.resolve().parent != root:
-            problems.append(f"{MANIFEST} lists {name!r}, which is not a file of this folder")
+            problems.append(("EDITED", f"{MANIFEST} lists {name!r}, which is not a file of this folder"))
         elif not p.is_file():
-            problems.append(f"{name} is listed in {MANIFEST} but missing")
+            problems.append(("MISSING", f"{name} is listed in {MANIFEST} but missing"))
         elif file_sha256(p) != digest:
-            problems.append(f"{name} was changed after certify wrote it (its SHA-256 differs from {MANIFEST})")
+            problems.append(("EDITED", f"{name} was changed after certify wrote it (its SHA-256 differs from {MANIFEST})"))
         else:
             checked.append(str(name))
     if owned is not None:
         for p in sorted(folder.iterdir()):
             if p.is_file() and owned.match(p.name) and p.name not in digests:
-                problems.append(f"{p.name} is not listed in {MANIFEST} (it was not written by this certify run)")
+                problems.append(("EDITED", f"{p.name} is not listed in {MANIFEST} (it was not written by this certify run)"))
     return problems, checked, signed
 
 

@@ -195,8 +195,8 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     return results
 
 
-def check_files(target: Path, public_key: Any = None) -> tuple[list[str], str]:
-    """The folder's files against its outputs manifest: ``(problems, summary line)``.
+def check_files(target: Path, public_key: Any = None) -> tuple[list[tuple[str, str]], str]:
+    """The folder's files against its outputs manifest: ``([(EDITED or MISSING, sentence)], summary line)``.
 
     A folder target must hold the manifest; a single certificate file is checked against the manifest beside it
     when there is one (else, without ``public_key``, nothing is checked and the summary says so)."""
@@ -381,8 +381,8 @@ def register(app: typer.Typer) -> None:
             else:
                 failed += 1
                 typer.echo(f"FAILED    {label}: {err}")
-        for p in problems:
-            typer.echo(f"EDITED    {p}")
+        for tag, p in problems:
+            typer.echo(f"{tag:<9} {p}")
         if not problems:
             typer.echo(files_line)
         bad_redo = [(n, e) for n, e in redone if e is not None]
