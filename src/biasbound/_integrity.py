@@ -89,7 +89,13 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     game = column("game", 0).to_numpy(dtype="<i8")
     score = column("score", np.nan).to_numpy(dtype="<f8") + 0.0  # -0.0 -> 0.0
     score[np.isnan(score)] = np.nan  # one bit pattern for a missing judgment
-    order = np.lexsort((score, game, rerun, v_codes, i_codes, m_codes))
+    models, items, variants = (np.asarray(list(x), dtype=object) for x in (models, items, variants))
+    # (model, item, variant, rerun, game) is unique in a judgment table (pipeline.certify refuses a key given twice);
+    # the score breaks ties all the same, so the order never depends on the input's row order
+    keys = (game, rerun, v_codes, i_codes, m_codes)
+    order = np.lexsort(keys)
+    if n > 1 and np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys]).any():
+        order = np.lexsort((score, *keys))
     per_model: dict[str, str] = {}
     sm = m_codes[order]
     cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
@@ -97,7 +103,7 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
         idx = order[a:b]
         it, vt = np.unique(i_codes[idx]), np.unique(v_codes[idx])  # sorted global codes = sorted names
         head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
-                "item_ids": [str(x) for x in items[it]], "variants": [str(x) for x in variants[vt]]}
+                "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
         h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
         for arr in (np.searchsorted(it, i_codes[idx]), np.searchsorted(vt, v_codes[idx]), rerun[idx], game[idx]):
             h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
