@@ -430,3 +430,29 @@ def test_several_inputs_after_one_judgments_option_and_in_memory_tables(tmp_path
     code, text = _verify(capsys, mem, "--judgments", a)
     assert code == 2 and "in-memory table" in text
     assert _verify(capsys, mem)[0] == 0  # its other checks are the same
+
+
+def test_a_report_rewritten_after_certify_keeps_the_manifest_true_and_a_signed_one_refuses(runs, tmp_path, capsys) -> None:
+    """The demo re-writes report.html after certify (its comparison section): the manifest records the new digest;
+    in a signed folder that would drop the signature, so it is refused."""
+    from biasbound._exceptions import InputError
+    from biasbound._integrity import file_sha256
+    from biasbound.pipeline import certify
+    from biasbound.pipeline._outputs import write_result_report
+
+    frame = pd.read_csv(runs["table"]).assign(source="<frame>", verdict=None)
+    frame["line"] = range(1, len(frame) + 1)
+    out = tmp_path / "demo-like"
+    result = certify(frame, neighbors="swap", out=out, bootstrap_rounds=100, progress=False)
+    (out / "report.html").write_text("stale")  # what the re-write replaces
+    write_result_report(result, out, comparison=None)
+    assert (out / "report.html").read_text() != "stale"
+    assert json.loads((out / MANIFEST).read_text())["sha256"]["report.html"] == file_sha256(out / "report.html")
+    assert _verify(capsys, out)[0] == 0
+    signed = tmp_path / "signed-demo-like"
+    result = certify(frame, neighbors="swap", out=signed, bootstrap_rounds=100, progress=False, sign_key=runs["key"])
+    report = (signed / "report.html").read_bytes()
+    with pytest.raises(InputError, match="signed outputs"):
+        write_result_report(result, signed)
+    assert (signed / "report.html").read_bytes() == report  # refused before writing
+    assert _verify(capsys, signed, "--public-key", runs["pub"])[0] == 0

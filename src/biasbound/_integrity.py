@@ -40,7 +40,7 @@ __all__ = [
     "load_private_key",
     "load_public_key",
     "manifest_record",
-    "refresh_manifest",
+    "rewrite_listed",
 ]
 
 #: The file listing what the last run wrote into an output folder, with each file's SHA-256.
@@ -151,19 +151,25 @@ def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None)
     return rec
 
 
-def refresh_manifest(folder: Path, name: str) -> None:
-    """Record the new digest of ``name`` after a file of a finished output folder was re-written on purpose (the
-    demo's report.html with its comparison). A signed manifest is never re-written: that would drop the signature."""
+def rewrite_listed(folder: Path, name: str, write: Any) -> Any:
+    """Call ``write()`` to re-write the file ``name`` of a finished output folder on purpose (the demo's report.html
+    with its comparison) and record its new digest in the manifest; returns what ``write()`` returns. A file of a
+    signed manifest is refused before anything is written: re-writing it would break the signature."""
     path = folder / MANIFEST
-    if not path.is_file():
-        return
-    rec = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or name not in rec["sha256"]:
-        return
-    if "signature" in rec:
-        raise InputError(f"{folder / name} is part of signed outputs and cannot be re-written; re-run certify.")
-    rec["sha256"][name] = file_sha256(folder / name)
-    path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
+    rec = None
+    if path.is_file():
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            rec = None
+    listed = isinstance(rec, dict) and isinstance(rec.get("sha256"), dict) and name in rec["sha256"]
+    if listed and "signature" in rec:
+        raise InputError(f"{folder / name} is part of signed outputs and is never re-written; re-run certify.")
+    result = write()
+    if listed:
+        rec["sha256"][name] = file_sha256(folder / name)
+        path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
+    return result
 
 
 def check_manifest(folder: Path, public_key: Any = None, *,
