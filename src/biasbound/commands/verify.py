@@ -237,7 +237,7 @@ def _first_difference(a: Any, b: Any, path: str) -> str | None:
         return None
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            return f"{path} (length {len(a)} vs {len(b)})".lstrip(".")
+            return f"{path.lstrip('.') or 'the whole file'} (length {len(a)} vs {len(b)})"
         for i, (x, y) in enumerate(zip(a, b)):
             w = _first_difference(x, y, f"{path}[{i}]")
             if w:
