@@ -1,4 +1,4 @@
-"""The A-BB certificate (schema version 2): what was certified, from what knowledge, and how to re-check it.
+"""The A-BB certificate (schema version 3): what was certified, from what knowledge, and how to re-check it.
 
 A :class:`Certificate` records one calibrated mechanism applied to one batch.  Its fields are of two kinds
 (``docs/certificate-schema.md`` lists every field):
@@ -14,9 +14,13 @@ A :class:`Certificate` records one calibrated mechanism applied to one batch.  I
 
 :meth:`Certificate.verify` recomputes every derived field from the inputs with the same functions that made
 it (:func:`biasbound.calibration.calibrate_knowledge` at the recorded point, :mod:`biasbound.figures`) and
-fails on any difference (relative tolerance 1e-9), on a bound above ``delta``, and — given the scores (and
-the released scores) — on a data hash (or seed) that does not match.  Schema version 1 certificates (from
-:func:`biasbound.abb.calibrate`) still read and verify through :mod:`biasbound._certificate_v1`.
+fails on any difference (relative tolerance 1e-9), on a bound above ``delta``, on a missing or different
+``records_sha256`` (every field but ``created``), on a judge's seed or centre that is not its models', and — given
+the scores (and the released scores) — on a data hash (or seed) that does not match.  ``judgments_sha256`` binds the
+certificate to every judgment used (checked by ``biasbound verify --judgments``).  Schema version 2 certificates read
+and verify with a warning (no judgments digest; their records digest was optional and covered four records);
+schema version 1 certificates (from :func:`biasbound.abb.calibrate`) still read and verify through
+:mod:`biasbound._certificate_v1`.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from biasbound.abb import Calibration
 
 __all__ = [
     "CENTER_KINDS",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "Certificate",
     "CertificateV1",
