@@ -456,3 +456,28 @@ def test_a_report_rewritten_after_certify_keeps_the_manifest_true_and_a_signed_o
         write_result_report(result, signed)
     assert (signed / "report.html").read_bytes() == report  # refused before writing
     assert _verify(capsys, signed, "--public-key", runs["pub"])[0] == 0
+
+
+@pytest.mark.parametrize("what", ["coverage", "audit", "judgments_sha256"])
+def test_forged_records_with_recomputed_digests_fail_recertification(runs, tmp_path, capsys, what) -> None:
+    """Records no statistic determines (a coverage count, an audit verdict, the judgments digest), edited and every
+    digest recomputed: the keyless checks cannot tell; re-certification from the judgments names the field."""
+    def edit(d: dict) -> dict:
+        if what == "coverage" and "models" in d["scope"]["coverage"]:
+            next(iter(d["scope"]["coverage"]["models"].values()))["neighbors"]["swap"]["missing"] += 3
+        elif what == "coverage":
+            d["scope"]["coverage"]["neighbors"]["swap"]["missing"] += 3
+        elif what == "audit":
+            d["audit"]["pooled"]["reason"] = "audited on fresh neighbours"
+        else:
+            d["judgments_sha256"] = "0" * 64
+        d["records_sha256"] = _records_digest(d)
+        return d
+
+    out = _copy(runs["plain"], tmp_path)
+    _rewrite_certs(out, edit)
+    _rehash(out)
+    assert _verify(capsys, out)[0] == 0
+    code, text = _verify(capsys, out, "--judgments", runs["table"])
+    field = "judgments_sha256" if what == "judgments_sha256" else ("scope" if what == "coverage" else "audit")
+    assert code == 1 and re.search(rf"DIFFERS +certificate\.json: {field}\b", text), text
