@@ -10,6 +10,9 @@ and only then moves it into place:
   moved in and the new manifest is written. Inputs, caches and anything else the user keeps
   there are never touched.
 
+The manifest also holds each file's SHA-256 and, with a signing key, an Ed25519 signature over them
+(:func:`biasbound._integrity.manifest_record`): ``biasbound verify`` checks the folder against it.
+
 A run that fails before its outputs are complete removes its staged folder and leaves the
 target as it was; a run that completes with some judges failed replaces the previous
 outputs, so no certificate of an earlier run stays beside a summary reporting the failure.
