@@ -421,6 +421,8 @@ def test_several_inputs_after_one_judgments_option_and_in_memory_tables(tmp_path
     assert code == 0 and "reproduced" in text, text
     code, text = _verify(capsys, out, a)  # a second positional without --judgments
     assert code == 2 and "--judgments" in text
+    code, text = _verify(capsys, out, "--judgments", tmp_path / "absent.csv")
+    assert code == 2 and "The '--judgments' option of verify names" in text and "absent.csv" in text
     # certificates made from an in-memory table record no reading options: refused in one sentence
     from biasbound.pipeline import certify
 

@@ -296,6 +296,9 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
     from biasbound.pipeline import certify
 
     certs, folder = _certificates(Path(target))
+    for p in inputs:
+        if not Path(p).exists():
+            raise InputError(f"The '--judgments' option of verify names {str(p)!r}, which does not exist.")
     judge_certs = [c for _, c, f in certs if f.name != "certificates.json"]
     calls = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
     if not judge_certs or any(not isinstance(r, Mapping) or not isinstance(r.get("certify"), Mapping) for r in calls):
