@@ -166,7 +166,7 @@ def certify(
         from biasbound._integrity import load_private_key
 
         if out_path is None:
-            raise InputError(f"The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
+            raise InputError("The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
         private_key = load_private_key(sign_key)
     # the call that made the certificates (recorded in each judge's scope.reproduce: biasbound verify --judgments)
     reproduce = {"certify": _jsonable(dict(
