@@ -483,3 +483,27 @@ def test_forged_records_with_recomputed_digests_fail_recertification(runs, tmp_p
     code, text = _verify(capsys, out, "--judgments", runs["table"])
     field = "judgments_sha256" if what == "judgments_sha256" else ("scope" if what == "coverage" else "audit")
     assert code == 1 and re.search(rf"DIFFERS +certificate\.json: {field}\b", text), text
+
+
+def test_outputs_of_an_in_memory_judgment_set_recertify_from_its_table(tmp_path, capsys) -> None:
+    """biasbound run certifies judgments.parquet as an in-memory JudgmentSet (from_frame, scale [0, 1]): the recorded
+    source name and scale let verify --judgments read that table the same way; a doctored copy fails."""
+    from biasbound.data.tables import from_frame
+    from biasbound.pipeline import certify
+
+    frame = flip_table(0.4, seed=5, n_items=12)
+    table = tmp_path / "judgments.parquet"
+    frame.to_parquet(table, index=False)
+    out = tmp_path / "run-like"
+    certify(from_frame(frame, source="judgments.parquet", scale=(0.0, 1.0)), neighbors="swap", out=out,
+            bootstrap_rounds=100, plots=False, progress=False)
+    code, text = _verify(capsys, out, "--judgments", table)
+    assert code == 0 and "reproduced" in text, text
+    doctored = tmp_path / "doctored.parquet"
+    frame.assign(score=np.where(frame.index == frame.index[frame["game"] == 2][0], 0.5, frame["score"])).to_parquet(
+        doctored, index=False)
+    assert judgments_digest(pd.read_parquet(doctored))[0] != judgments_digest(frame)[0]
+    code, text = _verify(capsys, out, "--judgments", doctored)
+    assert code == 1 and "DIFFERS   certificate.json" in text
+    code, text = _verify(capsys, out, "--judgments", table, doctored)
+    assert code == 2 and "one table" in text

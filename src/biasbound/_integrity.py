@@ -40,6 +40,7 @@ __all__ = [
     "load_private_key",
     "load_public_key",
     "manifest_record",
+    "reading_options",
     "rewrite_listed",
 ]
 
@@ -110,6 +111,20 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
         per_model[str(models[sm[a]])] = h.hexdigest()
     return _sha(_canon(per_model)), per_model
+
+
+def reading_options(judgments: Any) -> dict[str, Any] | None:
+    """How ``biasbound verify --judgments`` can read the inputs again as ``pipeline.certify`` got them: the CLI's
+    reading options (``reader: "certify"``), or for a one-source JudgmentSet (``biasbound run``'s judgments.parquet,
+    a Python ``from_frame``) its source name and scale (``reader: "frame"``); None for a bare DataFrame."""
+    opts = getattr(judgments, "options", None)
+    if isinstance(opts, Mapping):
+        return {"reader": "certify", **opts}
+    rep = getattr(judgments, "report", None)
+    sources, scale = getattr(rep, "sources", None), getattr(rep, "scale", None)
+    if sources is not None and len(sources) == 1 and scale is not None:
+        return {"reader": "frame", "source": str(sources[0]), "scale": [float(scale[0]), float(scale[1])]}
+    return None
 
 
 def bind_judgments(jc: Any, frame: Any, reproduce: Mapping[str, Any] | None) -> Any:

@@ -284,6 +284,31 @@ def _compare(name: str, mine: Path, redone: Path) -> str | None:
     return None if mine.read_bytes() == redone.read_bytes() else "differs from the re-certification"
 
 
+def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
+    """One table certified as an in-memory JudgmentSet (``biasbound run``): read with pandas and passed to
+    :func:`biasbound.data.tables.from_frame` with the recorded source name and scale, as the runner does."""
+    from biasbound.data.tables import COLUMNS, from_frame
+
+    if len(inputs) != 1:
+        raise InputError(f"The '--judgments' option of verify must name one table for these certificates (made from one "
+                         f"in-memory table, {load.get('source')!r}). Got {len(inputs)}.")
+    path = Path(inputs[0])
+    name = path.name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            raw = pd.read_parquet(path)
+        elif name.endswith((".csv", ".csv.gz")):
+            raw = pd.read_csv(path)
+        else:
+            raise InputError(f"The '--judgments' option of verify names {str(path)!r}; these certificates were made from "
+                             f"one in-memory table ({load.get('source')!r}), re-read from a .parquet or .csv file.")
+    except (OSError, ValueError) as exc:
+        raise DataFormatError(f"not a readable table ({str(exc).splitlines()[0] if str(exc) else exc}).",
+                              path=str(path)) from None
+    cols = [c for c in COLUMNS if c in raw.columns and c not in ("source", "line")]
+    return from_frame(raw[cols], source=str(load.get("source")), scale=tuple(load["scale"]))
+
+
 def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | None]]:
     """Certify ``inputs`` again with the call recorded in the certificates and compare every output.
 
@@ -308,16 +333,19 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
         return [("certificates", "The judge certificates record different certify calls (scope.reproduce); they were "
                                  "not written by one certify run.")]
     if not isinstance(calls[0].get("load"), Mapping):
-        raise InputError(f"The '--judgments' option of verify re-reads input files the way 'biasbound certify' read them, "
-                         f"but the certificates of {str(folder)!r} were made from an in-memory table (biasbound run, or "
-                         "a Python call of pipeline.certify), which records no reading options; re-run that call.")
+        raise InputError(f"The '--judgments' option of verify re-reads input files, but the certificates of "
+                         f"{str(folder)!r} were made from an in-memory table (a Python call of pipeline.certify on a "
+                         "DataFrame), which records no reading options; re-run that call.")
     call, load = dict(calls[0]["certify"]), dict(calls[0]["load"])
-    loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
-                         skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
-                         llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
-                         score_map=load.get("score_map"))
-    if load.get("neighbors_auto"):
-        loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
+    if load.get("reader") == "frame":  # biasbound run's judgments.parquet, or a Python from_frame table
+        loaded = _read_frame(inputs, load)
+    else:
+        loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
+                             skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
+                             llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
+                             score_map=load.get("score_map"))
+        if load.get("neighbors_auto"):
+            loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
     scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
     try:
         redo = scratch / "out"

@@ -12,7 +12,7 @@ import dataclasses
 import pandas as pd
 
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
-from biasbound._integrity import bind_judgments
+from biasbound._integrity import bind_judgments, reading_options
 from biasbound._validation import arg
 from biasbound.pipeline._coverage import prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge
@@ -174,7 +174,7 @@ def certify(
         combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
         baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound)),
-        "load": _jsonable(getattr(judgments, "options", None))}
+        "load": _jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
