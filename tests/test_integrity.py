@@ -507,3 +507,13 @@ def test_outputs_of_an_in_memory_judgment_set_recertify_from_its_table(tmp_path,
     assert code == 1 and "DIFFERS   certificate.json" in text
     code, text = _verify(capsys, out, "--judgments", table, doctored)
     assert code == 2 and "one table" in text
+
+
+def test_an_unreadable_file_the_manifest_shows_edited_is_a_failed_check_not_bad_input(runs, tmp_path, capsys) -> None:
+    out = _copy(runs["plain"], tmp_path)
+    (out / "certificate.json").write_text("{not json")
+    code, text = _verify(capsys, out)
+    assert code == 1 and "EDITED    certificate.json was changed" in text and "cannot be read any more" in text
+    (out / MANIFEST).unlink()  # no manifest to say so: an unreadable certificate is bad input
+    code, text = _verify(capsys, out)
+    assert code == 2 and "certificate.json" in text

@@ -398,8 +398,18 @@ def register(app: typer.Typer) -> None:
                              f"{len(more) + 1} (name judgment files after --judgments).")
         judgments = [*(judgments or []), *(more or [])]
         key = None if public_key is None else load_public_key(public_key)
-        results = verify_outputs(target, scores)
         problems, files_line = check_files(target, key)
+        try:
+            results = verify_outputs(target, scores)
+        except DataFormatError as exc:
+            # outputs the manifest (or its signature) shows were edited: an unreadable file among them is a failed
+            # check, not bad input
+            folder = target if target.is_dir() else target.parent
+            if exc.path is None or not any(tag == "EDITED" for tag, _ in problems) or \
+                    Path(exc.path).resolve().parent != folder.resolve():
+                raise
+            results = [(Path(exc.path).name, f"cannot be read any more ({exc})", [])]
+            judgments = []  # nothing to compare a re-certification with
         redone = recertify(target, judgments) if judgments else []
         failed = 0
         for label, err, checked in results:
