@@ -111,6 +111,7 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------------------------- (f) genuine
+@pytest.mark.slow
 def test_genuine_outputs_verify_with_and_without_key_and_from_the_judgments(runs, capsys) -> None:
     code, text = _verify(capsys, runs["plain"], "--judgments", runs["table"])
     assert code == 0, text
@@ -434,6 +435,7 @@ def test_several_inputs_after_one_judgments_option_and_in_memory_tables(tmp_path
     assert _verify(capsys, mem)[0] == 0  # its other checks are the same
 
 
+@pytest.mark.slow
 def test_a_report_rewritten_after_certify_keeps_the_manifest_true_and_a_signed_one_refuses(runs, tmp_path, capsys) -> None:
     """The demo re-writes report.html after certify (its comparison section): the manifest records the new digest;
     in a signed folder that would drop the signature, so it is refused."""
