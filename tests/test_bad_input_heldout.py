@@ -502,7 +502,7 @@ CASES.append(Case("run-no-answers", ["run", "{d}/r.yaml", "--no-progress"], ("t.
 # -- audit: edited certificates and neighbour files that do not match --------------------------
 AUDIT = ["audit", "{d}/cert.json", "--neighbors", "{d}/n.csv", "--no-progress"]
 for cid, edit, words in [
-    ("schema-99", lambda c: c.__setitem__("schema_version", 99), ("cert.json", "'schema_version' is 99", "versions 1 and 2")),
+    ("schema-99", lambda c: c.__setitem__("schema_version", 99), ("cert.json", "'schema_version' is 99", "versions 1 and 3")),
     ("schema-text", lambda c: c.__setitem__("schema_version", "two"), ("'schema_version' is 'two'",)),
     ("view-bogus", lambda c: c.__setitem__("view", "sideways"), ("cert.json", "'view' must be 'model' or 'leaderboard'")),
     ("tau-nan", lambda c: c.__setitem__("tau", float("nan")), ("cert.json", "'tau' must be a number > 0", "got nan")),

@@ -1,4 +1,4 @@
-"""The A-BB certificate (schema version 2): what was certified, from what knowledge, and how to re-check it.
+"""The A-BB certificate (schema version 3): what was certified, from what knowledge, and how to re-check it.
 
 A :class:`Certificate` records one calibrated mechanism applied to one batch.  Its fields are of two kinds
 (``docs/certificate-schema.md`` lists every field):
@@ -14,9 +14,13 @@ A :class:`Certificate` records one calibrated mechanism applied to one batch.  I
 
 :meth:`Certificate.verify` recomputes every derived field from the inputs with the same functions that made
 it (:func:`biasbound.calibration.calibrate_knowledge` at the recorded point, :mod:`biasbound.figures`) and
-fails on any difference (relative tolerance 1e-9), on a bound above ``delta``, and — given the scores (and
-the released scores) — on a data hash (or seed) that does not match.  Schema version 1 certificates (from
-:func:`biasbound.abb.calibrate`) still read and verify through :mod:`biasbound._certificate_v1`.
+fails on any difference (relative tolerance 1e-9), on a bound above ``delta``, on a missing or different
+``records_sha256`` (every field but ``created``), on a judge's seed or centre that is not its models', and — given
+the scores (and the released scores) — on a data hash (or seed) that does not match.  ``judgments_sha256`` binds the
+certificate to every judgment used (checked by ``biasbound verify --judgments``).  Schema version 2 certificates read
+and verify with a warning (no judgments digest; their records digest was optional and covered four records);
+schema version 1 certificates (from :func:`biasbound.abb.calibrate`) still read and verify through
+:mod:`biasbound._certificate_v1`.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from biasbound.abb import Calibration
 
 __all__ = [
     "CENTER_KINDS",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "Certificate",
     "CertificateV1",
@@ -62,8 +67,12 @@ __all__ = [
     "sha256_of_array",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: Schema versions that read; version 2 (no judgments digest, records_sha256 optional) verifies with a warning.
+READABLE_VERSIONS = (2, SCHEMA_VERSION)
 _RTOL = 1e-9
+#: ``records_sha256`` of a schema-3 certificate read from a file that lacks it (verify() then fails).
+_ABSENT = "absent"
 
 #: fields recomputed by verify() (everything not listed in _INPUTS or _RECORDS)
 _DERIVED = ("sigma_max", "alpha_max", "alpha_at_sigma", "bound_used", "bound_value", "exact", "beta", "point_estimate",
@@ -268,14 +277,25 @@ def confidence_phrase(knowledge: Any) -> str | None:
                    "so the union bound says nothing)")
 
 
-#: Records no statistic determines; :meth:`Certificate.verify` checks them against ``records_sha256``.
+#: Records no statistic determines; in schema 2 ``records_sha256`` covered these alone.
 _RECORDS = ("scope", "audit", "diagnostics", "biasbound_version")
+#: Fields ``records_sha256`` leaves out in schema 3 (it covers every other field): the time stamp and itself.
+_UNDIGESTED = ("created", "records_sha256")
 
 
-def _records_digest(values: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON (sorted keys) of the :data:`_RECORDS` fields in ``values``."""
-    text = json.dumps({k: values.get(k) for k in _RECORDS}, sort_keys=True, ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":"))
+def _digested(version: Any) -> tuple[str, ...]:
+    if version == 2:
+        return _RECORDS
+    return tuple(f.name for f in dataclasses.fields(Certificate) if f.name not in _UNDIGESTED)
+
+
+def _records_digest(values: dict[str, Any], version: Any = None) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, compact) of the digested fields in ``values``: schema 3 every
+    field but ``created`` and ``records_sha256``; schema 2 the :data:`_RECORDS` fields (``version`` default:
+    ``values["schema_version"]``)."""
+    version = values.get("schema_version") if version is None else version
+    text = json.dumps({k: values.get(k) for k in _digested(version)}, sort_keys=True,
+                      ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -324,13 +344,17 @@ class Certificate:
     created: str
     audit: dict[str, Any] | None = None
     diagnostics: dict[str, Any] | None = None
-    #: SHA-256 of the records above that no statistic determines (scope, audit, diagnostics, provenance), written
-    #: by :meth:`to_dict`; a certificate read back checks it in :meth:`verify`, so an edited count there fails.
+    #: SHA-256 of every judgment the certification used (originals and neighbours; ``biasbound._integrity``),
+    #: the judge's over its models' digests; None for a certificate made from scores alone (library use).
+    judgments_sha256: str | None = None
+    #: SHA-256 of every field but ``created`` and itself (schema 2: scope, audit, diagnostics, provenance), written
+    #: by :meth:`to_dict`; a certificate read back checks it in :meth:`verify`, and a schema-3 file without it fails.
     records_sha256: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if self.schema_version != SCHEMA_VERSION:
-            raise InputError(f"The certificate's 'schema_version' must be {SCHEMA_VERSION}. Got {self.schema_version!r} instead.")
+        if isinstance(self.schema_version, bool) or self.schema_version not in READABLE_VERSIONS:
+            raise InputError(f"The certificate's 'schema_version' must be one of {list(READABLE_VERSIONS)}. "
+                             f"Got {self.schema_version!r} instead.")
         check_one_of(self.center.get("kind"), "center.kind", "Certificate", CENTER_KINDS)
         for f in dataclasses.fields(self):
             _check_finite_tree(getattr(self, f.name), f.name)
@@ -363,12 +387,17 @@ class Certificate:
         if "schema_version" not in data:
             return CertificateV1.from_dict(data)
         names = [f.name for f in dataclasses.fields(cls)]
+        if data.get("schema_version") == 2:  # written before the judgments digest
+            names.remove("judgments_sha256")
         required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
         missing = [n for n in required if n not in data]
         extra = [k for k in data if k not in names]
         if missing or extra:
             raise InputError(f"The certificate must have exactly the documented fields. Missing {missing}, unknown {extra}.")
-        return cls(**{k: data[k] for k in names if k in data})
+        values = {k: data[k] for k in names if k in data}
+        if data.get("schema_version") == SCHEMA_VERSION and not isinstance(data.get("records_sha256"), str):
+            values["records_sha256"] = _ABSENT  # read, and refused by verify() with one sentence
+        return cls(**values)
 
     @classmethod
     def from_json(cls, text: str) -> Any:
@@ -445,10 +474,16 @@ class Certificate:
             where = _mismatch(getattr(self, name), der[name], name)
             if where:
                 fail(f"{where} differs from the value recomputed from the recorded inputs")
+        if self.records_sha256 == _ABSENT:
+            fail("records_sha256 is missing; every schema-3 certificate carries it (deleted after certify wrote the file)")
         if self.records_sha256 is not None and self.records_sha256 != _records_digest(
-            {k: _plain(getattr(self, k)) for k in _RECORDS}
+            {k: _plain(getattr(self, k)) for k in _digested(self.schema_version)}, self.schema_version
         ):
-            fail("scope, audit, diagnostics or provenance differ from the records_sha256 written with the certificate")
+            fail("a recorded field (scope, audit, diagnostics, seed, centre, digests or provenance) differs from the "
+                 "records_sha256 written with the certificate")
+        where = _seed_or_centre_mismatch(self)
+        if where:
+            fail(where)
         if not der["bound_value"] <= self.delta:
             fail(f"the bound {der['bound_value']!r} exceeds delta={self.delta!r}")
         if not self.sigma <= der["sigma_max"]:
@@ -474,7 +509,35 @@ class Certificate:
                 if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
                     fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
                 checked.append("seed")
-        return {"holds": True, "bound_value": der["bound_value"], "delta": self.delta, "checked": checked}
+        out = {"holds": True, "bound_value": der["bound_value"], "delta": self.delta, "checked": checked}
+        if self.schema_version != SCHEMA_VERSION:
+            out["warning"] = (f"schema version {self.schema_version}: written before certificates were bound to their "
+                              "judgments (no judgments_sha256, records_sha256 optional); re-run certify for a "
+                              f"schema-{SCHEMA_VERSION} certificate")
+        return out
+
+
+def _seed_or_centre_mismatch(cert: Certificate) -> str | None:
+    """A judge's model-view certificate: its seed must spawn the models' recorded seeds (as the pipeline spawns
+    them) and its centre must be theirs (a fixed/ema centre each model's, else their mean)."""
+    scope = cert.scope if isinstance(cert.scope, Mapping) else {}
+    models = scope.get("models")
+    if cert.view != "model" or not isinstance(models, Mapping) or not models:
+        return None
+    seeds = [v.get("seed") if isinstance(v, Mapping) else None for v in models.values()]
+    if all(isinstance(sd, int) for sd in seeds):
+        from biasbound.pipeline._settings import _spawn_seeds
+
+        if seeds != _spawn_seeds(int(cert.seed), len(seeds)):
+            return f"the judge's seed {cert.seed} does not give the models' seeds recorded in scope.models"
+    centers = scope.get("centers")
+    value = cert.center.get("value")
+    if isinstance(centers, Mapping) and centers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        cs = [float(c) for c in centers.values() if isinstance(c, (int, float))]
+        want = cs if cert.center.get("kind") in ("fixed", "ema") else [float(np.mean(cs))]
+        if len(cs) != len(centers) or not all(math.isclose(float(value), c, rel_tol=_RTOL, abs_tol=1e-15) for c in want):
+            return f"center.value {value!r} is not the models' centres recorded in scope.centers"
+    return None
 
 
 def _per_model_draws(scope: Any, view: str, size: int) -> list[tuple[int, int, int, float | None]] | None:
@@ -541,6 +604,7 @@ def make_certificate(
     range_shift_ratio: float | None = None,
     units: dict[str, Any] | None = None,
     diagnostics: dict[str, Any] | None = None,
+    judgments_sha256: str | None = None,
     **legacy: Any,
 ) -> Any:
     """Build the certificate for a calibration applied to one batch.
@@ -580,6 +644,8 @@ def make_certificate(
         (default ``{"scale": 1.0, "name": "score units"}``, scores on [0, 1]).
     diagnostics : dict, optional
         Reported figures that were not used to calibrate (e.g. the jitter-free sensitivity); not verified.
+    judgments_sha256 : str, optional
+        :func:`biasbound._integrity.judgments_digest` of the judgment rows used (the pipeline sets it).
     **legacy
         Schema version 1 keywords (``sensitivity``, ``jitter_adjusted``) for an ``abb.Calibration``.
 
@@ -627,4 +693,5 @@ def make_certificate(
     return Certificate(schema_version=SCHEMA_VERSION, **_plain(inp), seed=int(seed), data_sha256=data_sha256, view=str(view),
                        scope=_plain(dict(scope or {})), **der, biasbound_version=__version__,
                        created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                       audit=None if audit is None else _plain(audit), diagnostics=None if diagnostics is None else _plain(diagnostics))
+                       audit=None if audit is None else _plain(audit), diagnostics=None if diagnostics is None else _plain(diagnostics),
+                       judgments_sha256=judgments_sha256)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from biasbound.commands import audit, calibrate, certify, compare, demo, plan, run, schematic, serve, verify
+from biasbound.commands import audit, calibrate, certify, compare, demo, keygen, plan, run, schematic, serve, verify
 
-COMMAND_MODULES = (calibrate, schematic, certify, audit, demo, run, plan, serve, verify, compare)
+COMMAND_MODULES = (calibrate, schematic, certify, audit, demo, run, plan, serve, verify, keygen, compare)
 
 __all__ = ["COMMAND_MODULES"]

@@ -75,6 +75,9 @@ class LoadedInputs:
 
     frame: pd.DataFrame
     report: dict[str, Any] = field(default_factory=dict)
+    #: the reading options (and the generators ``--neighbors auto`` kept), recorded so that
+    #: ``biasbound verify --judgments`` reads the inputs the same way
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 def _first_line(path: Path) -> str:
@@ -270,7 +273,9 @@ def load_inputs(
     frame = pd.concat(frames, ignore_index=True)
     if len(frames) > 1:
         frame = _across_inputs(frame, report, skip_bad)
-    return LoadedInputs(frame=frame, report=report)
+    options = {"scale": None if scale is None else list(scale), "skip_bad": skip_bad, "columns": columns,
+               "llmbar_view": llmbar_view, "ties": ties, "score_map": score_map, "neighbors_auto": None}
+    return LoadedInputs(frame=frame, report=report, options=options)
 
 
 def _check_options_used(report: dict[str, Any], where: str, **given: Any) -> None:
@@ -366,7 +371,8 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
                          f"generator found ({', '.join(generators)}); name the generators with --neighbors.")
     auto = {"generators": list(generators), "left_out": left}
     report = {path: {**rep, "neighbors_auto": auto} for path, rep in loaded.report.items()}  # kept in load_report.json
-    return LoadedInputs(frame=frame[keep.to_numpy()].reset_index(drop=True), report=report)
+    return LoadedInputs(frame=frame[keep.to_numpy()].reset_index(drop=True), report=report,
+                        options={**loaded.options, "neighbors_auto": list(generators)})
 
 
 def parse_columns(text: str | None) -> dict[str, str] | None:
@@ -673,6 +679,9 @@ def register(app: typer.Typer) -> None:
             help="Declare the judge deterministic: each recorded neighbour verdict is its only answer (exact "
                  "probability over a census); an assumption stated in the certificate. Default: every recorded "
                  "verdict is one draw of a random judge."),
+        sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=True,
+                                             help="Ed25519 private key (biasbound keygen) to sign the outputs manifest; "
+                                                  "never copied into the outputs."),
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
@@ -695,6 +704,10 @@ def register(app: typer.Typer) -> None:
                        jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds, hamming=hamming,
                        sigma=sigma, deterministic_judge=deterministic_judge)
         out = check_out(out)  # an --out naming a file (or nothing) fails before any input is read
+        if sign_key is not None:  # a wrong key file fails before any input is read
+            from biasbound._integrity import load_private_key
+
+            load_private_key(sign_key)
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
                                  llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
@@ -748,7 +761,7 @@ def register(app: typer.Typer) -> None:
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
-                range_bound=range_bound, deterministic_judge=deterministic_judge,
+                range_bound=range_bound, deterministic_judge=deterministic_judge, sign_key=sign_key,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)

@@ -1,20 +1,32 @@
-"""`biasbound verify OUTDIR_OR_CERTIFICATE [--scores scores.parquet]`: re-check what `certify` wrote.
+"""`biasbound verify OUTDIR_OR_CERTIFICATE [--scores P] [--judgments INPUT]... [--public-key PATH]`.
 
-Every certificate (the judge's ``certificate*.json`` and the per-model ``certificates.json``) is
-re-derived by :meth:`biasbound.certificate.Certificate.verify`: every derived field from the recorded
-inputs, the bound against δ and σ against σ_max. When ``scores.parquet`` is there (beside the
-certificate unless ``--scores`` names it), each certificate's ``f(D)`` is rebuilt from it exactly as
-the pipeline built it (:func:`certificate_data`), so ``data_sha256`` and the seeded noise re-draw of
-the released scores are checked too: any edited number fails.
+Re-checks what `certify` wrote, in up to four layers (the README's table "which check proves what"):
 
-Exit codes (the README's table): 0 = every certificate verifies, 1 = at least one does not (its line
-names the field), 2 = bad input (printed as one sentence by the CLI).
+1. every certificate (the judge's ``certificate*.json`` and the per-model ``certificates.json``) is
+   re-derived by :meth:`biasbound.certificate.Certificate.verify`: every derived field from the recorded
+   inputs, the bound against δ, σ against σ_max, ``records_sha256`` (mandatory in schema 3), the judge's
+   seed and centre against its models'; the per-model certificates' seeds, centres and data digests
+   against the judge's record of them. When ``scores.parquet`` is there (beside the certificate unless
+   ``--scores`` names it), each certificate's ``f(D)`` is rebuilt from it exactly as the pipeline built it
+   (:func:`certificate_data`), so ``data_sha256`` and the seeded noise re-draw are checked too;
+2. every file of the folder against the outputs manifest (``.biasbound-outputs.json``: SHA-256 per file),
+   so an edited ``leaderboard.csv``, ``summary.json`` or ``retention.json`` fails, named;
+3. with ``--public-key``, the manifest's Ed25519 signature (every signed byte);
+4. with ``--judgments``, certification re-run from those judgment files with the call recorded in the
+   certificates (``scope.reproduce``), every output compared with the folder's (apart from ``created``
+   and report.html's time stamps): a certificate that does not follow from those judgments fails.
+
+Exit codes (the README's table): 0 = everything verifies, 1 = anything does not (its line names the
+certificate or file and the field), 2 = bad input (printed as one sentence by the CLI).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +37,7 @@ import typer
 from biasbound._certificate_v1 import CertificateVerificationError
 from biasbound._exceptions import DataFormatError, InputError
 
-__all__ = ["certificate_data", "read_scores", "register", "verify_outputs"]
+__all__ = ["certificate_data", "check_files", "read_scores", "recertify", "register", "verify_outputs"]
 
 #: Columns scores.parquet must hold for each view.
 _NEEDED = {"model": ("judge", "model", "original", "certified", "in_batch"),
@@ -125,25 +137,238 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
     return out, folder
 
 
+def _cross_check(certs: list[tuple[str, Any, Path]]) -> dict[int, str]:
+    """Per-model certificates against their judge's model-view record of them (seed, centre, data digest, size)."""
+    judges = {}
+    for _, c, f in certs:
+        scope = c.scope if isinstance(getattr(c, "scope", None), Mapping) else {}
+        if f.name != "certificates.json" and getattr(c, "view", None) == "model" and isinstance(scope.get("models"), Mapping):
+            judges[str(scope.get("judge"))] = scope
+    out: dict[int, str] = {}
+    for k, (_, c, f) in enumerate(certs):
+        scope = c.scope if isinstance(getattr(c, "scope", None), Mapping) else {}
+        js = judges.get(str(scope.get("judge")))
+        if f.name != "certificates.json" or js is None or getattr(c, "view", None) != "model":
+            continue
+        rec = js["models"].get(str(scope.get("model")))
+        if not isinstance(rec, Mapping):
+            out[k] = "The certificate does not verify: its model is not among the judge certificate's scope.models."
+            continue
+        centre = (js.get("centers") or {}).get(str(scope.get("model")))
+        for name, mine, theirs in (("seed", c.seed, rec.get("seed")), ("data_sha256", c.data_sha256, rec.get("data_sha256")),
+                                   ("dim", c.dim, rec.get("dim")), ("center.value", c.center.get("value"), centre)):
+            if theirs is not None and mine != theirs:
+                out[k] = (f"The certificate does not verify: its {name} {mine!r} differs from the judge certificate's "
+                          f"record of this model ({theirs!r}).")
+                break
+    return out
+
+
 def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[str, str | None, list[str]]]:
-    """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``."""
+    """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``.
+
+    A schema-2 certificate that verifies has ``"warning: ..."`` among its checked entries."""
     certs, folder = _certificates(Path(target))
     if scores_path is not None and not Path(scores_path).is_file():
         raise InputError(f"The '--scores' option of verify names {str(scores_path)!r}, which is not a file.")
     sp = Path(scores_path) if scores_path is not None else folder / "scores.parquet"
     scores = read_scores(sp) if sp.is_file() else None
+    crossed = _cross_check(certs)
     results = []
-    for label, cert, _ in certs:
+    for k, (label, cert, _) in enumerate(certs):
         kw: dict[str, Any] = {}
         if scores is not None and getattr(cert, "schema_version", 1) >= 2:
             x, y = certificate_data(cert, scores, sp)
             kw = {"scores": x, "certified": y}
         try:
             res = cert.verify(**kw)
-            results.append((label, None, list(res.get("checked", []))))
         except CertificateVerificationError as exc:
             results.append((label, str(exc), []))
+            continue
+        if k in crossed:
+            results.append((label, crossed[k], []))
+            continue
+        checked = list(res.get("checked", []))
+        if res.get("warning"):
+            checked.append(f"warning: {res['warning']}")
+        results.append((label, None, checked))
     return results
+
+
+def check_files(target: Path, public_key: Any = None) -> tuple[list[tuple[str, str]], str]:
+    """The folder's files against its outputs manifest: ``([(EDITED or MISSING, sentence)], summary line)``.
+
+    A folder target must hold the manifest; a single certificate file is checked against the manifest beside it
+    when there is one (else, without ``public_key``, nothing is checked and the summary says so)."""
+    from biasbound._integrity import MANIFEST, check_manifest
+    from biasbound.pipeline._staging import OWNED_NAMES
+
+    target = Path(target)
+    folder = target if target.is_dir() else target.parent
+    if target.is_file() and not (folder / MANIFEST).is_file() and public_key is None:
+        return [], f"files     not checked: no {MANIFEST} beside {target.name} (only the certificate itself was)"
+    problems, checked, signed = check_manifest(folder, public_key, owned=OWNED_NAMES)
+    if target.is_file() and not problems:
+        checked = [n for n in checked if n == target.name] or checked
+    how = " and its Ed25519 signature by the public key given" if signed else ""
+    return problems, f"files     {len(checked)} file(s) match {MANIFEST}{how}"
+
+
+#: report.html's time stamps (the run's and each certificate's ``created``), masked when outputs are compared.
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+
+
+def _strip_created(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return [_strip_created(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: v for k, v in obj.items() if k != "created"}
+    return obj
+
+
+def _first_difference(a: Any, b: Any, path: str) -> str | None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b:
+                return f"{path}.{key}".lstrip(".")
+            w = _first_difference(a[key], b[key], f"{path}.{key}")
+            if w:
+                return w
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path.lstrip('.') or 'the whole file'} (length {len(a)} vs {len(b)})"
+        for i, (x, y) in enumerate(zip(a, b)):
+            w = _first_difference(x, y, f"{path}[{i}]")
+            if w:
+                return w
+        return None
+    return None if (a == b and type(a) is type(b)) else (path.lstrip(".") or "the whole file")
+
+
+def _certificate_difference(a: Any, b: Any) -> str | None:
+    """The fields of a certificate file (one certificate or a list) that differ, inputs first (the field order)."""
+    import dataclasses
+
+    from biasbound.certificate import Certificate
+
+    order = [f.name for f in dataclasses.fields(Certificate)]
+    pairs = list(zip(a, b)) if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) else [(a, b)]
+    for k, (x, y) in enumerate(pairs):
+        if not (isinstance(x, dict) and isinstance(y, dict)):
+            where = _first_difference(x, y, "")
+            return None if where is None else f"{where} differs from the re-certification"
+        keys = sorted(set(x) | set(y), key=lambda n: (order.index(n) if n in order else len(order), n))
+        diff = [n for n in keys if _first_difference(x.get(n), y.get(n), n) is not None]
+        if diff:
+            at = f"[{k}] " if len(pairs) > 1 else ""
+            shown = ", ".join(diff[:6]) + (f" and {len(diff) - 6} more" if len(diff) > 6 else "")
+            return (f"{at}{shown} differ{'s' if len(diff) == 1 else ''} from the re-certification (first: "
+                    f"{_first_difference(x.get(diff[0]), y.get(diff[0]), diff[0])})")
+    return None if len(pairs) == 1 or len(a) == len(b) else "the number of certificates differs from the re-certification"
+
+
+def _compare(name: str, mine: Path, redone: Path) -> str | None:
+    """Why ``mine`` is not what re-certification wrote (``redone``), or None."""
+    if name.endswith(".json"):
+        a, b = json.loads(mine.read_text(encoding="utf-8")), json.loads(redone.read_text(encoding="utf-8"))
+        if name == "load_report.json" and isinstance(a, dict) and isinstance(b, dict):
+            a, b = list(a.values()), list(b.values())  # keyed by the input paths as typed
+        elif name.startswith("certificate"):
+            return _certificate_difference(_strip_created(a), _strip_created(b))
+        where = _first_difference(a, b, "")
+        return None if where is None else f"{where} differs from the re-certification"
+    if name == "report.html":
+        same = _STAMP.sub("T", mine.read_text(encoding="utf-8")) == _STAMP.sub("T", redone.read_text(encoding="utf-8"))
+        return None if same else "differs from the re-certification (time stamps aside)"
+    return None if mine.read_bytes() == redone.read_bytes() else "differs from the re-certification"
+
+
+def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
+    """One table certified as an in-memory JudgmentSet (``biasbound run``): read with pandas and passed to
+    :func:`biasbound.data.tables.from_frame` with the recorded source name and scale, as the runner does."""
+    from biasbound.data.tables import COLUMNS, from_frame
+
+    if len(inputs) != 1:
+        raise InputError(f"The '--judgments' option of verify must name one table for these certificates (made from one "
+                         f"in-memory table, {load.get('source')!r}). Got {len(inputs)}.")
+    path = Path(inputs[0])
+    name = path.name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            raw = pd.read_parquet(path)
+        elif name.endswith((".csv", ".csv.gz")):
+            raw = pd.read_csv(path)
+        else:
+            raise InputError(f"The '--judgments' option of verify names {str(path)!r}; these certificates were made from "
+                             f"one in-memory table ({load.get('source')!r}), re-read from a .parquet or .csv file.")
+    except (OSError, ValueError) as exc:
+        raise DataFormatError(f"not a readable table ({str(exc).splitlines()[0] if str(exc) else exc}).",
+                              path=str(path)) from None
+    cols = [c for c in COLUMNS if c in raw.columns and c not in ("source", "line")]
+    return from_frame(raw[cols], source=str(load.get("source")), scale=tuple(load["scale"]))
+
+
+def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | None]]:
+    """Certify ``inputs`` again with the call recorded in the certificates and compare every output.
+
+    Returns ``[(file name, failure sentence or None)]``. The re-run writes into a temporary folder (under
+    ``tempfile.gettempdir()``), removed afterwards.
+    """
+    from biasbound._exceptions import BiasboundError
+    from biasbound._integrity import MANIFEST
+    from biasbound.commands.certify import load_inputs, restrict_to_groups_with
+    from biasbound.pipeline import certify
+
+    certs, folder = _certificates(Path(target))
+    for p in inputs:
+        if not Path(p).exists():
+            raise InputError(f"The '--judgments' option of verify names {str(p)!r}, which does not exist.")
+    judge_certs = [c for _, c, f in certs if f.name != "certificates.json"]
+    calls = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
+    if not judge_certs or any(not isinstance(r, Mapping) or not isinstance(r.get("certify"), Mapping) for r in calls):
+        raise InputError(f"The '--judgments' option of verify needs the judge certificate(s) of {str(folder)!r} to record "
+                         "the certify call (scope.reproduce, written since certificate schema 3); re-run certify.")
+    if any(r != calls[0] for r in calls):
+        return [("certificates", "The judge certificates record different certify calls (scope.reproduce); they were "
+                                 "not written by one certify run.")]
+    if not isinstance(calls[0].get("load"), Mapping):
+        raise InputError(f"The '--judgments' option of verify re-reads input files, but the certificates of "
+                         f"{str(folder)!r} were made from an in-memory table (a Python call of pipeline.certify on a "
+                         "DataFrame), which records no reading options; re-run that call.")
+    call, load = dict(calls[0]["certify"]), dict(calls[0]["load"])
+    if load.get("reader") == "frame":  # biasbound run's judgments.parquet, or a Python from_frame table
+        loaded = _read_frame(inputs, load)
+    else:
+        loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
+                             skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
+                             llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
+                             score_map=load.get("score_map"))
+        if load.get("neighbors_auto"):
+            loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
+    scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
+    try:
+        redo = scratch / "out"
+        try:
+            certify(loaded, **{**call, "out": redo, "progress": False})
+        except BiasboundError as exc:
+            if not redo.is_dir():
+                return [("re-certification", f"certify fails on these judgments with the recorded call: {exc}")]
+        mine_names = {p.name for p in folder.iterdir() if p.is_file()}
+        redone_names = {p.name for p in redo.iterdir() if p.is_file()} - {MANIFEST}
+        results: list[tuple[str, str | None]] = []
+        for name in sorted(redone_names):
+            if name not in mine_names:
+                results.append((name, f"re-certification writes {name}, which the folder lacks"))
+            else:
+                results.append((name, _compare(name, folder / name, redo / name)))
+        from biasbound.pipeline._staging import OWNED_NAMES
+
+        for name in sorted(n for n in mine_names - redone_names if OWNED_NAMES.match(n)):
+            results.append((name, "re-certification of these judgments does not write this file"))
+        return results
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -151,20 +376,60 @@ def register(app: typer.Typer) -> None:
     def verify_command(
         target: Path = typer.Argument(..., metavar="OUTDIR_OR_CERTIFICATE",
                                       help="A certify output folder, or one certificate*.json / certificates.json."),
+        more: list[Path] | None = typer.Argument(None, metavar="INPUT", show_default=False,
+                                                 help="More judgment files after the first --judgments INPUT."),
         scores: Path | None = typer.Option(None, "--scores",
                                            help="scores.parquet to check the data hash and noise against "
                                                 "(default: beside the certificate, when present)."),
+        judgments: list[Path] | None = typer.Option(None, "--judgments", metavar="INPUT",
+                                                    help="The judgment files certify read, in its order (--judgments "
+                                                         "A B C, or repeated): certify again with the recorded call and "
+                                                         "compare every output."),
+        public_key: Path | None = typer.Option(None, "--public-key", envvar="BIASBOUND_PUBLIC_KEY", show_envvar=True,
+                                               help="Ed25519 public key (biasbound keygen): the outputs manifest must "
+                                                    "carry a valid signature by it."),
     ) -> None:
-        """Re-check certificates (and, with scores.parquet, their data hash and noise). Exit 0 all verify, 1 any fails."""
-        results = verify_outputs(target, scores)
+        """Re-check certificates, the files against their manifest, optionally the signature and the re-certification
+        from the judgments. Exit 0 all verify, 1 any fails, 2 bad input."""
+        from biasbound._integrity import load_public_key
+
+        if more and not judgments:
+            raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify takes one folder or file. Got "
+                             f"{len(more) + 1} (name judgment files after --judgments).")
+        judgments = [*(judgments or []), *(more or [])]
+        key = None if public_key is None else load_public_key(public_key)
+        problems, files_line = check_files(target, key)
+        try:
+            results = verify_outputs(target, scores)
+        except DataFormatError as exc:
+            # outputs the manifest (or its signature) shows were edited: an unreadable file among them is a failed
+            # check, not bad input
+            folder = target if target.is_dir() else target.parent
+            if exc.path is None or not any(tag == "EDITED" for tag, _ in problems) or \
+                    Path(exc.path).resolve().parent != folder.resolve():
+                raise
+            results = [(Path(exc.path).name, f"cannot be read any more ({exc})", [])]
+            judgments = []  # nothing to compare a re-certification with
+        redone = recertify(target, judgments) if judgments else []
         failed = 0
         for label, err, checked in results:
             if err is None:
                 extra = " incl. data_sha256 and the noise re-draw" if "data_sha256" in checked else \
                     " (no scores.parquet: derived fields only)"
                 typer.echo(f"verified  {label}{extra}")
+                for w in (c for c in checked if c.startswith("warning: ")):
+                    typer.echo(f"          {w}")
             else:
                 failed += 1
                 typer.echo(f"FAILED    {label}: {err}")
+        for tag, p in problems:
+            typer.echo(f"{tag:<9} {p}")
+        if not problems:
+            typer.echo(files_line)
+        bad_redo = [(n, e) for n, e in redone if e is not None]
+        for name, err in bad_redo:
+            typer.echo(f"DIFFERS   {name}: {err}")
+        if redone and not bad_redo:
+            typer.echo(f"reproduced {len(redone)} output file(s) from the judgments given (apart from 'created')")
         typer.echo(f"{len(results) - failed} of {len(results)} certificates verify.")
-        raise typer.Exit(1 if failed else 0)
+        raise typer.Exit(1 if (failed or problems or bad_redo) else 0)

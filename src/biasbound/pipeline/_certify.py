@@ -12,6 +12,7 @@ import dataclasses
 import pandas as pd
 
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
+from biasbound._integrity import bind_judgments, reading_options
 from biasbound._validation import arg
 from biasbound.pipeline._coverage import prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge
@@ -59,6 +60,7 @@ def certify(
     sigma: float | None = None,
     range_bound: bool = False,
     deterministic_judge: bool = False,
+    sign_key: str | Path | None = None,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -139,6 +141,9 @@ def certify(
         ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
         (``win_rate_pct``, ``arena_hard_score``) is 50 and Bradley-Terry 1000, as Arena-Hard pins it.
         The certified scores do not depend on it.
+    sign_key : path, optional
+        An Ed25519 private key (PEM, from ``biasbound keygen``): the outputs manifest is signed with it
+        (needs ``out``). The key is never written into the outputs.
 
     Returns
     -------
@@ -166,6 +171,21 @@ def certify(
     )
     master = s.seed
     out_path = check_out(out)
+    private_key = None
+    if sign_key is not None:
+        from biasbound._integrity import load_private_key
+
+        if out_path is None:
+            raise InputError("The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
+        private_key = load_private_key(sign_key)
+    # the call that made the certificates (recorded in each judge's scope.reproduce: biasbound verify --judgments)
+    reproduce = {"certify": _jsonable(dict(
+        tau=tau, delta=delta, neighbors=neighbors if isinstance(neighbors, str) else list(neighbors), method=method,
+        combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
+        jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
+        baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
+        deterministic_judge=deterministic_judge)),
+        "load": _jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
@@ -207,8 +227,9 @@ def certify(
                 if name not in groups:
                     raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
                                      "rerun 0) to certify.")
-                done[name] = _with_coverage(_certify_judge(groups[name], name, s, judge_seeds[name]),
-                                            coverage.get(name, {}), scales.get(name, []))
+                done[name] = bind_judgments(_with_coverage(_certify_judge(groups[name], name, s, judge_seeds[name]),
+                                                           coverage.get(name, {}), scales.get(name, [])),
+                                            groups[name], reproduce)
             except (InfeasibleCertificateError, InputError) as exc:
                 failures[name] = str(exc)
                 failure_kinds[name] = "infeasible" if isinstance(exc, InfeasibleCertificateError) else "bad input"
@@ -242,7 +263,7 @@ def certify(
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
-            with staged_output(out_path) as stage:
+            with staged_output(out_path, private_key) as stage:
                 bar.update(task, description="writing certificates, scores and tables")
                 _write_core(result, stage, s)
                 bar.advance(task)

@@ -245,7 +245,10 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
     }
     model_certs = [_cert_dict(c) for j in result.judges.values() for c in j.model_certificates.values()]
     baseline = getattr(result, "baseline", None)
-    o["report"] = write_report(
+    from biasbound._integrity import rewrite_listed
+
+    # a finished folder's report re-written (the demo): its manifest digest follows; a signed one is refused
+    o["report"] = rewrite_listed(Path(out), "report.html", lambda: write_report(
         out, title="biasbound certificate report", summary=headline,
         leaderboard=leaderboard_table(result.leaderboard, baseline),
         certificates=[_cert_dict(j.certificate) for j in result.judges.values()],
@@ -253,5 +256,5 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
         plots=plots, load_report=result.load_report, audit=audit or None,
         model_certificates=model_certs, comparison=comparison, baseline=baseline,
         coverage=getattr(result, "coverage", None), judge_card=getattr(result, "judge_card", None),
-    )
+    ))
     return o["report"]

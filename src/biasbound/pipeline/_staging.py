@@ -10,6 +10,9 @@ and only then moves it into place:
   moved in and the new manifest is written. Inputs, caches and anything else the user keeps
   there are never touched.
 
+The manifest also holds each file's SHA-256 and, with a signing key, an Ed25519 signature over them
+(:func:`biasbound._integrity.manifest_record`): ``biasbound verify`` checks the folder against it.
+
 A run that fails before its outputs are complete removes its staged folder and leaves the
 target as it was; a run that completes with some judges failed replaces the previous
 outputs, so no certificate of an earlier run stays beside a summary reporting the failure.
@@ -26,16 +29,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from typing import Any
+
 from biasbound._exceptions import InputError
+from biasbound._integrity import MANIFEST, manifest_record
 from biasbound._validation import arg, cli_command
 
-__all__ = ["MANIFEST", "check_out", "staged_output"]
+__all__ = ["MANIFEST", "OWNED_NAMES", "check_out", "staged_output"]
 
-#: The file listing what the last run wrote into an output folder (relative paths).
-MANIFEST = ".biasbound-outputs.json"
-
-#: Names a certify run writes, removed from a folder that has no manifest (written before manifests).
-_OWNED_NAMES = re.compile(
+#: Names a certify run writes: removed from a folder that has no manifest (written before manifests); a file of
+#: such a name that the manifest does not list fails ``biasbound verify``.
+OWNED_NAMES = re.compile(
     r"^(certificate(-.+)?\.json|certificates\.json|summary\.json|load_report\.json|scores\.parquet|leaderboard\.csv|"
     r"panel_leaderboard\.csv|retention\.json|report\.html|report\.pdf|"
     r"(score_kde|score_distribution|ranking|sensitivity|judges|frontier|bias_radius)(-.+)?\.png)$"
@@ -76,14 +80,16 @@ def _owned(target: Path) -> list[Path]:
             if p.parent == target.resolve() and p.is_file():  # never follow a path outside the folder
                 files.append(p)
         return files + [manifest]
-    return [p for p in target.iterdir() if p.is_file() and _OWNED_NAMES.match(p.name)]
+    return [p for p in target.iterdir() if p.is_file() and OWNED_NAMES.match(p.name)]
 
 
 @contextmanager
-def staged_output(out: Path) -> Iterator[Path]:
+def staged_output(out: Path, private_key: Any = None) -> Iterator[Path]:
     """Yield a fresh folder to write a run's outputs into; on success move them into ``out``.
 
-    On an exception the staged folder is removed and ``out`` is left untouched.
+    The manifest lists every file written with its SHA-256 (:func:`biasbound._integrity.manifest_record`),
+    signed with ``private_key`` (Ed25519) when given. On an exception the staged folder is removed and
+    ``out`` is left untouched.
     """
     out = Path(out)
     check_out(out)
@@ -98,7 +104,8 @@ def staged_output(out: Path) -> Iterator[Path]:
     try:
         yield stage
         files = sorted(p.name for p in stage.iterdir() if p.is_file())
-        (stage / MANIFEST).write_text(json.dumps({"files": files}, indent=2) + "\n", encoding="utf-8")
+        record = manifest_record(stage, files, private_key)
+        (stage / MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         if not out.exists():
             os.replace(stage, out)
             return

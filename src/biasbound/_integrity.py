@@ -1,0 +1,313 @@
+"""What binds a certify run's outputs to its data and to whoever issued them.
+
+* :func:`judgments_digest` — SHA-256 of every judgment a judge's certification used (originals and
+  every neighbour row: swaps, variants, reruns), canonicalised (rows sorted; names as sorted JSON lists,
+  row fields as fixed-width little-endian arrays, the score as float64 with one NaN): one digest per model
+  and the judge's digest over them (a two-level tree), written as ``judgments_sha256`` in the certificates.
+* The outputs manifest :data:`MANIFEST` (``.biasbound-outputs.json``): the files a run wrote and the
+  SHA-256 of each; :func:`check_manifest` re-hashes them (an edited ``leaderboard.csv`` fails, named).
+* Optional Ed25519 signatures (the ``cryptography`` package): :func:`generate_keypair` writes a
+  private key (PKCS#8 PEM, mode 0600) and its public key (SubjectPublicKeyInfo PEM); a signed manifest
+  carries ``signature`` = Ed25519 over the canonical JSON of its other fields, so every byte of every
+  listed file is signed through its digest. The private key is read, used and never written anywhere.
+
+Keyless digests catch accidents only (anyone can recompute them); ``biasbound verify --judgments``
+proves a certificate follows from the judgments; a signature proves who issued the outputs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from biasbound._exceptions import InputError
+
+__all__ = [
+    "MANIFEST",
+    "PUBLIC_KEY_ENV",
+    "bind_judgments",
+    "SIGN_KEY_ENV",
+    "check_manifest",
+    "file_sha256",
+    "generate_keypair",
+    "judgments_digest",
+    "load_private_key",
+    "load_public_key",
+    "manifest_record",
+    "reading_options",
+    "rewrite_listed",
+]
+
+#: The file listing what the last run wrote into an output folder, with each file's SHA-256.
+MANIFEST = ".biasbound-outputs.json"
+#: Environment variables naming the key files when ``--sign-key`` / ``--public-key`` are not given.
+SIGN_KEY_ENV = "BIASBOUND_SIGN_KEY"
+PUBLIC_KEY_ENV = "BIASBOUND_PUBLIC_KEY"
+#: Manifest format (``files`` alone, without digests, was written before it).
+MANIFEST_VERSION = 1
+
+_KEYS = ("model", "item_id", "variant", "rerun", "game")
+
+
+# --------------------------------------------------------------------------- judgments
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _canon(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+
+
+def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
+    """``(judge digest, {model: digest})`` of one judge's judgment rows (pandas DataFrame in the contract schema).
+
+    A model's digest is the SHA-256 of: the compact JSON ``{"judge", "model", "item_ids", "variants"}`` (the sorted
+    distinct item ids and variants of its rows), a newline, then its rows sorted by (item_id, variant, rerun, game,
+    score) as five little-endian arrays — item and variant as int64 indices into those lists, rerun and game int64,
+    the score float64 (``NaN`` for a missing judgment, ``-0.0`` written as ``0.0``). The judge's digest is the
+    SHA-256 of the compact, key-sorted JSON ``{model: digest}``, so one model's digest is checked without the
+    others' rows. Row order in the input does not matter; every other difference in a row does.
+    """
+    import numpy as np
+    import pandas as pd
+
+    n = len(frame)
+
+    def column(c: str, default: Any) -> Any:
+        return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
+
+    judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+    m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
+    i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
+    v_codes, variants = pd.factorize(column("variant", "original").astype(str), sort=True)
+    rerun = column("rerun", 0).to_numpy(dtype="<i8")
+    game = column("game", 0).to_numpy(dtype="<i8")
+    score = column("score", np.nan).to_numpy(dtype="<f8") + 0.0  # -0.0 -> 0.0
+    score[np.isnan(score)] = np.nan  # one bit pattern for a missing judgment
+    models, items, variants = (np.asarray(list(x), dtype=object) for x in (models, items, variants))
+    # (model, item, variant, rerun, game) is unique in a judgment table (pipeline.certify refuses a key given twice);
+    # the score breaks ties all the same, so the order never depends on the input's row order
+    keys = (game, rerun, v_codes, i_codes, m_codes)
+    order = np.lexsort(keys)
+    if n > 1 and np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys]).any():
+        order = np.lexsort((score, *keys))
+    per_model: dict[str, str] = {}
+    sm = m_codes[order]
+    cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        idx = order[a:b]
+        it, vt = np.unique(i_codes[idx]), np.unique(v_codes[idx])  # sorted global codes = sorted names
+        head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
+                "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
+        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        for arr in (np.searchsorted(it, i_codes[idx]), np.searchsorted(vt, v_codes[idx]), rerun[idx], game[idx]):
+            h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
+        per_model[str(models[sm[a]])] = h.hexdigest()
+    return _sha(_canon(per_model)), per_model
+
+
+def reading_options(judgments: Any) -> dict[str, Any] | None:
+    """How ``biasbound verify --judgments`` can read the inputs again as ``pipeline.certify`` got them: the CLI's
+    reading options (``reader: "certify"``), or for a one-source JudgmentSet (``biasbound run``'s judgments.parquet,
+    a Python ``from_frame``) its source name and scale (``reader: "frame"``); None for a bare DataFrame."""
+    opts = getattr(judgments, "options", None)
+    if isinstance(opts, Mapping):
+        return {"reader": "certify", **opts}
+    rep = getattr(judgments, "report", None)
+    sources, scale = getattr(rep, "sources", None), getattr(rep, "scale", None)
+    if sources is not None and len(sources) == 1 and scale is not None:
+        return {"reader": "frame", "source": str(sources[0]), "scale": [float(scale[0]), float(scale[1])]}
+    return None
+
+
+def bind_judgments(jc: Any, frame: Any, reproduce: Mapping[str, Any] | None) -> Any:
+    """``jc`` (a JudgeCertification) with ``judgments_sha256`` in its certificates (the judge's over all its
+    models, each model's over its own rows) and ``scope.reproduce`` (the call that made them) in the judge's."""
+    root, per_model = judgments_digest(frame)
+    scope = dict(jc.certificate.scope)
+    if reproduce is not None:
+        scope["reproduce"] = json.loads(json.dumps(reproduce, allow_nan=False))
+    jc.certificate = dataclasses.replace(jc.certificate, judgments_sha256=root, scope=scope, records_sha256=None)
+    jc.model_certificates = {m: dataclasses.replace(c, judgments_sha256=per_model.get(str(m)), records_sha256=None)
+                             for m, c in jc.model_certificates.items()}
+    return jc
+
+
+# --------------------------------------------------------------------------- files and the manifest
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _payload(files: Mapping[str, str]) -> dict[str, Any]:
+    return {"manifest_version": MANIFEST_VERSION, "files": sorted(files), "sha256": dict(sorted(files.items()))}
+
+
+def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None) -> dict[str, Any]:
+    """The manifest of ``names`` in ``folder``: their digests, signed with ``private_key`` when given."""
+    rec = _payload({n: file_sha256(folder / n) for n in names})
+    if private_key is not None:
+        from cryptography.hazmat.primitives import serialization
+
+        pub = private_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        rec["signature"] = {"algorithm": "ed25519", "public_key": base64.b64encode(pub).decode("ascii"),
+                            "value": base64.b64encode(private_key.sign(_canon(rec).encode("utf-8"))).decode("ascii")}
+    return rec
+
+
+def rewrite_listed(folder: Path, name: str, write: Any) -> Any:
+    """Call ``write()`` to re-write the file ``name`` of a finished output folder on purpose (the demo's report.html
+    with its comparison) and record its new digest in the manifest; returns what ``write()`` returns. A file of a
+    signed manifest is refused before anything is written: re-writing it would break the signature."""
+    path = folder / MANIFEST
+    rec = None
+    if path.is_file():
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            rec = None
+    listed = isinstance(rec, dict) and isinstance(rec.get("sha256"), dict) and name in rec["sha256"]
+    if listed and "signature" in rec:
+        raise InputError(f"{folder / name} is part of signed outputs and is never re-written; re-run certify.")
+    result = write()
+    if listed:
+        rec["sha256"][name] = file_sha256(folder / name)
+        path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def check_manifest(folder: Path, public_key: Any = None, *,
+                   owned: Any = None) -> tuple[list[tuple[str, str]], list[str], bool]:
+    """Re-hash every file the folder's manifest lists.
+
+    Returns ``(problems, checked, signed)``: one ``(tag, sentence)`` per problem — ``EDITED`` for a file changed,
+    a file not listed although a run writes files of that name, a signature that does not verify; ``MISSING`` for
+    no manifest, no digests, no signature, a listed file absent — the names whose digest matched, and whether a
+    signature was checked. ``owned`` is a compiled pattern of the names a run writes (unlisted ones are problems).
+    With ``public_key`` a manifest without a valid signature by that key is a problem.
+    """
+    path = folder / MANIFEST
+    if not path.is_file():
+        return ([("MISSING", f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
+                 "checked")], [], False)
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return [("MISSING", f"{MANIFEST} is not readable JSON")], [], False
+    if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or not isinstance(rec.get("files"), list):
+        return ([("MISSING", f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; "
+                             "re-run certify)")], [], False)
+    digests = rec["sha256"]
+    problems: list[tuple[str, str]] = []
+    if sorted(map(str, rec["files"])) != sorted(map(str, digests)):
+        problems.append(("EDITED", f"{MANIFEST}: its 'files' and 'sha256' lists name different files"))
+    signed = False
+    if public_key is not None:
+        sig = rec.get("signature")
+        if not isinstance(sig, dict) or not isinstance(sig.get("value"), str):
+            problems.append(("MISSING", f"{MANIFEST} is not signed, and --public-key asks for a signature"))
+        else:
+            from cryptography.exceptions import InvalidSignature
+
+            payload = {k: v for k, v in rec.items() if k != "signature"}
+            try:
+                public_key.verify(base64.b64decode(sig["value"], validate=True), _canon(payload).encode("utf-8"))
+                signed = True
+            except (InvalidSignature, ValueError):
+                problems.append(("EDITED", f"{MANIFEST}: the signature does not verify with the public key given (the "
+                                           "manifest was edited after signing, or another key signed it)"))
+    checked: list[str] = []
+    root = folder.resolve()
+    for name, digest in sorted(digests.items()):
+        p = (folder / str(name))
+        if p.resolve().parent != root:
+            problems.append(("EDITED", f"{MANIFEST} lists {name!r}, which is not a file of this folder"))
+        elif not p.is_file():
+            problems.append(("MISSING", f"{name} is listed in {MANIFEST} but missing"))
+        elif file_sha256(p) != digest:
+            problems.append(("EDITED", f"{name} was changed after certify wrote it (its SHA-256 differs from {MANIFEST})"))
+        else:
+            checked.append(str(name))
+    if owned is not None:
+        for p in sorted(folder.iterdir()):
+            if p.is_file() and owned.match(p.name) and p.name not in digests:
+                problems.append(("EDITED", f"{p.name} is not listed in {MANIFEST} (it was not written by this certify run)"))
+    return problems, checked, signed
+
+
+# --------------------------------------------------------------------------- keys
+def _read_key(path: str | Path, option: str, where: str) -> bytes:
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which cannot be read "
+                         f"({exc.strerror or exc}).") from None
+
+
+def load_private_key(path: str | Path, *, where: str = "certify") -> Any:
+    """The Ed25519 private key of a PEM file (``--sign-key``, or the :data:`SIGN_KEY_ENV` variable)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    data = _read_key(path, "--sign-key", where)
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        key = None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise InputError(f"The '--sign-key' option of {where} (or {SIGN_KEY_ENV}) names {str(path)!r}, which is not an "
+                         "unencrypted Ed25519 private key in PEM form (the .key file 'biasbound keygen' writes).")
+    return key
+
+
+def load_public_key(path: str | Path, *, where: str = "verify") -> Any:
+    """The Ed25519 public key of a PEM file (``--public-key``, or the :data:`PUBLIC_KEY_ENV` variable)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    data = _read_key(path, "--public-key", where)
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        key = None
+    if not isinstance(key, Ed25519PublicKey):
+        raise InputError(f"The '--public-key' option of {where} (or {PUBLIC_KEY_ENV}) names {str(path)!r}, which is not "
+                         "an Ed25519 public key in PEM form (the .pub file 'biasbound keygen' writes).")
+    return key
+
+
+def generate_keypair(folder: str | Path, name: str = "biasbound-signing") -> tuple[Path, Path]:
+    """Write ``NAME.key`` (private, mode 0600, created exclusively) and ``NAME.pub`` into ``folder``."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"The '--out' option of keygen names {str(out)!r}, which is an existing file; give a folder.")
+    out.mkdir(parents=True, exist_ok=True)
+    priv_path, pub_path = out / f"{name}.key", out / f"{name}.pub"
+    for p in (priv_path, pub_path):
+        if p.exists():
+            raise InputError(f"The '--out' option of keygen names a folder that already holds {p.name}; keys are never "
+                             "overwritten (move it away or give another folder).")
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    fd = os.open(priv_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(pem)
+    os.chmod(priv_path, 0o600)  # whatever the umask
+    pub_path.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                       serialization.PublicFormat.SubjectPublicKeyInfo))
+    return priv_path, pub_path
