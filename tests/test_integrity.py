@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from biasbound.bounds import record_from_dict
 from biasbound._integrity import MANIFEST, judgments_digest, manifest_record
 from biasbound.certificate import SCHEMA_VERSION, Certificate, _derive, _records_digest
 from biasbound.cli import main
@@ -118,33 +119,54 @@ def test_genuine_outputs_verify_with_and_without_key_and_from_the_judgments(runs
     assert re.search(r"files +\d+ file\(s\) match", text) and "reproduced" in text and "FAILED" not in text
     code, text = _verify(capsys, runs["signed"], "--public-key", runs["pub"], "--judgments", runs["table"])
     assert code == 0, text
-    assert "Ed25519 signature" in text and "reproduced 13 output file(s)" in text
+    listed = set(json.loads((runs["signed"] / MANIFEST).read_text())["files"]) - {MANIFEST}
+    assert "Ed25519 signature" in text and f"reproduced {len(listed)} output file(s)" in text  # every file written
 
 
 # ----------------------------------------------------------------------------------------------- (a) forgery
 def _as_if_consistent(d: dict) -> dict:
-    """A 2%-flip judge's figures given to the 87%-flip judge: every observed squared shift scaled down 50-fold,
+    """A 2%-flip judge's figures given to the 87%-flip judge: every observed squared shift (a random judge: every
+    share of items moving) scaled down 50-fold,
     m/sum/max recomputed from them, every derived field re-derived and records_sha256 rewritten by the code's own
     functions; the point (alpha, sigma), the seeds and the released scores unchanged, so they still verify."""
     cert = Certificate.from_dict(d)
     kn = copy.deepcopy(cert.knowledge)
     for recs in kn["generators"].values():
         for r in recs:
-            if "values" in r:
+            if "values" in r:  # a judge declared deterministic: its census of squared shifts
                 r["values"] = [v / 50 for v in r["values"]]
                 r["sum_sq"] = float(sum(v * c for v, c in zip(r["values"], r["counts"])))
                 r["max_sq"] = float(max(r["values"]))
+            elif r.get("kind") == "random-judge":  # the default: the share of items moving at each level, 50x fewer
+                r["filled"] = 0
+                r["sums"] = [v / 50 for v in r["sums"]]
+                r.pop("upper")
+                r.update(record_from_dict(r).to_dict())  # its KL upper bounds recomputed by the code's own function
     new = dataclasses.replace(cert, knowledge=kn, **_derive({**cert.inputs, "knowledge": kn}))
     return json.loads(new.to_json())
 
 
+def _claimed_shift(cert: dict) -> float:
+    """What the certificate's records say the judge moves: the mean squared shift of a census, or the share of
+    items moving at all under a random judge (its first level's sum over n)."""
+    out = []
+    for recs in cert["knowledge"]["generators"].values():
+        for r in recs:
+            if "values" in r:
+                out.append(sum(v * c for v, c in zip(r["values"], r["counts"])) / sum(r["counts"]))
+            elif r.get("kind") == "random-judge":
+                out.append(r["sums"][0] / r["n"])
+    assert out, "the certificate records no census or random-judge statistics"
+    return max(out)
+
+
 def test_forged_statistics_pass_the_keyless_checks_and_fail_recertification(runs, tmp_path, capsys) -> None:
     out = _copy(runs["plain"], tmp_path)
-    before = json.loads((out / "certificate.json").read_text())["bias_radius"]["radius"]
+    before = _claimed_shift(json.loads((out / "certificate.json").read_text()))
     _rewrite_certs(out, _as_if_consistent)
     _rehash(out)
-    after = json.loads((out / "certificate.json").read_text())["bias_radius"]["radius"]
-    assert after < before / 5  # the forged certificate tells a much better story
+    after = _claimed_shift(json.loads((out / "certificate.json").read_text()))
+    assert after < before / 5  # the forged certificate tells a much better story about the judge
     code, text = _verify(capsys, out)
     assert code == 0, text  # keyless checks catch accidents only: anyone can recompute them (README)
     code, text = _verify(capsys, out, "--judgments", runs["table"])
