@@ -133,6 +133,7 @@ def test_killed_runs_under_heavy_faults_end_equal_to_an_uninterrupted_run(tmp_pa
     assert (out / "neighbors.jsonl").read_text() == (tmp_path / "ref" / "neighbors.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_a_run_in_one_session_never_calls_a_request_twice(tmp_path) -> None:
     """``retry_failed`` re-calls only outcomes cached *before* the session: every failure of a run is final within it."""
     always_fail = SyntheticServerConfig(fault_rate=1.0, fault_kinds=("500",), fault_seed=1)
@@ -150,6 +151,7 @@ def test_a_run_in_one_session_never_calls_a_request_twice(tmp_path) -> None:
         assert counts.max() == 2  # two attempts per distinct body, and no third from a re-call
 
 
+@pytest.mark.slow
 def test_unreadable_cache_is_one_sentence_naming_the_file(tmp_path) -> None:
     with serve_in_thread(SyntheticServerConfig()) as server:
         cfg = write_config(tmp_path / "c.yaml", server.url, tmp_path / "o")
