@@ -34,8 +34,10 @@ HEAVY_FAULTS = SyntheticServerConfig(latency_ms=1, fault_rate=0.7, fault_seed=23
 COLUMNS = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "status"]
 
 
-def write_config(path: Path, url: str, output: Path, *, max_attempts: int = 6) -> Path:
-    retry = {"timeout": 0.25, "max_attempts": max_attempts, "max_parse_attempts": max_attempts,
+def write_config(path: Path, url: str, output: Path, *, max_attempts: int = 6, timeout: float = 10.0) -> Path:
+    """A run config; ``timeout`` (not in the cache key) is short only where the server's 'timeout' faults must bite:
+    a short one against a healthy server on a loaded machine only adds connect timeouts."""
+    retry = {"timeout": timeout, "max_attempts": max_attempts, "max_parse_attempts": max_attempts,
              "backoff_initial": 0.01, "backoff_max": 0.02, "backoff_jitter": 0.01}
     endpoint = {"base_url": url, "api_key_env": "BIASBOUND_TEST_UNSET_KEY", "concurrency": 8, "retry": retry}
     cfg = {
@@ -87,7 +89,7 @@ def test_killed_runs_under_heavy_faults_end_equal_to_an_uninterrupted_run(tmp_pa
     rng = np.random.default_rng(2026)
     with serve_in_thread(HEAVY_FAULTS) as faulty:
         # 70% of the attempts fail (429, 500, timeout, truncated, garbage); killed with SIGKILL at random points
-        cfg = write_config(tmp_path / "faulty.yaml", faulty.url, out, max_attempts=3)
+        cfg = write_config(tmp_path / "faulty.yaml", faulty.url, out, max_attempts=3, timeout=0.25)
         kills = 0
         for threshold in sorted(rng.uniform(0.1, 0.8, size=3)):
             proc = cli("run", str(cfg), "--no-progress")
@@ -131,6 +133,7 @@ def test_killed_runs_under_heavy_faults_end_equal_to_an_uninterrupted_run(tmp_pa
     assert (out / "neighbors.jsonl").read_text() == (tmp_path / "ref" / "neighbors.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_a_run_in_one_session_never_calls_a_request_twice(tmp_path) -> None:
     """``retry_failed`` re-calls only outcomes cached *before* the session: every failure of a run is final within it."""
     always_fail = SyntheticServerConfig(fault_rate=1.0, fault_kinds=("500",), fault_seed=1)
@@ -148,6 +151,7 @@ def test_a_run_in_one_session_never_calls_a_request_twice(tmp_path) -> None:
         assert counts.max() == 2  # two attempts per distinct body, and no third from a re-call
 
 
+@pytest.mark.slow
 def test_unreadable_cache_is_one_sentence_naming_the_file(tmp_path) -> None:
     with serve_in_thread(SyntheticServerConfig()) as server:
         cfg = write_config(tmp_path / "c.yaml", server.url, tmp_path / "o")

@@ -23,6 +23,7 @@ from biasbound.runner import run
 from biasbound.testing import SyntheticServerConfig, serve_in_thread
 
 DATA = SHARED_DATA / "arena-hard-v0.1"
+pytestmark = pytest.mark.slow  # a pilot run and several certify calls: about a minute in all
 
 
 @pytest.fixture(scope="module")
