@@ -82,3 +82,46 @@ def test_bias_radius_equals_the_plain_scan(seed: int) -> None:
         assert bias_radii(deltas, k) == want
         assert [bias_radius(d, k) for d in deltas] == want
         assert [c["radius"] for c in bias_radius_curve(k, deltas)] == want
+
+
+# ------------------------------------------------------------------ retention over noise: one vectorised Pearson on ranks
+def test_retention_spearman_equals_the_per_draw_loop() -> None:
+    from scipy import stats
+
+    from biasbound.pipeline._cost import retention_over_noise
+
+    rng = np.random.default_rng(7)
+    original = np.round(rng.uniform(0, 1, 60), 2)  # ties among the original means
+    shrunk = 0.4 * original + 0.3
+    sigma = np.where(np.arange(60) % 7 == 0, 0.0, 0.01)
+    got = retention_over_noise(original, shrunk, sigma, seed=11, draws=300)
+    # the plain computation it replaced: one pearsonr on ranks per draw (NaN for a draw with every rank tied)
+    z = shrunk[None, :] + np.random.default_rng(11).normal(size=(300, 60)) * sigma[None, :]
+    ro, rz = stats.rankdata(original), stats.rankdata(z, axis=1)
+    rho = np.array([stats.pearsonr(ro, r).statistic if np.std(r) > 0 else np.nan for r in rz])
+    assert got["spearman"] == {"mean": float(np.mean(rho)), "p05": float(np.quantile(rho, 0.05)),
+                               "p95": float(np.quantile(rho, 0.95))}
+
+
+def test_retention_of_a_draw_with_every_rank_tied_is_missing() -> None:
+    from biasbound.pipeline._cost import retention_over_noise
+
+    got = retention_over_noise(np.array([0.1, 0.2, 0.3]), np.full(3, 0.5), np.zeros(3), seed=0, draws=5)
+    assert got["spearman"] == {"mean": None, "p05": None, "p95": None}
+
+
+# ------------------------------------------------------------------ the noise-only tail: chi2.sf's own routine
+def test_noise_only_tail_equals_scipy_chi2_sf() -> None:
+    from scipy import stats
+
+    from biasbound.bounds._tail import SCIPY_REL_ERR, tail
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        dim, tau, sigma = int(rng.integers(1, 3000)), float(rng.uniform(0.01, 3)), float(rng.uniform(1e-3, 1))
+        x = tau * tau / (2 * sigma * sigma)
+        if x > 1e7:
+            continue
+        p = float(stats.chi2.sf(x, dim))
+        assert tail(np.zeros(3), tau=tau, sigma=sigma, dim=dim).tolist() == [
+            min(1.0, p * (1 + SCIPY_REL_ERR) + (1e-300 if p > 0 else 0.0))] * 3

@@ -211,6 +211,9 @@ def _survival_between(k: Knowledge, t_in: float) -> Any:
         per = [min(fx + [_record_survival(r, t) for r in ms]) for fx, ms in zip(fixed, moms)]
         return max(per) if k.how == "max" else math.fsum(per) / len(per)
 
+    if not any(moms):  # no moment record: the survival is one constant between the two jump points
+        value = f(t_in)
+        return lambda t: value
     return f
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 try:  # the Boost routine scipy.stats.ncx2.sf calls, without its argument-checking layer (about 6x faster)
     from scipy.special._ufuncs import _ncx2_sf as _NCX2_SF
@@ -68,7 +68,8 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
     uniq, inverse = np.unique(lam, return_inverse=True)
     out = np.empty_like(uniq)
     zero = uniq == 0.0
-    out[zero] = stats.chi2.sf(x, dim)
+    if zero.any():  # chi2.sf's own routine (scipy.special.chdtrc) without the argument-checking layer
+        out[zero] = special.chdtrc(float(dim), x)
     if np.any(~zero):
         lam_nz = uniq[~zero]
         out[~zero] = (_NCX2_SF(x, float(dim), lam_nz) if _NCX2_SF is not None
