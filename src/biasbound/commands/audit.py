@@ -20,8 +20,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -129,6 +127,9 @@ def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
 
 
 def _distances(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+    import numpy as np
+    import pandas as pd
+
     from biasbound.neighbors.observed import observed_neighbors
 
     scope = cert.get("scope") or {}

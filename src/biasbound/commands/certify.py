@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -34,7 +33,6 @@ from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
 from biasbound._validation import arg, cli_command
-from biasbound.data._io import open_text
 
 __all__ = [
     "EXIT_VIOLATED",
@@ -71,6 +69,8 @@ class LoadedInputs:
 
 
 def _first_line(path: Path) -> str:
+    from biasbound.data._io import open_text
+
     with open_text(path) as fh:
         for line in fh:
             if line.strip():
@@ -176,6 +176,8 @@ def load_inputs(
         ``report[path]`` holds the load report, ``format``, and for the tool readers
         ``integration`` (score rule, what could not be mapped).
     """
+    import pandas as pd
+
     from biasbound.data.arena_hard import load_arena_hard
     from biasbound.data.tables import load_llmbar, load_table
 
@@ -274,6 +276,8 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
     ``_verbose``/``_concise`` runs; the others have no neighbour to certify with. Their rows are
     left out (never scored), and every input's ``report[path]["neighbors_auto"]`` names them.
     """
+    import pandas as pd
+
     frame = loaded.frame
     have: set[tuple[str, str]] | None = None
     by_judge: dict[str, set[str]] = {}
@@ -427,6 +431,7 @@ def observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str]) -> pd.D
         Columns ``judge, generator, delta_star, m`` (``m`` = neighbour pairs over all models).
     """
     import numpy as np
+    import pandas as pd
 
     from biasbound.neighbors.observed import observed_neighbors
 

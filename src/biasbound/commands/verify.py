@@ -18,11 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import typer
 
-from biasbound._certificate_v1 import CertificateVerificationError
 from biasbound._exceptions import DataFormatError, InputError
 
 __all__ = ["certificate_data", "read_scores", "register", "verify_outputs"]
@@ -34,6 +31,8 @@ _NEEDED = {"model": ("judge", "model", "original", "certified", "in_batch"),
 
 def read_scores(path: Path) -> pd.DataFrame:
     """scores.parquet as written by ``certify`` (rows in the pipeline's canonical (model, item) order)."""
+    import pandas as pd
+
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
@@ -50,6 +49,9 @@ def certificate_data(cert: Any, scores: pd.DataFrame, path: Path) -> tuple[np.nd
     order. Leaderboard view: each model's mean batch score (pandas' groupby mean, as the pipeline
     computes it) in ``scope.models`` order, and its ``certified_model``.
     """
+    import numpy as np
+    import pandas as pd
+
     view = str(cert.view)
     need = _NEEDED.get(view)
     if need is None:
@@ -127,6 +129,8 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
 
 def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[str, str | None, list[str]]]:
     """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``."""
+    from biasbound._certificate_v1 import CertificateVerificationError
+
     certs, folder = _certificates(Path(target))
     if scores_path is not None and not Path(scores_path).is_file():
         raise InputError(f"The '--scores' option of verify names {str(scores_path)!r}, which is not a file.")
