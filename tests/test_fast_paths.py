@@ -125,3 +125,44 @@ def test_noise_only_tail_equals_scipy_chi2_sf() -> None:
         p = float(stats.chi2.sf(x, dim))
         assert tail(np.zeros(3), tau=tau, sigma=sigma, dim=dim).tolist() == [
             min(1.0, p * (1 + SCIPY_REL_ERR) + (1e-300 if p > 0 else 0.0))] * 3
+
+
+# ------------------------------------------------------------------ coverage: item sets compared through integer codes
+def _reference_item_set_notes(frame, kept) -> dict[str, str]:
+    """The plain computation it replaced: one frozenset of item ids per (judge, model)."""
+    out = {}
+    canon = kept[(kept["variant"] == "original") & (kept["rerun"] == 0) & kept["game"].isin([0, 1]) & kept["score"].notna()]
+    for judge, grp in canon.groupby(canon["judge"].astype(str), sort=True):
+        sets = grp.groupby(grp["model"].astype(str))["item_id"].agg(lambda s: frozenset(s.astype(str)))
+        if len(sets) > 1 and len(set(sets.tolist())) > 1:
+            union, common = frozenset().union(*sets.tolist()), frozenset.intersection(*sets.tolist())
+            fewest = sets.map(len).idxmin()
+            out[str(judge)] = (f"The models were scored on different item sets: {len(common)} of the {len(union)} items "
+                               f"have a judgment for every model (fewest: {fewest!s} with {len(sets[fewest])}); model "
+                               "means and ranks compare different questions.")
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_coverage_item_set_notes_equal_the_frozenset_comparison(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound.pipeline._coverage import prepare
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for j in range(int(rng.integers(1, 4))):
+        for m in range(int(rng.integers(1, 6))):
+            for i in rng.choice(12, size=int(rng.integers(1, 12)), replace=False).tolist():
+                for game in (1, 2):
+                    if rng.random() < 0.15:
+                        continue
+                    rows.append({"judge": f"j{j}", "model": f"m{m}é" if m % 2 else f"M{m}", "item_id": f"q{i}",
+                                 "variant": "original", "rerun": 0, "game": game,
+                                 "score": np.nan if rng.random() < 0.1 else float(rng.integers(0, 5)) / 4})
+    frame = pd.DataFrame(rows)
+    kept, coverage, _ = prepare(frame, ("swap",), skip_bad=True)
+    got = {j: [n for n in c["notes"] if n.startswith("The models were scored")] for j, c in coverage.items()}
+    want = _reference_item_set_notes(frame, kept)
+    assert {j: n for j, n in got.items() if n} == {j: [n] for j, n in want.items()}
+    assert {j for j, c in coverage.items() if c.get("different_item_sets")} == set(want)
