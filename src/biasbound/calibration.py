@@ -114,7 +114,17 @@ class _Plan:
             self.active = [i for i in range(len(self.gens)) if i not in drop]
 
     def values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool = False) -> dict[tuple[int, int], float]:
-        """The bound of every candidate (generator index, candidate index) of the evaluated generators."""
+        """The bound of every candidate (generator index, candidate index) of the evaluated generators.
+
+        A pure function of its arguments, remembered per plan: a point the searches (or the final evaluation
+        and the candidate records) revisit is computed once."""
+        memo_key = (tau, alpha, sigma, dim, every)
+        memo = self.__dict__.setdefault("_memo", {})
+        if memo_key not in memo:
+            memo[memo_key] = self._values(tau, alpha, sigma, dim, every)
+        return dict(memo[memo_key])
+
+    def _values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool) -> dict[tuple[int, int], float]:
         idx = range(len(self.gens)) if every else self.active
         lin: list[tuple[int, int, np.ndarray, np.ndarray, float]] = []
         vals: dict[tuple[int, int], float] = {}

@@ -65,7 +65,16 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
         p = np.where(r < tau, stats.chi2.sf(gap * gap / scale, dim), 1.0)
         return _up_prob(np.where(np.isnan(p), 1.0, p))
     lam = q / scale
-    uniq, inverse = np.unique(lam, return_inverse=True)
+    flat = lam.ravel()
+    if flat.size <= 64:  # few values: evaluate each (the same value per element as through the unique ones)
+        uniq, inverse = flat, np.arange(flat.size)
+    elif flat.size and bool(np.all(flat[1:] >= flat[:-1])):  # sorted (a population's shifts): unique in one pass
+        first = np.empty(flat.size, dtype=bool)
+        first[0] = True
+        np.not_equal(flat[1:], flat[:-1], out=first[1:])
+        uniq, inverse = flat[first], np.cumsum(first) - 1
+    else:
+        uniq, inverse = np.unique(lam, return_inverse=True)
     out = np.empty_like(uniq)
     zero = uniq == 0.0
     if zero.any():  # chi2.sf's own routine (scipy.special.chdtrc) without the argument-checking layer
