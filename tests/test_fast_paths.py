@@ -166,3 +166,37 @@ def test_coverage_item_set_notes_equal_the_frozenset_comparison(seed: int) -> No
     want = _reference_item_set_notes(frame, kept)
     assert {j: n for j, n in got.items() if n} == {j: [n] for j, n in want.items()}
     assert {j for j, c in coverage.items() if c.get("different_item_sets")} == set(want)
+
+
+# ------------------------------------------------------------------ the tail without a sort: small and sorted arrays
+@pytest.mark.parametrize("n", [1, 5, 64, 65, 3000])
+def test_tail_equals_the_elementwise_noncentral_chi_square(n: int) -> None:
+    from scipy import stats
+
+    from biasbound.bounds._tail import _up_prob, tail
+
+    rng = np.random.default_rng(n)
+    for q in (np.sort(np.round(rng.uniform(0, 0.3, n), 2)), np.round(rng.uniform(0, 0.3, n), 2), np.zeros(n)):
+        tau, sigma, dim = 0.5, 0.1, 25
+        x, lam = tau * tau / (2 * sigma * sigma), q / (2 * sigma * sigma)
+        want = _up_prob(np.where(lam == 0, stats.chi2.sf(x, dim), stats.ncx2.sf(x, dim, np.where(lam == 0, 1.0, lam))))
+        assert np.array_equal(tail(q, tau=tau, sigma=sigma, dim=dim), want)
+
+
+# ------------------------------------------------------------------ a per-model certificate holds its own model's records only
+def test_per_model_certificates_hold_their_own_model_only(tmp_path) -> None:
+    import pandas as pd
+
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(0)
+    rows = [{"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": "original", "rerun": 0, "game": g,
+             "score": float(rng.integers(0, 5)) / 4, "source": "t.csv", "line": 0}
+            for m in range(6) for i in range(30) for g in (1, 2)]
+    res = certify(pd.DataFrame(rows), out=None, plots=False, progress=False, seed=0)
+    j = res.judges["j"]
+    assert set(j.certificate.scope["knowledge_coverage"]) == {f"m{m}" for m in range(6)}
+    for m, cert in j.model_certificates.items():
+        assert set(cert.scope["knowledge_coverage"]) == {m}
+        assert cert.scope["knowledge_coverage"][m] == j.certificate.scope["knowledge_coverage"][m]
+        assert cert.verify()["holds"] is True
