@@ -519,8 +519,11 @@ def calibrate_knowledge(
             raise InfeasibleCertificateError(
                 f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {v0:.3g}.",
                 alpha_max=None)
-    a0 = _alpha_zero(lambda a: F(a, 0.0), dl, rtol=rt)
-    amax = min(1.0, a0)
+    if al is None and sg is None:  # the default rule reads alpha*(0) beyond 1
+        a0 = _alpha_zero(lambda a: F(a, 0.0), dl, rtol=rt)
+        amax = min(1.0, a0)
+    else:  # only min(1, alpha*(0)) is reported: the same search without looking past alpha = 1
+        amax = _alpha_star(lambda a: F(a, 0.0), dl, 1.0, rtol=rt)
     if al is None and sg is None:
         if a0 <= 0:
             raise InfeasibleCertificateError(
