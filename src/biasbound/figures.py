@@ -193,7 +193,9 @@ def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float) -
         if mid <= lo or mid >= hi or hi - lo <= 1e-12 * hi:
             break
         if inside is None:  # every mid lies strictly between the same two jump points: the step records are fixed there
-            inside = _survival_between(k, mid)
+            inside, constant = _survival_between(k, mid)
+            if constant is not None and constant > dl:  # every step would move lo up: the loop ends at this hi
+                return hi
         if inside(mid) <= dl:
             hi = mid
         else:
@@ -201,9 +203,10 @@ def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float) -
     return hi
 
 
-def _survival_between(k: Knowledge, t_in: float) -> Any:
+def _survival_between(k: Knowledge, t_in: float) -> tuple[Any, float | None]:
     """:func:`survival` for thresholds with no jump point between them and ``t_in``: the records other than
-    moments (step functions of ``t``) are evaluated once at ``t_in``, the moment records at each ``t``."""
+    moments (step functions of ``t``) are evaluated once at ``t_in``, the moment records at each ``t``.
+    Returns the function and, when no moment record is known, its constant value."""
     fixed = [[_record_survival(r, t_in) for r in recs if not isinstance(r, Moments)] for _, recs in k.generators]
     moms = [[r for r in recs if isinstance(r, Moments)] for _, recs in k.generators]
 
@@ -213,8 +216,8 @@ def _survival_between(k: Knowledge, t_in: float) -> Any:
 
     if not any(moms):  # no moment record: the survival is one constant between the two jump points
         value = f(t_in)
-        return lambda t: value
-    return f
+        return (lambda t: value), value
+    return f, None
 
 
 def bias_radius_curve(knowledge: Any, deltas: Sequence[float] | None = None) -> list[dict[str, float]]:
