@@ -90,6 +90,16 @@ def _dominated(r: Record, s: Record) -> bool:
     return False
 
 
+def _distinct(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct values, index of each element among them)``; one pass when ``q`` is sorted."""
+    if q.size > 1 and bool(np.all(q[1:] >= q[:-1])):
+        first = np.empty(q.size, dtype=bool)
+        first[0] = True
+        np.not_equal(q[1:], q[:-1], out=first[1:])
+        return q[first], np.cumsum(first) - 1
+    return np.unique(q, return_inverse=True)
+
+
 class _Plan:
     """The candidates of every generator and a fast evaluation of the combined bound.
 
@@ -137,12 +147,18 @@ class _Plan:
                     q, w, const = f(alpha, c.record)
                     lin.append((gi, ci, q, w, const))
         if lin:
-            qs = np.concatenate([x[2] for x in lin])
-            p = tail(qs, tau=tau, sigma=sigma, dim=dim)
-            stops = np.cumsum([x[2].size for x in lin])
-            for (gi, ci, q, w, const), a, b in zip(lin, np.concatenate([[0], stops[:-1]]), stops):
-                vals[(gi, ci)] = weighted_sum(w, p[a:b], const)
+            # the tail is a function of each shift alone: evaluated once on the distinct shifts of every candidate
+            # (each found in one pass when sorted, as a population's are), then read back per candidate
+            parts = [_distinct(np.asarray(x[2], dtype=float).ravel()) for x in lin]
+            every_u, at = np.unique(np.concatenate([u for u, _ in parts]), return_inverse=True)
+            p_u = tail(every_u, tau=tau, sigma=sigma, dim=dim)
+            start = 0
+            for (gi, ci, q, w, const), (u, inverse) in zip(lin, parts):
+                p = p_u[at[start:start + u.size]][inverse]
+                start += u.size
+                vals[(gi, ci)] = weighted_sum(w, p, const)
         return vals
+
 
     def evaluate(self, tau: float, alpha: float, sigma: float, dim: int,
                  every: bool = False) -> tuple[float, list[tuple[str, _Cand, float]]]:
