@@ -200,3 +200,20 @@ def test_per_model_certificates_hold_their_own_model_only(tmp_path) -> None:
         assert set(cert.scope["knowledge_coverage"]) == {m}
         assert cert.scope["knowledge_coverage"][m] == j.certificate.scope["knowledge_coverage"][m]
         assert cert.verify()["holds"] is True
+
+
+# ------------------------------------------------------------------ the weighted sum over distinct terms: fsum's value
+@pytest.mark.parametrize("seed", range(30))
+def test_grouped_weighted_sum_equals_fsum_over_every_term(seed: int) -> None:
+    from biasbound.bounds._tail import weighted_sum
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 5000))
+    values = rng.uniform(0, 1, int(rng.integers(1, 300))) ** float(rng.uniform(1, 40))  # tiny and large terms
+    groups = rng.integers(0, values.size, n)
+    p = values[groups]
+    w = np.full(n, 1.0 / n)
+    for const in (0.0, 0.3 / n):
+        assert weighted_sum(w, p, const, groups=groups) == weighted_sum(w, p, const)
+    unequal = w * rng.uniform(0.5, 1, n)  # unequal weights: the plain fsum route
+    assert weighted_sum(unequal, p, 0.0, groups=groups) == weighted_sum(unequal, p, 0.0)

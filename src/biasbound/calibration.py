@@ -156,7 +156,7 @@ class _Plan:
             for (gi, ci, q, w, const), (u, inverse) in zip(lin, parts):
                 p = p_u[at[start:start + u.size]][inverse]
                 start += u.size
-                vals[(gi, ci)] = weighted_sum(w, p, const)
+                vals[(gi, ci)] = weighted_sum(w, p, const, groups=inverse)
         return vals
 
 

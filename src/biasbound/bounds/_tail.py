@@ -26,6 +26,7 @@ undershoots the true one by float error.  numpy/scipy only.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import special, stats
@@ -87,12 +88,30 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
     return _up_prob(out[inverse.ravel()].reshape(q.shape))
 
 
-def weighted_sum(w: np.ndarray, p: np.ndarray, const: float) -> float:
-    """``sum(w * p) + const`` rounded up past its float error (a sum of several terms gains 1e-12 relative)."""
-    v = math.fsum((w * p).tolist()) + const
+def weighted_sum(w: np.ndarray, p: np.ndarray, const: float, *, groups: np.ndarray | None = None) -> float:
+    """``sum(w * p) + const`` rounded up past its float error (a sum of several terms gains 1e-12 relative).
+
+    ``groups`` (optional): an integer label per term such that equal labels have equal ``p``; with equal
+    weights the sum is then taken over the distinct terms times their counts, exactly (as rationals, rounded
+    once: the same correctly rounded value as ``math.fsum`` over every term)."""
+    v = _exact_sum(w, p, groups) + const
     if w.size > 1 or const:
         v = v * (1.0 + 1e-12)  # [proof:sum-rounding]
     return min(1.0, v) if v > 0 else 0.0
+
+
+def _exact_sum(w: np.ndarray, p: np.ndarray, groups: np.ndarray | None) -> float:
+    """The correctly rounded ``sum(w * p)``: ``math.fsum`` of the terms, or of their distinct values times counts."""
+    terms = w * p
+    if groups is not None and terms.size > 64 and bool(np.all(w == w.flat[0])):
+        counts = np.bincount(groups.ravel())
+        if counts.size <= 256:
+            first = np.zeros(counts.size, dtype=np.int64)
+            first[groups.ravel()[::-1]] = np.arange(terms.size - 1, -1, -1)  # one term of each label
+            distinct = terms.ravel()[first].tolist()
+            total = sum((Fraction(t) * int(c) for t, c in zip(distinct, counts.tolist()) if c), Fraction(0))
+            return float(total)  # Fraction -> float rounds once, to nearest (as fsum does)
+    return math.fsum(terms.ravel().tolist())
 
 
 def kappa_sq(alpha: float, shift_ratio: float | None) -> float:
