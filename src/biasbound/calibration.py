@@ -91,7 +91,10 @@ def _dominated(r: Record, s: Record) -> bool:
 
 
 def _distinct(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct values, index of each element among them)``; one pass when ``q`` is sorted."""
+    """``(distinct values, index of each element among them)``; one pass when ``q`` is sorted (a few values are
+    returned as they are: the distinct values of all candidates together are taken next anyway)."""
+    if q.size <= 64:
+        return q, np.arange(q.size)
     if q.size > 1 and bool(np.all(q[1:] >= q[:-1])):
         first = np.empty(q.size, dtype=bool)
         first[0] = True
@@ -146,7 +149,10 @@ class _Plan:
                 else:
                     q, w, const = f(alpha, c.record)
                     lin.append((gi, ci, q, w, const))
-        if lin:
+        if len(lin) == 1 and lin[0][2].size <= 64:  # one small candidate (a model of few items): directly
+            gi, ci, q, w, const = lin[0]
+            vals[(gi, ci)] = weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), const)
+        elif lin:
             # the tail is a function of each shift alone: evaluated once on the distinct shifts of every candidate
             # (each found in one pass when sorted, as a population's are), then read back per candidate
             parts = [_distinct(np.asarray(x[2], dtype=float).ravel()) for x in lin]
