@@ -17,7 +17,33 @@ from biasbound.figures import DEFAULT_DELTAS, bias_radius, bias_radius_curve, bi
 
 
 # ------------------------------------------------------------------ bias radius: the plain reference (as it was)
+def _reference_record_survival(r, t: float) -> float:
+    from biasbound.bounds.sampled_population import band
+
+    t2 = t * t
+    if isinstance(r, AlmostSure):
+        return 1.0 if r.A > t else 0.0
+    if isinstance(r, Moments):
+        if r.A is not None and r.A <= t:
+            return 0.0
+        if t == 0:
+            return 1.0 if r.U2 > 0 else 0.0
+        return min(1.0, r.U2 / t2)
+    if isinstance(r, FullPopulation):
+        return float(np.count_nonzero(r.sq_norms > t2)) / r.m
+    if r.A is not None and r.A <= t:
+        return 0.0
+    kup = band(r.population_size, r.m, r.beta)
+    return min(1.0, int(kup[int(np.count_nonzero(r.sq_norms > t2))]) / r.population_size)
+
+
+def _reference_survival(k, t: float) -> float:
+    per = [min(_reference_record_survival(r, t) for r in recs) for _, recs in k.generators]
+    return max(per) if k.how == "max" else math.fsum(per) / len(per)
+
+
 def _reference_bias_radius(delta: float, knowledge) -> float:
+    survival = _reference_survival
     k = Knowledge.of(knowledge)
     pts = [0.0]
     for r in k.records:
@@ -217,3 +243,14 @@ def test_grouped_weighted_sum_equals_fsum_over_every_term(seed: int) -> None:
         assert weighted_sum(w, p, const, groups=groups) == weighted_sum(w, p, const)
     unequal = w * rng.uniform(0.5, 1, n)  # unequal weights: the plain fsum route
     assert weighted_sum(unequal, p, 0.0, groups=groups) == weighted_sum(unequal, p, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_survival_equals_the_plain_count(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    gens = {f"g{j}": [_random_record(rng) for _ in range(int(rng.integers(1, 4)))] for j in range(int(rng.integers(1, 4)))}
+    for how in ("max", "mixture"):
+        k = Knowledge.of(gens, how=how)
+        for t in [0.0, *rng.uniform(0, 2, 20).tolist(), *np.sqrt(np.concatenate(
+                [np.asarray(r.sq_norms) for r in k.records if hasattr(r, "sq_norms")] or [np.zeros(1)])).tolist()]:
+            assert survival(k, t) == _reference_survival(k, t)

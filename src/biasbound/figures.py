@@ -72,24 +72,7 @@ def original_scale(*, tau: float, alpha: float, sigma: float) -> dict[str, float
 # --------------------------------------------------------------------------- bias radius
 def _record_survival(r: Record, t: float) -> float:
     """Worst-case ``Pr[||Delta|| > t]`` over the distributions consistent with one record."""
-    t2 = t * t
-    if isinstance(r, AlmostSure):
-        return 1.0 if r.A > t else 0.0
-    if isinstance(r, Moments):
-        if r.A is not None and r.A <= t:
-            return 0.0
-        if t == 0:
-            return 1.0 if r.U2 > 0 else 0.0
-        return min(1.0, r.U2 / t2)  # [proof:radius-markov]
-    if isinstance(r, FullPopulation):
-        return float(np.count_nonzero(r.sq_norms > t2)) / r.m  # [proof:radius-exact]
-    if isinstance(r, Sample):
-        if r.A is not None and r.A <= t:
-            return 0.0
-        kup = band(r.population_size, r.m, r.beta)
-        k = int(np.count_nonzero(r.sq_norms > t2))  # sample count above t
-        return min(1.0, int(kup[k]) / r.population_size)  # [proof:radius-band]
-    raise TypeError(f"Unknown knowledge record {type(r).__name__}.")  # pragma: no cover
+    return float(_record_survivals(r, np.array([float(t)]))[0])
 
 
 def survival(knowledge: Any, t: float) -> float:
@@ -101,8 +84,8 @@ def survival(knowledge: Any, t: float) -> float:
 
 
 def _record_survivals(r: Record, t: np.ndarray) -> np.ndarray:
-    """:func:`_record_survival` at every threshold of ``t`` at once (the same float operations, vectorised):
-    the count of a population or sample above each threshold is one ``searchsorted`` in its sorted values."""
+    """Worst-case ``Pr[||Delta|| > t]`` for one record at every threshold of ``t``: the count of a population or
+    sample above each threshold is one ``searchsorted`` in its sorted values."""
     t2 = t * t
     if isinstance(r, AlmostSure):
         return np.where(r.A > t, 1.0, 0.0)
