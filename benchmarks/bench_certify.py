@@ -1,29 +1,35 @@
-"""Benchmark: certify 10^6 judgment rows end to end (minus plots and the HTML report).
+"""Benchmark: `certify` in rows and in models, against a reference commit on the same machine in the same run.
 
-Synthetic generic long table: 200 models × 2500 items × 2 games (position swap), scores on
-the Arena-Hard grid {0, .25, .5, .75, 1} drawn per model around a model strength, with ~0.5%
-missing judgments. Steps timed: load_table from Parquet (the user's path), then
-pipeline.certify (neighbours, sensitivity + UCB per model, calibration, mechanism, per-model
-and pooled audits, 1000-round item bootstrap, win rate + Bradley–Terry, certificates,
-scores.parquet, leaderboard.csv, retention.json). Peak RSS from resource.getrusage.
+Synthetic generic long table (``synthetic``): M models × I items × 2 games (position swap), scores on
+the Arena-Hard grid {0, .25, .5, .75, 1} drawn per model around a model strength, ~0.5% missing
+judgments. Every case runs in its own fresh interpreter (``--child``): the table is written to
+Parquet and loaded with ``load_table`` (the user's path), then ``pipeline.certify`` (tight
+calibration, swap neighbours, per-model and judge certificates, audits, bootstrap leaderboard,
+retention, scores.parquet; no plots/report) is timed: wall and CPU time (``time.process_time``; BLAS
+may use a second core), peak RSS of the process (``resource.getrusage``; the increase during
+certify is printed beside it) and the size of ``certificates.json``. Imports happen before timing.
 
-Run: python benchmarks/bench_certify.py [--models 200 --items 2500] [--repeat 1] [--profile] [--out DIR]
-Targets: < 3 s and < 1.5 GB peak for certify.
+The grid is 10^5 and 10^6 rows × 20, 200 and 2000 models (``--grid``); ``--ref COMMIT`` also runs
+every case on that commit (a ``git worktree add`` in a temporary folder, its own PYTHONPATH), one
+after the other, so both see the same machine load. The load average (1 min) is printed with each
+case: the machine is shared, and CPU time is the steadier figure.
 
-Wall time depends on what else runs on the machine, so the load average (1 min) is printed
-before and after, with the CPU time of the process during certify (time.process_time;
-BLAS may use a second core, so CPU time can exceed wall time). Module imports are done
-before timing (import time excluded). ``--out DIR`` keeps the outputs (to diff two versions).
+Run: python benchmarks/bench_certify.py [--grid] [--ref 6ff62ac] [--models 200 --items 2500] [--profile]
+Targets (2-core machine): certify on 10^6 rows <= 3 s and <= 1 GB; 2000 models × 25 items <= 8 s and
+<= 1 GB; certificates.json linear in models; time <= 2× the reference at 10^6 rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import platform
 import pstats
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -69,60 +75,121 @@ def synthetic(models: int, items: int, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--models", type=int, default=200)
-    ap.add_argument("--items", type=int, default=2500)
-    ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--repeat", type=int, default=1, help="certify this many times; report each and the best")
-    ap.add_argument("--out", type=Path, default=None, help="keep the outputs of the first run here")
-    args = ap.parse_args()
-    # import time excluded: everything certify imports lazily
-    import biasbound.pipeline  # noqa: F401
-    import rich.progress  # noqa: F401
+GRID = [(20, 2500), (200, 250), (2000, 25), (20, 25000), (200, 2500), (2000, 250)]  # 10^5 rows, then 10^6
+
+
+def child(models: int, items: int, profile: bool) -> dict:
+    """One case in this interpreter: generate, write, load, certify; the figures as a dict."""
+    import biasbound.pipeline  # noqa: F401  (import time excluded: everything certify imports lazily)
     import sklearn.linear_model  # noqa: F401  (Bradley–Terry)
-    from biasbound import abb, audit, certificate, leaderboard, sensitivity  # noqa: F401
-    from biasbound.neighbors import observed  # noqa: F401
+    import importlib
+
+    for name in ("abb", "audit", "calibration", "certificate", "figures", "leaderboard", "sensitivity"):
+        try:  # modules of either version (the reference commit may lack some)
+            importlib.import_module(f"biasbound.{name}")
+        except ImportError:
+            pass
     from biasbound.data.tables import load_table
+    from biasbound.neighbors import observed  # noqa: F401
     from biasbound.pipeline import certify
 
-    print(machine())
-    frame = synthetic(args.models, args.items)
-    print(f"rows: {len(frame):,} ({args.models} models x {args.items} items x 2 games)")
+    frame = synthetic(models, items)
+    rows = len(frame)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "judgments.parquet"
         frame.to_parquet(path, index=False)
         del frame
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
         t0 = time.perf_counter()
         js = load_table(path, scale=(0.0, 1.0))
-        t1 = time.perf_counter()
-        print(f"load_table (parquet): {t1 - t0:.2f} s")
-        prof = cProfile.Profile() if args.profile else None
-        walls, cpus = [], []
-        for run in range(args.repeat):
-            out = args.out if (args.out is not None and run == 0) else Path(tmp) / f"out{run}"
-            load_before = os.getloadavg()[0]
-            if prof:
-                prof.enable()
-            w, c = time.perf_counter(), time.process_time()
-            res = certify(js, out=out, plots=False, progress=False, seed=0)
-            w, c = time.perf_counter() - w, time.process_time() - c
-            if prof:
-                prof.disable()
-            walls.append(w)
-            cpus.append(c)
-            print(f"certify end to end (no plots/report): {w:.2f} s wall, {c:.2f} s CPU "
-                  f"(load average 1 min: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after)")
+        load_s = time.perf_counter() - t0
+        # certify once on a small table first, so lazily imported modules are not timed
+        small = synthetic(3, 10)
+        small.to_parquet(Path(tmp) / "small.parquet", index=False)
+        certify(load_table(Path(tmp) / "small.parquet", scale=(0.0, 1.0)), out=Path(tmp) / "warm", plots=False,
+                progress=False, seed=0)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
+        load_before = os.getloadavg()[0]
+        prof = cProfile.Profile() if profile else None
+        if prof:
+            prof.enable()
+        w, c = time.perf_counter(), time.process_time()
+        res = certify(js, out=Path(tmp) / "out", plots=False, progress=False, seed=0)
+        w, c = time.perf_counter() - w, time.process_time() - c
+        if prof:
+            prof.disable()
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("cumtime").print_stats(30)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
-    if args.repeat > 1:
-        print(f"best of {args.repeat}: {min(walls):.2f} s wall, {min(cpus):.2f} s CPU")
-    j = next(iter(res.judges.values()))
-    print(f"peak RSS: {peak:.0f} MiB (before loading: {base:.0f} MiB)")
-    print(f"alpha={j.calibration.alpha:.4g} sigma={j.calibration.sigma:.4g} bound={j.calibration.bound_used} "
-          f"pooled audit={j.pooled_audit.verdict} spearman={j.retention['spearman']:.4f}")
-    if prof:
-        pstats.Stats(prof).sort_stats("cumtime").print_stats(25)
+        size = (Path(tmp) / "out" / "certificates.json").stat().st_size
+        j = next(iter(res.judges.values()))
+    return {"models": models, "items": items, "rows": rows, "load_s": load_s, "wall_s": w, "cpu_s": c,
+            "peak_mib": peak, "peak_before_mib": before, "certificates_json_bytes": size,
+            "load_avg": [load_before, os.getloadavg()[0]], "alpha": j.calibration.alpha, "sigma": j.calibration.sigma}
+
+
+def run_case(src: Path, models: int, items: int, profile: bool = False) -> dict:
+    """One case in a fresh interpreter whose ``biasbound`` is the one under ``src``."""
+    env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(models), str(items)] + (["--profile"] if profile else [])
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return {"models": models, "items": items, "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    if profile:
+        print(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fmt(r: dict) -> str:
+    if "error" in r:
+        return f"failed: {r['error']}"
+    return (f"certify {r['wall_s']:6.2f} s wall {r['cpu_s']:6.2f} s CPU | peak RSS {r['peak_mib']:6.0f} MiB "
+            f"({r['peak_before_mib']:.0f} before certify) | certificates.json {r['certificates_json_bytes'] / 2**20:8.2f} MiB "
+            f"| load {r['load_avg'][0]:.1f}→{r['load_avg'][1]:.1f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", nargs=2, type=int, metavar=("MODELS", "ITEMS"), help=argparse.SUPPRESS)
+    ap.add_argument("--models", type=int, default=200)
+    ap.add_argument("--items", type=int, default=2500)
+    ap.add_argument("--grid", action="store_true", help="10^5 and 10^6 rows x 20/200/2000 models")
+    ap.add_argument("--ref", default=None, help="also run every case on this commit (e.g. 6ff62ac)")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--json", type=Path, default=None, help="write every result here")
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(*args.child, profile=args.profile)))
+        return
+    print(machine(), f"uname -m={platform.machine()}")
+    here = Path(__file__).resolve().parents[1] / "src"
+    cases = GRID if args.grid else [(args.models, args.items)]
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        ref_src = None
+        if args.ref:
+            wt = Path(tmp) / "ref"
+            subprocess.run(["git", "-C", str(here.parent), "worktree", "add", "--detach", str(wt), args.ref],
+                           check=True, capture_output=True)
+            ref_src = wt / "src"
+        try:
+            for models, items in cases:
+                print(f"\n{2 * models * items:>9,} rows = {models} models x {items} items x 2 games")
+                r = run_case(here, models, items, args.profile)
+                r["version"] = "this"
+                results.append(r)
+                print(f"  this tree   {fmt(r)}")
+                if ref_src is not None:
+                    r0 = run_case(ref_src, models, items)
+                    r0["version"] = args.ref
+                    results.append(r0)
+                    print(f"  {args.ref:<11} {fmt(r0)}")
+                    if "error" not in r and "error" not in r0:
+                        print(f"  ratio this/{args.ref}: wall {r['wall_s'] / r0['wall_s']:.2f}, CPU {r['cpu_s'] / r0['cpu_s']:.2f}")
+        finally:
+            if ref_src is not None:
+                subprocess.run(["git", "-C", str(here.parent), "worktree", "remove", "--force", str(ref_src.parent)],
+                               check=False, capture_output=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ from scipy.stats import chi2, ncx2
 from biasbound import InfeasibleCertificateError
 from biasbound.pipeline import certify
 
+pytestmark = pytest.mark.slow  # end to end: a randomized grid of tables through certify (~45 s on a loaded machine)
+
 N_ITEMS = 9
 MODELS = ("a", "b", "c")
 TAU, DELTA = 0.5, 0.05

@@ -16,6 +16,8 @@ import pytest
 
 from biasbound.certificate import Certificate
 
+pytestmark = pytest.mark.slow  # end to end: the installed `biasbound demo` executable
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):

@@ -20,6 +20,8 @@ import pytest
 from biasbound.data.tables import load_llmbar
 from biasbound.pipeline import certify
 
+pytestmark = pytest.mark.slow  # end to end: every LLMBar judge configuration certified
+
 
 @pytest.fixture(scope="module")
 def llmbar(shared_data):

@@ -136,6 +136,7 @@ def test_same_seed_same_scores(demo_set, demo_runs, tmp_path):
                            equal_nan=True)
 
 
+@pytest.mark.slow  # end to end: two LLMBar judges certified and compared (~25 s on a loaded machine)
 def test_two_judges_give_per_judge_certificates_and_a_panel(llmbar_two_judges, tmp_path):
     res = certify(llmbar_two_judges, out=tmp_path, progress=False, plots=True, seed=3)
     assert set(res.judges) == {"GPT-4", "ChatGPT"}
@@ -180,6 +181,7 @@ def test_infeasible_judge_does_not_discard_the_other(llmbar_two_judges, tmp_path
     assert worse in summary["failures"]
 
 
+@pytest.mark.slow  # end to end: the embedded set certified once per centre (~10-50 s each on a loaded machine)
 @pytest.mark.parametrize("center", ["holdout", "batch", "ema:0.4"])
 def test_other_centres_certify(demo_set, center):
     res = certify(demo_set, out=None, progress=False, plots=False, center=center, seed=0, bootstrap_rounds=200)

@@ -41,7 +41,6 @@ from biasbound.report import (
 DATA = SHARED_DATA / "ko-arena-hard-v0.1" / "judgments_ensemble.jsonl.gz"
 GAME1 = {"B>>A": 1.0, "B>A": 0.75, "A=B": 0.5, "A>B": 0.25, "A>>B": 0.0}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-PLOT_DIR = Path("/tmp/biasbound-plots")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -135,9 +134,9 @@ def real_leaderboard(eight_scores: dict[str, np.ndarray]) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def plot_dir() -> Path:
-    PLOT_DIR.mkdir(parents=True, exist_ok=True)
-    return PLOT_DIR
+def plot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This module's plots go to one folder of pytest's per-run temporary tree (never a shared fixed path)."""
+    return tmp_path_factory.mktemp("plots")
 
 
 def test_real_data_loaded(all_scores: dict[str, np.ndarray]) -> None:
@@ -523,7 +522,6 @@ def test_report_contents(report_inputs: dict[str, object], tmp_path: Path) -> No
     )
     assert out == tmp_path / "out" / "report.html"
     text = out.read_text(encoding="utf-8")
-    (PLOT_DIR / "report.html").write_text(text, encoding="utf-8")
 
     # Jinja escapes quotes as numeric references, so compare after unescaping; the raw
     # markup checks below make sure the escaping happened.

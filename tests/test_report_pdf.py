@@ -23,6 +23,8 @@ from biasbound.commands.demo import run_demo
 from biasbound.data.embedded import DEMO_BASELINE
 from biasbound.report.html import format_number
 
+pytestmark = pytest.mark.slow  # end to end: a headless browser prints the demo report
+
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--no-pdf-header-footer")

@@ -32,6 +32,8 @@ from biasbound.config import load_config
 from biasbound.sensitivity import kl_lower_bound, sensitivity_ucb
 from biasbound.testing import SyntheticJudge, SyntheticServerConfig, serve_in_thread
 
+pytestmark = pytest.mark.slow  # end to end: `biasbound run` against the synthetic server
+
 DATA = SHARED_DATA / "arena-hard-v0.1"
 GENERATORS = ["swap", "format", "paraphrase", "schematic", "agreeable", "rerun"]
 N_ITEMS, M = 80, 40

@@ -28,6 +28,8 @@ from biasbound.judge.prompts import TEMPLATE_VERSION
 from biasbound.runner import run
 from biasbound.testing import SyntheticServerConfig, serve_in_thread
 
+pytestmark = pytest.mark.slow  # end to end: runs under injected faults, kill -9 and resume
+
 DATA = SHARED_DATA / "arena-hard-v0.1"
 FAULTS = SyntheticServerConfig(latency_ms=2, fault_rate=0.2, fault_seed=11, timeout_sleep_s=1.0)
 KEY_ENV = "BIASBOUND_TEST_RUN_KEY"

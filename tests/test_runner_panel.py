@@ -27,6 +27,8 @@ from biasbound.testing import SyntheticJudge, SyntheticServerConfig, serve_in_th
 from biasbound.testing.synthetic import SyntheticJudgeConfig
 from conftest import SHARED_DATA
 
+pytestmark = pytest.mark.slow  # end to end: a panel run against synthetic servers
+
 DATA = SHARED_DATA / "arena-hard-v0.1"
 GAME1 = {"B>>A": 1.0, "B>A": 0.75, "A=B": 0.5, "A>B": 0.25, "A>>B": 0.0}
 N_ITEMS = 16

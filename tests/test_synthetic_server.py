@@ -364,16 +364,37 @@ def test_server_rejects_what_it_cannot_frame() -> None:
         assert json.loads(responses[0][2])["n_requests"] == 0  # none of the above reached the judge
 
 
-def test_server_waits_on_timers_not_threads() -> None:
-    """16 requests at 1 s latency are all in flight at once (a blocking server would hold one at a time per thread)."""
+def test_server_waits_on_timers_not_threads(monkeypatch) -> None:
+    """16 requests waiting on their latency timers are all in flight at once (a server blocking a thread per request
+    could not accept the 16th while 15 wait).
+
+    Deterministic: the timers are held until the 16th request has arrived, then all started, so the count does not
+    depend on how fast the client threads start; the counters are read through the server's own ``/v1/stats`` route,
+    which the event loop answers only after every callback that wrote a reply has also decremented ``in_flight``.
+    """
     import concurrent.futures
 
+    from biasbound.testing import server as server_module
+
+    held: list[tuple] = []
+    start_timer = server_module._Serving.later
+
+    def later_once_all_arrived(self, delay, callback, *args):  # runs on the server's event loop
+        held.append((self, delay, callback, args))
+        if len(held) == 16:
+            for serving, d, cb, a in held:
+                start_timer(serving, d, cb, *a)
+
+    monkeypatch.setattr(server_module._Serving, "later", later_once_all_arrived)
     msgs = render_single("Q", "Use a hammer.")
-    with serve_in_thread(SyntheticServerConfig(latency_ms=1000)) as server:
-        client = openai.OpenAI(base_url=server.url, api_key="EMPTY", max_retries=0)
+    with serve_in_thread(SyntheticServerConfig(latency_ms=50)) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="EMPTY", max_retries=0, timeout=120)
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             replies = list(pool.map(lambda s: client.chat.completions.create(model="m", messages=msgs, seed=s), range(16)))
-        assert server.stats()["max_in_flight"] == 16 and server.stats()["in_flight"] == 0
+        with urllib.request.urlopen(server.url + "/stats", timeout=30) as resp:
+            counters = json.load(resp)
+    assert len(held) == 16
+    assert counters["max_in_flight"] == 16 and counters["in_flight"] == 0 and counters["n_requests"] == 16
     assert [r.choices[0].message.content for r in replies] == [SyntheticJudge().reply(msgs, s) for s in range(16)]
 
 

@@ -1,13 +1,14 @@
 """biasbound: provably bias-bounded LLM-as-a-judge scores.
 
-The math (calibration, mechanism, sensitivity, audit, certificate) is imported eagerly and
-needs only numpy and scipy. The data, pipeline and schematic entry points are loaded on first
-use, so ``import biasbound`` stays light for users who only plan a calibration.
+Every public name but the exceptions is loaded on first use (the math needs numpy and scipy, the
+data and pipeline entry points pandas too), so ``import biasbound`` and the command line's start-up
+(``biasbound --help``) stay light.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 __version__ = "0.1.0"
@@ -19,32 +20,47 @@ from biasbound._exceptions import (
     InputError,
     JudgeError,
 )
-from biasbound.abb import Calibration, MechanismResult, apply_mechanism, calibrate, shrink
-from biasbound.audit import AuditResult, CertificateAudit, audit_certificate, audit_certificate_parts
-from biasbound.bounds import AlmostSure, FullPopulation, HighProbability, Knowledge, Moments, RandomJudge, Sample
-from biasbound.calibration import BoundCalibration, calibrate_knowledge
-from biasbound.certificate import Certificate, make_certificate
-from biasbound.figures import bias_radius, range_implied
-from biasbound.sensitivity import (
-    CombinedSensitivity,
-    SensitivityEstimate,
-    combine,
-    context_adjusted_rms,
-    estimate,
-    sensitivity_lcb,
-    sensitivity_ucb,
-)
 
-#: Public names loaded on first access: name -> module.
+#: Public names loaded on first access: name -> module (``import biasbound`` and the command line's start-up
+#: load neither scipy.stats nor pandas; the first use of a name imports its module).
 _LAZY = {
+    "AlmostSure": "biasbound.bounds",
+    "AuditResult": "biasbound.audit",
+    "CertificateAudit": "biasbound.audit",
+    "HighProbability": "biasbound.bounds",
+    "RandomJudge": "biasbound.bounds",
+    "audit_certificate_parts": "biasbound.audit",
+    "BoundCalibration": "biasbound.calibration",
+    "Calibration": "biasbound.abb",
+    "Certificate": "biasbound.certificate",
     "CertifyResult": "biasbound.pipeline",
+    "CombinedSensitivity": "biasbound.sensitivity",
+    "FullPopulation": "biasbound.bounds",
     "JudgmentSet": "biasbound.data",
+    "Knowledge": "biasbound.bounds",
+    "MechanismResult": "biasbound.abb",
+    "Moments": "biasbound.bounds",
+    "Sample": "biasbound.bounds",
     "SchematicResult": "biasbound.schematic",
+    "SensitivityEstimate": "biasbound.sensitivity",
+    "apply_mechanism": "biasbound.abb",
+    "audit_certificate": "biasbound.audit",
+    "bias_radius": "biasbound.figures",
+    "calibrate": "biasbound.abb",
+    "calibrate_knowledge": "biasbound.calibration",
     "certify": "biasbound.pipeline",
+    "combine": "biasbound.sensitivity",
+    "context_adjusted_rms": "biasbound.sensitivity",
+    "estimate": "biasbound.sensitivity",
     "load_arena_hard": "biasbound.data",
     "load_demo": "biasbound.data",
     "load_table": "biasbound.data",
+    "make_certificate": "biasbound.certificate",
+    "range_implied": "biasbound.figures",
     "schematic_adherence": "biasbound.schematic",
+    "sensitivity_lcb": "biasbound.sensitivity",
+    "sensitivity_ucb": "biasbound.sensitivity",
+    "shrink": "biasbound.abb",
 }
 
 __all__ = [
@@ -97,6 +113,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
+        if not name.startswith("_") and importlib.util.find_spec(f"biasbound.{name}") is not None:
+            return importlib.import_module(f"biasbound.{name}")  # a submodule, e.g. biasbound.abb
         raise AttributeError(f"module 'biasbound' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

@@ -130,6 +130,19 @@ def _dominated(r: Record, s: Record) -> bool:
     return False
 
 
+def _distinct(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct values, index of each element among them)``; one pass when ``q`` is sorted (a few values are
+    returned as they are: the distinct values of all candidates together are taken next anyway)."""
+    if q.size <= 64:
+        return q, np.arange(q.size)
+    if q.size > 1 and bool(np.all(q[1:] >= q[:-1])):
+        first = np.empty(q.size, dtype=bool)
+        first[0] = True
+        np.not_equal(q[1:], q[:-1], out=first[1:])
+        return q[first], np.cumsum(first) - 1
+    return np.unique(q, return_inverse=True)
+
+
 class _Plan:
     """The candidates of every generator and a fast evaluation of the combined bound.
 
@@ -154,7 +167,17 @@ class _Plan:
             self.active = [i for i in range(len(self.gens)) if i not in drop]
 
     def values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool = False) -> dict[tuple[int, int], float]:
-        """The bound of every candidate (generator index, candidate index) of the evaluated generators."""
+        """The bound of every candidate (generator index, candidate index) of the evaluated generators.
+
+        A pure function of its arguments, remembered per plan: a point the searches (or the final evaluation
+        and the candidate records) revisit is computed once."""
+        memo_key = (tau, alpha, sigma, dim, every)
+        memo = self.__dict__.setdefault("_memo", {})
+        if memo_key not in memo:
+            memo[memo_key] = self._values(tau, alpha, sigma, dim, every)
+        return dict(memo[memo_key])
+
+    def _values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool) -> dict[tuple[int, int], float]:
         idx = range(len(self.gens)) if every else self.active
         lin: list[tuple[int, int, np.ndarray, np.ndarray, float]] = []
         vals: dict[tuple[int, int], float] = {}
@@ -166,13 +189,22 @@ class _Plan:
                 else:
                     q, w, const = f(alpha, c.record)
                     lin.append((gi, ci, q, w, const))
-        if lin:
-            qs = np.concatenate([x[2] for x in lin])
-            p = tail(qs, tau=tau, sigma=sigma, dim=dim)
-            stops = np.cumsum([x[2].size for x in lin])
-            for (gi, ci, q, w, const), a, b in zip(lin, np.concatenate([[0], stops[:-1]]), stops):
-                vals[(gi, ci)] = weighted_sum(w, p[a:b], const)
+        if len(lin) == 1 and lin[0][2].size <= 64:  # one small candidate (a model of few items): directly
+            gi, ci, q, w, const = lin[0]
+            vals[(gi, ci)] = weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), const)
+        elif lin:
+            # the tail is a function of each shift alone: evaluated once on the distinct shifts of every candidate
+            # (each found in one pass when sorted, as a population's are), then read back per candidate
+            parts = [_distinct(np.asarray(x[2], dtype=float).ravel()) for x in lin]
+            every_u, at = np.unique(np.concatenate([u for u, _ in parts]), return_inverse=True)
+            p_u = tail(every_u, tau=tau, sigma=sigma, dim=dim)
+            start = 0
+            for (gi, ci, q, w, const), (u, inverse) in zip(lin, parts):
+                p = p_u[at[start:start + u.size]][inverse]
+                start += u.size
+                vals[(gi, ci)] = weighted_sum(w, p, const, groups=inverse)
         return vals
+
 
     def evaluate(self, tau: float, alpha: float, sigma: float, dim: int,
                  every: bool = False) -> tuple[float, list[tuple[str, _Cand, float]]]:
@@ -581,8 +613,11 @@ def calibrate_knowledge(
             raise InfeasibleCertificateError(
                 f"alpha={al:g} and sigma={sg:g} do not certify tau={t:g} at delta={dl:g}: the bound is {v0:.3g}.",
                 alpha_max=None)
-    a0 = _alpha_zero(lambda a: F(a, 0.0), dl, rtol=rt)
-    amax = min(1.0, a0)
+    if al is None and sg is None:  # the default rule reads alpha*(0) beyond 1
+        a0 = _alpha_zero(lambda a: F(a, 0.0), dl, rtol=rt)
+        amax = min(1.0, a0)
+    else:  # only min(1, alpha*(0)) is reported: the same search without looking past alpha = 1
+        amax = _alpha_star(lambda a: F(a, 0.0), dl, 1.0, rtol=rt)
     if al is None and sg is None:
         if a0 <= 0:
             raise InfeasibleCertificateError(

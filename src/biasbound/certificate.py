@@ -130,9 +130,12 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
                                                           for name, recs in k.generators), how=k.how)
     per = {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators}
     # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
-    per_record = {name: [[_radius(bias_radius(d, r)) for d in deltas] for r in recs] for name, recs in k.generators}
-    out["bias_radius"] = {"delta": c.delta, "radius": _radius(bias_radius(c.delta, kr)), "per_generator": per,
-                          "curve": [{"delta": d, "radius": _radius(bias_radius(d, kr))} for d in deltas],
+    from biasbound.figures import bias_radii  # bias_radius at many deltas from one scan of the knowledge
+
+    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
+    at, *curve = bias_radii((c.delta, *deltas), kr)
+    out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
+                          "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}
     if c.legacy is not None:
         leg = c.legacy

@@ -81,54 +81,72 @@ def original_scale(*, tau: float, alpha: float, sigma: float) -> dict[str, float
 # --------------------------------------------------------------------------- bias radius
 def _record_survival(r: Record, t: float) -> float:
     """Worst-case ``Pr[||Delta|| > t]`` over the distributions consistent with one record."""
-    t2 = t * t
-    if isinstance(r, AlmostSure):
-        return 1.0 if r.A > t else 0.0
-    if isinstance(r, Moments):
-        if r.A is not None and r.A <= t:
-            return 0.0
-        if t == 0:
-            return 1.0 if r.U2 > 0 else 0.0
-        return min(1.0, r.U2 / t2)  # [proof:radius-markov]
-    if isinstance(r, FullPopulation):
-        return float(np.count_nonzero(r.sq_norms > t2)) / r.m  # [proof:radius-exact]
-    if isinstance(r, Sample):
-        if r.A is not None and r.A <= t:
-            return 0.0
-        kup = band(r.population_size, r.m, r.beta)
-        k = int(np.count_nonzero(r.sq_norms > t2))  # sample count above t
-        return min(1.0, int(kup[k]) / r.population_size)  # [proof:radius-band]
-    if isinstance(r, HighProbability):
-        return float(r.eps) if t >= r.A else 1.0  # [proof:radius-high-probability]
-    if isinstance(r, RandomJudge):
-        j = int(np.searchsorted(r.levels, t2, side="right"))  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
-        return 0.0 if j >= r.levels.size else float(r.upper[j])  # [proof:radius-random-judge]
-    raise TypeError(f"Unknown knowledge record {type(r).__name__}.")  # pragma: no cover
+    return float(_record_survivals(r, np.array([float(t)]))[0])
 
 
 def survival(knowledge: Any, t: float) -> float:
     """Worst-case ``Pr[||Delta|| > t]`` for the knowledge: per generator the min over its records, then the
-    max over generators (``how="max"``) or their mean (``"mixture"``)."""
+    max over generators (``how="max"``) or their mean within each unit (``"mixture"``)."""
+    k = Knowledge.of(knowledge)
+    return _combine(k, [min(_record_survival(r, t) for r in recs) for _, recs in k.generators])
+
+
+def _combine(k: Knowledge, per: Sequence[float]) -> float:
+    """Generators' survivals combined: the max (``how="max"``), or a mixture within each unit ("UNIT | GEN"
+    names) and the max over units — as the calibration combines them."""
     from biasbound.calibration import unit_groups
 
-    k = Knowledge.of(knowledge)
-    per = [min(_record_survival(r, t) for r in recs) for _, recs in k.generators]
     if k.how == "max":
         return max(per)
-    # a mixture within each unit ("UNIT | GEN" names), the max over units: as the calibration combines them
     return max(math.fsum(per[i] for i in idx) / len(idx) for idx in unit_groups([n for n, _ in k.generators]).values())
 
 
+def _record_survivals(r: Record, t: np.ndarray) -> np.ndarray:
+    """Worst-case ``Pr[||Delta|| > t]`` for one record at every threshold of ``t``: the count of a population or
+    sample above each threshold is one ``searchsorted`` in its sorted values."""
+    t2 = t * t
+    if isinstance(r, AlmostSure):
+        return np.where(r.A > t, 1.0, 0.0)
+    if isinstance(r, Moments):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            markov = np.minimum(1.0, r.U2 / t2)  # [proof:radius-markov]
+        out = np.where(t == 0, 1.0 if r.U2 > 0 else 0.0, markov)
+        return out if r.A is None else np.where(r.A <= t, 0.0, out)
+    if isinstance(r, HighProbability):
+        return np.where(t >= r.A, float(r.eps), 1.0)  # [proof:radius-high-probability]
+    if isinstance(r, RandomJudge):
+        j = np.searchsorted(r.levels, t2, side="right")  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
+        up = np.asarray(r.upper, dtype=float)
+        return np.where(j >= up.size, 0.0, up[np.minimum(j, up.size - 1)])  # [proof:radius-random-judge]
+    x = np.sort(np.asarray(r.sq_norms, dtype=float))
+    above = x.size - np.searchsorted(x, t2, side="right")  # #{x > t^2}
+    if isinstance(r, FullPopulation):
+        return above.astype(float) / r.m  # [proof:radius-exact]
+    if isinstance(r, Sample):
+        kup = band(r.population_size, r.m, r.beta)
+        out = np.minimum(1.0, kup[above].astype(float) / r.population_size)  # [proof:radius-band]
+        return out if r.A is None else np.where(r.A <= t, 0.0, out)
+    raise TypeError(f"Unknown knowledge record {type(r).__name__}.")  # pragma: no cover
+
+
+def _survivals(k: Knowledge, t: np.ndarray) -> np.ndarray:
+    """:func:`survival` at every threshold of ``t`` (per generator the min over records, then max or mean)."""
+    per = np.array([np.min([_record_survivals(r, t) for r in recs], axis=0) for _, recs in k.generators])
+    if k.how == "max":
+        return per.max(axis=0)
+    return np.array([_combine(k, col) for col in per.T.tolist()])
+
+
 def _jumps(k: Knowledge) -> np.ndarray:
-    pts = [0.0]
+    pts = [np.zeros(1)]
     for r in k.records:
         if isinstance(r, (FullPopulation, Sample)):
-            pts.extend(np.sqrt(np.unique(r.sq_norms)).tolist())
+            pts.append(np.sqrt(np.asarray(r.sq_norms, dtype=float)))
         if isinstance(r, RandomJudge):
-            pts.extend(np.sqrt(r.levels).tolist())
+            pts.append(np.sqrt(np.asarray(r.levels, dtype=float)))
         if getattr(r, "A", None) is not None:
-            pts.append(float(r.A))
-    return np.unique(np.array(pts, dtype=float))
+            pts.append(np.array([float(r.A)]))
+    return np.unique(np.concatenate(pts))
 
 
 def bias_radius(delta: float, knowledge: Any) -> float:
@@ -147,15 +165,26 @@ def bias_radius(delta: float, knowledge: Any) -> float:
         leaves more than ``delta`` of the population unbounded).  Exact for a full population; a
         ``(1 - beta)`` upper confidence bound for a sample.
     """
-    dl = check_in_range(delta, "delta", "bias_radius", low=0.0, high=1.0, low_open=True, high_open=True)
+    return bias_radii((delta,), knowledge)[0]
+
+
+def bias_radii(deltas: Sequence[float], knowledge: Any) -> list[float]:
+    """:func:`bias_radius` at every ``delta`` of ``deltas``: the worst-case survival is evaluated once at every
+    jump point of the knowledge (one sort per record), then each ``delta`` is a lookup in it."""
+    ds = [check_in_range(d, "delta", "bias_radius", low=0.0, high=1.0, low_open=True, high_open=True) for d in deltas]
     k = Knowledge.of(knowledge)
     cands = _jumps(k)
-    ok = [survival(k, float(t)) <= dl for t in cands]  # nonincreasing survival: ok is False..False True..True
-    if not any(ok):
+    surv = _survivals(k, cands)  # nonincreasing in t
+    return [_radius_from(k, cands, surv, dl) for dl in ds]
+
+
+def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float) -> float:
+    ok = surv <= dl  # False..False True..True
+    if not ok.any():
         hi = None
         lo = float(cands[-1])
     else:
-        i = ok.index(True)
+        i = int(np.argmax(ok))
         hi = float(cands[i])
         lo = float(cands[i - 1]) if i > 0 else 0.0
         if i == 0:
@@ -167,19 +196,40 @@ def bias_radius(delta: float, knowledge: Any) -> float:
             if hi > 1e12:
                 return math.inf
             hi *= 2.0
+    inside = None
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi or hi - lo <= 1e-12 * hi:
             break
-        if survival(k, mid) <= dl:
+        if inside is None:  # every mid lies strictly between the same two jump points: the step records are fixed there
+            inside, constant = _survival_between(k, mid)
+            if constant is not None and constant > dl:  # every step would move lo up: the loop ends at this hi
+                return hi
+        if inside(mid) <= dl:
             hi = mid
         else:
             lo = mid
     return hi
 
 
+def _survival_between(k: Knowledge, t_in: float) -> tuple[Any, float | None]:
+    """:func:`survival` for thresholds with no jump point between them and ``t_in``: the records other than
+    moments (step functions of ``t``) are evaluated once at ``t_in``, the moment records at each ``t``.
+    Returns the function and, when no moment record is known, its constant value."""
+    fixed = [[_record_survival(r, t_in) for r in recs if not isinstance(r, Moments)] for _, recs in k.generators]
+    moms = [[r for r in recs if isinstance(r, Moments)] for _, recs in k.generators]
+
+    def f(t: float) -> float:
+        return _combine(k, [min(fx + [_record_survival(r, t) for r in ms]) for fx, ms in zip(fixed, moms)])
+
+    if not any(moms):  # no moment record: the survival is one constant between the two jump points
+        value = f(t_in)
+        return (lambda t: value), value
+    return f, None
+
+
 def bias_radius_curve(knowledge: Any, deltas: Sequence[float] | None = None) -> list[dict[str, float]]:
     """``[{"delta", "radius"}, ...]`` over ``deltas`` (default :data:`DEFAULT_DELTAS`)."""
     ds = DEFAULT_DELTAS if deltas is None else tuple(deltas)
     check_int(len(ds), "deltas", "bias_radius_curve", low=1)
-    return [{"delta": float(d), "radius": bias_radius(d, knowledge)} for d in ds]
+    return [{"delta": float(d), "radius": r} for d, r in zip(ds, bias_radii(ds, knowledge))]

@@ -26,9 +26,10 @@ undershoots the true one by float error.  numpy/scipy only.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 try:  # the Boost routine scipy.stats.ncx2.sf calls, without its argument-checking layer (about 6x faster)
     from scipy.special._ufuncs import _ncx2_sf as _NCX2_SF
@@ -65,10 +66,20 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
         p = np.where(r < tau, stats.chi2.sf(gap * gap / scale, dim), 1.0)
         return _up_prob(np.where(np.isnan(p), 1.0, p))
     lam = q / scale
-    uniq, inverse = np.unique(lam, return_inverse=True)
+    flat = lam.ravel()
+    if flat.size <= 64:  # few values: evaluate each (the same value per element as through the unique ones)
+        uniq, inverse = flat, np.arange(flat.size)
+    elif flat.size and bool(np.all(flat[1:] >= flat[:-1])):  # sorted (a population's shifts): unique in one pass
+        first = np.empty(flat.size, dtype=bool)
+        first[0] = True
+        np.not_equal(flat[1:], flat[:-1], out=first[1:])
+        uniq, inverse = flat[first], np.cumsum(first) - 1
+    else:
+        uniq, inverse = np.unique(lam, return_inverse=True)
     out = np.empty_like(uniq)
     zero = uniq == 0.0
-    out[zero] = stats.chi2.sf(x, dim)
+    if zero.any():  # chi2.sf's own routine (scipy.special.chdtrc) without the argument-checking layer
+        out[zero] = special.chdtrc(float(dim), x)
     if np.any(~zero):
         lam_nz = uniq[~zero]
         out[~zero] = (_NCX2_SF(x, float(dim), lam_nz) if _NCX2_SF is not None
@@ -77,12 +88,30 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
     return _up_prob(out[inverse.ravel()].reshape(q.shape))
 
 
-def weighted_sum(w: np.ndarray, p: np.ndarray, const: float) -> float:
-    """``sum(w * p) + const`` rounded up past its float error (a sum of several terms gains 1e-12 relative)."""
-    v = math.fsum((w * p).tolist()) + const
+def weighted_sum(w: np.ndarray, p: np.ndarray, const: float, *, groups: np.ndarray | None = None) -> float:
+    """``sum(w * p) + const`` rounded up past its float error (a sum of several terms gains 1e-12 relative).
+
+    ``groups`` (optional): an integer label per term such that equal labels have equal ``p``; with equal
+    weights the sum is then taken over the distinct terms times their counts, exactly (as rationals, rounded
+    once: the same correctly rounded value as ``math.fsum`` over every term)."""
+    v = _exact_sum(w, p, groups) + const
     if w.size > 1 or const:
         v = v * (1.0 + 1e-12)  # [proof:sum-rounding]
     return min(1.0, v) if v > 0 else 0.0
+
+
+def _exact_sum(w: np.ndarray, p: np.ndarray, groups: np.ndarray | None) -> float:
+    """The correctly rounded ``sum(w * p)``: ``math.fsum`` of the terms, or of their distinct values times counts."""
+    terms = w * p
+    if groups is not None and terms.size > 64 and bool(np.all(w == w.flat[0])):
+        counts = np.bincount(groups.ravel())
+        if counts.size <= 256:
+            first = np.zeros(counts.size, dtype=np.int64)
+            first[groups.ravel()[::-1]] = np.arange(terms.size - 1, -1, -1)  # one term of each label
+            distinct = terms.ravel()[first].tolist()
+            total = sum((Fraction(t) * int(c) for t, c in zip(distinct, counts.tolist()) if c), Fraction(0))
+            return float(total)  # Fraction -> float rounds once, to nearest (as fsum does)
+    return math.fsum(terms.ravel().tolist())
 
 
 def kappa_sq(alpha: float, shift_ratio: float | None) -> float:

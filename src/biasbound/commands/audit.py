@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -144,6 +142,9 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     certificate does not cover, census parts)``: a census part holds the certified batch itself (the model's
     canonical scores hash to the certificate's ``data_sha256``) with one neighbour for each of its items, so
     the probability over T is computed exactly from it."""
+    import numpy as np
+    import pandas as pd
+
     from biasbound.neighbors.observed import observed_neighbors
 
     scope = cert.get("scope") or {}
@@ -228,6 +229,8 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
 def _batch_digest(frame: pd.DataFrame, model: str, generator: str) -> str:
     """SHA-256 of one model's canonical scores f(D) in the files, as the pipeline hashes them (judged items
     in sorted item order)."""
+    import numpy as np
+
     from biasbound.certificate import sha256_of_array
     from biasbound.neighbors.observed import canonical_scores
 

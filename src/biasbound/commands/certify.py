@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -36,7 +35,6 @@ from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
 from biasbound._validation import arg, cli_command
-from biasbound.data._io import open_text
 
 __all__ = [
     "EXIT_VIOLATED",
@@ -81,6 +79,8 @@ class LoadedInputs:
 
 
 def _first_line(path: Path) -> str:
+    from biasbound.data._io import open_text
+
     with open_text(path) as fh:
         for line in fh:
             if line.strip():
@@ -207,6 +207,8 @@ def load_inputs(
         ``report[path]`` holds the load report, ``format``, and for the tool readers
         ``integration`` (score rule, what could not be mapped).
     """
+    import pandas as pd
+
     from biasbound.data.arena_hard import load_arena_hard
     from biasbound.data.tables import load_llmbar, load_table
 
@@ -342,6 +344,8 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
     ``_verbose``/``_concise`` runs; the others have no neighbour to certify with. Their rows are
     left out (never scored), and every input's ``report[path]["neighbors_auto"]`` names them.
     """
+    import pandas as pd
+
     frame = loaded.frame
     have: set[tuple[str, str]] | None = None
     by_judge: dict[str, set[str]] = {}

@@ -30,11 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import typer
 
-from biasbound._certificate_v1 import CertificateVerificationError
 from biasbound._exceptions import DataFormatError, InputError
 
 __all__ = ["certificate_data", "check_files", "read_scores", "recertify", "register", "verify_outputs"]
@@ -46,6 +43,8 @@ _NEEDED = {"model": ("judge", "model", "original", "certified", "in_batch"),
 
 def read_scores(path: Path) -> pd.DataFrame:
     """scores.parquet as written by ``certify`` (rows in the pipeline's canonical (model, item) order)."""
+    import pandas as pd
+
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
@@ -62,6 +61,9 @@ def certificate_data(cert: Any, scores: pd.DataFrame, path: Path) -> tuple[np.nd
     order. Leaderboard view: each model's mean batch score (pandas' groupby mean, as the pipeline
     computes it) in ``scope.models`` order, and its ``certified_model``.
     """
+    import numpy as np
+    import pandas as pd
+
     view = str(cert.view)
     need = _NEEDED.get(view)
     if need is None:
@@ -168,6 +170,8 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``.
 
     A schema-2 certificate that verifies has ``"warning: ..."`` among its checked entries."""
+    from biasbound._certificate_v1 import CertificateVerificationError
+
     certs, folder = _certificates(Path(target))
     if scores_path is not None and not Path(scores_path).is_file():
         raise InputError(f"The '--scores' option of verify names {str(scores_path)!r}, which is not a file.")
@@ -287,6 +291,8 @@ def _compare(name: str, mine: Path, redone: Path) -> str | None:
 def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
     """One table certified as an in-memory JudgmentSet (``biasbound run``): read with pandas and passed to
     :func:`biasbound.data.tables.from_frame` with the recorded source name and scale, as the runner does."""
+    import pandas as pd
+
     from biasbound.data.tables import COLUMNS, from_frame
 
     if len(inputs) != 1:

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from typing import Any
 
 import numpy as np
@@ -59,7 +61,11 @@ def retention_over_noise(original: np.ndarray, shrunk: np.ndarray, sigma_model: 
     z = s[None, :] + rng.normal(size=(draws, len(s))) * sig[None, :]
     ro = stats.rankdata(o)
     rz = stats.rankdata(z, axis=1)
-    rho = np.array([stats.pearsonr(ro, r).statistic if np.std(r) > 0 else np.nan for r in rz])
+    constant = ~(np.std(rz, axis=1) > 0)  # a draw with every rank tied has no Spearman correlation
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)  # the constant draws, set to NaN below
+        rho = np.asarray(stats.pearsonr(np.broadcast_to(ro, rz.shape), rz, axis=1).statistic, dtype=float)
+    rho = np.where(constant, np.nan, rho)
     kt = np.array([stats.kendalltau(o, row, variant="b").statistic for row in z[: min(draws, 400)]])
 
     def band(x: np.ndarray) -> dict[str, float | None]:

@@ -27,14 +27,35 @@ from biasbound.pipeline._settings import RANGE_GENERATOR
 __all__ = ["prepare"]
 
 
-def _codes(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
-    """One int64 code per row for the tuple of ``cols`` (equal tuples give equal codes; NaN is a value)."""
-    key = np.zeros(len(frame), dtype=np.int64)
-    for col in cols:
-        codes, uniques = pd.factorize(frame[col].astype(str), sort=False)
-        key, _ = pd.factorize(key * (len(uniques) + 1) + codes, sort=False)
-        key = key.astype(np.int64)
-    return key
+class _ColumnCodes:
+    """Integer codes of the id columns, each column factorised once and reused by every key built from it."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def column(self, col: str, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, uniques)`` of one column as strings; with ``sort`` the uniques are in sorted order
+        (missing values get the last code)."""
+        key = f"{col}:{sort}"
+        if key not in self.cols:
+            codes, uniques = pd.factorize(self.frame[col].astype(str), sort=sort)
+            codes = codes.astype(np.int64)
+            uniques = np.asarray(uniques, dtype=object)
+            if (codes < 0).any():  # a missing id is one more value
+                codes[codes < 0] = len(uniques)
+                uniques = np.append(uniques, np.nan)
+            self.cols[key] = (codes, uniques)
+        return self.cols[key]
+
+    def key(self, cols: list[str]) -> np.ndarray:
+        """One int64 code per row for the tuple of ``cols`` (equal tuples give equal codes)."""
+        key = np.zeros(len(self.frame), dtype=np.int64)
+        for col in cols:
+            codes, uniques = self.column(col)
+            key, _ = pd.factorize(key * (len(uniques) + 1) + codes, sort=False)
+            key = key.astype(np.int64)
+        return key
 
 
 def prepare(
@@ -62,7 +83,8 @@ def prepare(
 
     score = frame["score"].to_numpy(dtype=float)
     canon_any = obs._canonical_mask(frame).to_numpy(dtype=bool)
-    jm = _codes(frame, ["judge", "model"])
+    ids = _ColumnCodes(frame)
+    jm = ids.key(["judge", "model"])
     has_canon = np.zeros(int(jm.max()) + 1 if len(jm) else 0, dtype=bool)
     has_canon[jm[canon_any]] = True
     orphan_model = ~has_canon[jm]
@@ -74,8 +96,8 @@ def prepare(
         )
     keep = ~orphan_model
     skipped: list[tuple[str, int | None, str]] = []
-    item_key = _codes(frame, ["judge", "model", "item_id"])
-    item_game_key = _codes(frame, ["judge", "model", "item_id", "game"])
+    item_key = ids.key(["judge", "model", "item_id"])
+    item_game_key = ids.key(["judge", "model", "item_id", "game"])
     per_gen: dict[str, dict[str, np.ndarray]] = {}
     for g in generators:
         if g == RANGE_GENERATOR:  # no neighbour rows: nothing to match or count
@@ -107,8 +129,11 @@ def prepare(
         per_gen[g] = {"canon": canon, "nb": nb & ~unmatched, "unmatched": unmatched,
                       "absent": canon & ~with_nb}
     # counts per (judge, model), vectorised by group codes
-    jm_codes, jm_uniques = pd.factorize(pd.MultiIndex.from_arrays([frame["judge"].astype(str),
-                                                                  frame["model"].astype(str)]), sort=True)
+    # (judge, model) groups in sorted order: sorted codes per column, the pair code sorts as the tuple
+    j_codes, j_names = ids.column("judge", sort=True)
+    m_codes, m_names = ids.column("model", sort=True)
+    pair_keys, jm_codes = np.unique(j_codes * len(m_names) + m_codes, return_inverse=True)
+    jm_uniques = [(j_names[k // len(m_names)], m_names[k % len(m_names)]) for k in pair_keys.tolist()]
     n_groups = len(jm_uniques)
 
     def count(mask: np.ndarray) -> np.ndarray:
@@ -129,20 +154,30 @@ def prepare(
             "items": int(items[k]), "missing": int(missing[k]),
             "neighbors": {g: {c: int(v[k]) for c, v in gc.items()} for g, gc in gen_counts.items()},
         }
-    # models of one judge judged on different item sets
-    canon_rows = frame[canon_any & keep & ~np.isnan(score)]
-    for judge, grp in canon_rows.groupby(canon_rows["judge"].astype(str), sort=True):
-        sets = grp.groupby(grp["model"].astype(str))["item_id"].agg(lambda s: frozenset(s.astype(str)))
-        if len(sets) > 1 and len(set(sets.tolist())) > 1:
-            union = frozenset().union(*sets.tolist())
-            common = frozenset.intersection(*sets.tolist())
-            fewest = sets.map(len).idxmin()
-            coverage[str(judge)]["notes"].append(
-                f"The models were scored on different item sets: {len(common)} of the {len(union)} items have a "
-                f"judgment for every model (fewest: {fewest!s} with {len(sets[fewest])}); model means and ranks "
-                "compare different questions."
-            )
-            coverage[str(judge)]["different_item_sets"] = True
+    # models of one judge judged on different item sets: from the distinct (judge, model, item) codes
+    rows = canon_any & keep & ~np.isnan(score)
+    i_codes, _ = ids.column("item_id")
+    n_i = int(i_codes.max()) + 1 if len(i_codes) else 1
+    triple = np.unique(jm_codes[rows].astype(np.int64) * n_i + i_codes[rows])
+    t_group, t_item = triple // n_i, triple % n_i
+    t_judge = pair_keys[t_group] // len(m_names)
+    set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
+    for jc in np.unique(t_judge).tolist():
+        groups = np.unique(t_group[t_judge == jc])
+        if len(groups) < 2:
+            continue
+        holders = np.bincount(t_item[t_judge == jc], minlength=n_i)  # models holding each item
+        n_union, n_common = int(np.count_nonzero(holders)), int(np.count_nonzero(holders == len(groups)))
+        if n_common == n_union:  # every model has the same item set
+            continue
+        fewest = groups[int(np.argmin(set_size[groups]))]  # the first in sorted model order among ties
+        judge = str(j_names[jc])
+        coverage[judge]["notes"].append(
+            f"The models were scored on different item sets: {n_common} of the {n_union} items have a "
+            f"judgment for every model (fewest: {jm_uniques[fewest][1]!s} with {int(set_size[fewest])}); model "
+            "means and ranks compare different questions."
+        )
+        coverage[judge]["different_item_sets"] = True
     for judge, entry in coverage.items():
         gaps = [
             f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()

@@ -662,10 +662,15 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
     knowledge = build_knowledge(view, kept, s)
     sens = _sensitivity(cal_rows, view, s, strict=False)  # reported only: the knowledge calibrates
     notes += list(sens.notes)
+    n_general = len(notes)
     for uk in knowledge.values():
         notes += list(uk.notes)
+    n_units = len(notes)
     bcal, per_unit = _tight_calibration(judge, s, view, knowledge)
     _shared_note(view, notes)
+
+    def model_notes(m: str) -> list[str]:  # the judge's notes with this model's own knowledge notes only
+        return notes[:n_general] + list(knowledge[m].notes) + notes[n_units:]
     point = _Point(tau=s.tau, delta=s.delta, dim=view.dim, alpha=bcal.alpha, sigma=bcal.sigma)
     mech = view.apply(s, point, lambda dm: _Point(s.tau, s.delta, dm, bcal.alpha, bcal.sigma), judge_seed)
     audits = _tight_audits(s, view, knowledge, per_unit, bcal, held, judge_seed)
@@ -674,7 +679,7 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
                    "knowledge_coverage": {u: coverage_record(uk) for u, uk in knowledge.items()},
                    "generators_table": _generators_table(s, view, sens)}
     judge_cert, model_certs = _bound_certificates(judge, judge_seed, s, view, bcal, per_unit, knowledge, sens, mech,
-                                                  audits, scope_extra, n_missing)
+                                                  audits, scope_extra, n_missing, model_notes=model_notes)
     return bcal, sens, mech, audits, judge_cert, model_certs
 
 
@@ -713,10 +718,13 @@ def _describe_pairs(k: int | None) -> str:
 def _bound_certificates(
     judge: str, judge_seed: int, s: _Settings, view: Any, bcal: Any, per_unit: dict[str, Any],
     knowledge: dict[str, Any], sens: _Sensitivity, mech: dict[str, Any], audits: _Audits, scope_extra: dict[str, Any],
-    n_missing: pd.Series,
+    n_missing: pd.Series, model_notes: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Certificates of the tight route: each records its knowledge, the neighbour relation (k), the
-    figures and its audit; per model, the judge's (α, σ) re-checked on that model's knowledge and d."""
+    figures and its audit; per model, the judge's (α, σ) re-checked on that model's knowledge and d.
+
+    A per-model certificate's scope holds that model's records only (its knowledge coverage and, through
+    ``model_notes(m)``, its own knowledge notes): its size does not grow with the number of models."""
     from biasbound.calibration import recheck
     from biasbound.certificate import make_certificate
     from biasbound.pipeline._knowledge import describe_hamming
@@ -748,6 +756,10 @@ def _bound_certificates(
             a = audits.per_model[m]
             scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)),
                          model_sensitivity=_jsonable(sens.per_unit[m].to_dict()))
+            if "knowledge_coverage" in scope:  # this model's record only: a certificate's size does not grow with the panel
+                scope["knowledge_coverage"] = {m: scope["knowledge_coverage"][m]}
+            if model_notes is not None:
+                scope["notes"] = model_notes(m)
             model_certs[m] = make_certificate(
                 bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
                 scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,

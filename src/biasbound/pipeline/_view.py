@@ -11,6 +11,8 @@ on ``settings.view``.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +47,11 @@ class _BatchScores:
     def d_m(self) -> pd.Series:
         """Items per model (index = model name)."""
         return pd.Series(self.d_codes[self.model_codes].astype(np.int64), index=self.model_names[self.model_codes])
+
+    @functools.cached_property
+    def dim_of(self) -> dict[str, int]:
+        """``{model: items in the batch}`` (a plain dict: one lookup per model, no Series built per call)."""
+        return {str(m): int(d) for m, d in zip(self.model_names[self.model_codes], self.d_codes[self.model_codes])}
 
     def values(self) -> dict[str, np.ndarray]:
         """``{model: its batch scores in item order}``."""
@@ -104,7 +111,7 @@ class _ModelView:
         return absdiff, absdiff / np.sqrt(self.batch.d_codes[model_code].astype(float))
 
     def unit_dim(self, unit: str) -> int:
-        return int(self.batch.d_m[unit])
+        return self.batch.dim_of[unit]
 
     def apply(self, s: _Settings, cal: Any, recalibrate: Any, judge_seed: int) -> dict[str, Any]:
         """The mechanism on every model's batch, each with its own spawned seed.

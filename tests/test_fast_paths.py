@@ -1,0 +1,256 @@
+"""The optimised routes of `certify` give the values of the plain computations they replaced.
+
+Each fast path (bias radius by one sort per record, α at σ = 0 in closed form, ...) is compared with a
+verbatim copy of the plain reference on seeded random inputs; the comparisons are exact (==), so a
+failure means a changed value, never noise. No statistical test here (false-failure rate 0).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from biasbound.bounds._knowledge import AlmostSure, FullPopulation, Knowledge, Moments, Sample
+from biasbound.figures import DEFAULT_DELTAS, bias_radius, bias_radius_curve, bias_radii, survival
+
+
+# ------------------------------------------------------------------ bias radius: the plain reference (as it was)
+def _reference_record_survival(r, t: float) -> float:
+    from biasbound.bounds.sampled_population import band
+
+    t2 = t * t
+    if isinstance(r, AlmostSure):
+        return 1.0 if r.A > t else 0.0
+    if isinstance(r, Moments):
+        if r.A is not None and r.A <= t:
+            return 0.0
+        if t == 0:
+            return 1.0 if r.U2 > 0 else 0.0
+        return min(1.0, r.U2 / t2)
+    if isinstance(r, FullPopulation):
+        return float(np.count_nonzero(r.sq_norms > t2)) / r.m
+    if r.A is not None and r.A <= t:
+        return 0.0
+    kup = band(r.population_size, r.m, r.beta)
+    return min(1.0, int(kup[int(np.count_nonzero(r.sq_norms > t2))]) / r.population_size)
+
+
+def _reference_survival(k, t: float) -> float:
+    per = [min(_reference_record_survival(r, t) for r in recs) for _, recs in k.generators]
+    return max(per) if k.how == "max" else math.fsum(per) / len(per)
+
+
+def _reference_bias_radius(delta: float, knowledge) -> float:
+    survival = _reference_survival
+    k = Knowledge.of(knowledge)
+    pts = [0.0]
+    for r in k.records:
+        if isinstance(r, (FullPopulation, Sample)):
+            pts.extend(np.sqrt(np.unique(r.sq_norms)).tolist())
+        if getattr(r, "A", None) is not None:
+            pts.append(float(r.A))
+    cands = np.unique(np.array(pts, dtype=float))
+    ok = [survival(k, float(t)) <= delta for t in cands]
+    if not any(ok):
+        hi = None
+        lo = float(cands[-1])
+    else:
+        i = ok.index(True)
+        hi = float(cands[i])
+        lo = float(cands[i - 1]) if i > 0 else 0.0
+        if i == 0:
+            return hi
+    if hi is None:
+        hi = max(lo, 1.0) * 2.0
+        while survival(k, hi) > delta:
+            if hi > 1e12:
+                return math.inf
+            hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= 1e-12 * hi:
+            break
+        if survival(k, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _random_record(rng: np.random.Generator):
+    kind = rng.integers(4)
+    n = int(rng.integers(1, 60))
+    # a coarse grid makes ties (several neighbours at one norm), as judge scores on a 5-point scale do
+    x = np.round(rng.gamma(0.5, 0.3, n), int(rng.integers(1, 4))) ** 2
+    if rng.random() < 0.2:
+        x[:] = 0.0
+    if kind == 0:
+        return AlmostSure(float(rng.uniform(0.0, 2.0)))
+    if kind == 1:
+        u2 = float(rng.uniform(0.0, 0.5))
+        return Moments(U2=u2, beta=0.05, A=None if rng.random() < 0.5 else float(math.sqrt(u2) * rng.uniform(1.0, 3.0)))
+    if kind == 2:
+        return FullPopulation(sq_norms=x)
+    a = None if rng.random() < 0.5 else float(math.sqrt(x.max()) * rng.uniform(1.0, 2.0) + 1e-9)
+    return Sample(sq_norms=x, population_size=int(n + rng.integers(0, 200)), beta=0.05, A=a)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bias_radius_equals_the_plain_scan(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    gens = {f"g{j}": [_random_record(rng) for _ in range(int(rng.integers(1, 4)))] for j in range(int(rng.integers(1, 4)))}
+    for how in ("max", "mixture"):
+        k = Knowledge.of(gens, how=how)
+        deltas = DEFAULT_DELTAS + (float(rng.uniform(0.001, 0.999)),)
+        want = [_reference_bias_radius(d, k) for d in deltas]
+        assert bias_radii(deltas, k) == want
+        assert [bias_radius(d, k) for d in deltas] == want
+        assert [c["radius"] for c in bias_radius_curve(k, deltas)] == want
+
+
+# ------------------------------------------------------------------ retention over noise: one vectorised Pearson on ranks
+def test_retention_spearman_equals_the_per_draw_loop() -> None:
+    from scipy import stats
+
+    from biasbound.pipeline._cost import retention_over_noise
+
+    rng = np.random.default_rng(7)
+    original = np.round(rng.uniform(0, 1, 60), 2)  # ties among the original means
+    shrunk = 0.4 * original + 0.3
+    sigma = np.where(np.arange(60) % 7 == 0, 0.0, 0.01)
+    got = retention_over_noise(original, shrunk, sigma, seed=11, draws=300)
+    # the plain computation it replaced: one pearsonr on ranks per draw (NaN for a draw with every rank tied)
+    z = shrunk[None, :] + np.random.default_rng(11).normal(size=(300, 60)) * sigma[None, :]
+    ro, rz = stats.rankdata(original), stats.rankdata(z, axis=1)
+    rho = np.array([stats.pearsonr(ro, r).statistic if np.std(r) > 0 else np.nan for r in rz])
+    assert got["spearman"] == {"mean": float(np.mean(rho)), "p05": float(np.quantile(rho, 0.05)),
+                               "p95": float(np.quantile(rho, 0.95))}
+
+
+def test_retention_of_a_draw_with_every_rank_tied_is_missing() -> None:
+    from biasbound.pipeline._cost import retention_over_noise
+
+    got = retention_over_noise(np.array([0.1, 0.2, 0.3]), np.full(3, 0.5), np.zeros(3), seed=0, draws=5)
+    assert got["spearman"] == {"mean": None, "p05": None, "p95": None}
+
+
+# ------------------------------------------------------------------ the noise-only tail: chi2.sf's own routine
+def test_noise_only_tail_equals_scipy_chi2_sf() -> None:
+    from scipy import stats
+
+    from biasbound.bounds._tail import SCIPY_REL_ERR, tail
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        dim, tau, sigma = int(rng.integers(1, 3000)), float(rng.uniform(0.01, 3)), float(rng.uniform(1e-3, 1))
+        x = tau * tau / (2 * sigma * sigma)
+        if x > 1e7:
+            continue
+        p = float(stats.chi2.sf(x, dim))
+        assert tail(np.zeros(3), tau=tau, sigma=sigma, dim=dim).tolist() == [
+            min(1.0, p * (1 + SCIPY_REL_ERR) + (1e-300 if p > 0 else 0.0))] * 3
+
+
+# ------------------------------------------------------------------ coverage: item sets compared through integer codes
+def _reference_item_set_notes(frame, kept) -> dict[str, str]:
+    """The plain computation it replaced: one frozenset of item ids per (judge, model)."""
+    out = {}
+    canon = kept[(kept["variant"] == "original") & (kept["rerun"] == 0) & kept["game"].isin([0, 1]) & kept["score"].notna()]
+    for judge, grp in canon.groupby(canon["judge"].astype(str), sort=True):
+        sets = grp.groupby(grp["model"].astype(str))["item_id"].agg(lambda s: frozenset(s.astype(str)))
+        if len(sets) > 1 and len(set(sets.tolist())) > 1:
+            union, common = frozenset().union(*sets.tolist()), frozenset.intersection(*sets.tolist())
+            fewest = sets.map(len).idxmin()
+            out[str(judge)] = (f"The models were scored on different item sets: {len(common)} of the {len(union)} items "
+                               f"have a judgment for every model (fewest: {fewest!s} with {len(sets[fewest])}); model "
+                               "means and ranks compare different questions.")
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_coverage_item_set_notes_equal_the_frozenset_comparison(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound.pipeline._coverage import prepare
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for j in range(int(rng.integers(1, 4))):
+        for m in range(int(rng.integers(1, 6))):
+            for i in rng.choice(12, size=int(rng.integers(1, 12)), replace=False).tolist():
+                for game in (1, 2):
+                    if rng.random() < 0.15:
+                        continue
+                    rows.append({"judge": f"j{j}", "model": f"m{m}é" if m % 2 else f"M{m}", "item_id": f"q{i}",
+                                 "variant": "original", "rerun": 0, "game": game,
+                                 "score": np.nan if rng.random() < 0.1 else float(rng.integers(0, 5)) / 4})
+    frame = pd.DataFrame(rows)
+    kept, coverage, _ = prepare(frame, ("swap",), skip_bad=True)
+    got = {j: [n for n in c["notes"] if n.startswith("The models were scored")] for j, c in coverage.items()}
+    want = _reference_item_set_notes(frame, kept)
+    assert {j: n for j, n in got.items() if n} == {j: [n] for j, n in want.items()}
+    assert {j for j, c in coverage.items() if c.get("different_item_sets")} == set(want)
+
+
+# ------------------------------------------------------------------ the tail without a sort: small and sorted arrays
+@pytest.mark.parametrize("n", [1, 5, 64, 65, 3000])
+def test_tail_equals_the_elementwise_noncentral_chi_square(n: int) -> None:
+    from scipy import stats
+
+    from biasbound.bounds._tail import _up_prob, tail
+
+    rng = np.random.default_rng(n)
+    for q in (np.sort(np.round(rng.uniform(0, 0.3, n), 2)), np.round(rng.uniform(0, 0.3, n), 2), np.zeros(n)):
+        tau, sigma, dim = 0.5, 0.1, 25
+        x, lam = tau * tau / (2 * sigma * sigma), q / (2 * sigma * sigma)
+        want = _up_prob(np.where(lam == 0, stats.chi2.sf(x, dim), stats.ncx2.sf(x, dim, np.where(lam == 0, 1.0, lam))))
+        assert np.array_equal(tail(q, tau=tau, sigma=sigma, dim=dim), want)
+
+
+# ------------------------------------------------------------------ a per-model certificate holds its own model's records only
+def test_per_model_certificates_hold_their_own_model_only(tmp_path) -> None:
+    import pandas as pd
+
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(0)
+    rows = [{"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": "original", "rerun": 0, "game": g,
+             "score": float(rng.integers(0, 5)) / 4, "source": "t.csv", "line": 0}
+            for m in range(6) for i in range(30) for g in (1, 2)]
+    res = certify(pd.DataFrame(rows), out=None, plots=False, progress=False, seed=0)
+    j = res.judges["j"]
+    assert set(j.certificate.scope["knowledge_coverage"]) == {f"m{m}" for m in range(6)}
+    for m, cert in j.model_certificates.items():
+        assert set(cert.scope["knowledge_coverage"]) == {m}
+        assert cert.scope["knowledge_coverage"][m] == j.certificate.scope["knowledge_coverage"][m]
+        assert cert.verify()["holds"] is True
+
+
+# ------------------------------------------------------------------ the weighted sum over distinct terms: fsum's value
+@pytest.mark.parametrize("seed", range(30))
+def test_grouped_weighted_sum_equals_fsum_over_every_term(seed: int) -> None:
+    from biasbound.bounds._tail import weighted_sum
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 5000))
+    values = rng.uniform(0, 1, int(rng.integers(1, 300))) ** float(rng.uniform(1, 40))  # tiny and large terms
+    groups = rng.integers(0, values.size, n)
+    p = values[groups]
+    w = np.full(n, 1.0 / n)
+    for const in (0.0, 0.3 / n):
+        assert weighted_sum(w, p, const, groups=groups) == weighted_sum(w, p, const)
+    unequal = w * rng.uniform(0.5, 1, n)  # unequal weights: the plain fsum route
+    assert weighted_sum(unequal, p, 0.0, groups=groups) == weighted_sum(unequal, p, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_survival_equals_the_plain_count(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    gens = {f"g{j}": [_random_record(rng) for _ in range(int(rng.integers(1, 4)))] for j in range(int(rng.integers(1, 4)))}
+    for how in ("max", "mixture"):
+        k = Knowledge.of(gens, how=how)
+        for t in [0.0, *rng.uniform(0, 2, 20).tolist(), *np.sqrt(np.concatenate(
+                [np.asarray(r.sq_norms) for r in k.records if hasattr(r, "sq_norms")] or [np.zeros(1)])).tolist()]:
+            assert survival(k, t) == _reference_survival(k, t)
