@@ -73,7 +73,7 @@ def test_truncated_judge_cache_is_one_sentence_and_left_in_place(tmp_path):
     with pytest.raises(InputError) as info:
         JudgeCache(db)
     msg = str(info.value)
-    assert str(db) in msg and "cannot be read as an SQLite database" in msg and "move it aside" in msg
+    assert str(db) in msg and "not a readable SQLite database" in msg and "move the file away" in msg
     assert db.read_bytes() == data[: len(data) // 3]  # the file is left as it was
 
 

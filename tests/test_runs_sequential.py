@@ -63,11 +63,12 @@ def test_sequential_looks_judge_prefixes_split_beta_and_stop_by_the_rule(tmp_pat
             items = [q for q in ctx.item_ids if q in ctx.answers[model]]
             idx, _ = sample_indices(len(items), looks[-1], _sub_seed(cfg.seed, "sample", g, model))
             assert drawn[(g, model)] == [items[i] for i in idx[:m]]
-    # the certificate's drawn-generator knowledge is held at β/K (split again over the generators by certify)
+    # the certificate's drawn-generator knowledge is held at β/K, split again by certify over its records
+    # (3 generators × the models), so every model's statements hold jointly
     cert = json.loads((tmp_path / "out" / "certificate.json").read_text())
     records = cert["knowledge"]["generators"]  # "<model> | <generator>" -> records
     betas = [rec["beta"] for key, recs in records.items() if not key.endswith("| swap") for rec in recs]
-    assert len(betas) == 2 * 2 and betas == pytest.approx([beta / len(looks) / 3] * 4)
+    assert len(betas) == 2 * 2 and betas == pytest.approx([beta / len(looks) / (3 * len(ctx.models))] * 4)
     # no call paid twice: the looks' HTTP calls add up to the distinct calls in the cache
     con = sqlite3.connect(tmp_path / "out" / "judge_cache.sqlite")
     n_cached = con.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]

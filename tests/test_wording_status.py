@@ -50,18 +50,24 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 
 def _flips(n_models: int, n_items: int, rates: dict[str, float], seed: int, sampled: int | None = None) -> pd.DataFrame:
-    """Models scored 0/1; each variant flips a fixed share of items (``rates``: variant -> share)."""
+    """Models scored 0/1; each variant flips a fixed share of items (``rates``: variant -> share). With
+    ``sampled``, each model's drawn items are in ``frame.attrs["drawn"]`` (model -> item ids)."""
     rng = np.random.default_rng(seed)
     rows = []
+    draws: dict[str, list[str]] = {}
     for m in range(n_models):
         drawn = set(rng.choice(n_items, sampled, replace=False).tolist()) if sampled else None
+        if drawn is not None:
+            draws[f"m{m}"] = [f"q{i:03d}" for i in sorted(drawn)]
         for i in range(n_items):
             s = float(rng.integers(0, 2))
             rows.append(("j", f"m{m}", f"q{i:03d}", "original", 0, 0, s))
             for v, rate in rates.items():
                 if drawn is None or i in drawn:
                     rows.append(("j", f"m{m}", f"q{i:03d}", v, 0, 0, 1 - s if rng.random() < rate else s))
-    return _frame(rows)
+    frame = _frame(rows)
+    frame.attrs["drawn"] = draws
+    return frame
 
 
 # ------------------------------------------------------------------------------------------------ status
@@ -76,7 +82,7 @@ def test_summary_status_follows_the_exit_code(tmp_path):
     _frame(rows).drop(columns=["source", "line"]).to_csv(path, index=False)
     # j2's variant moves half its items by the whole range: alpha = 1 cannot be certified for it
     r = _run("certify", str(path), "--neighbors", "variant:x", "--alpha", "1", "--out", str(tmp_path / "o"), "--no-plots",
-             "--no-progress", "--bootstrap-rounds", "50")
+             "--no-progress", "--bootstrap-rounds", "50", "--deterministic-judge")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["status"] == "not certified" and summary["exit_code"] == 2
@@ -85,13 +91,13 @@ def test_summary_status_follows_the_exit_code(tmp_path):
     only = tmp_path / "j2.csv"
     _frame([r_ for r_ in rows if r_[0] == "j2"]).drop(columns=["source", "line"]).to_csv(only, index=False)
     r = _run("certify", str(only), "--neighbors", "variant:x", "--alpha", "1", "--out", str(tmp_path / "o2"), "--no-plots",
-             "--no-progress", "--bootstrap-rounds", "50")
+             "--no-progress", "--bootstrap-rounds", "50", "--deterministic-judge")
     assert r.returncode == 2
     summary = json.loads((tmp_path / "o2" / "summary.json").read_text())
     assert summary["status"] == "not certified" and summary["certified"] == [] and summary["exit_code"] == 2
 
     r = _run("certify", str(path), "--neighbors", "variant:x", "--out", str(tmp_path / "o3"), "--no-plots",
-             "--no-progress", "--bootstrap-rounds", "50")
+             "--no-progress", "--bootstrap-rounds", "50", "--deterministic-judge")
     assert r.returncode == 0, r.stdout + r.stderr
     summary = json.loads((tmp_path / "o3" / "summary.json").read_text())
     assert summary["status"] == "certified" and summary["exit_code"] == 0 and summary["certified"] == ["j1", "j2"]
@@ -122,16 +128,21 @@ def test_confidence_per_model_never_negative():
 
 def test_a_judge_certificate_over_many_sampled_models_states_per_model_confidence():
     df = _flips(30, 120, {"x": 0.1}, seed=0, sampled=40)
-    r = certify(df, tau=0.5, delta=0.01, neighbors="variant:x", sampled={"variant:x": {"seed": 1}}, out=None,
-                plots=False, progress=False, bootstrap_rounds=50)
+    per_model = {m: {"items": items, "m": len(items), "n": 120, "seed": 1} for m, items in df.attrs["drawn"].items()}
+    # a judge declared deterministic: each model's recorded draw is a Sample (finite-population band, its own beta)
+    r = certify(df, tau=0.5, delta=0.01, neighbors="variant:x", sampled={"variant:x": {"per_model": per_model}},
+                out=None, plots=False, progress=False, bootstrap_rounds=50, deterministic_judge=True)
     j = r.judges["j"]
-    assert j.calibration.beta_spent > 1  # 30 models x beta 0.05
+    # beta is split over the 30 models' records in advance (each 0.05/30), so all 30 claims hold jointly at 0.95
+    # (before, each spent 0.05 and the sentence summed them to "confidence -0.5")
+    assert j.calibration.beta_spent == pytest.approx(0.05)
     text = j.certificate.guarantee
-    assert "with confidence 0.95 for each model" in text and "no confidence is stated for all 30 models" in text
+    each = 1 - 0.05 / 30
+    assert f"with confidence {each:.4f} for each model" in text and "for all 30 models at once with confidence 0.95" in text
     assert "confidence -" not in text and "confidence −" not in text
     assert "30 samples (one per model and generator)" in text
     one = next(iter(j.model_certificates.values()))
-    assert "It holds with confidence 0.95 over the neighbour sample." in one.guarantee
+    assert f"It holds with confidence {each:.4f} over the neighbour sample." in one.guarantee
     j.certificate.verify()  # the sentence is a derived field: recomputed identically
     # the terminal and summary.json lead with the worst model's held-out audit, the pooled one is context
     from biasbound.pipeline._summary import certificate_record, certificate_rows
@@ -175,7 +186,7 @@ def test_hamming_k_moments_are_not_called_exact():
     df = _flips(2, 100, {"x": 0.1}, seed=3)
     for k, exact, unit in ((1, True, "full-population"), (3, False, "moments")):
         r = certify(df, tau=0.5, delta=0.01, neighbors="variant:x", hamming=k, out=None, plots=False, progress=False,
-                    bootstrap_rounds=50)
+                    bootstrap_rounds=50, deterministic_judge=True)  # a census is exact only for a deterministic judge
         cal = r.judges["j"].calibration
         assert cal.bound_used == unit and cal.exact is exact
         assert r.judges["j"].certificate.exact is exact
@@ -198,7 +209,7 @@ def test_leaderboard_view_neighbour_is_a_model_item_pair():
 def test_rms_with_several_models_is_calibrated_as_each_models_mixture():
     df = _flips(4, 150, {"x": 0.03, "y": 0.2}, seed=3)
     r = certify(df, tau=0.5, delta=0.01, neighbors="variant:x,variant:y", combine="rms", out=None, plots=False,
-                progress=False, bootstrap_rounds=50)
+                progress=False, bootstrap_rounds=50, deterministic_judge=True)  # the census is the truth
     j = r.judges["j"]
     cal = j.calibration
     k = knowledge_from_dict(j.certificate.knowledge)
