@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -91,8 +92,9 @@ def printed(tmp_path_factory):
         html = out / folder / "report.html"
         pdf = out / f"{folder}.pdf"
         print_to_pdf(html, pdf, tmp_path_factory.mktemp(f"chromium-{folder}"))
-        images = []  # (pixel width, pixel height, printed width in pt), in page order
+        images = []  # (pixel width, pixel height, printed width in pt, page text), in page order
         for page in PdfReader(pdf).pages:
+            page_text = " ".join(unicodedata.normalize("NFKC", page.extract_text()).split())
             xobjects = page["/Resources"].get("/XObject")
             xobjects = xobjects.get_object() if xobjects is not None else {}
             placed: list[tuple[str, list[float]]] = []
@@ -101,7 +103,7 @@ def printed(tmp_path_factory):
             for name, cm in placed:
                 obj = xobjects[name].get_object()
                 if obj.get("/Subtype") == "/Image":
-                    images.append((int(obj["/Width"]), int(obj["/Height"]), math.hypot(cm[0], cm[1])))
+                    images.append((int(obj["/Width"]), int(obj["/Height"]), math.hypot(cm[0], cm[1]), page_text))
         parser = _Figures()
         parser.feed(html.read_text(encoding="utf-8"))
         reports[folder] = {"figures": parser.figures, "images": images, "html": html.read_text(encoding="utf-8")}
@@ -117,9 +119,12 @@ def test_every_plot_label_prints_at_7pt_or_more(printed):
         # the long plots are split into pages, and every figure of the HTML is an image of the PDF, in order
         assert {"ranking", "ranking_p2", "ranking_p3", "bias_radius", "rank_pairs"} <= set(names), names
         assert len(images) == len(figures), (folder, names)
-        for (name, _), (w_px, h_px, printed_pt) in zip(figures, images):
+        for (name, caption), (w_px, h_px, printed_pt, page_text) in zip(figures, images):
+            # the caption is printed on the image's page, whole (figure and caption are never split)
+            assert " ".join(unicodedata.normalize("NFKC", caption).split()) in page_text, (folder, name)
             width_in, texts = drawn[_sha(out / folder / f"{name}.png")]
             assert w_px == round(width_in * plots.DPI), (folder, name)  # the recorded figure is the printed image
+            assert w_px / plots.DPI <= plots.PRINT_SIZE_IN[0] and h_px / plots.DPI <= plots.PRINT_SIZE_IN[1], (folder, name)
             scale = printed_pt / (72.0 * width_in)
             labels = [(t, size * scale) for t, size in texts if t.strip()]
             assert len(labels) >= 5, (folder, name, labels)  # a title, axis labels, ticks at least

@@ -63,7 +63,7 @@ _PLOT_CAPTIONS: dict[str, str] = {
     ),
     "tradeoff": "Shrinkage α and noise σ as the tolerance τ varies.",
     "rank_pairs": (
-        "Every model pair (models best first): dark green = its order survives every item perturbed at once, the "
+        "The order of every model pair (models best first): dark green = its order survives every item perturbed at once, the "
         "question bootstrap (disjoint 95% intervals) and the certified release's noise; light green = the bootstrap "
         "alone separates it; red = perturbing every item (e.g. swapping every answer) reverses it; grey = not separated."
     ),
@@ -996,9 +996,10 @@ def _caption(name: str, certs: Sequence[Mapping[str, Any]] = (), per_model: bool
         caption = _PLOT_CAPTIONS.get(base, "")
     if not caption:
         return f"Plot {name}."
-    if judge:
-        caption += f" Judge: {judge}."
-    return f"(continued, page {page.group(1)}) {caption}" if page else caption
+    if page:  # the full caption is under page 1; a continued page repeats its first clause only
+        caption = (f"(continued, page {page.group(1)}; full caption under page 1) "
+                   f"{caption.split(': ')[0].split('. ')[0].rstrip('.')}.")
+    return caption + (f" Judge: {judge}." if judge else "")
 
 
 def _printed_width_in(data: bytes) -> float | None:

@@ -102,7 +102,7 @@ PAGE_ROWS: int = 26
 
 #: The largest figure (width, height) in inches that prints at its natural size on A4 landscape with the
 #: report's margins and a caption (``report.html`` sets each figure's printed width to its width in inches).
-PRINT_SIZE_IN: tuple[float, float] = (10.6, 6.5)
+PRINT_SIZE_IN: tuple[float, float] = (10.8, 6.0)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -385,7 +385,7 @@ def plot_score_kde(
     a_hi = max(float(v.max()) for v in after)
     zoom = hi > lo and 0.0 < a_hi - a_lo < 0.25 * (hi - lo)
 
-    fig = _new_figure(8.0, 6.4 if zoom else 4.8)
+    fig = _new_figure(8.0, 5.8 if zoom else 4.8)
     if zoom:
         ax, ax_zoom = fig.subplots(2, 1, height_ratios=[1.0, 0.8])
     else:
@@ -536,7 +536,7 @@ def plot_score_distribution(
         text = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"
         return text + (f", {missing} missing)" if missing else ")")
 
-    fig = _new_figure(8.0, 6.4)
+    fig = _new_figure(8.0, 5.8)
     with _fonts():
         ax, ax2 = fig.subplots(2, 1)
         n_levels = np.unique(orig).size
@@ -622,7 +622,7 @@ def plot_ranking(
     compresses the certified scores, which would look flat on the original's scale),
     so a rank change shows as a zigzag on the right; the right margin gives the rank
     before → after, coloured by the direction of the change. The figure height grows
-    with the number of models (0.19 in per model); a long leaderboard is drawn one page at a
+    with the number of models (0.175 in per model); a long leaderboard is drawn one page at a
     time (``rows``, see :func:`pages`) so that each page prints at its natural size and its
     labels at 7.5-8 pt. Every page uses the x-ranges of the whole leaderboard, so pages compare.
 
@@ -670,7 +670,7 @@ def plot_ranking(
     n = len(frame)
     y = np.arange(n, dtype=float)[::-1]  # best model at the top
 
-    height = 1.3 + 0.19 * n
+    height = 1.3 + 0.175 * n
     fig = _new_figure(10.0, height)
     ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
     for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
@@ -1192,7 +1192,7 @@ def plot_bias_radius(
     n_all, order = len(order), order[start:stop]
     finite = [v for vals in table.values() for v in vals if np.isfinite(v)]
     right = max(finite + [1e-12]) * 1.08
-    fig = _new_figure(7.4, max(2.4, 0.19 * len(order) + 1.5))
+    fig = _new_figure(7.4, max(2.4, 0.17 * len(order) + 1.3))
     ax = fig.add_subplot()
     y = np.arange(len(order))
     markers = ("o", "s", "^", "D", "v")
