@@ -248,8 +248,9 @@ def _num(value: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
-    """One audit in prose: the verdict, its reading, and the numbers it rests on."""
+def _audit_block(audit: Mapping[str, Any], label: str, tau: Any = None) -> dict[str, Any]:
+    """One audit in prose: the verdict, its reading, and the numbers it rests on (``tau``: the certificate's τ,
+    used when the audit record does not repeat it)."""
     verdict = str(audit.get("verdict", "unknown"))
     n = audit.get("n_neighbors")
     conf = _num(audit.get("confidence"))
@@ -260,7 +261,8 @@ def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
         parts.append(f"No neighbour was held out: the certificate's bound was recomputed from the {format_number(n)} "
                      "recorded neighbours it rests on (a recomputation, not independent evidence)" if recheck else
                      f"On {format_number(n)} held-out neighbours")
-    tau_txt = f"τ = {format_number(audit.get('tau'))}" if audit.get("tau") is not None else "τ"
+    tau = audit.get("tau", tau)
+    tau_txt = f"τ = {format_number(tau)}" if tau is not None else "τ"
     if "exact_probability" in audit and recheck:
         delta_txt = f"δ = {format_number(audit.get('delta'))}" if audit.get("delta") is not None else "δ"
         parts.append(f"it bounds the probability that the certified scores move by more than {tau_txt} by "
@@ -291,19 +293,25 @@ def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
     }
 
 
-def _audit_blocks(audit: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def _audit_blocks(audit: Mapping[str, Any] | None, tau: Any = None) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Split the run-level audit into verdict blocks and plain facts (e.g. per-model verdict counts)."""
     if audit is None:
         return [], []
     if "verdict" in audit:
-        return [_audit_block(audit, "audit")], []
+        return [_audit_block(audit, "audit", tau)], []
     blocks, facts = [], []
     for key, value in audit.items():
         if isinstance(value, Mapping) and "verdict" in value:
-            blocks.append(_audit_block(value, str(key)))
+            blocks.append(_audit_block(value, str(key), tau))
         else:
             facts.append((str(key), _inline(value)))
     return blocks, facts
+
+
+def _scope_tau(certs: Sequence[Mapping[str, Any]]) -> Any:
+    """The certificates' common τ, or None when they differ or there are none."""
+    taus = {c.get("tau") for c in certs}
+    return next(iter(taus)) if len(taus) == 1 else None
 
 
 def _scope_value(certs: Sequence[Mapping[str, Any]], key: str) -> Any:
@@ -546,6 +554,9 @@ def _figure_bias_radius(cert: Mapping[str, Any]) -> dict[str, Any] | None:
              f"would be (τ, δ)-bias-bounded at δ = {format_number(at)}: an upper quantile of ‖f(D) − f(D′)‖₂.")
     if _num(radius) is not None:
         prose += f" Here it is {format_number(radius)}, against the certified τ = {format_number(cert.get('tau'))}."
+    note = _radius_note([cert])
+    if note:
+        prose += " " + note
     if isinstance(value, Mapping):
         per = value.get("per_generator") or {}
         if len(per) > _LONG:  # one entry per model and generator: the spread, with the models at both ends
@@ -965,8 +976,10 @@ def _radius_note(certs: Sequence[Mapping[str, Any]], deltas: Sequence[float] = (
             if all(r >= a_cap for _, r in raw):
                 text += (f". At every δ shown the cap binds, so every radius is {format_number(a_cap)}: this knowledge "
                          "bounds the judge's bias no better than the score range does")
-        return text + (". A route that reads every recorded verdict (the tight calibration) can give smaller radii "
-                       "from the same judgments.")
+        if cert.get("method") == "paper":
+            text += (". A route that reads every recorded verdict (the tight calibration) can give smaller radii "
+                     "from the same judgments")
+        return text + "."
     return ""
 
 
@@ -1184,12 +1197,12 @@ def write_report(
         g = c.get("guarantee")
         if g:
             guarantees[str(g)] = guarantees.get(str(g), 0) + 1
-    run_audits, audit_facts = _audit_blocks(audit)
+    run_audits, audit_facts = _audit_blocks(audit, _scope_tau(certs))
     cert_audits = []
     for i, c in enumerate(certs):
         a = c.get("audit")
         if isinstance(a, Mapping) and "verdict" in a:
-            cert_audits.append(_audit_block(a, _certificate_name(c, i)))
+            cert_audits.append(_audit_block(a, _certificate_name(c, i), c.get("tau")))
     blocks = run_audits or cert_audits
     rechecks = bool(blocks) and all(b["recheck"] for b in blocks)
     held_out = _scope_value(certs, "neighbors_audit")
