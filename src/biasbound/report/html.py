@@ -1028,7 +1028,10 @@ def _printed_width_in(data: bytes) -> float | None:
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
         if kind == b"pHYs" and length >= 9:
             ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
-            return width_px / (ppm_x * 0.0254) if unit == 1 and ppm_x > 0 and width_px else None
+            if unit != 1 or ppm_x <= 0 or not width_px:
+                return None
+            dpi = ppm_x * 0.0254  # pHYs stores whole pixels per metre: 150 dpi is 5906, i.e. 150.01 dpi
+            return width_px / (round(dpi) if abs(dpi - round(dpi)) < 0.05 else dpi)
         if kind in (b"IDAT", b"IEND"):
             return None
         pos += 12 + length
