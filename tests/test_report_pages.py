@@ -90,3 +90,25 @@ def test_bad_rows_are_one_sentence(tmp_path, rows):
         plot_ranking(_board(30), tmp_path / "r.png", rows=rows)
     with pytest.raises(TypeError, match="'rows' parameter of plot_ranking must be a"):
         plot_ranking(_board(30), tmp_path / "r.png", rows=5)
+
+
+def test_every_page_fits_the_printable_area(tmp_path):
+    """Pages of long plots and wide bar charts stay within PRINT_SIZE_IN, so the report prints them 1:1."""
+    from matplotlib import image
+
+    d = 76
+    ranks = {"models": [f"model-with-a-long-name-{k:02d}" for k in range(d)],
+             "matrix": ["".join("=" if i == j else "S" for j in range(d)) for i in range(d)]}
+    curves = {m: [{"delta": x, "radius": 0.5} for x in (0.01, 0.05, 0.1)] for m in ranks["models"]}
+    gens = {n: {"delta_star": 0.1234, "ucb": 0.4567, "m": 1200}
+            for n in ("swap", "format", "paraphrase", "schematic", "agreeable", "rerun")}
+    table = pd.DataFrame([{"judge": f"judge-{j}", "setting": s, "spearman": 0.9, "kendall_tau_b": 0.8, "pearson": 0.9}
+                          for j in range(8) for s in ("paper/max", "tight/max")])
+    written = [plot_ranking(_board(d), p, rows=r) for r, p in pages(d, tmp_path / "ranking.png")]
+    written += [plot_bias_radius(curves, p, rows=r) for r, p in pages(d, tmp_path / "radius.png")]
+    written += [plot_rank_pairs(ranks, p, rows=r, cols=c) for r, c, p in rank_pair_pages(d, tmp_path / "pairs.png")]
+    written += [plots.plot_sensitivity(gens, tmp_path / "sens.png", used=0.45, max_distance=1.0),
+                plots.plot_judge_retention(table, tmp_path / "ret.png")]
+    for path in written:
+        h, w = image.imread(path).shape[:2]
+        assert w / plots.DPI <= plots.PRINT_SIZE_IN[0] and h / plots.DPI <= plots.PRINT_SIZE_IN[1], (path.name, w, h)

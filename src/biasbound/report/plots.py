@@ -831,7 +831,8 @@ def plot_sensitivity(
     # Labels stay horizontal (name, Δ*, UCB, m on separate lines); each bar gets room for its longest line.
     tick_labels = [_label(nm, 24) for nm in names]
     longest = max(len(t) for t in tick_labels)
-    fig_w = min(24.0, max(5.0, 1.4 + len(names) * max(1.3, 0.085 * max(longest, 22))))
+    # At most the printable width (PRINT_SIZE_IN): the figure then prints at its natural size, labels at 8-8.5 pt.
+    fig_w = min(PRINT_SIZE_IN[0], max(5.0, 1.4 + len(names) * max(1.3, 0.07 * max(longest, 22))))
     fig = _new_figure(fig_w, 4.8)
     ax = fig.add_subplot()
     fin = np.isfinite(d)
@@ -959,7 +960,7 @@ def plot_judge_retention(
     x = np.arange(len(judges), dtype=float)
 
     panel_w = max(3.2, 0.9 + 0.55 * len(judges) * len(settings))
-    fig_w = min(18.0, panel_w * len(metrics))
+    fig_w = min(PRINT_SIZE_IN[0], panel_w * len(metrics))  # prints at its natural size: labels stay >= 7 pt
     fig = _new_figure(fig_w, 4.6)
     axes: list[Axes] = list(np.atleast_1d(fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]))
     for ax, metric in zip(axes, metrics):
