@@ -79,8 +79,8 @@ _VERDICT_TEXT: dict[str, str] = {
     "exact": "The failure probability was computed over the generator's whole population of neighbours: nothing is estimated, and it is at most δ.",
 }
 
-_RECHECK_TEXT = ("The certificate's bound, recomputed from the recorded neighbours it rests on, is at most δ. No "
-                 "neighbour was held out, so no data beyond those the bound already uses could contradict it.")
+_RECHECK_TEXT = ("The certificate's bound, recomputed from the recorded neighbours it rests on, is at most δ; with "
+                 "none held out, no data beyond those the bound already uses could contradict it.")
 
 
 def _is_recheck(audit: Mapping[str, Any]) -> bool:
@@ -258,8 +258,8 @@ def _audit_block(audit: Mapping[str, Any], label: str, tau: Any = None) -> dict[
     parts = []
     recheck = _is_recheck(audit)
     if n is not None:
-        parts.append(f"No neighbour was held out: the certificate's bound was recomputed from the {format_number(n)} "
-                     "recorded neighbours it rests on (a recomputation, not independent evidence)" if recheck else
+        parts.append(f"The bound was recomputed from the {format_number(n)} recorded neighbours it rests on "
+                     "(a recomputation, not independent evidence)" if recheck else
                      f"On {format_number(n)} held-out neighbours")
     tau = audit.get("tau", tau)
     tau_txt = f"τ = {format_number(tau)}" if tau is not None else "τ"
