@@ -193,7 +193,7 @@ def test_score_kde_zooms_on_strongly_shrunk_scores(eight_scores: dict[str, np.nd
         plot_score_kde(s, stand_in_certified(finite, alpha=0.04, sigma=0.005, seed=1), plot_dir / "score_kde_zoom.png",
                        shrunk=0.04 * finite + 0.48, alpha=0.04, sigma=0.005)
     )
-    assert narrow.shape[0] > 1.4 * wide.shape[0]
+    assert narrow.shape[0] > 1.15 * wide.shape[0]  # 5.8 in against 4.8 in: a second panel, still one printed page
 
 
 def test_score_kde_nan_counted_not_fatal(tmp_path: Path) -> None:
@@ -240,11 +240,12 @@ def test_ranking_real(real_leaderboard: pd.DataFrame, plot_dir: Path) -> None:
 
 
 def test_ranking_76_models_stays_legible(all_scores: dict[str, np.ndarray], real_leaderboard: pd.DataFrame, plot_dir: Path) -> None:
-    """76 labels need >= 0.2 in (30 px at 150 dpi) per row; the figure grows with the model count."""
+    """Each row gets 0.175 in (26 px at 150 dpi; an 8 pt label is 0.11 in tall); the figure grows with the model count.
+    (The report draws 76 models on three pages of this height each: tests/test_report_pages.py.)"""
     full = build_leaderboard(all_scores)
     img76 = check_png(plot_ranking(full, plot_dir / "ranking_76.png"))
     img8 = check_png(plot_ranking(real_leaderboard, plot_dir / "ranking_8.png"))
-    assert img76.shape[0] >= 76 * 30
+    assert img76.shape[0] >= 76 * 26
     assert img76.shape[0] > img8.shape[0]
     assert img76.shape[0] > img76.shape[1]  # horizontal layout: models run down the page
     img_top = check_png(plot_ranking(full, plot_dir / "ranking_top10.png", top=10), min_pixels=100_000)

@@ -153,7 +153,7 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
 
 
 def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> None:
-    from biasbound.report.plots import (plot_bias_radius, plot_frontier, plot_judge_retention, plot_ranking,
+    from biasbound.report.plots import (pages, plot_bias_radius, plot_frontier, plot_judge_retention, plot_ranking,
                                         plot_score_distribution, plot_sensitivity)
 
     o = result.outputs
@@ -172,8 +172,9 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
         label = f" ({name})" if several else ""
         plots[f"score_distribution{sfx}"] = plot_score_distribution(
             orig, cert, out / f"score_distribution{sfx}.png", shrunk=shr, alpha=cal.alpha, sigma=cal.sigma,
-            title=f"Scores before and after certification{label}")
-        plots[f"ranking{sfx}"] = plot_ranking(j.leaderboard, out / f"ranking{sfx}.png", title=f"Leaderboard{label}")
+            title=f"Scores before and after certification{label}", unit="item" if j.view == "model" else "model")
+        for rows, path in pages(len(j.leaderboard), out / f"ranking{sfx}.png"):  # one printed page each
+            plots[path.stem] = plot_ranking(j.leaderboard, path, title=f"Leaderboard{label}", rows=rows)
         gens = j.certificate.scope.get("generators_table") if isinstance(j.certificate.scope, Mapping) else None
         scope = j.certificate.scope if isinstance(j.certificate.scope, Mapping) else {}
         rng_ = scope.get("score_range") or (0.0, 1.0)
@@ -198,16 +199,17 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
             curves, title = per_model, f"Bias radius per model (judge {j.judge})"
         else:
             title = "Bias radius of the judge"
-    if curves:
-        plots["bias_radius"] = plot_bias_radius(curves, out / "bias_radius.png", title=title)
-    from biasbound.report.plots import plot_rank_pairs
+    for rows, path in pages(len(curves), out / "bias_radius.png") if curves else []:
+        plots[path.stem] = plot_bias_radius(curves, path, title=title, rows=rows)
+    from biasbound.report.plots import plot_rank_pairs, rank_pair_pages
 
     for name, c in ((getattr(result, "judge_card", None) or {}).get("judges") or {}).items():
         rk = c.get("ranks") or {}
         if len(rk.get("models") or []) > 1:
             sfx = f"-{_safe_name(name)}" if several else ""
-            plots[f"rank_pairs{sfx}"] = plot_rank_pairs(
-                rk, out / f"rank_pairs{sfx}.png", title=f"Which model pairs keep their order ({name})")
+            for rows, cols, path in rank_pair_pages(len(rk["models"]), out / f"rank_pairs{sfx}.png"):
+                plots[path.stem] = plot_rank_pairs(rk, path, title=f"Which model pairs keep their order ({name})",
+                                                   rows=rows, cols=cols)
     if several:
         rows = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
                  "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}
@@ -215,7 +217,8 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
         plots["judges"] = plot_judge_retention(pd.DataFrame(rows), out / "judges.png",
                                                title="Ranking retained per judge")
         if result.panel is not None:
-            plots["ranking"] = plot_ranking(result.panel, out / "ranking.png", title="Panel leaderboard (mean of judges)")
+            for rows, path in pages(len(result.panel), out / "ranking.png"):
+                plots[path.stem] = plot_ranking(result.panel, path, title="Panel leaderboard (mean of judges)", rows=rows)
     for k, p in plots.items():
         o[f"plot:{k}"] = p
     write_result_report(result, out)

@@ -52,9 +52,18 @@ _PLOT_CAPTIONS: dict[str, str] = {
         "(R√k). The tolerance τ is not on this axis: it bounds the certified scores' move, not Δ*."
     ),
     "judges": "Rank correlation between original and certified model scores, per judge and setting.",
+    "frontier": (
+        "The feasible frontier α*(σ): at each noise scale σ, the largest shrinkage α that still certifies the "
+        "folder's (τ, δ) under the certificate's bound (α = 0 where none does); the star is the (σ, α) released."
+    ),
+    "bias_radius": (
+        "Bias radius at δ = 0.01, 0.05 and 0.1: the smallest τ for which the judge itself, unshrunk (α = 1) and "
+        "without noise, would be (τ, δ)-bias-bounded, from the same knowledge as the certificate ({rows}; "
+        "“>” = no finite radius)."
+    ),
     "tradeoff": "Shrinkage α and noise σ as the tolerance τ varies.",
     "rank_pairs": (
-        "Every model pair (models best first): dark green = its order survives every item perturbed at once, the "
+        "The order of every model pair (models best first): dark green = its order survives every item perturbed at once, the "
         "question bootstrap (disjoint 95% intervals) and the certified release's noise; light green = the bootstrap "
         "alone separates it; red = perturbing every item (e.g. swapping every answer) reverses it; grey = not separated."
     ),
@@ -69,6 +78,15 @@ _VERDICT_TEXT: dict[str, str] = {
                            "held-out neighbours lies beyond it."),
     "exact": "The failure probability was computed over the generator's whole population of neighbours: nothing is estimated, and it is at most δ.",
 }
+
+_RECHECK_TEXT = ("The certificate's bound, recomputed from the recorded neighbours it rests on, is at most δ; with "
+                 "none held out, no data beyond those the bound already uses could contradict it.")
+
+
+def _is_recheck(audit: Mapping[str, Any]) -> bool:
+    """True for an audit record that recomputes the certificate's own bound (no held-out neighbours exist)."""
+    return str(audit.get("kind", "")) in ("bound", "recheck")
+
 
 #: CSS class of each verdict (the colours of holds / violated / inconclusive).
 _VERDICT_CSS: dict[str, str] = {"holds": "holds", "not contradictable": "holds", "exact": "holds",
@@ -230,20 +248,29 @@ def _num(value: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
-    """One audit in prose: the verdict, its reading, and the numbers it rests on."""
+def _audit_block(audit: Mapping[str, Any], label: str, tau: Any = None) -> dict[str, Any]:
+    """One audit in prose: the verdict, its reading, and the numbers it rests on (``tau``: the certificate's τ,
+    used when the audit record does not repeat it)."""
     verdict = str(audit.get("verdict", "unknown"))
     n = audit.get("n_neighbors")
     conf = _num(audit.get("confidence"))
     conf_txt = f"{100 * conf:g}%" if conf is not None else "the stated"
     parts = []
+    recheck = _is_recheck(audit)
     if n is not None:
-        parts.append(f"On {format_number(n)} held-out neighbours")
-    if "exact_probability" in audit:
-        tau_txt = f"τ = {format_number(audit.get('tau'))}" if audit.get("tau") is not None else "τ"
+        parts.append(f"The bound was recomputed from the {format_number(n)} recorded neighbours it rests on "
+                     "(a recomputation, not independent evidence)" if recheck else
+                     f"On {format_number(n)} held-out neighbours")
+    tau = audit.get("tau", tau)
+    tau_txt = f"τ = {format_number(tau)}" if tau is not None else "τ"
+    if "exact_probability" in audit and recheck:
+        delta_txt = f"δ = {format_number(audit.get('delta'))}" if audit.get("delta") is not None else "δ"
+        parts.append(f"it bounds the probability that the certified scores move by more than {tau_txt} by "
+                     f"{format_number(audit.get('exact_probability'))}, against {delta_txt}")
+    elif "exact_probability" in audit:
         parts.append(f"the probability that the certified scores move by more than {tau_txt} "
                      f"is {format_number(audit.get('exact_probability'))} (exact, averaged over the neighbours)")
-    if "exact_ucb" in audit:
+    if "exact_ucb" in audit and not recheck:
         delta_txt = f"δ = {format_number(audit.get('delta'))}" if audit.get("delta") is not None else "δ"
         parts.append(f"its {conf_txt} upper confidence bound is {format_number(audit.get('exact_ucb'))}, against {delta_txt}")
     sentence = ", ".join(parts) + "." if parts else ""
@@ -258,25 +285,42 @@ def _audit_block(audit: Mapping[str, Any], label: str) -> dict[str, Any]:
         "label": label,
         "verdict": verdict,
         "css": _VERDICT_CSS.get(verdict, "unknown"),
-        "text": _VERDICT_TEXT.get(verdict, "The audit returned no recognised verdict."),
+        "text": (_RECHECK_TEXT if recheck and verdict == "not contradictable" else
+                 _VERDICT_TEXT.get(verdict, "The audit returned no recognised verdict.")),
+        "recheck": recheck,
         "prose": " ".join(x for x in (sentence, mc) if x),
         "rows": extra,
     }
 
 
-def _audit_blocks(audit: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def _audit_blocks(audit: Mapping[str, Any] | None, tau: Any = None) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Split the run-level audit into verdict blocks and plain facts (e.g. per-model verdict counts)."""
     if audit is None:
         return [], []
     if "verdict" in audit:
-        return [_audit_block(audit, "audit")], []
+        return [_audit_block(audit, "audit", tau)], []
     blocks, facts = [], []
     for key, value in audit.items():
         if isinstance(value, Mapping) and "verdict" in value:
-            blocks.append(_audit_block(value, str(key)))
+            blocks.append(_audit_block(value, str(key), tau))
         else:
             facts.append((str(key), _inline(value)))
     return blocks, facts
+
+
+def _scope_tau(certs: Sequence[Mapping[str, Any]]) -> Any:
+    """The certificates' common τ, or None when they differ or there are none."""
+    taus = {c.get("tau") for c in certs}
+    return next(iter(taus)) if len(taus) == 1 else None
+
+
+def _scope_value(certs: Sequence[Mapping[str, Any]], key: str) -> Any:
+    """A scope field of the first certificate that records it."""
+    for c in certs:
+        scope = c.get("scope")
+        if isinstance(scope, Mapping) and scope.get(key) is not None:
+            return scope[key]
+    return None
 
 
 def _certificate_name(cert: Mapping[str, Any], index: int) -> str:
@@ -510,6 +554,9 @@ def _figure_bias_radius(cert: Mapping[str, Any]) -> dict[str, Any] | None:
              f"would be (τ, δ)-bias-bounded at δ = {format_number(at)}: an upper quantile of ‖f(D) − f(D′)‖₂.")
     if _num(radius) is not None:
         prose += f" Here it is {format_number(radius)}, against the certified τ = {format_number(cert.get('tau'))}."
+    note = _radius_note([cert])
+    if note:
+        prose += " " + note
     if isinstance(value, Mapping):
         per = value.get("per_generator") or {}
         if len(per) > _LONG:  # one entry per model and generator: the spread, with the models at both ends
@@ -621,7 +668,7 @@ def _model_rows(model_certs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
-_MODEL_HEADERS = ["model", "d (items)", "missing", "model Δ*", "model Δ* UCB", "audit neighbours",
+_MODEL_HEADERS = ["model", "d (items)", "missing", "model Δ*", "model Δ* UCB", "neighbours checked",
                   "P(move > τ)", "upper bound", "verdict"]
 
 
@@ -897,17 +944,101 @@ def _with_coverage(load: dict[str, Any] | None, coverage: Mapping[str, Any] | No
     return load
 
 
-def _caption(name: str) -> str:
-    """The caption of a known plot; ``<plot>-<judge>`` names (one plot per judge) get the judge appended."""
-    if name in _PLOT_CAPTIONS:
-        return _PLOT_CAPTIONS[name]
-    for key, caption in _PLOT_CAPTIONS.items():
-        if name.startswith(key + "-"):
-            return f"{caption} Judge: {name[len(key) + 1:]}."
-    return name
+_LEADERBOARD_SCORES = (
+    "Leaderboard view: f(D) holds one mean score per model, so both panels count models, not items. Top: the "
+    "models' original mean scores (share of models per bin); bottom, zoomed: the shrunk means before noise and "
+    "the certified means."
+)
 
 
-def _embed_plot(name: str, path: Any) -> dict[str, str]:
+def _radius_note(certs: Sequence[Mapping[str, Any]], deltas: Sequence[float] = (0.01, 0.05, 0.1)) -> str:
+    """Why a moment-bound certificate's bias radius sits at the score range: Markov's √(U2/δ), capped at A.
+
+    Read from the certificate itself (its knowledge records with their notes, and its range bound A), so the
+    sentence states the numbers the figure shows.
+    """
+    for cert in certs:
+        gens = (cert.get("knowledge") or {}).get("generators") or {}
+        records = [r for recs in gens.values() for r in (recs or []) if isinstance(r, Mapping)]
+        if not records or any(r.get("kind") != "moments" or _num(r.get("U2")) is None for r in records):
+            continue
+        u2 = max(float(r["U2"]) for r in records)
+        caps = [_num(r.get("A")) for r in records] + [_num((cert.get("range") or {}).get("A"))]
+        caps = [a for a in caps if a is not None]
+        notes = "; ".join(dict.fromkeys(str(r["note"]) for r in records if r.get("note")))
+        raw = [(d, math.sqrt(u2 / d)) for d in deltas]
+        text = (f"This certificate knows the sensitivity only through a moment bound, U2 = {format_number(u2)} on "
+                f"E‖f(D) − f(D′)‖²{f' ({notes})' if notes else ''}; Markov's inequality gives the radius √(U2/δ) = "
+                + ", ".join(f"{format_number(r)} at δ = {format_number(d)}" for d, r in raw))
+        if caps:
+            a_cap = min(caps)
+            text += f", capped at the largest move a neighbour can cause, A = {format_number(a_cap)}"
+            if all(r >= a_cap for _, r in raw):
+                text += (f". At every δ shown the cap binds, so every radius is {format_number(a_cap)}: this knowledge "
+                         "bounds the judge's bias no better than the score range does")
+        if cert.get("method") == "paper":
+            text += (". A route that reads every recorded verdict (the tight calibration) can give smaller radii "
+                     "from the same judgments")
+        return text + "."
+    return ""
+
+
+def _caption(name: str, certs: Sequence[Mapping[str, Any]] = (), per_model: bool = False) -> str:
+    """The caption of a plot, from its kind and the folder's certificates.
+
+    ``<plot>-<judge>`` names (one plot per judge) get the judge appended; ``<plot>_p<k>`` names (page k of a
+    long plot, see :func:`biasbound.report.plots.pages`) are marked as continued.
+    """
+    import re
+
+    page = re.search(r"_p(\d+)$", name)
+    base = name[: page.start()] if page else name
+    judge = ""
+    if base not in _PLOT_CAPTIONS:
+        for key in _PLOT_CAPTIONS:
+            if base.startswith(key + "-"):
+                base, judge = key, base[len(key) + 1:]
+                break
+    if base == "score_distribution" and any(c.get("view") == "leaderboard" for c in certs):
+        caption = _LEADERBOARD_SCORES
+    elif base == "bias_radius":
+        rows = ("one row per model, from that model's certificate" if per_model else
+                "one row per judge, from its certificate")
+        caption = " ".join(x for x in (_PLOT_CAPTIONS[base].format(rows=rows), _radius_note(certs)) if x)
+    else:
+        caption = _PLOT_CAPTIONS.get(base, "")
+    if not caption:
+        return f"Plot {name}."
+    if page:  # the full caption is under page 1; a continued page repeats its first clause only
+        caption = (f"(continued, page {page.group(1)}; full caption under page 1) "
+                   f"{caption.split(': ')[0].split('. ')[0].rstrip('.')}.")
+    return caption + (f" Judge: {judge}." if judge else "")
+
+
+def _printed_width_in(data: bytes) -> float | None:
+    """A PNG's width in inches from its pixel width (IHDR) and resolution (pHYs, pixels per metre); None without pHYs.
+
+    The report prints each figure at this width (capped at the page), so a 7 pt label prints at 7 pt.
+    """
+    import struct
+
+    width_px = struct.unpack(">I", data[16:20])[0] if len(data) >= 24 else 0
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"pHYs" and length >= 9:
+            ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            if unit != 1 or ppm_x <= 0 or not width_px:
+                return None
+            dpi = ppm_x * 0.0254  # pHYs stores whole pixels per metre: 150 dpi is 5906, i.e. 150.01 dpi
+            return width_px / (round(dpi) if abs(dpi - round(dpi)) < 0.05 else dpi)
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        pos += 12 + length
+    return None
+
+
+def _embed_plot(name: str, path: Any, certs: Sequence[Mapping[str, Any]] = (), per_model: bool = False) -> dict[str, str]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"The 'plots' parameter of {_WHERE} must map {name!r} to a file path. Got {type(path).__name__} instead.")
     p = Path(path)
@@ -917,10 +1048,12 @@ def _embed_plot(name: str, path: Any) -> dict[str, str]:
         raise InputError(f"The 'plots' parameter of {_WHERE} must name readable PNG files. Got {str(p)!r} for {name!r} ({exc.strerror}).") from exc
     if not data.startswith(PNG_SIGNATURE):
         raise InputError(f"The 'plots' parameter of {_WHERE} must name PNG files. Got {str(p)!r} for {name!r}, which is not a PNG.")
+    width = _printed_width_in(data)
     return {
         "name": name,
-        "caption": _caption(name),
+        "caption": _caption(name, certs, per_model),
         "uri": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
+        "width": f"{width:.3f}in" if width else "",
     }
 
 
@@ -1067,12 +1200,15 @@ def write_report(
         g = c.get("guarantee")
         if g:
             guarantees[str(g)] = guarantees.get(str(g), 0) + 1
-    run_audits, audit_facts = _audit_blocks(audit)
+    run_audits, audit_facts = _audit_blocks(audit, _scope_tau(certs))
     cert_audits = []
     for i, c in enumerate(certs):
         a = c.get("audit")
         if isinstance(a, Mapping) and "verdict" in a:
-            cert_audits.append(_audit_block(a, _certificate_name(c, i)))
+            cert_audits.append(_audit_block(a, _certificate_name(c, i), c.get("tau")))
+    blocks = run_audits or cert_audits
+    rechecks = bool(blocks) and all(b["recheck"] for b in blocks)
+    held_out = _scope_value(certs, "neighbors_audit")
     lb_view = _leaderboard_view(leaderboard)
     baseline = baseline or lb_view["baseline"]
     context = {
@@ -1083,6 +1219,13 @@ def write_report(
         "mechanisms": [_mechanism(c, i) for i, c in enumerate(certs)],
         "figures": [(_certificate_name(c, i), _certificate_figures(c)) for i, c in enumerate(certs)],
         "meaning": _score_meaning(leaderboard, baseline, load_report),
+        "audit_title": "Audit: the certificate's bound rechecked" if rechecks else "Audit on held-out neighbours",
+        "audit_intro": (f"No neighbour was held out of the calibration (neighbours held out for the audit: "
+                        f"{format_number(held_out if held_out is not None else 0)}), so the audit recomputes the "
+                        "certificate's bound from the recorded neighbours it rests on." if rechecks else
+                        "Neighbours held out of the calibration are used to check the certificate."),
+        "model_audit_text": ("the recheck of its bound on its recorded neighbours (none held out)" if rechecks else
+                             "the audit on its held-out neighbours"),
         "run_audits": run_audits,
         "audit_facts": audit_facts,
         "cert_audits": cert_audits,
@@ -1094,7 +1237,8 @@ def write_report(
         "comparison": comparison,
         "leaderboard": lb_view,
         "load": _with_coverage(_load_view(load_report), coverage),
-        "plots": [_embed_plot(str(k), v) for k, v in plots.items() if not str(k).startswith("rank_pairs")],
+        "plots": [_embed_plot(str(k), v, certs, len(certs) == 1 and len(model_certs) > 1)
+                  for k, v in plots.items() if not str(k).startswith("rank_pairs")],
         "card": _card_view(judge_card, plots),
     }
     html = _environment().get_template("report.html.jinja").render(**context)

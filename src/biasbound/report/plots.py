@@ -48,8 +48,11 @@ __all__ = [
     "DPI",
     "FALLBACK_FONTS",
     "LEADERBOARD_COLUMNS",
+    "PAGE_ROWS",
+    "PRINT_SIZE_IN",
     "RETENTION_METRICS",
     "drawable",
+    "pages",
     "plot_bias_radius",
     "plot_calibration_tradeoff",
     "plot_frontier",
@@ -59,6 +62,7 @@ __all__ = [
     "plot_score_distribution",
     "plot_score_kde",
     "plot_sensitivity",
+    "rank_pair_pages",
 ]
 
 DPI: int = 150
@@ -91,6 +95,14 @@ _SHRUNK = "#009E73"
 _GREY = "#7f7f7f"
 _SETTING_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 _MAX_LABEL = 42
+
+#: Rows (models, judges) one printed page of a long plot holds: at this count a plot's height stays within an
+#: A4 landscape page at its natural size, so its 7-8 pt labels print at 7-8 pt (``report.html`` prints figures 1:1).
+PAGE_ROWS: int = 26
+
+#: The largest figure (width, height) in inches that prints at its natural size on A4 landscape with the
+#: report's margins and a caption (``report.html`` sets each figure's printed width to its width in inches).
+PRINT_SIZE_IN: tuple[float, float] = (10.8, 6.0)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -187,6 +199,39 @@ def _tick_rotation(labels: Sequence[str], slots: int) -> tuple[float, str]:
     if slots > 4 or longest * slots > 40:
         return 25.0, "right"
     return 0.0, "center"
+
+
+def pages(n: int, path: str | os.PathLike[str], per_page: int = PAGE_ROWS) -> list[tuple[tuple[int, int], Path]]:
+    """Split ``n`` rows into printed pages of at most ``per_page`` rows (as even as possible), one PNG each.
+
+    Returns ``[((start, stop), path_k), ...]``: the first page keeps ``path``, page k >= 2 is written to
+    ``<stem>_p<k>.png`` beside it. Pass ``rows=(start, stop)`` to :func:`plot_ranking` or
+    :func:`plot_bias_radius` (or ``rows`` to :func:`plot_rank_pairs`) to draw one page.
+    """
+    n = check_int(n, "n", "pages", low=0)
+    per_page = check_int(per_page, "per_page", "pages", low=1)
+    p = Path(path)
+    k = max(1, math.ceil(n / per_page))
+    bounds = [round(i * n / k) for i in range(k + 1)]
+    return [((bounds[i], bounds[i + 1]), p if i == 0 else p.with_name(f"{p.stem}_p{i + 1}{p.suffix}")) for i in range(k)]
+
+
+def _check_rows(rows: Any, n: int, where: str) -> tuple[int, int]:
+    """``rows`` = (start, stop) with 0 <= start < stop <= n, or None for all ``n`` rows."""
+    if rows is None:
+        return 0, n
+    if not (isinstance(rows, (tuple, list)) and len(rows) == 2):
+        raise TypeError(f"The 'rows' parameter of {where} must be a (start, stop) pair or None. Got {rows!r} instead.")
+    start = check_int(rows[0], "rows[0]", where, low=0)
+    stop = check_int(rows[1], "rows[1]", where, low=start + 1)
+    if stop > n:
+        raise InputError(f"The 'rows' parameter of {where} must end at most at the number of rows {n}. Got {stop} instead.")
+    return start, stop
+
+
+def _part(start: int, stop: int, n: int, noun: str) -> str:
+    """`` (models 27–52 of 76)`` for a page of a long plot; empty when the page holds every row."""
+    return "" if (start, stop) == (0, n) else f" ({noun + ' ' if noun else ''}{start + 1}–{stop} of {n})"
 
 
 def _check_path(path: Any, where: str) -> Path:
@@ -340,7 +385,7 @@ def plot_score_kde(
     a_hi = max(float(v.max()) for v in after)
     zoom = hi > lo and 0.0 < a_hi - a_lo < 0.25 * (hi - lo)
 
-    fig = _new_figure(8.0, 7.6 if zoom else 4.8)
+    fig = _new_figure(8.0, 5.8 if zoom else 4.8)
     if zoom:
         ax, ax_zoom = fig.subplots(2, 1, height_ratios=[1.0, 0.8])
     else:
@@ -432,6 +477,7 @@ def plot_score_distribution(
     shrunk: Any | None = None,
     alpha: float | None = None,
     sigma: float | None = None,
+    unit: str = "item",
 ) -> Path:
     """Draw the per-item scores before and after the transformation as bars and histograms (paper Figure 1).
 
@@ -457,6 +503,9 @@ def plot_score_distribution(
         Scores after the shrinkage and before the noise, ``α f(D) + (1 − α)c``.
     alpha, sigma : float, optional
         Shrinkage factor α in [0, 1] and noise standard deviation σ >= 0, appended to the title.
+    unit : {"item", "model"}
+        What one score is: a per-item score (the model view), or a model's mean score (the leaderboard
+        view, whose f(D) holds one mean per model); axis labels and shares say so.
 
     Returns
     -------
@@ -475,6 +524,9 @@ def plot_score_distribution(
     orig, orig_missing = _scores(original, "original", where)
     cert, cert_missing = _scores(certified, "certified", where)
     shr, shr_missing = (None, 0) if shrunk is None else _scores(shrunk, "shrunk", where)
+    check_one_of(unit, "unit", where, ("item", "model"))
+    score_txt = "per-item score" if unit == "item" else "model mean score"
+    share_txt = "share of items (%)" if unit == "item" else "share of models (%)"
     if alpha is not None:
         alpha = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
     if sigma is not None:
@@ -484,7 +536,7 @@ def plot_score_distribution(
         text = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"
         return text + (f", {missing} missing)" if missing else ")")
 
-    fig = _new_figure(8.0, 7.2)
+    fig = _new_figure(8.0, 5.8)
     with _fonts():
         ax, ax2 = fig.subplots(2, 1)
         n_levels = np.unique(orig).size
@@ -493,8 +545,8 @@ def plot_score_distribution(
             ax.set_xticks(np.unique(orig), [_fmt(float(v)) for v in np.unique(orig)])
         else:
             _share_hist(ax, orig, _ORIGINAL, legend("original", orig, orig_missing))
-        ax.set_xlabel("per-item score f(D)")
-        ax.set_ylabel("share of items (%)")
+        ax.set_xlabel(f"{score_txt} f(D)")
+        ax.set_ylabel(share_txt)
         if shr is not None:
             if np.unique(shr).size <= DISCRETE_LEVELS:
                 _share_bars(ax2, shr, _SHRUNK, legend("shrunk, before noise", shr, shr_missing), annotate=False,
@@ -502,8 +554,8 @@ def plot_score_distribution(
             else:
                 _share_hist(ax2, shr, _SHRUNK, legend("shrunk, before noise", shr, shr_missing))
         _share_hist(ax2, cert, _CERTIFIED, legend("certified, noise added", cert, cert_missing))
-        ax2.set_xlabel("per-item score after the transformation (zoomed on its range)")
-        ax2.set_ylabel("share of items (%)")
+        ax2.set_xlabel(f"{score_txt} after the transformation (zoomed on its range)")
+        ax2.set_ylabel(share_txt)
         for axis in (ax, ax2):
             axis.set_ylim(0.0, axis.get_ylim()[1] * 1.3)  # headroom for the legend
             axis.grid(axis="y", alpha=0.3)
@@ -560,6 +612,7 @@ def plot_ranking(
     *,
     title: str | None = None,
     top: int | None = None,
+    rows: tuple[int, int] | None = None,
 ) -> Path:
     """Draw the leaderboard before and after the transformation with 95% CIs (paper Figure 2).
 
@@ -569,7 +622,9 @@ def plot_ranking(
     compresses the certified scores, which would look flat on the original's scale),
     so a rank change shows as a zigzag on the right; the right margin gives the rank
     before → after, coloured by the direction of the change. The figure height grows
-    with the number of models so that 76 labels stay legible.
+    with the number of models (0.175 in per model); a long leaderboard is drawn one page at a
+    time (``rows``, see :func:`pages`) so that each page prints at its natural size and its
+    labels at 7.5-8 pt. Every page uses the x-ranges of the whole leaderboard, so pages compare.
 
     Parameters
     ----------
@@ -583,6 +638,9 @@ def plot_ranking(
         Figure title; a default is used when omitted.
     top : int, optional
         Draw only the ``top`` best models by original score (>= 1).
+    rows : (int, int), optional
+        Draw the models ranked ``start + 1`` to ``stop`` by original score (after ``top``), titled
+        "models start+1–stop of n"; the axes keep the ranges of all models.
 
     Returns
     -------
@@ -605,10 +663,14 @@ def plot_ranking(
     n_total = len(frame)
     if top is not None:
         frame = frame.head(top)
+    start, stop = _check_rows(rows, len(frame), where)
+    limits = {kind: frame[[kind, f"{kind}_lo", f"{kind}_hi"]].to_numpy().ravel() for kind in ("original", "certified")}
+    n_shown = len(frame)
+    frame = frame.iloc[start:stop]
     n = len(frame)
     y = np.arange(n, dtype=float)[::-1]  # best model at the top
 
-    height = 1.7 + 0.27 * n
+    height = 1.3 + 0.175 * n
     fig = _new_figure(10.0, height)
     ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
     for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
@@ -621,7 +683,7 @@ def plot_ranking(
         ax.plot(v[fin], y[fin], ls="none", marker=marker, ms=4.5, color=colour)
         # Each panel has its own x-range: the certified scores are shrunk toward the
         # center, and on the original's scale their spread and CIs would be invisible.
-        vals = np.concatenate([v, clo, chi])
+        vals = limits[kind]  # every page of a long leaderboard on the same scale
         vals = vals[np.isfinite(vals)]
         lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
         span = hi - lo if hi > lo else max(abs(lo) * 0.1, 0.05)
@@ -665,8 +727,9 @@ def plot_ranking(
         fontsize=7.5,
     )
     heading = _plain(title) if title else "Leaderboard before and after the bias-bounded transformation"
-    if n < n_total:
-        heading += f" (top {n} of {n_total})"
+    if n_shown < n_total:
+        heading += f" (top {n_shown} of {n_total})"
+    heading += _part(start, stop, n_shown, "models")
     fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
     return _save(fig, out)
 
@@ -768,7 +831,8 @@ def plot_sensitivity(
     # Labels stay horizontal (name, Δ*, UCB, m on separate lines); each bar gets room for its longest line.
     tick_labels = [_label(nm, 24) for nm in names]
     longest = max(len(t) for t in tick_labels)
-    fig_w = min(24.0, max(5.0, 1.4 + len(names) * max(1.3, 0.085 * max(longest, 22))))
+    # At most the printable width (PRINT_SIZE_IN): the figure then prints at its natural size, labels at 8-8.5 pt.
+    fig_w = min(PRINT_SIZE_IN[0], max(5.0, 1.4 + len(names) * max(1.3, 0.07 * max(longest, 22))))
     fig = _new_figure(fig_w, 4.8)
     ax = fig.add_subplot()
     fin = np.isfinite(d)
@@ -896,7 +960,7 @@ def plot_judge_retention(
     x = np.arange(len(judges), dtype=float)
 
     panel_w = max(3.2, 0.9 + 0.55 * len(judges) * len(settings))
-    fig_w = min(18.0, panel_w * len(metrics))
+    fig_w = min(PRINT_SIZE_IN[0], panel_w * len(metrics))  # prints at its natural size: labels stay >= 7 pt
     fig = _new_figure(fig_w, 4.6)
     axes: list[Axes] = list(np.atleast_1d(fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]))
     for ax, metric in zip(axes, metrics):
@@ -1076,12 +1140,14 @@ def plot_frontier(
     return _save(fig, out)
 
 
+@_with_fonts
 def plot_bias_radius(
     judges: Mapping[str, Sequence[Mapping[str, Any]]],
     path: str | os.PathLike[str],
     *,
     deltas: Sequence[float] = (0.01, 0.05, 0.1),
     title: str | None = None,
+    rows: tuple[int, int] | None = None,
 ) -> Path:
     """Compare judges by their bias radius: one row per judge, the radius at a few δ.
 
@@ -1101,6 +1167,9 @@ def plot_bias_radius(
         The δ values shown (each must be on every curve).
     title : str, optional
         Figure title; a default is used when omitted.
+    rows : (int, int), optional
+        Draw rows ``start + 1`` to ``stop`` of the sorted order (one printed page, see :func:`pages`),
+        titled "start+1–stop of n"; the x-axis keeps the range of all rows.
 
     Returns
     -------
@@ -1120,9 +1189,11 @@ def plot_bias_radius(
                              f"judge {name!r} lacks {missing}.")
         table[str(name)] = [float("inf") if by[float(d)] is None else float(by[float(d)]) for d in deltas]
     order = sorted(table, key=lambda n: (table[n], n))
+    start, stop = _check_rows(rows, len(order), where)
+    n_all, order = len(order), order[start:stop]
     finite = [v for vals in table.values() for v in vals if np.isfinite(v)]
     right = max(finite + [1e-12]) * 1.08
-    fig = _new_figure(6.8, max(2.4, 0.22 * len(order) + 1.2))
+    fig = _new_figure(7.4, max(2.4, 0.17 * len(order) + 1.3))
     ax = fig.add_subplot()
     y = np.arange(len(order))
     markers = ("o", "s", "^", "D", "v")
@@ -1140,9 +1211,11 @@ def plot_bias_radius(
     ax.set_xlim(left=-0.03 * right, right=right * 1.04)
     ax.set_xlabel("bias radius: smallest τ with Pr[‖f(D) − f(D′)‖ > τ] ≤ δ")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(deltas), fontsize=8,
+               frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.set_title(_wrap(_plain(title), 6.8) if title else "Judges compared by bias radius")
+    heading = (_plain(title) if title else "Judges compared by bias radius") + _part(start, stop, n_all, "")
+    ax.set_title(_wrap(heading, 7.4))
     return _save(fig, out)
 
 
@@ -1154,9 +1227,33 @@ _PAIR_CODES = (("S", "#2e7d32", "separated under the bias, question resampling a
                ("=", "#ffffff", ""))
 
 
+#: Most model columns one page of :func:`plot_rank_pairs` holds with 7 pt labels on A4 landscape.
+_PAIR_COLUMNS = 76
+
+
+def rank_pair_pages(n_models: int, path: str | os.PathLike[str]) -> list[tuple[tuple[int, int], tuple[int, int], Path]]:
+    """The pages of :func:`plot_rank_pairs` for ``n_models`` models: ``[(rows, cols, path_k), ...]``.
+
+    Rows are split into pages of :data:`PAGE_ROWS` models; up to 76 models every page shows every column,
+    beyond that the columns are split the same way and only the blocks on or above the diagonal are drawn
+    (the matrix is symmetric). The first page keeps ``path``, page k >= 2 is ``<stem>_p<k>.png``.
+    """
+    n_models = check_int(n_models, "n_models", "rank_pair_pages", low=2)
+    p = Path(path)
+    row_pages = [r for r, _ in pages(n_models, p)]
+    col_pages = [(0, n_models)] if n_models <= _PAIR_COLUMNS else [c for c, _ in pages(n_models, p, _PAIR_COLUMNS // 2)]
+    blocks = [(r, c) for r in row_pages for c in col_pages if c[1] > r[0]]
+    return [(r, c, p if k == 0 else p.with_name(f"{p.stem}_p{k + 1}{p.suffix}")) for k, (r, c) in enumerate(blocks)]
+
+
 @_with_fonts
-def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, title: str | None = None,
+                    rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None) -> Path:
     """The judge card's pairwise order matrix: for every model pair, whether its order survives.
+
+    Rows are labelled "rank. model", columns by rank (models best first). A matrix of many models is
+    drawn one page at a time (``rows``, ``cols``; see :func:`rank_pair_pages`) so that its 7 pt labels
+    print at 7 pt on A4 landscape.
 
     Parameters
     ----------
@@ -1167,6 +1264,9 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
         Where to write the PNG.
     title : str, optional
         Figure title.
+    rows, cols : (int, int), optional
+        The models (positions ``start`` to ``stop - 1``, best first) drawn as rows and as columns; default all.
+        The legend's pair counts are over the whole matrix.
 
     Returns
     -------
@@ -1179,27 +1279,36 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     out = _check_path(path, where)
     title = _check_title(title, where)
     models = list(ranks.get("models") or [])
-    rows = list(ranks.get("matrix") or [])
-    if len(models) < 2 or len(rows) != len(models) or any(len(r) != len(models) for r in rows):
+    rows_ = list(ranks.get("matrix") or [])
+    if len(models) < 2 or len(rows_) != len(models) or any(len(r) != len(models) for r in rows_):
         raise InputError(f"The 'ranks' parameter of {where} must hold at least two models and a square 'matrix'. "
-                         f"Got {len(models)} model(s) and {len(rows)} row(s) instead.")
+                         f"Got {len(models)} model(s) and {len(rows_)} row(s) instead.")
     index = {c: k for k, (c, _, _) in enumerate(_PAIR_CODES)}
-    grid = np.array([[index.get(ch, 3) for ch in r] for r in rows])
+    full = np.array([[index.get(ch, 3) for ch in r] for r in rows_])
     d = len(models)
-    side = min(12.0, max(4.5, 0.14 * d + 2.5))
-    fig = _new_figure(side + 0.4, side + 1.0)
+    r0, r1 = _check_rows(rows, d, where)
+    c0, c1 = _check_rows(cols, d, where)
+    grid = full[r0:r1, c0:c1]
+    cell = min(0.16, 7.9 / (c1 - c0))  # inches per model: 76 columns fill the printable width
+    fs = 7.0
+    label_w = 2.6
+    fig = _new_figure(max(5.0, label_w + cell * (c1 - c0) + 0.3), 1.9 + max(cell * (r1 - r0), 1.2))
     ax = fig.add_subplot()
     ax.imshow(grid, cmap=ListedColormap([c for _, c, _ in _PAIR_CODES]), vmin=0, vmax=len(_PAIR_CODES) - 1,
-              interpolation="nearest")
-    fs = 8 if d <= 25 else 6 if d <= 50 else 4.5
-    ax.set_xticks(range(d))
-    ax.set_yticks(range(d))
-    ax.set_xticklabels([_label(m) for m in models], rotation=90, fontsize=fs)
-    ax.set_yticklabels([_label(m) for m in models], fontsize=fs)
+              interpolation="nearest", aspect="auto")
+    ax.set_xticks(range(c1 - c0))
+    ax.set_yticks(range(r1 - r0))
+    ax.set_xticklabels([str(k + 1) for k in range(c0, c1)], rotation=90, fontsize=fs)
+    ax.set_yticklabels([f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
+    ax.set_xlabel("model (rank, best first)", fontsize=8)
     ax.tick_params(length=0)
-    counts = {c: int(np.sum(grid == k)) // 2 for c, k in index.items()}
+    counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
     handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
                for c, col, lab in _PAIR_CODES if lab]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    ax.set_title(_wrap(_plain(title), side) if title else "Which model pairs keep their order (models best first)")
+    part = "" if (r0, r1, c0, c1) == (0, d, 0, d) else (
+        f" (rows {r0 + 1}–{r1}" + ("" if (c0, c1) == (0, d) else f", columns {c0 + 1}–{c1}") + f" of {d})")
+    side = label_w + cell * (c1 - c0)
+    heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
+    ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
     return _save(fig, out)
