@@ -19,7 +19,9 @@ from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
 
 __all__ = [
+    "NATIVE_COLUMNS",
     "BootstrapInterval",
+    "is_native",
     "arena_hard_winrate",
     "bootstrap_means",
     "bradley_terry",
@@ -492,6 +494,17 @@ def _bradley_terry_from(wr: pd.DataFrame, battles: list[_Battles], baseline: str
     out = out.sort_values(["judge", "bt"], ascending=[True, False], kind="stable", na_position="last").reset_index(drop=True)
     out.attrs.update(wr.attrs)
     return out
+
+
+#: The tools' own headline numbers (:func:`native_columns`), shown beside the certified column; inspect's
+#: metrics are ``inspect_<metric>``.
+NATIVE_COLUMNS = ("fastchat_win_rate_adjusted", "mt_bench_score", "arena_hard_score", "alpaca_eval_win_rate",
+                  "alpaca_eval_length_controlled_win_rate", "battles_win_rate", "battles_bt_elo")
+
+
+def is_native(column: str) -> bool:
+    """Whether a leaderboard column is a tool's own headline number (:data:`NATIVE_COLUMNS`, ``inspect_*``)."""
+    return column in NATIVE_COLUMNS or str(column).startswith("inspect_")
 
 
 def native_columns(table: pd.DataFrame, natives: list[dict[str, Any]]) -> pd.DataFrame:

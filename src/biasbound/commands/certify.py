@@ -59,9 +59,6 @@ __all__ = [
 #: a judge that cannot be certified at (τ, δ); see the README's exit-code table).
 EXIT_VIOLATED = 1
 
-#: The tools' own headline numbers (leaderboard.native_columns), shown beside the certified column.
-NATIVE_COLUMNS = ("fastchat_win_rate_adjusted", "mt_bench_score", "arena_hard_score", "alpaca_eval_win_rate",
-                  "alpaca_eval_length_controlled_win_rate", "battles_win_rate", "battles_bt_elo")
 
 #: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
 _DETAILED_JUDGES = 5
@@ -564,7 +561,9 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
         console.print(t)
         lb = j.leaderboard.head(top)
         t2 = Table(title=f"Top {len(lb)} of {len(j.leaderboard)} — judge {judge_shown}")
-        native = [c for c in lb.columns if (c in NATIVE_COLUMNS or str(c).startswith("inspect_")) and lb[c].notna().any()]
+        from biasbound.leaderboard import is_native
+
+        native = [c for c in lb.columns if is_native(c) and lb[c].notna().any()]
         for c in ("rank", "model", "original [95% CI]", "certified [95% CI]", "rank after"):
             t2.add_column(c)
         for c in native:

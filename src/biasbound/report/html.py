@@ -792,6 +792,11 @@ def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
         if key in cols and header not in seen_headers:
             spec.append((key, header, kind))
             seen_headers.add(header)
+    from biasbound.leaderboard import is_native
+
+    # the tools' own headline numbers, beside the certified column (their rules are under "What the scores mean")
+    spec.extend((c, c, "plain") for c in leaderboard.columns
+                if is_native(c) and pd.to_numeric(leaderboard[c], errors="coerce").notna().any())
     rows = []
     baseline = None
     for rec in frame.to_dict(orient="records"):
@@ -882,6 +887,23 @@ def _score_meaning(leaderboard: pd.DataFrame, baseline: str | None, load_report:
         out.append(f"The baseline {baseline} is marked on its row.")
     if scale:
         out.append(scale)
+    out.extend(_native_rules(load_report))
+    return out
+
+
+def _native_rules(load_report: Mapping[str, Any] | None) -> list[str]:
+    """One sentence per tool's own number on the leaderboard: its column and the rule it follows (the readers'
+    ``integration.native`` records in the load report)."""
+    if load_report is None:
+        return []
+    reports = [load_report] if "integration" in load_report else [v for v in load_report.values() if isinstance(v, Mapping)]
+    out, seen = [], set()
+    for r in reports:
+        for nat in ((r.get("integration") or {}).get("native") or []):
+            column, rule = nat.get("column"), nat.get("rule")
+            if column and rule and column not in seen:
+                seen.add(column)
+                out.append(f"“{column}” is the tool's own number by its own rule, beside the certified column: {rule}")
     return out
 
 
