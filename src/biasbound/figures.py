@@ -91,6 +91,8 @@ def _record_survival(r: Record, t: float) -> float:
             return 1.0 if r.U2 > 0 else 0.0
         return min(1.0, r.U2 / t2)  # [proof:radius-markov]
     if isinstance(r, FullPopulation):
+        if r.weights is not None:  # T's probability of each value
+            return min(1.0, math.fsum(r.weights[r.sq_norms > t2].tolist()))
         return float(np.count_nonzero(r.sq_norms > t2)) / r.m  # [proof:radius-exact]
     if isinstance(r, Sample):
         if r.A is not None and r.A <= t:

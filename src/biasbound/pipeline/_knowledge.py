@@ -304,7 +304,7 @@ def _unit(
             rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
             records[g] = (rec,)
             rms[g] = r
-        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N))
+        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N) or isinstance(records[g][0], FullPopulation))
     return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
                           notes=tuple(notes))
 
@@ -504,12 +504,112 @@ def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: n
                          f"of {N} items drawn uniformly (seed {cov.seed})"),), math.sqrt(U2)
 
 
+_MAX_STATES = 2_000_000  # work cap of the exact Hamming-k law: (items left, sum) states of the dynamic programme
+_MAX_GRID = 1000  # the score differences must lie on a grid j/L, L <= this, for the exact Hamming-k law
+
+
+def subset_sum_law(x: np.ndarray, k: int, max_states: int, fill: int = 0,
+                   fill_value: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The exact law of ``Σ_{i∈S} x_i`` over a uniform ``k``-subset ``S`` of ``N`` integers ``x >= 0`` followed by
+    ``fill`` items of value ``fill_value``: ``(sums, probabilities, holds_fill)`` — per entry, whether its subsets
+    hold a fill item (entries with and without are kept apart) — with probabilities ``Π_v C(c_v, j_v) / C(N, k)``
+    (a multivariate hypergeometric over the value classes), or None when the programme would hold more than
+    ``max_states`` states.
+
+    Dynamic programming over the distinct values ``v`` of ``x`` (count ``c_v``) in a fixed order, on the dense
+    table ``P[r, s]`` = Pr[the items classed so far sum to ``s``, ``r`` items of ``S`` still to choose]: given
+    ``r``, the number ``j`` of class-``v`` items in ``S`` is hypergeometric (``left`` items not yet classed,
+    ``c_v`` of class ``v``, ``r`` draws), so each cell is the sum, over the class counts ``(j_v)`` giving that
+    sum, of ``Π_v C(c_v, j_v) / C(N, k)``.  The fill class comes last and takes the ``r`` items left.  No sum
+    exceeds the k largest values' sum, the table's width."""
+    from scipy.stats import hypergeom
+
+    x = np.asarray(x, dtype=np.int64)
+    allv = np.concatenate([x, np.full(fill, fill_value, dtype=np.int64)])
+    vals, counts = np.unique(x, return_counts=True)
+    width = int(np.sort(allv)[::-1][:k].sum()) + 1
+    if (k + 1) * width > max_states:
+        return None
+    P = np.zeros((k + 1, width))
+    P[k, 0] = 1.0
+    left = allv.size
+    rows = np.arange(k + 1)
+    for v, c in zip(vals.tolist(), counts.tolist()):
+        new = np.zeros_like(P)
+        for j in range(min(c, k) + 1):
+            shift = j * v
+            if shift >= width:
+                break
+            with np.errstate(invalid="ignore"):
+                pm = hypergeom.pmf(j, left, c, rows[j:])  # [proof:hk-hypergeometric-step]
+            pm = np.where(np.isfinite(pm), pm, 0.0)  # r > left: a state of probability 0
+            new[: k + 1 - j, shift:] += P[j:, : width - shift] * pm[:, None]  # [proof:hk-combine-equal-sums]
+        P = new
+        left -= c
+    # the fill items are all that is left: the r items still to choose are fill items [proof:hk-fill-last]
+    sums, probs, holds = [np.flatnonzero(P[0] > 0)], [P[0][P[0] > 0]], [np.zeros(int(np.count_nonzero(P[0] > 0)), bool)]
+    for r in range(1, min(k, fill) + 1):
+        nz = np.flatnonzero(P[r] > 0)
+        sums.append(nz + r * fill_value)
+        probs.append(P[r][nz])
+        holds.append(np.ones(nz.size, dtype=bool))
+    p = np.concatenate(probs)
+    return np.concatenate(sums), p / math.fsum(p.tolist()), np.concatenate(holds)
+
+
+def _grid(d: np.ndarray) -> int | None:
+    """The smallest ``L <= _MAX_GRID`` with every ``d`` on the grid ``j/L`` (within float noise), or None."""
+    for L in range(1, _MAX_GRID + 1):
+        v = d * L
+        if np.all(np.abs(v - np.round(v)) <= _SNAP * L):
+            return L
+    return None
+
+
+def _hamming_exact(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarray,
+                   max_states: int | None = None) -> tuple[Any, str]:
+    """Hamming-k in the model view, fixed centre: ``‖Δ_S‖² = Σ_{i∈S} Δ_i²`` (each member its own coordinate,
+    moving by at most the score range 1) over a uniform k-subset S → the exact ``FullPopulation`` (values,
+    probabilities; members without an observed neighbour at the range bound, ``filled``), or (None, why)."""
+    from biasbound.bounds import FullPopulation
+
+    max_states = _MAX_STATES if max_states is None else max_states
+    if np.unique(at).size != at.size:  # a deterministic judge gives one answer per member (_one_answer)
+        return None, "several answers per item"
+    L = _grid(np.abs(moved))
+    if L is None:
+        return None, f"the moves lie on no grid j/L with L <= {_MAX_GRID}"
+    n = np.round(np.abs(moved) * L).astype(np.int64)  # Δ_i = ±n_i/L, one answer per member [proof:hk-grid]
+    # ‖Δ_S‖² L² = Σ_{i∈S} n_i², an unobserved member at the range bound n = L  [proof:hk-model-sum]
+    law = subset_sum_law(n * n, k, max_states, fill=int(fill.sum()), fill_value=L * L)
+    if law is None:
+        return None, f"more than {max_states:.0e} states (work cap)"
+    sums, p, holds = law
+    n_fill = int(fill.sum())
+    return FullPopulation(sq_norms=sums / float(L * L), weights=p, filled=int(holds.sum()),
+                          note=f"Hamming-{k}: the exact law of ||Δ_S||² over uniform {k}-subsets of {N} items "
+                               f"({sums.size} values)" + ("" if not n_fill else
+                                                          f"; {n_fill} unobserved items at the range bound "
+                                                          f"({int(holds.sum())} values from subsets holding one)")
+                               + "; the judge declared deterministic"), ""
+
+
 def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,
                coord: np.ndarray | None, model_view: bool) -> tuple[Any, float]:
-    """Hamming-k over a census (unobserved items at the range bound): the exact mean square of ‖Δ_S‖
-    over uniform k-subsets S, and the almost-sure bound from the k largest moves."""
+    """Hamming-k, a judge declared deterministic (unobserved items at the range bound): the exact law of
+    ``‖Δ_S‖²`` (model view, moves on a grid, within the work cap); otherwise (the leaderboard view, no grid, or
+    above the cap; the note says which) the exact mean square of ‖Δ_S‖ over uniform k-subsets S and the
+    almost-sure bound from the k largest moves."""
     from biasbound.bounds import Moments
 
+    why = ""
+    if model_view and np.all(A_member == 1.0):
+        rec, why = _hamming_exact(k, N, at, moved, fill)
+        if rec is not None:
+            return rec, float(math.sqrt(float(np.sum(rec.probs * rec.sq_norms))))
+        why = f"; exact law not computed: {why}"
+    else:
+        why = "; exact law not computed in the leaderboard view (k pairs move several model means)"
     # per member: mean square and mean of its (possibly several, rerun) moves; unobserved at the bound
     n = len(fill)
     sq_sum = np.bincount(at, weights=moved**2, minlength=n)
@@ -543,7 +643,7 @@ def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarr
     U2 = min(U2, A2)
     return Moments(U2=U2, beta=0.0, A=math.sqrt(A2),
                    note=f"Hamming-{k}: exact mean square over uniform {k}-subsets of {N} items"
-                        + ("" if not fill.any() else f" ({int(fill.sum())} unobserved at the range bound)")), math.sqrt(U2)
+                        + ("" if not fill.any() else f" ({int(fill.sum())} unobserved at the range bound)") + why), math.sqrt(U2)
 
 
 def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,
