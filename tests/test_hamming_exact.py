@@ -178,3 +178,68 @@ def test_certify_uses_the_exact_law_and_it_verifies(missing, monkeypatch):
     assert j.calibration.alpha > old.calibration.alpha
     if missing:
         assert "not judged" in j.certificate.guarantee and "subsets of items" in j.certificate.guarantee
+
+
+# --------------------------------------------------------------------------- the paper route with reruns
+from biasbound.pipeline._neighbours import _group_split, _Neighbours, per_item  # noqa: E402
+
+
+def test_per_item_weighs_each_item_once_whatever_its_reruns():
+    """Item 0 has 4 draws, items 1 and 2 one each: Δ*² is the mean over the 3 items of each one's mean square."""
+    item = np.array([0, 1, 0, 2, 0, 0])
+    dist = np.array([1.0, 0.0, 1.0, 0.5, 0.0, 0.0])
+    d, s = per_item(dist, dist / 2, item)
+    assert d.tolist() == pytest.approx([math.sqrt(0.5), 0.0, 0.5])  # items in first-seen order
+    assert float(np.mean(d**2)) == pytest.approx((0.5 + 0.0 + 0.25) / 3)  # rows would give 2.25/6
+    assert np.array_equal(per_item(dist[[1, 3]], dist[[1, 3]], item[[1, 3]])[0], dist[[1, 3]])  # one each: unchanged
+
+
+def test_item_split_keeps_reruns_together_and_equals_the_row_split_without_reruns():
+    rng = np.random.default_rng(0)
+    n = 60
+    model = np.repeat([0, 1], n // 2)
+    gen = np.zeros(n, dtype=np.int64)
+    one = _Neighbours(model, gen, rng.random(n), np.zeros(n), item=np.arange(n))
+    cal, held = one.split(1, 0.3, np.random.default_rng(5))
+    old = _group_split(model.astype(np.int64), 0.3, np.random.default_rng(5))
+    assert np.array_equal(np.sort(held.item), np.flatnonzero(old)) and len(cal) + len(held) == n
+    reps = rng.integers(1, 5, n)  # unequal rerun counts
+    rows = np.repeat(np.arange(n), reps)
+    many = _Neighbours(model[rows], gen[rows], rng.random(rows.size), np.zeros(rows.size), item=rows)
+    cal, held = many.split(1, 0.3, np.random.default_rng(5))
+    assert not set(cal.item.tolist()) & set(held.item.tolist())  # no item on both sides
+    assert len(set(held.item.tolist())) == 2 * math.floor(0.3 * n / 2)  # the share counts items, not rows
+
+
+def _rerun_table(seed: int) -> tuple[pd.DataFrame, float]:
+    """One model, 40 items, 1–4 reruns each (unequal); returns the table and the item-weighted RMS of Δ."""
+    rng = np.random.default_rng(seed)
+    rows, per = [], []
+    for i in range(40):
+        base = float(rng.integers(0, 5)) / 4
+        rows.append(("a", f"q{i}", "original", 0, 0, base))
+        r = int(rng.integers(1, 5))
+        moves = []
+        for j in range(1, r + 1):
+            v = float(np.clip(base + (0.25 if (i % 3 == 0 and j % 2) else 0.0), 0, 1))
+            rows.append(("a", f"q{i}", "original", j, 0, v))
+            moves.append((base - v) ** 2)
+        per.append(float(np.mean(moves)))
+    f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "game", "score"])
+    f["judge"], f["verdict"], f["source"], f["line"] = "j", None, "synthetic", np.arange(len(f)) + 1
+    return f, math.sqrt(float(np.mean(per)))
+
+
+def test_paper_route_delta_star_is_the_rms_over_items():
+    """With every item in the calibration share (no hold-out) the paper route's Δ* equals the item-weighted RMS
+    computed by hand, not the RMS over rerun rows."""
+    f, want = _rerun_table(3)
+    res = certify(f, neighbors="rerun", method="paper", tau=2.0, delta=0.1, beta=None, holdout=0.0, seed=0,
+                  bootstrap_rounds=20, out=None, progress=False, plots=False)
+    est = res.judges["j"].estimates["a"]["rerun"]
+    assert est.delta_star == pytest.approx(want, rel=1e-12)
+    assert est.m == 40  # items, not rerun rows
+    rows = f[f["rerun"] > 0]
+    base = f[f["rerun"] == 0].set_index("item_id")["score"]
+    row_rms = math.sqrt(float(np.mean((rows["score"].to_numpy() - base[rows["item_id"]].to_numpy()) ** 2)))
+    assert abs(row_rms - want) > 1e-3  # the data make the two differ: the test can tell them apart
