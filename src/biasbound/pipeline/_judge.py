@@ -444,7 +444,7 @@ def _tight_audits(
                                                   "audit it")
         else:
             verdict, why = "not contradictable", ("the certificate rests on every observed neighbour (unobserved items "
-                                                  "at the range bound, or exact moments over k-item subsets); no "
+                                                  "at the range bound; k-item subsets: their exact law or moments); no "
                                                   "held-out data exist that could contradict it")
         per_model[u] = ExactAudit(verdict=verdict, exact_probability=value, delta=s.delta, reason=why, n_neighbors=n,
                                   dim=view.unit_dim(u))
