@@ -18,6 +18,7 @@ from scipy.stats import chi2, ncx2
 
 import biasbound.pipeline._knowledge as K
 from biasbound.bounds import FullPopulation, Moments, full_population
+from biasbound._exceptions import InputError
 from biasbound.bounds._knowledge import record_from_dict
 from biasbound.calibration import calibrate_knowledge
 from biasbound.pipeline import certify
@@ -46,7 +47,7 @@ def _tail(sq: np.ndarray, alpha: float, sigma: float, dim: int) -> np.ndarray:
 def test_subset_sum_law_equals_enumeration(n, k, fill):
     rng = np.random.default_rng(n * 100 + k * 10 + fill)
     obs = rng.integers(0, 5, n - fill) ** 2
-    sums, p, holds = K.subset_sum_law(obs, k, K._MAX_STATES, fill=fill, fill_value=16)
+    sums, _, p, holds = K.subset_sum_law(obs, k, K._MAX_STATES, fill=fill, fill_value=16)
     want = _enumerate(np.concatenate([obs, np.full(fill, 16)]).astype(float), k)
     got: dict[float, float] = {}
     for s, q in zip(sums.tolist(), p.tolist()):
@@ -58,8 +59,53 @@ def test_subset_sum_law_equals_enumeration(n, k, fill):
     assert float(p[holds].sum()) == pytest.approx(p_fill, abs=1e-12)
 
 
+def test_subset_sum_law_with_signed_sums_equals_enumeration():
+    """The joint law of (Σ n_i², Σ n_i) over k-subsets (the batch-mean centre's shift needs the signed sum)."""
+    rng = np.random.default_rng(21)
+    n, k = 10, 4
+    v = rng.integers(-4, 5, n)
+    sums, tots, p, holds = K.subset_sum_law(v * v, k, K._MAX_STATES, signed=v)
+    want: dict[tuple[int, int], float] = {}
+    for sub in itertools.combinations(range(n), k):
+        key = (int(np.sum(v[list(sub)] ** 2)), int(np.sum(v[list(sub)])))
+        want[key] = want.get(key, 0.0) + 1.0 / math.comb(n, k)
+    got = {(int(a), int(b)): q for a, b, q in zip(sums, tots, p)}
+    assert sorted(got) == sorted(want) and not holds.any()
+    assert max(abs(got[key] - want[key]) for key in want) < 1e-12
+
+
 def test_subset_sum_law_refuses_above_the_work_cap():
     assert K.subset_sum_law(np.arange(50) ** 2, 10, max_states=100) is None
+
+
+def test_batch_centre_shift_equals_enumeration_and_covers_unobserved():
+    """Batch-mean centre: each subset's shift s² = (Σ_{i∈S} Δ_i)²/d enters exactly; with unobserved items (at the
+    range bound, worst sign) the bound is >= the probability for every way they could have moved on the grid."""
+    rng = np.random.default_rng(8)
+    n, k = 9, 3
+    moved = rng.integers(-4, 5, n) / 4.0
+    rec, _ = K._hamming_exact(k, n, np.arange(n), moved, np.zeros(n, dtype=bool), dim=n)
+    assert rec.shift_sq is not None and rec.filled == 0
+    subs = [list(c) for c in itertools.combinations(range(n), k)]
+    every = FullPopulation(sq_norms=[float(np.sum(moved[c] ** 2)) for c in subs],
+                           shift_sq=[float(np.sum(moved[c])) ** 2 / n for c in subs])
+    for alpha, sigma in [(0.5, 0.1), (0.8, 0.05), (0.3, 0.12)]:
+        assert (full_population.violation_bound(TAU, alpha, sigma, n, rec)
+                == pytest.approx(full_population.violation_bound(TAU, alpha, sigma, n, every), rel=1e-12))
+    fill = np.zeros(n, dtype=bool)
+    fill[[1, 4]] = True
+    at = np.flatnonzero(~fill)
+    rec, _ = K._hamming_exact(k, n, at, moved[at], fill, dim=n)
+    assert rec.filled > 0
+    got = full_population.violation_bound(TAU, 0.5, 0.1, n, rec)
+    worst = 0.0
+    for a, b in itertools.product(np.arange(-4, 5) / 4.0, repeat=2):
+        tm = moved.copy()
+        tm[1], tm[4] = a, b
+        pop = FullPopulation(sq_norms=[float(np.sum(tm[c] ** 2)) for c in subs],
+                             shift_sq=[float(np.sum(tm[c])) ** 2 / n for c in subs])
+        worst = max(worst, full_population.violation_bound(TAU, 0.5, 0.1, n, pop))
+    assert got >= worst * (1 - 1e-12)
 
 
 def _hk(k, moved, fill=None, view_model=True):
@@ -159,6 +205,20 @@ def _table(n_items: int, seed: int, missing: int = 0) -> pd.DataFrame:
     f = pd.DataFrame(rows, columns=["model", "item_id", "variant", "rerun", "game", "score"])
     f["judge"], f["verdict"], f["source"], f["line"] = "j", None, "synthetic", np.arange(len(f)) + 1
     return f
+
+
+@pytest.mark.parametrize("center", ["fixed:0.5", "batch"])
+def test_certify_batch_centre_uses_the_exact_law_or_refuses(center, monkeypatch):
+    kw = dict(neighbors="variant:x", tau=TAU, delta=DELTA, seed=0, bootstrap_rounds=20, out=None, progress=False,
+              plots=False, hamming=3, deterministic_judge=True, center=center)
+    j = certify(_table(30, 2, 2), **kw).judges["j"]
+    rec = j.certificate.knowledge["generators"]["variant:x"][0]
+    assert rec["kind"] == "full-population" and ("shift_values" in rec) == (center == "batch")
+    assert j.certificate.verify()["holds"] is True
+    monkeypatch.setattr(K, "_MAX_STATES", 0)
+    if center == "batch":
+        with pytest.raises(InputError, match="center.*work cap.*Got 'batch' instead"):
+            certify(_table(30, 2, 2), **kw)
 
 
 @pytest.mark.parametrize("missing", [0, 2])
