@@ -28,10 +28,11 @@ is known about T depends on how the neighbours were observed:
   bound (their ‖Δ‖ = the range bound): still a ``FullPopulation``, an upper bound, not exact; the
   scope states the coverage (observed / total per generator).
 
-Hamming-k (1 < k < N), model view, fixed centre, moves on a grid j/L: the exact law of ‖Δ_S‖² over
-uniform k-subsets S (a ``FullPopulation`` with weights; unobserved items at the range bound, ``filled``), within
-a work cap; otherwise (the leaderboard view, no grid, above the cap) E‖Δ_S‖² is computed exactly (``Moments`` with
-β = 0) and ‖Δ_S‖ is bounded almost surely by the k largest moves. All items: one neighbour, so Δ is a point mass,
+Hamming-k (1 < k < N), model view, moves on a grid j/L: the exact law of ‖Δ_S‖² over uniform k-subsets S (a
+``FullPopulation`` with weights; a batch-mean centre: each value's shift exact; unobserved items at the range bound,
+``filled``), within a work cap; otherwise (the leaderboard view, no grid, above the cap) E‖Δ_S‖² is computed
+exactly (``Moments`` with β = 0) and ‖Δ_S‖ is bounded almost surely by the k largest moves (a batch centre is then
+refused). All items: one neighbour, so Δ is a point mass,
 exact for a census.
 """
 
