@@ -622,7 +622,7 @@ def audit_certificate_parts(
         kind, reason, filled = "audit", "fresh neighbours: a statistical audit of this part's claim", 0
         from biasbound.bounds._knowledge import FullPopulation, RandomJudge, Sample
 
-        if isinstance(rec, FullPopulation) and d.size:
+        if isinstance(rec, FullPopulation) and rec.weights is None and d.size:
             observed = rec.sq_norms[: rec.m - rec.filled] if rec.filled else rec.sq_norms  # filled values are the largest
             left = _split_recorded(d * d, observed)
             if left is not None and left.size == 0:

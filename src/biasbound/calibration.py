@@ -121,7 +121,7 @@ def _dominated(r: Record, s: Record) -> bool:
         a_ok = s.A is None or (r.A is not None and r.A <= s.A)
         return r.U2 <= s.U2 and a_ok and (r.beta is None) == (s.beta is None)
     if isinstance(r, FullPopulation):
-        if r.shift_sq is not None or s.shift_sq is not None:
+        if r.shift_sq is not None or s.shift_sq is not None or r.weights is not None or s.weights is not None:
             return False
         t = np.union1d(r.sq_norms, s.sq_norms)  # r <=st s: the share above every threshold is no larger
         fr = 1.0 - np.searchsorted(r.sq_norms, t, side="right") / r.m
@@ -253,7 +253,9 @@ def _size(r: Record) -> float:
         return r.A
     if isinstance(r, Moments):
         return r.U2
-    if isinstance(r, (FullPopulation, Sample)):
+    if isinstance(r, FullPopulation):
+        return float(np.sum(r.probs * r.sq_norms))
+    if isinstance(r, Sample):
         return float(np.mean(r.sq_norms))
     if isinstance(r, RandomJudge):
         return float(r.levels[0] * r.upper[0])

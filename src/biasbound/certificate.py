@@ -179,7 +179,11 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     if any(r.filled == 0 for r in pops):
         facts.append("every neighbour of the batch judged, so the probability is computed exactly for a neighbour "
                      "drawn uniformly from them (no sampling, no confidence level)")
-    for r in (r for r in pops if r.filled):
+    for r in (r for r in pops if r.filled and r.weights is not None):  # Hamming-k: values of k-item subsets
+        facts.append(f"the subsets of items holding an item whose neighbour was not judged ({r.filled} of the {r.m} values "
+                     "of ||Δ||²) counted with that item moving its score by the most the score range allows (a worst "
+                     "case over the unjudged ones, not a measured probability)")
+    for r in (r for r in pops if r.filled and r.weights is None):
         facts.append(f"{r.filled} of the {r.m} neighbours not judged and counted as moving the scores by the most the "
                      "score range allows, the judged ones as observed (a worst case over the unjudged ones, not a "
                      "measured probability)")

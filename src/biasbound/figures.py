@@ -118,6 +118,11 @@ def _record_survivals(r: Record, t: np.ndarray) -> np.ndarray:
         j = np.searchsorted(r.levels, t2, side="right")  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
         up = np.asarray(r.upper, dtype=float)
         return np.where(j >= up.size, 0.0, up[np.minimum(j, up.size - 1)])  # [proof:radius-random-judge]
+    if isinstance(r, FullPopulation) and r.weights is not None:  # T's probability of each value (Hamming-k law)
+        order = np.argsort(np.asarray(r.sq_norms, dtype=float), kind="stable")
+        xs, w = np.asarray(r.sq_norms, dtype=float)[order], np.asarray(r.weights, dtype=float)[order]
+        upper = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])  # upper[i] = weight of the values from i on
+        return np.minimum(1.0, upper[np.searchsorted(xs, t2, side="right")])  # [proof:radius-exact]
     x = np.sort(np.asarray(r.sq_norms, dtype=float))
     above = x.size - np.searchsorted(x, t2, side="right")  # #{x > t^2}
     if isinstance(r, FullPopulation):

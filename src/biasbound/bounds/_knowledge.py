@@ -174,6 +174,10 @@ class FullPopulation:
         How many of the values are not observed but entered at the almost-sure bound (items without an
         observed neighbour): the probability is then the worst case over their unknown values, not the
         probability of a fully judged population.
+    weights : array_like or None
+        ``T``'s probability of each value (same order, each > 0, summing to 1): the exact law of ``||Delta||^2``
+        when the neighbours are not equally likely values (Hamming-k over a census: the distinct sums over
+        k-subsets).  None = every value one equally likely neighbour.
     """
 
     sq_norms: Any
@@ -181,12 +185,20 @@ class FullPopulation:
     shift_ratio: float | None = None
     note: str = ""
     filled: int = 0
+    weights: Any = None
 
     def __post_init__(self) -> None:
         w = "FullPopulation"
         x = check_finite_array(self.sq_norms, "sq_norms", w, ndim=1)
         if np.any(x < 0):
             raise InputError(f"The 'sq_norms' parameter of {w} must hold squared norms >= 0. Got minimum {x.min()!r} instead.")
+        p = None
+        if self.weights is not None:
+            p = check_finite_array(self.weights, "weights", w, ndim=1)
+            if p.shape != x.shape or np.any(p <= 0) or not math.isclose(float(np.sum(p)), 1.0, rel_tol=1e-9):
+                raise InputError(f"The 'weights' parameter of {w} must hold one probability > 0 per value ({x.size}), "
+                                 f"summing to 1. Got {p.size} summing to {float(np.sum(p))!r} instead.")
+            p = p / math.fsum(p.tolist())
         if self.shift_sq is not None:
             y = check_finite_array(self.shift_sq, "shift_sq", w, ndim=1)
             if y.shape != x.shape:
@@ -199,7 +211,12 @@ class FullPopulation:
             y.setflags(write=False)
             object.__setattr__(self, "shift_sq", y)
         else:
-            x = np.sort(x)
+            order = np.argsort(x, kind="stable")
+            x = x[order]
+        if p is not None:
+            p = np.array(p[order], dtype=float)
+            p.setflags(write=False)
+        object.__setattr__(self, "weights", p)
         x = np.array(x, dtype=float)
         x.setflags(write=False)
         object.__setattr__(self, "sq_norms", x)
@@ -214,13 +231,22 @@ class FullPopulation:
     def m(self) -> int:
         return int(self.sq_norms.size)
 
+    @property
+    def probs(self) -> np.ndarray:
+        """``T``'s probability of each value: the weights, or ``1/m`` each."""
+        return np.full(self.m, 1.0 / self.m) if self.weights is None else self.weights
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "full-population", "m": self.m, "sum_sq": float(np.sum(self.sq_norms)),
                                "max_sq": float(self.sq_norms.max()), "beta": 0.0, "shift_ratio": self.shift_ratio,
                                "note": self.note}
         if self.filled:
             out["filled"] = int(self.filled)
-        if self.shift_sq is None:
+        if self.weights is not None:  # one entry per value, in the record's order
+            out.update({"values": self.sq_norms.tolist(), "weights": self.weights.tolist()})
+            if self.shift_sq is not None:
+                out["shift_values"] = self.shift_sq.tolist()
+        elif self.shift_sq is None:
             out.update(_hist(self.sq_norms))
         else:
             pairs, counts = np.unique(np.stack([self.sq_norms, self.shift_sq], axis=1), axis=0, return_counts=True)
@@ -436,12 +462,16 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
         return Moments(U2=d["U2"], beta=d.get("beta"), A=d.get("A"), shift_ratio=d.get("shift_ratio"),
                        shift_U2=d.get("shift_U2"), note=d.get("note", ""))
     if kind == "full-population":
-        x = _unhist(d, "full-population")
-        y = None
-        if d.get("shift_values") is not None:
-            y = np.repeat(np.asarray(d["shift_values"], dtype=float), np.asarray(d["counts"], dtype=np.int64))
+        if d.get("weights") is not None:  # weighted values, one entry each
+            x, p = d["values"], d["weights"]
+            y = d.get("shift_values")
+        else:
+            x, p = _unhist(d, "full-population"), None
+            y = None
+            if d.get("shift_values") is not None:
+                y = np.repeat(np.asarray(d["shift_values"], dtype=float), np.asarray(d["counts"], dtype=np.int64))
         rec = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""),
-                             filled=d.get("filled", 0))
+                             filled=d.get("filled", 0), weights=p)
         _check_summary(rec.to_dict(), d, "full-population")
         return rec
     if kind == "sample":

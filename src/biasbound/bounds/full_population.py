@@ -39,9 +39,10 @@ def shifted_sq(alpha: float, knowledge: FullPopulation) -> np.ndarray:
 
 
 def _linear(alpha: float, knowledge: FullPopulation) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(q, w, c)`` with bound ``= sum(w * tail(q)) + c``: every neighbour with weight ``1/N``."""
+    """``(q, w, c)`` with bound ``= sum(w * tail(q)) + c``: every neighbour with weight ``1/N`` (or its
+    recorded probability)."""
     q = shifted_sq(alpha, knowledge)
-    return q, np.full(q.size, 1.0 / q.size), 0.0  # [proof:mean-over-items]
+    return q, knowledge.probs, 0.0  # [proof:mean-over-items]
 
 
 def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: FullPopulation) -> float:

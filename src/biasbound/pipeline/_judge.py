@@ -38,6 +38,7 @@ from biasbound.pipeline._neighbours import (
     _judge_sensitivity,
     _key_codes,
     _neighbour_codes,
+    per_item,
     _Neighbours,
 )
 from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, _jsonable
@@ -201,13 +202,9 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
 def _hamming1(observed: _Observed, view: _ModelView | _LeaderboardView) -> _Neighbours:
     """The view's distances of the Hamming-1 neighbours."""
     dist, shift = view.distances(observed.model, np.abs(observed.diff))
-    return _Neighbours(model=view.unit_of(observed.model), generator=observed.generator, dist=dist, shift=shift)
-
-
-def _split(nb: _Neighbours, s: _Settings, rng: np.random.Generator) -> tuple[_Neighbours, _Neighbours]:
-    """Seeded hold-out of a ``holdout`` share of each (unit, generator) group: (calibration, audit)."""
-    held = _group_split(nb.model.astype(np.int64) * len(s.generators) + nb.generator, s.holdout, rng)
-    return nb.take(~held), nb.take(held)
+    n_items = int(observed.item.max()) + 1 if len(observed.item) else 1
+    return _Neighbours(model=view.unit_of(observed.model), generator=observed.generator, dist=dist, shift=shift,
+                       item=observed.model.astype(np.int64) * n_items + observed.item)
 
 
 def _unjudged(observed: _Observed, view: _ModelView | _LeaderboardView, s: _Settings) -> dict[tuple[str, str], tuple[int, int]]:
@@ -227,7 +224,8 @@ def _unjudged(observed: _Observed, view: _ModelView | _LeaderboardView, s: _Sett
 
 
 def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: _Settings, *,
-                 strict: bool = True, unjudged: dict[tuple[str, str], tuple[int, int]] | None = None) -> _Sensitivity:
+                 strict: bool = True, unjudged: dict[tuple[str, str], tuple[int, int]] | None = None,
+                 by_item: bool = False) -> _Sensitivity:
     """Per (unit, generator) estimates, their combination and the jitter diagnostic.
 
     ``unjudged`` (the paper route): per (unit, generator) the batch items without an observed neighbour and the
@@ -238,7 +236,10 @@ def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: 
     groups = {}
     for k, a, b in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
         rows = order[a:b]
-        groups[(view.unit_name(k // n_gen), s.generators[k % n_gen])] = (cal_rows.dist[rows], cal_rows.shift[rows])
+        pair = (cal_rows.dist[rows], cal_rows.shift[rows])
+        if by_item and cal_rows.item is not None:  # the paper route: one RMS per item over its reruns
+            pair = per_item(pair[0], pair[1], cal_rows.item[rows])
+        groups[(view.unit_name(k // n_gen), s.generators[k % n_gen])] = pair
     estimates, notes = _estimates(groups, s, view.units, view.max_distance, strict=strict)
     if unjudged:
         estimates, more = _with_unjudged(estimates, unjudged, view.max_distance)
@@ -443,7 +444,7 @@ def _tight_audits(
                                                   "audit it")
         else:
             verdict, why = "not contradictable", ("the certificate rests on every observed neighbour (unobserved items "
-                                                  "at the range bound, or exact moments over k-item subsets); no "
+                                                  "at the range bound; k-item subsets: their exact law or moments); no "
                                                   "held-out data exist that could contradict it")
         per_model[u] = ExactAudit(verdict=verdict, exact_probability=value, delta=s.delta, reason=why, n_neighbors=n,
                                   dim=view.unit_dim(u))
@@ -565,8 +566,9 @@ def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
     from biasbound.bounds import Knowledge, Moments
     from biasbound.calibration import calibrate_knowledge
 
-    cal_rows, held = _split(_hamming1(observed, view), s, rng)
-    sens = _sensitivity(cal_rows, view, s, unjudged=_unjudged(observed, view, s))
+    # items, not rows: an item's reruns on one side of the hold-out, and one weight per item in Δ*
+    cal_rows, held = _hamming1(observed, view).split(len(s.generators), s.holdout, rng)
+    sens = _sensitivity(cal_rows, view, s, unjudged=_unjudged(observed, view, s), by_item=True)
     notes += list(sens.notes)
     use_ucb = s.beta is not None and sens.judge.ucb is not None
     u = float(sens.judge.ucb if use_ucb else sens.judge.delta_star)

@@ -28,8 +28,11 @@ is known about T depends on how the neighbours were observed:
   bound (their ‖Δ‖ = the range bound): still a ``FullPopulation``, an upper bound, not exact; the
   scope states the coverage (observed / total per generator).
 
-Hamming-k (1 < k < N) over a census: E‖Δ_S‖² is computed exactly (``Moments`` with β = 0) and
-‖Δ_S‖ is bounded almost surely by the k largest moves. All items: one neighbour, so Δ is a point mass,
+Hamming-k (1 < k < N), model view, moves on a grid j/L: the exact law of ‖Δ_S‖² over uniform k-subsets S (a
+``FullPopulation`` with weights; a batch-mean centre: each value's shift exact; unobserved items at the range bound,
+``filled``), within a work cap; otherwise (the leaderboard view, no grid, above the cap) E‖Δ_S‖² is computed
+exactly (``Moments`` with β = 0) and ‖Δ_S‖ is bounded almost surely by the k largest moves (a batch centre is then
+refused). All items: one neighbour, so Δ is a point mass,
 exact for a census.
 """
 
@@ -296,15 +299,21 @@ def _unit(
             records[g] = tuple(recs)
             rms[g] = float(math.sqrt(np.mean(sq)))
         else:
-            if batch_centre:
-                raise InputError(
-                    f"The 'center' parameter of {_WHERE} must be fixed, ema or holdout with Hamming-k neighbours "
-                    f"(1 < k < all items) of a judge declared deterministic. Got 'batch' instead."
-                )
-            rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
+            if batch_centre:  # the exact law with each subset's shift, or refused
+                rec, why = (_hamming_exact(k_eff, N, at, moved, fill, dim=dim) if model_view and np.all(A_member == 1.0)
+                            else (None, "the leaderboard view"))
+                if rec is None:
+                    raise InputError(
+                        f"The 'center' parameter of {_WHERE} must be fixed, ema or holdout with Hamming-k neighbours "
+                        f"(1 < k < all items) of a judge declared deterministic when the exact law over k-item "
+                        f"subsets is not computed ({why}). Got 'batch' instead."
+                    )
+                r = float(math.sqrt(float(np.sum(rec.probs * rec.sq_norms))))
+            else:
+                rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
             records[g] = (rec,)
             rms[g] = r
-        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N))
+        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N) or isinstance(records[g][0], FullPopulation))
     return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
                           notes=tuple(notes))
 
@@ -504,12 +513,128 @@ def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: n
                          f"of {N} items drawn uniformly (seed {cov.seed})"),), math.sqrt(U2)
 
 
+_MAX_STATES = 2_000_000  # work cap of the exact Hamming-k law: (items left, sum) states of the dynamic programme
+_MAX_GRID = 1000  # the score differences must lie on a grid j/L, L <= this, for the exact Hamming-k law
+
+
+def subset_sum_law(x: np.ndarray, k: int, max_states: int, fill: int = 0, fill_value: int = 0,
+                   signed: np.ndarray | None = None, fill_signed: int = 0,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The exact law of ``(Σ_{i∈S} x_i, Σ_{i∈S} y_i)`` over a uniform ``k``-subset ``S`` of ``N`` integers ``x >= 0``
+    (with signed integers ``y``; none: y = 0) followed by ``fill`` items of value ``fill_value`` (and ``|y| =
+    fill_signed``, taken with the sign that makes ``|Σ y|`` largest): ``(sums, signed sums, probabilities,
+    holds_fill)`` — per entry, whether its subsets hold a fill item (entries with and without are kept apart) —
+    with probabilities ``Π_v C(c_v, j_v) / C(N, k)`` (a multivariate hypergeometric over the value classes), or
+    None when the programme would hold more than ``max_states`` states.
+
+    Dynamic programming over the distinct pairs ``v = (x, y)`` (count ``c_v``) in a fixed order, on the dense
+    table ``P[r, s, t]`` = Pr[the items classed so far sum to ``(s, t)``, ``r`` items of ``S`` still to choose]:
+    given ``r``, the number ``j`` of class-``v`` items in ``S`` is hypergeometric (``left`` items not yet classed,
+    ``c_v`` of class ``v``, ``r`` draws), so each cell is the sum, over the class counts ``(j_v)`` giving that
+    sum, of ``Π_v C(c_v, j_v) / C(N, k)``.  The fill class comes last and takes the ``r`` items left.  No sum
+    exceeds the k largest values' sum (``|t|``: the k largest ``|y|``), the table's extent."""
+    from scipy.stats import hypergeom
+
+    x = np.asarray(x, dtype=np.int64)
+    y = np.zeros(x.size, dtype=np.int64) if signed is None else np.asarray(signed, dtype=np.int64)
+    allv = np.concatenate([x, np.full(fill, fill_value, dtype=np.int64)])
+    ally = np.concatenate([np.abs(y), np.full(fill, abs(fill_signed), dtype=np.int64)])
+    pairs, counts = np.unique(np.stack([x, y], axis=1), axis=0, return_counts=True)
+    width = int(np.sort(allv)[::-1][:k].sum()) + 1
+    t0 = int(np.sort(ally)[::-1][:k].sum())  # |t| <= t0: column t0 + t
+    T = 2 * t0 + 1
+    if (k + 1) * width * T > max_states:
+        return None
+    P = np.zeros((k + 1, width, T))
+    P[k, 0, t0] = 1.0
+    left = allv.size
+    rows = np.arange(k + 1)
+    for (v, yv), c in zip(pairs.tolist(), counts.tolist()):
+        new = np.zeros_like(P)
+        for j in range(min(c, k) + 1):
+            ds, dt = j * v, j * yv
+            if ds >= width or abs(dt) >= T:
+                break
+            with np.errstate(invalid="ignore"):
+                pm = hypergeom.pmf(j, left, c, rows[j:])  # [proof:hk-hypergeometric-step]
+            pm = np.where(np.isfinite(pm), pm, 0.0)  # r > left: a state of probability 0
+            src = P[j:, : width - ds, max(0, -dt): T - max(0, dt)] * pm[:, None, None]
+            new[: k + 1 - j, ds:, max(0, dt): T - max(0, -dt)] += src  # [proof:hk-combine-equal-sums]
+        P = new
+        left -= c
+    # the fill items are all that is left: the r items still to choose are fill items, their signs the worst
+    # [proof:hk-fill-last]
+    sums, tots, probs, holds = [], [], [], []
+    for r in range(0, min(k, fill) + 1):
+        si, ti = np.nonzero(P[r] > 0)
+        sums.append(si + r * fill_value)
+        tots.append(np.abs(ti - t0) + r * abs(fill_signed) if r else ti - t0)
+        probs.append(P[r][si, ti])
+        holds.append(np.full(si.size, r > 0))
+    p = np.concatenate(probs)
+    return np.concatenate(sums), np.concatenate(tots), p / math.fsum(p.tolist()), np.concatenate(holds)
+
+
+def _grid(d: np.ndarray) -> int | None:
+    """The smallest ``L <= _MAX_GRID`` with every ``d`` on the grid ``j/L`` (within float noise), or None."""
+    for L in range(1, _MAX_GRID + 1):
+        v = d * L
+        if np.all(np.abs(v - np.round(v)) <= _SNAP * L):
+            return L
+    return None
+
+
+def _hamming_exact(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, dim: int | None = None,
+                   max_states: int | None = None) -> tuple[Any, str]:
+    """Hamming-k in the model view: ``‖Δ_S‖² = Σ_{i∈S} Δ_i²`` (each member its own coordinate, moving by at most
+    the score range 1) over a uniform k-subset S → the exact ``FullPopulation`` (values, probabilities; members
+    without an observed neighbour at the range bound, ``filled``), or (None, why).  ``dim`` (batch-mean centre):
+    each value carries its shift ``s² = (Σ_{i∈S} Δ_i)²/dim`` (``shift_sq``)."""
+    from biasbound.bounds import FullPopulation
+
+    max_states = _MAX_STATES if max_states is None else max_states
+    if np.unique(at).size != at.size:  # a deterministic judge gives one answer per member (_one_answer)
+        return None, "several answers per item"
+    L = _grid(np.abs(moved))
+    if L is None:
+        return None, f"the moves lie on no grid j/L with L <= {_MAX_GRID}"
+    n = np.round(moved * L).astype(np.int64)  # Δ_i = n_i/L, one answer per member [proof:hk-grid]
+    # ‖Δ_S‖² L² = Σ_{i∈S} n_i² and L Σ_{i∈S} Δ_i = Σ_{i∈S} n_i; an unobserved member at the range bound |n| = L
+    # [proof:hk-model-sum]
+    law = subset_sum_law(n * n, k, max_states, fill=int(fill.sum()), fill_value=L * L,
+                         signed=None if dim is None else n, fill_signed=L)
+    if law is None:
+        return None, f"more than {max_states:.0e} states (work cap)"
+    sums, tots, p, holds = law
+    n_fill = int(fill.sum())
+    x = sums / float(L * L)
+    shift = None if dim is None else np.minimum(tots.astype(float) ** 2 / (float(L * L) * dim), x)  # [proof:hk-shift]
+    return FullPopulation(sq_norms=x, shift_sq=shift, shift_ratio=None if dim is None else min(1.0, k / dim),
+                          weights=p, filled=int(holds.sum()),
+                          note=f"Hamming-{k}: the exact law of ||Δ_S||² over uniform {k}-subsets of {N} items "
+                               + ("" if dim is None else "with the batch-mean shift of each ")
+                               + f"({sums.size} values)" + ("" if not n_fill else
+                                                          f"; {n_fill} unobserved items at the range bound "
+                                                          f"({int(holds.sum())} values from subsets holding one)")
+                               + "; the judge declared deterministic"), ""
+
+
 def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,
                coord: np.ndarray | None, model_view: bool) -> tuple[Any, float]:
-    """Hamming-k over a census (unobserved items at the range bound): the exact mean square of ‖Δ_S‖
-    over uniform k-subsets S, and the almost-sure bound from the k largest moves."""
+    """Hamming-k, a judge declared deterministic (unobserved items at the range bound): the exact law of
+    ``‖Δ_S‖²`` (model view, moves on a grid, within the work cap); otherwise (the leaderboard view, no grid, or
+    above the cap; the note says which) the exact mean square of ‖Δ_S‖ over uniform k-subsets S and the
+    almost-sure bound from the k largest moves."""
     from biasbound.bounds import Moments
 
+    why = ""
+    if model_view and np.all(A_member == 1.0):
+        rec, why = _hamming_exact(k, N, at, moved, fill)
+        if rec is not None:
+            return rec, float(math.sqrt(float(np.sum(rec.probs * rec.sq_norms))))
+        why = f"; exact law not computed: {why}"
+    else:
+        why = "; exact law not computed in the leaderboard view (k pairs move several model means)"
     # per member: mean square and mean of its (possibly several, rerun) moves; unobserved at the bound
     n = len(fill)
     sq_sum = np.bincount(at, weights=moved**2, minlength=n)
@@ -543,7 +668,7 @@ def _hamming_k(k: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarr
     U2 = min(U2, A2)
     return Moments(U2=U2, beta=0.0, A=math.sqrt(A2),
                    note=f"Hamming-{k}: exact mean square over uniform {k}-subsets of {N} items"
-                        + ("" if not fill.any() else f" ({int(fill.sum())} unobserved at the range bound)")), math.sqrt(U2)
+                        + ("" if not fill.any() else f" ({int(fill.sum())} unobserved at the range bound)") + why), math.sqrt(U2)
 
 
 def _all_items(s: _Settings, g: str, at: np.ndarray, moved: np.ndarray, fill: np.ndarray, A_member: np.ndarray,

@@ -73,14 +73,48 @@ class _Neighbours:
     generator: np.ndarray  # index into the generator tuple
     dist: np.ndarray
     shift: np.ndarray
+    item: np.ndarray | None = None  # the member each neighbour perturbs (model code * n_items + item code)
 
     def take(self, mask: np.ndarray) -> _Neighbours:
         """The neighbours selected by a boolean mask (order kept)."""
-        return _Neighbours(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask])
+        return _Neighbours(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask],
+                           None if self.item is None else self.item[mask])
+
+    def split(self, n_gen: int, share: float, rng: np.random.Generator) -> tuple[_Neighbours, _Neighbours]:
+        """Seeded hold-out of a ``share`` of each (unit, generator) group's items: (calibration, audit).
+
+        Every neighbour of one item (its reruns) falls on the same side.  The items are taken in the row order of
+        their first neighbour, so with one neighbour per item this is the row split of :func:`_group_split`."""
+        keys = self.model.astype(np.int64) * n_gen + self.generator
+        if self.item is None:
+            held = _group_split(keys, share, rng)
+        else:
+            _, first, inv = np.unique(self.item.astype(np.int64) * n_gen + self.generator, return_index=True,
+                                      return_inverse=True)
+            order = np.argsort(first)  # items in the row order of their first neighbour
+            pos = np.empty_like(order)
+            pos[order] = np.arange(order.size)
+            held = _group_split(keys[first[order]], share, rng)[pos[inv.ravel()]]
+        return self.take(~held), self.take(held)
 
     def __len__(self) -> int:
         """Number of neighbours."""
         return len(self.dist)
+
+
+def per_item(dist: np.ndarray, shift: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, the RMS of its neighbours' distances and mean shifts (several = reruns, weights 1/r_i): T draws an
+    item uniformly, so each item weighs 1 in Δ*² = mean over items of the mean square of its draws, however many
+    reruns it holds.  Items in first-seen order; one neighbour per item returns the input unchanged."""
+    _, first, inv = np.unique(item, return_index=True, return_inverse=True)
+    if first.size == item.size:
+        return dist, shift
+    inv = inv.ravel()
+    cnt = np.bincount(inv).astype(float)
+    d2 = np.bincount(inv, weights=dist * dist) / cnt  # [proof:paper-rerun-weights]
+    s2 = np.bincount(inv, weights=shift * shift) / cnt
+    order = np.argsort(first)
+    return np.sqrt(d2[order]), np.sqrt(s2[order])
 
 
 def _key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -> dict[str, np.ndarray]:
