@@ -113,7 +113,11 @@ def test_every_leaderboard_row_and_column_is_in_the_printed_report(printed):
     assert sorted(row[1].removesuffix(" baseline") for row in table.rows) == sorted(lb["model"])
     assert table.headers == ["rank", "model", "items", "missing", "original (95% CI)", "both orders",
                              "certified (95% CI)", "rank after", "change", "win rate % (95% CI)",
-                             "Bradley–Terry Elo (95% CI)"]
+                             "Bradley–Terry Elo (95% CI)", "arena_hard_score"]
+    # Arena-Hard's own number beside the certified column, the baseline pinned at 50 as show_result.py does
+    col = table.headers.index("arena_hard_score")
+    base = [row for row in table.rows if row[1].endswith(" baseline")]
+    assert len(base) == 1 and float(base[0][col]) == 50.0
     # the PDF: every header, and every row with all its cells, in order (nothing cut off or hidden)
     assert normalise(" ".join(table.headers)) in text
     missing = [row[1] for row in table.rows if normalise(" ".join(row)) not in text]
