@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pandas as pd
@@ -72,13 +71,6 @@ def test_bootstrap_coverage_sanity() -> None:
         _, lo, hi = bootstrap_means(x, rounds=1000, rng=k)
         covered += int(lo[0] <= 0.3 <= hi[0])
     assert 0.88 <= covered / 300 <= 0.99
-
-
-def test_bootstrap_speed_76_by_500() -> None:
-    x = np.random.default_rng(0).random((76, 500))
-    t0 = time.perf_counter()
-    bootstrap_means(x, rounds=1000, rng=0)
-    assert time.perf_counter() - t0 < 1.0  # measured ~0.05 s alone; slack for a shared machine
 
 
 def test_bootstrap_input_checks() -> None:

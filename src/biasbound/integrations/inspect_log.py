@@ -43,12 +43,15 @@ from biasbound._exceptions import DataFormatError, InputError
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _check_scale, _finish, infer_scale
 from biasbound.integrations._common import Native, Notes, attach
 
-__all__ = ["LETTER_SCORES", "METADATA_KEY", "find_logs", "is_log_file", "load_inspect_log", "require_inspect"]
+__all__ = ["GENERATORS", "LETTER_SCORES", "METADATA_KEY", "find_logs", "is_log_file", "load_inspect_log", "require_inspect"]
 
 #: inspect_ai's letter grades and the score each maps to (the values of ``value_to_float``).
 LETTER_SCORES: dict[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 #: Key of the neighbour record that :func:`biasbound.inspect.bias_bounded` writes into ``Score.metadata``.
 METADATA_KEY = "biasbound"
+#: Generators the inspect wrapper (``inspect_scorer.bias_bounded``) can apply (single-answer grading: no
+#: position to swap); their metric names are left out of inspect's own numbers when a log is read.
+GENERATORS: tuple[str, ...] = ("format", "paraphrase", "schematic", "agreeable", "rerun")
 
 
 def require_inspect() -> Any:
@@ -334,8 +337,6 @@ def _native_metrics(logs: list[tuple[Path, Any]], frame: pd.DataFrame) -> list[N
     """inspect's own metrics per scorer (``log.results``, over the epochs reduced by the scorer's reducer) as
     columns ``inspect_<metric>``; the neighbour_sensitivity figures of bias_bounded are left out (they are
     printed by certify from the data)."""
-    from biasbound.integrations.inspect_scorer import GENERATORS
-
     judge_of: dict[tuple[str, str], str] = {}
     for src, scorer, judge in zip(frame["source"], frame["scorer"], frame["judge"]):
         if isinstance(scorer, str):

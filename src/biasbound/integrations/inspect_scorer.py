@@ -28,12 +28,10 @@ from typing import Any
 import numpy as np
 
 from biasbound._exceptions import InputError
-from biasbound.integrations.inspect_log import METADATA_KEY, _raw_score, require_inspect
+from biasbound.integrations.inspect_log import GENERATORS, METADATA_KEY, _raw_score, require_inspect
 
 __all__ = ["GENERATORS", "bias_bounded", "neighbour_sensitivity", "rubric_instructions"]
 
-#: Generators the wrapper can apply (single-answer grading: no position to swap).
-GENERATORS: tuple[str, ...] = ("format", "paraphrase", "schematic", "agreeable", "rerun")
 _FORMAT_VERSION = 1
 
 require_inspect()

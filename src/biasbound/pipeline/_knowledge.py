@@ -83,21 +83,6 @@ class _UnitKnowledge:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def parse_hamming(value: Any) -> int | None:
-    """``--hamming K``: an int ``K >= 1`` or ``"all"`` (every item perturbed; returned as None)."""
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v == "all":
-            return None
-        try:
-            value = int(v)
-        except ValueError:
-            raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.") from None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
-        raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.")
-    return int(value)
-
-
 def describe_hamming(k: int | None) -> str:
     """Plain words for the neighbour relation's size."""
     if k is None:

@@ -330,8 +330,6 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
     n_mc = check_param(n_mc, "n_mc", _WHERE)
     if seed is not None and not isinstance(seed, np.random.Generator):
         seed = check_param(seed, "seed", _WHERE, label=arg("seed", "--seed"))
-    from biasbound.pipeline._knowledge import parse_hamming
-
     k = parse_hamming(hamming)
     if k != 1 and method == "paper":
         raise InputError(f"{_named('hamming')} of {_WHERE} must be 1 with {arg('method', '--method')}='paper' (the paper's "
@@ -356,3 +354,18 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
     return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
                      jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
+
+
+def parse_hamming(value: Any) -> int | None:
+    """``--hamming K``: an int ``K >= 1`` or ``"all"`` (every item perturbed; returned as None)."""
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == "all":
+            return None
+        try:
+            value = int(v)
+        except ValueError:
+            raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.") from None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.")
+    return int(value)
