@@ -377,24 +377,36 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
         hp = (_all_items_high_probability(g, N, at, diff, share, members, cnt, A_member, coord, model_view, n_models,
                                           beta, eps, mean_y, n, batch_centre, where),)
     u = kl_upper_bound(mean_y, n, beta) * a_max * a_max
-    if model_view:
-        top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
-        U2 = min(k * u, top)
-        ratio = (min(1.0, k / dim)) if batch_centre else None
-    else:  # cross terms of two pairs of one model bounded by the range alone
-        if coord is None:  # the leaderboard view always passes each pair's model coordinate
-            raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
-        n_c = int(coord.max()) + 1
-        a_sum = np.bincount(coord, weights=A_member, minlength=n_c)
-        a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
-        p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
-        top = float(np.sum(np.sort(A_member)[::-1][:k])) ** 2 if k < N else float(np.sum(a_sum**2))
-        U2 = min(k * u + p2 * float(np.sum(a_sum**2 - a_sq)), top)  # [proof:rj-cross-terms]
-        ratio = 1.0 if batch_centre else None
+    U2, top = _hamming_k_moment(k, N, u, A_member, coord, model_view, all_items_by_model=True)
+    ratio = ((min(1.0, k / dim)) if model_view else 1.0) if batch_centre else None
     what = "every item" if k >= N else f"Hamming-{k}"
     return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=ratio,
                     note=f"{g} ({what}): random judge, k times the KL upper bound on the per-item mean square; {where}; "
                          f"{len(at)} verdicts"),) + hp, math.sqrt(U2)
+
+
+def _hamming_k_moment(k: int, N: int, mean_sq: float, A_member: np.ndarray, coord: np.ndarray | None,
+                      model_view: bool, *, all_items_by_model: bool) -> tuple[float, float]:
+    """``(U2, top)``: ``E||Δ_S||² <= U2`` and ``||Δ_S||² <= top`` surely for ``k`` of the ``N`` members drawn
+    uniformly without replacement, ``mean_sq`` an upper bound on the per-member mean square.
+
+    Model view: each member its own coordinate, ``||Δ_S||² = Σ_{i∈S} Δ_i²``, so ``E = k · mean square``.
+    Leaderboard view: two perturbed pairs of one model add in its coordinate; their cross terms are bounded
+    by the range alone. ``all_items_by_model``: with every member perturbed (``k >= N``) the sure bound is
+    ``Σ_models (Σ of its ranges)²`` instead of ``(Σ of the k largest ranges)²`` (the random-judge route)."""
+    if model_view:
+        top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
+        return min(k * mean_sq, top), top
+    if coord is None:  # the leaderboard view always passes each pair's model coordinate
+        raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
+    n_c = int(coord.max()) + 1
+    a_sum = np.bincount(coord, weights=A_member, minlength=n_c)
+    a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
+    p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
+    top = (float(np.sum(a_sum**2)) if all_items_by_model and k >= N
+           else float(np.sum(np.sort(A_member)[::-1][:k])) ** 2)
+    U2 = min(k * mean_sq + p2 * float(np.sum(a_sum**2 - a_sq)), top)  # [proof:rj-cross-terms] [proof:sample-cross-terms]
+    return U2, top
 
 
 def _bernstein(v: float, c: float, log_term: float) -> float:
@@ -481,18 +493,7 @@ def _sample_records(s: _Settings, k: int, N: int, moved: np.ndarray, A_member: n
         return (Sample(sq_norms=sq, population_size=N, beta=beta, A=A1, shift_ratio=ratio, seed=cov.seed,
                        note=f"{cov.observed} of {N} items drawn uniformly without replacement (seed {cov.seed})"),), r
     ucb = sensitivity_ucb(np.abs(moved), beta=beta, max_distance=A1, method="kl")
-    if model_view:  # each member its own coordinate: ||Δ_S||² = Σ_{i∈S} Δ_i², E = k · mean square
-        top = float(np.sum(np.sort(A_member**2)[::-1][:k]))
-        U2 = min(k * ucb * ucb, top)
-    else:  # two perturbed pairs of one model add in its coordinate: the cross terms bounded by the range alone
-        if coord is None:  # the leaderboard view always passes each pair's model coordinate
-            raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
-        n_c = int(coord.max()) + 1
-        a_sum = np.bincount(coord, weights=A_member, minlength=n_c)
-        a_sq = np.bincount(coord, weights=A_member**2, minlength=n_c)
-        p2 = k * (k - 1) / (N * (N - 1)) if N > 1 else 0.0
-        top = float(np.sum(np.sort(A_member)[::-1][:k])) ** 2
-        U2 = min(k * ucb * ucb + p2 * float(np.sum(a_sum**2 - a_sq)), top)  # [proof:sample-cross-terms]
+    U2, top = _hamming_k_moment(k, N, ucb * ucb, A_member, coord, model_view, all_items_by_model=False)
     return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=(k / dim) if batch_centre else None,
                     note=f"Hamming-{k}: k times the KL upper bound on the per-item mean square, from {cov.observed} "
                          f"of {N} items drawn uniformly (seed {cov.seed})"),), math.sqrt(U2)
