@@ -295,12 +295,8 @@ def audit(
         verdict = "violated"
     elif p_max <= delta:  # every admissible neighbour has p_i <= p_max <= δ: nothing to find
         verdict = "not contradictable"
-    elif ucb <= delta:
-        verdict = "holds"
-    elif lcb > delta:
-        verdict = "violated"
     else:
-        verdict = "inconclusive"
+        verdict = _interval_verdict(lcb, ucb, delta)
     return AuditResult(
         n_neighbors=m,
         exact_probability=exact,
@@ -697,6 +693,15 @@ def audit_certificate_parts(
                             not_audited=tuple(not_audited))
 
 
+def _interval_verdict(lcb: float, ucb: float, delta: float) -> str:
+    """The verdict of a confidence interval ``[lcb, ucb]`` on the violation probability against ``delta``."""
+    if ucb <= delta:
+        return "holds"
+    if lcb > delta:
+        return "violated"
+    return "inconclusive"
+
+
 def _mixtures(parts: list[PartAudit], delta: float) -> list[PartAudit]:
     """Per model, the generators' audits combined as the uniform mixture the certificate claims.
 
@@ -720,12 +725,8 @@ def _mixtures(parts: list[PartAudit], delta: float) -> list[PartAudit]:
         elif all(p.kind in ("recheck", "census") for p in ps):
             ok = exact <= delta * (1.0 + 1e-9)
             verdict = ("recheck" if all(p.kind == "recheck" for p in ps) else "exact") if ok else "violated"
-        elif ucb <= delta:
-            verdict = "holds"
-        elif lcb > delta:
-            verdict = "violated"
         else:
-            verdict = "inconclusive"
+            verdict = _interval_verdict(lcb, ucb, delta)
         first = ps[0].result
         res = dataclasses.replace(
             first, n_neighbors=sum(p.result.n_neighbors for p in ps), exact_probability=exact, exact_ucb=ucb,
