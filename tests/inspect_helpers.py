@@ -41,3 +41,14 @@ def run_eval(task: Any, answers: Sequence[str], log_dir: Path, *, log_format: st
     logs = inspect_eval(task, model=mock_model(answers), log_dir=str(log_dir), log_format=log_format, display="none", **kw)
     (log,) = logs
     return Path(log.location)
+
+
+def graded_task(grades, *, epochs=1, solver=None):
+    """A model-graded task whose mock grader answers ``grades`` in turn (C/P/I; anything else unparseable)."""
+    from inspect_ai import Task
+    from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
+
+    grader = mock_model([f"GRADE: {g}" if g in "CPI" else "no grade here" for g in grades])
+    return Task(dataset=samples(4), solver=solver or generate(), scorer=model_graded_qa(model=grader, partial_credit=True),
+                epochs=epochs)

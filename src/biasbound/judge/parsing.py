@@ -1,6 +1,6 @@
 """Verdict parsing for judge replies, and export to Arena-Hard-Auto judgment records.
 
-Rules (documented contract, tested in ``tests/test_judge_parsing.py``):
+Rules (documented contract, tested in ``tests/judge/test_judge_parsing.py``):
 
 * Pairwise labels are ``A>>B, A>B, A=B, B>A, B>>A`` inside ``[[...]]`` (spaces inside the
   brackets are ignored). Aliases are mapped to these five: ``A<<B -> B>>A``, ``A<B -> B>A``,

@@ -29,7 +29,7 @@ from biasbound.runner import run
 from biasbound.testing import SyntheticServerConfig, serve_in_thread
 
 DATA = SHARED_DATA / "arena-hard-v0.1"
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY_FAULTS = SyntheticServerConfig(latency_ms=1, fault_rate=0.7, fault_seed=23, timeout_sleep_s=0.4)
 COLUMNS = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "status"]
 

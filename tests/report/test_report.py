@@ -241,7 +241,7 @@ def test_ranking_real(real_leaderboard: pd.DataFrame, plot_dir: Path) -> None:
 
 def test_ranking_76_models_stays_legible(all_scores: dict[str, np.ndarray], real_leaderboard: pd.DataFrame, plot_dir: Path) -> None:
     """Each row gets 0.175 in (26 px at 150 dpi; an 8 pt label is 0.11 in tall); the figure grows with the model count.
-    (The report draws 76 models on three pages of this height each: tests/test_report_pages.py.)"""
+    (The report draws 76 models on three pages of this height each: tests/report/test_report_pages.py.)"""
     full = build_leaderboard(all_scores)
     img76 = check_png(plot_ranking(full, plot_dir / "ranking_76.png"))
     img8 = check_png(plot_ranking(real_leaderboard, plot_dir / "ranking_8.png"))

@@ -65,7 +65,7 @@ def test_demo_run_config_is_the_example_config():
     import yaml
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "run-synthetic.yaml"
+    example = Path(__file__).resolve().parents[2] / "examples" / "run-synthetic.yaml"
     from_file = yaml.safe_load(example.read_text(encoding="utf-8"))
     ours = demo_cmd.example_run_config("http://127.0.0.1:1/v1", "out")
     assert _without_local_parts(ours) == _without_local_parts(from_file)

@@ -178,7 +178,7 @@ def test_run_summary_prints_each_judge_of_the_panel(panel):
 
 
 def test_example_panel_config_is_valid():
-    cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "run-panel.yaml")
+    cfg = load_config(Path(__file__).resolve().parents[2] / "examples" / "run-panel.yaml")
     assert [j.name for j in cfg.panel] == ["fair", "position-biased"]
     assert [j.temperature for j in cfg.panel] == [0.0, 0.7]
     assert cfg.panel[1].prompt_price_per_million == 2.5

@@ -411,7 +411,7 @@ def _entry_point() -> list[str]:
 @pytest.mark.slow
 def test_exit_codes_and_environment_keys_through_the_installed_entry_point(runs, tmp_path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path), "BIASBOUND_SIGN_KEY": str(runs["key"])}
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
 
     def run(*args: str, extra_env: dict | None = None) -> subprocess.CompletedProcess:

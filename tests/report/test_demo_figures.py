@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow  # end to end: the installed `biasbound demo` exec
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env["COLUMNS"] = "300"  # a wide terminal: no label is wrapped inside its table cell
     exe = shutil.which("biasbound") or shutil.which("biasbound", path=str(Path(sys.executable).parent))
     assert exe is not None, "the biasbound entry point is not installed"

@@ -31,7 +31,7 @@ N_MODELS, N_ITEMS = 100, 40
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     assert BIASBOUND is not None, "the biasbound entry point is not on PATH"
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src") + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([BIASBOUND, *args], capture_output=True, text=True, env=env, timeout=300)
 
 

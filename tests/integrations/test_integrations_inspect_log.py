@@ -11,17 +11,8 @@ import pytest
 from biasbound import DataFormatError, InputError
 from biasbound.cli import main
 from biasbound.integrations.inspect_log import load_inspect_log
+from inspect_helpers import graded_task as _graded_task
 from inspect_helpers import mock_model, run_eval, samples
-
-
-def _graded_task(grades, *, epochs=1, solver=None):
-    from inspect_ai import Task
-    from inspect_ai.scorer import model_graded_qa
-    from inspect_ai.solver import generate
-
-    grader = mock_model([f"GRADE: {g}" if g in "CPI" else "no grade here" for g in grades])
-    return Task(dataset=samples(4), solver=solver or generate(), scorer=model_graded_qa(model=grader, partial_credit=True),
-                epochs=epochs)
 
 
 def test_model_graded_log_epochs_letters_and_unscored(tmp_path):

@@ -540,7 +540,7 @@ for cid, argv, files, words in [
 def inspect_log(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A real inspect_ai .json log (mock model, model-graded C/P/I, two epochs), its bulky transcripts removed."""
     from inspect_helpers import run_eval
-    from test_integrations_inspect_log import _graded_task
+    from inspect_helpers import graded_task as _graded_task
 
     path = run_eval(_graded_task("CIPCCPIC", epochs=2), [str(2 * i) for i in range(4)] * 2,
                     tmp_path_factory.mktemp("inspect"), log_format="json")

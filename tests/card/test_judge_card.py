@@ -199,7 +199,7 @@ def test_readme_pytest_helper_snippet_runs(llmbar_card, tmp_path, monkeypatch) -
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     (code,) = re.findall(r"```py\n(.*?)```", readme, flags=re.S)
     monkeypatch.chdir(tmp_path)
     for judge, passes in (("GPT-4/Swap_CoT", True), ("Falcon/CoT", False)):

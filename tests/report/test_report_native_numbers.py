@@ -15,7 +15,7 @@ import pytest
 
 from biasbound.cli import main
 
-PAIR = Path(__file__).parent / "data" / "mt_bench_full" / "phi-3" / "gpt-4_pair.jsonl.gz"
+PAIR = Path(__file__).resolve().parents[1] / "data" / "mt_bench_full" / "phi-3" / "gpt-4_pair.jsonl.gz"
 
 
 class _Table(HTMLParser):

@@ -11,7 +11,7 @@ from biasbound import InputError
 from biasbound.cli import main
 from biasbound.pipeline import certify
 from biasbound.pipeline._staging import MANIFEST, staged_output
-from test_user_tables import pairwise_table
+from table_helpers import pairwise_table
 
 
 @pytest.fixture(scope="module")

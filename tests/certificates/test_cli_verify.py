@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from biasbound.cli import main
-from test_user_tables import pairwise_table
+from table_helpers import pairwise_table
 
 
 @pytest.fixture(scope="module", params=["model", "leaderboard"])

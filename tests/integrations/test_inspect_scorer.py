@@ -162,7 +162,7 @@ def test_the_shipped_example_task_runs_and_certifies(tmp_path):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "inspect_bias_bounded.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "inspect_bias_bounded.py"
     spec = importlib.util.spec_from_file_location("inspect_bias_bounded_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

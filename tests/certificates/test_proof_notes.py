@@ -10,7 +10,7 @@ import pytest
 
 from biasbound.bounds import UNITS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROOFS = ROOT / "docs" / "proofs"
 NOTES = ["knowledge", "almost_sure", "moments", "full_population", "sampled_population", "paper", "figures", "calibration",
          "knowledge-from-data", "random_judge", "high_probability"]

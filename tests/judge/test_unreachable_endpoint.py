@@ -15,7 +15,7 @@ from biasbound.judge.cache import JudgeCache
 from biasbound.judge.client import MAX_CONNECTION_FAILURES, JudgeConfig, JudgeRequest, JudgeSession
 from biasbound.testing import serve_in_thread
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "run-synthetic.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "run-synthetic.yaml"
 
 
 def _closed_port() -> int:
