@@ -157,19 +157,66 @@ def test_hard_cap_records_failed_or_missing_never_a_score(tmp_path) -> None:
         assert cache.counts()["missing"] == 2
 
 
-def test_concurrency_bound_and_rate_limit(tmp_path) -> None:
+def test_concurrency_bound_and_rate_limit(tmp_path, monkeypatch) -> None:
+    from biasbound.judge import client as client_module
+
+    slots: list[float] = []
+    wait = client_module._RateLimiter.wait
+
+    async def recording_wait(self) -> float | None:  # the start slot each request was granted
+        start = await wait(self)
+        if start is not None:
+            slots.append(start)
+        return start
+
+    monkeypatch.setattr(client_module._RateLimiter, "wait", recording_wait)
     with serve_in_thread(SyntheticServerConfig(latency_ms=60)) as server:
         results = judge_many_sync(make_requests(6), config=config_for(server.url, concurrency=3), progress=False)
         stats = server.stats()
         assert all(r.status == "ok" for r in results)
         assert 2 <= stats["max_in_flight"] <= 3
+        assert slots == []  # no limit configured: no slot reserved
         server.reset()
-        t0 = time.monotonic()
         judge_many_sync(make_requests(2), config=config_for(server.url, requests_per_minute=600), progress=False)
-        starts = sorted(e["time"] for e in server.log)
-    # 6 requests at 600/min: starts at least 0.1 s apart (latency 60 ms adds to the last)
-    assert time.monotonic() - t0 >= 0.5
-    assert len(starts) == 6 and starts[-1] - starts[0] >= 0.45  # server-side times include thread scheduling noise
+        assert len(server.log) == 6
+    # 6 requests at 600/min: every request went through the limiter and was granted its own start slot,
+    # at least 60/600 = 0.1 s after the previous one (the schedule itself, not a wall-clock measurement)
+    assert len(slots) == 6
+    slots.sort()
+    assert all(b - a >= 0.1 - 1e-9 for a, b in zip(slots, slots[1:]))
+
+
+def test_rate_limiter_spaces_starts_on_a_fake_clock(monkeypatch) -> None:
+    from biasbound.judge import client as client_module
+
+    clock = [100.0]
+    slept: list[float] = []
+
+    async def fake_sleep(dt: float) -> None:
+        slept.append(dt)
+        clock[0] += dt
+
+    monkeypatch.setattr(client_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(client_module.asyncio, "sleep", fake_sleep)
+    limiter = client_module._RateLimiter(120)  # one start per 0.5 s
+
+    async def five() -> list[float]:
+        starts = []
+        for _ in range(5):
+            await limiter.wait()
+            starts.append(clock[0])
+        return starts
+
+    import asyncio as _asyncio
+
+    loop = _asyncio.new_event_loop()
+    try:
+        starts = loop.run_until_complete(five())
+    finally:
+        loop.close()
+    assert starts == [100.0, 100.5, 101.0, 101.5, 102.0]
+    assert slept == [0.5, 0.5, 0.5, 0.5]
+    assert client_module._RateLimiter(None).interval == 0.0
 
 
 def test_cache_second_run_is_free_and_reruns_are_distinct(tmp_path) -> None:

@@ -506,15 +506,17 @@ class _RateLimiter:
         """The ``time.monotonic()`` of the earliest free start slot."""
         return self._next
 
-    async def wait(self) -> None:
+    async def wait(self) -> float | None:
+        """Wait for this request's start slot and return it (``None`` when no limit is set)."""
         if self.interval <= 0.0:
-            return
+            return None
         async with self._lock:
             now = time.monotonic()
             start = max(now, self._next)
             self._next = start + self.interval
         if start > now:
             await asyncio.sleep(start - now)
+        return start
 
 
 @dataclass
