@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(code or 0)
     except typer.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns every EOFError into Abort; it is no Ctrl-C
-            err.print(f"[bold red]error:[/] an input ended before it was complete ({exc.__cause__}).",
+            err.print(f"[bold red]error:[/] an input ended before it was complete ({escape(str(exc.__cause__))}).",
                       highlight=False, soft_wrap=True)
             return 2
         err.print("[bold red]aborted[/]")

@@ -365,9 +365,9 @@ class _Reader:
         return v
 
     def integer(self, value: Any, key: str, *, default: int | None, low: int | None = None,
-                high: int | None = None, optional: bool = False) -> int | None:
-        what = ("an int" + ("" if low is None else f" >= {low:g}") + ("" if high is None else f" <= {high:g}")
-                + (" or null" if optional else ""))
+                high: int | None = None, optional: bool = False, what: str | None = None) -> int | None:
+        what = what or ("an int" + ("" if low is None else f" >= {low:g}") + ("" if high is None else f" <= {high:g}")
+                        + (" or null" if optional else ""))
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -590,9 +590,11 @@ def _certify_value(r: _Reader, name: str, value: Any) -> Any:
     rng = p.range
     words = "".join(f" or {w!r}" for w in p.words)
     if p.kind == "int":
+        what = f"an int in {rng.text()}{words}" + (" or null" if p.optional else "")  # type: ignore[union-attr]
         if value is not None and words and not (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
-            raise r.fail(key, f"an int >= {rng.low:g}{words}", value)  # type: ignore[union-attr]
-        return r.integer(value, key, default=p.default, low=rng.low, high=rng.high, optional=p.optional)  # type: ignore
+            raise r.fail(key, what, value)
+        return r.integer(value, key, default=p.default, low=rng.low, high=rng.high, optional=p.optional,  # type: ignore
+                         what=what)
     if value is not None and words and not isinstance(value, numbers.Real):
         raise r.fail(key, f"a number in {rng.text()}{words}", value)  # type: ignore[union-attr]
     return r.number(value, key, default=p.default, optional=p.optional, **rng.bounds())  # type: ignore[union-attr]

@@ -28,7 +28,7 @@ from typing import Any
 
 import typer
 
-from biasbound.parameters import old_option, option, renamed
+from biasbound.parameters import old_option, option, renamed, validate
 from rich.console import Console
 from rich.table import Table
 
@@ -301,9 +301,8 @@ def audit_on_files(
 
     from biasbound._progress import step
 
-    from biasbound._validation import check_in_range
-
-    confidence = check_in_range(confidence, "confidence", "audit", low=0.0, high=1.0, low_open=True, high_open=True)
+    v = validate("audit", confidence=confidence, **({} if seed is None else {"seed": seed}))  # biasbound.parameters
+    confidence, seed = v["confidence"], v.get("seed")
     cert = read_certificate(certificate, model=model, judge=judge)
     # new neighbour tables are read on the scale the certificate's data were read on (recorded in its scope),
     # so that their normalised scores are comparable with the certified ones

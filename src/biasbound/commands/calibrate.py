@@ -175,14 +175,14 @@ def register(app: typer.Typer) -> None:
                                         "--dim)"),
         beta: Optional[float] = option("beta", None, help="Confidence parameter of --sensitivity-ucb, in (0, 1)"),
         tau_split: float = option("tau_split"),
-        frontier: int = option("frontier_points"),
+        frontier_points: int = option("frontier_points"),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
     ) -> None:
         """Plan a (tau, delta) certificate: the shrinkage alpha and noise sigma your judge needs."""
         score_range = renamed(score_range, old_range, name="score_range", command="calibrate")
         cal, A = run(sensitivity=sensitivity, dim=dim, tau=tau, delta=delta, alpha=alpha, sigma=sigma, method=method,
                      score_range=score_range, hamming=hamming, beta=beta, sensitivity_ucb=sensitivity_ucb,
-                     tau_split=tau_split, frontier_points=frontier)
+                     tau_split=tau_split, frontier_points=frontier_points)
         if as_json:
             typer.echo(json.dumps(summary(cal, A), indent=2, allow_nan=False))
         else:

@@ -590,7 +590,7 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
                       "is written with its audit; exit code 1).", soft_wrap=True)
     if result.outputs:
         first = next(iter(result.outputs.values()))
-        console.print(f"Outputs written to {Path(first).parent}", soft_wrap=True, highlight=False)
+        console.print(f"Outputs written to {escape(str(Path(first).parent))}", soft_wrap=True, highlight=False)
 
 
 def print_coverage(result: Any, console: Console, *, top: int = 12) -> None:
@@ -724,7 +724,7 @@ def register(app: typer.Typer) -> None:
                                  "certify on the score range alone.")
             if found:
                 neighbors = ",".join(found)
-                console.print(f"neighbours found in the data: {neighbors}", highlight=False)
+                console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
                 loaded = restrict_to_groups_with(loaded, found)
                 first = next(iter(loaded.report.values()), {})
                 left_out = first.get("neighbors_auto", {}).get("left_out", {})
