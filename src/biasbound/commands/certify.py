@@ -35,7 +35,7 @@ from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
 from biasbound._validation import arg, cli_command
-from biasbound.parameters import old_option, option, renamed
+from biasbound.parameters import old_option, option, renamed, validate
 
 __all__ = [
     "EXIT_VIOLATED",
@@ -687,6 +687,7 @@ def register(app: typer.Typer) -> None:
         from biasbound._validation import check_one_of
 
         neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
+        hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)
         raw_scale = parse_scale(scale)
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
