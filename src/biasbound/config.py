@@ -686,6 +686,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
+    _check_together(calibration, neighbors, src)
     if neighbors.looks:
         if not [g for g in neighbors.generators if g != "swap"]:
             raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
@@ -706,6 +707,23 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
                      output=output, judges=judges)
 
 
+def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path | None) -> None:
+    """The certify stage's checks of parameters that depend on each other (sigma 0 or hamming > 1 with the paper
+    method, center 'holdout' without a hold-out share...), run before any judge is called."""
+    from biasbound._exceptions import InputError
+    from biasbound.pipeline._settings import check_settings
+
+    names = [g if g in ("swap", "rerun") else f"variant:{g}" for g in neighbors.generators]
+    kw = {k: v for k, v in c.certify_kwargs().items() if k not in ("plots", "range_bound")}
+    try:
+        check_settings(neighbors=names, **kw)
+        if c.range_bound and c.method != "tight":
+            raise InputError(f"The 'range_bound' parameter of certify needs method 'tight'. Got {c.method!r} instead.")
+    except InputError as exc:
+        raise DataFormatError(f"The certify settings do not fit together: {exc}",
+                              path=None if src is None else str(src)) from None
+
+
 def with_certify_options(cfg: RunConfig, **given: Any) -> RunConfig:
     """``cfg`` with certify parameters given on the ``run`` command line (checked through
     :data:`biasbound.parameters.PARAMETERS`, errors naming the flag) in place of the config's values."""
@@ -719,9 +737,11 @@ def with_certify_options(cfg: RunConfig, **given: Any) -> RunConfig:
     if "center" in v:
         from biasbound.pipeline import parse_center
 
-        parse_center(v["center"])
+        parse_center(v["center"], "run")
     seed = v.pop("seed", cfg.seed)
-    return dataclasses.replace(cfg, seed=seed, calibration=dataclasses.replace(cfg.calibration, **v))
+    calibration = dataclasses.replace(cfg.calibration, **v)
+    _check_together(calibration, cfg.neighbors, cfg.path)
+    return dataclasses.replace(cfg, seed=seed, calibration=calibration)
 
 
 def load_config(path: str | Path) -> RunConfig:

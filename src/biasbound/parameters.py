@@ -53,8 +53,9 @@ class Parameter:
     old_flags: tuple[str, ...] = ()
     config_key: str | None = None
 
-    def allowed(self) -> str:
-        """The allowed values in words, e.g. ``a float in [1e-12, 1)`` or ``one of 'tight', 'paper'``."""
+    def allowed(self, cli: bool = False) -> str:
+        """The allowed values in words, e.g. ``a float in [1e-12, 1)`` or ``one of 'tight', 'paper'`` (``or None``
+        for an optional parameter, except on the command line, where it is left out)."""
         if self.kind == "choice":
             text = "one of " + ", ".join(map(repr, self.choices))
         elif self.kind == "bool":
@@ -64,7 +65,7 @@ class Parameter:
         else:
             text = f"a {self.kind}"
         text += "".join(f" or {w!r}" for w in self.words)
-        return text + (" or None" if self.optional else "")
+        return text + (" or None" if self.optional and not cli else "")
 
     def label(self, where: str) -> str:
         """The name shown in a message: the flag to a command-line user of ``where``, else the Python name."""
@@ -92,7 +93,8 @@ class Parameter:
             try:
                 value = int(value) if self.kind == "int" else float(value)
             except ValueError:
-                raise InputError(f"The {shown!r} {kind} of {where} must be {self.allowed()}. Got {value!r} instead.") from None
+                raise InputError(f"The {shown!r} {kind} of {where} must be {self.allowed(kind == 'option')}. "
+                                 f"Got {value!r} instead.") from None
         r = self.range or Range()
         try:
             if self.kind == "int":
@@ -101,7 +103,8 @@ class Parameter:
         except InputError:
             if not (self.words or self.optional):
                 raise
-            raise InputError(f"The {shown!r} {kind} of {where} must be {self.allowed()}. Got {value!r} instead.") from None
+            raise InputError(f"The {shown!r} {kind} of {where} must be {self.allowed(kind == 'option')}. "
+                             f"Got {value!r} instead.") from None
 
 
 def _p(name: str, kind: str, meaning: str, default: Any = None, **kw: Any) -> Parameter:

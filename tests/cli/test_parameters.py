@@ -272,3 +272,22 @@ def test_markup_in_a_config_name_is_printed_verbatim(tmp_path: Path, capsys: pyt
     assert code == 2 and f"error: {path}: The key 'data'" in err, err
     code, err = _cli(["run", str(tmp_path / "[red]missing[/].yaml")], capsys)
     assert code == 2 and "[red]missing[/].yaml: The config file does not exist" in err, err
+
+
+@pytest.mark.parametrize(("calibration", "options", "words"), [
+    ({"method": "paper", "sigma": 0}, [], "> 0 with"),
+    ({"method": "paper"}, ["--hamming", "2"], "must be 1 with"),
+    ({"center": "holdout", "holdout": 0}, [], "must be > 0 with center='holdout'"),
+    ({}, ["--method", "paper", "--range-bound"], "needs method 'tight'"),
+])
+def test_run_settings_that_do_not_fit_together_fail_before_judging(
+        calibration: dict, options: list[str], words: str, run_config: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The certify stage's cross-checks run when the config is read (the judge at 127.0.0.1:9 is never called)."""
+    cfg = yaml.safe_load(run_config.read_text())
+    cfg["calibration"] = calibration
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    code, err = _cli(["run", str(path), "--no-progress", *options], capsys)
+    assert code == 2 and err.startswith(f"error: {path}: The certify settings do not fit together") and words in err, err
+    assert not (tmp_path / "out").exists()

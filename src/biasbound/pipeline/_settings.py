@@ -77,7 +77,7 @@ def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_center(spec: str) -> tuple[str, float | None]:
+def parse_center(spec: str, where: str = _WHERE) -> tuple[str, float | None]:
     """Parse a centre specification: ``fixed:X``, ``ema:X``, ``holdout`` or ``batch``.
 
     Returns
@@ -86,7 +86,7 @@ def parse_center(spec: str) -> tuple[str, float | None]:
         ``value`` is the public centre for ``fixed``/``ema`` and ``None`` otherwise.
     """
     if not isinstance(spec, str):
-        raise TypeError(f"{_named('center')} of {_WHERE} must be a str. Got {type(spec).__name__} instead.")
+        raise TypeError(f"{_named('center')} of {where} must be a str. Got {type(spec).__name__} instead.")
     s = spec.strip().lower()
     if s in ("holdout", "batch"):
         return s, None
@@ -98,12 +98,12 @@ def parse_center(spec: str) -> tuple[str, float | None]:
             value = math.nan
         if not (0.0 <= value <= 1.0):
             raise InputError(
-                f"{_named('center')} of {_WHERE} must hold a value in [0, 1] (scores are normalised). "
+                f"{_named('center')} of {where} must hold a value in [0, 1] (scores are normalised). "
                 f"Got {spec!r} instead."
             )
         return m.group(1), value
     raise InputError(
-        f"{_named('center')} of {_WHERE} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
+        f"{_named('center')} of {where} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
     )
 
 
