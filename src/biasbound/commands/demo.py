@@ -359,7 +359,7 @@ def register(app: typer.Typer) -> None:
             path = write_example_config(write_config)
             Console().print(f"Example run config written to {path} (data paths point into the installed package); "
                             "change judge.base_url, judge.model and judge.api_key_env, then: biasbound run "
-                            f"{path}", highlight=False, soft_wrap=True)
+                            f"{path}", highlight=False, soft_wrap=True, markup=False)
             return
 
         if run_:
