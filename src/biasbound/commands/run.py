@@ -17,6 +17,9 @@ from biasbound.parameters import option
 
 __all__ = ["print_run_summary", "register"]
 
+#: The help panel of the certify parameters: each replaces the config's key when given.
+_PANEL = "Certify parameters (given: replace the config's key)"
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
@@ -29,24 +32,26 @@ def register(app: typer.Typer) -> None:
                                           help="Call again the judge/rewriter calls an earlier run left failed or "
                                                "missing in the cache (default), or keep them as they are."),
         # every certify parameter; None: the config's value (biasbound.parameters declares them once)
-        tau: float | None = option("tau", None),
-        delta: float | None = option("delta", None),
-        method: str | None = option("method", None),
-        combine: str | None = option("combine", None),
-        alpha: float | None = option("alpha", None),
-        beta: str | None = option("beta", None),
-        holdout: float | None = option("holdout", None),
-        center: str | None = option("center", None),
-        view: str | None = option("view", None),
-        seed: int | None = option("seed", None),
-        jitter_adjust: bool | None = option("jitter_adjust", None, flag="--jitter-adjust/--no-jitter-adjust"),
-        bootstrap_rounds: int | None = option("bootstrap_rounds", None),
-        hamming: str | None = option("hamming", None),
-        sigma: float | None = option("sigma", None),
-        range_bound: bool | None = option("range_bound", None, flag="--range-bound/--no-range-bound"),
-        deterministic_judge: bool | None = option("deterministic_judge", None,
+        tau: float | None = option("tau", None, rich_help_panel=_PANEL),
+        delta: float | None = option("delta", None, rich_help_panel=_PANEL),
+        method: str | None = option("method", None, rich_help_panel=_PANEL),
+        combine: str | None = option("combine", None, rich_help_panel=_PANEL),
+        alpha: float | None = option("alpha", None, rich_help_panel=_PANEL),
+        beta: str | None = option("beta", None, rich_help_panel=_PANEL),
+        holdout: float | None = option("holdout", None, rich_help_panel=_PANEL),
+        center: str | None = option("center", None, rich_help_panel=_PANEL),
+        view: str | None = option("view", None, rich_help_panel=_PANEL),
+        seed: int | None = option("seed", None, rich_help_panel=_PANEL),
+        jitter_adjust: bool | None = option("jitter_adjust", None, flag="--jitter-adjust/--no-jitter-adjust",
+                                            rich_help_panel=_PANEL),
+        bootstrap_rounds: int | None = option("bootstrap_rounds", None, rich_help_panel=_PANEL),
+        hamming: str | None = option("hamming", None, rich_help_panel=_PANEL),
+        sigma: float | None = option("sigma", None, rich_help_panel=_PANEL),
+        range_bound: bool | None = option("range_bound", None, flag="--range-bound/--no-range-bound",
+                                          rich_help_panel=_PANEL),
+        deterministic_judge: bool | None = option("deterministic_judge", None, rich_help_panel=_PANEL,
                                                   flag="--deterministic-judge/--no-deterministic-judge"),
-        plots: bool | None = option("plots", None),
+        plots: bool | None = option("plots", None, rich_help_panel=_PANEL),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
         from biasbound.config import load_config, with_certify_options
