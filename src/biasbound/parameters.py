@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from biasbound._exceptions import InputError
-from biasbound._validation import Range, check_in_range, check_int, check_one_of, cli_command
+from biasbound._validation import (
+    Range,
+    check_in_range,
+    check_int,
+    check_one_of,
+    cli_command,
+)
 
 __all__ = ["CERTIFY", "PARAMETERS", "Parameter", "old_option", "option", "renamed", "validate"]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import SHARED_DATA  # tests/data: vendored real data
+
 from biasbound.cli import main
 from biasbound.testing import SyntheticServerConfig, serve_in_thread
 
