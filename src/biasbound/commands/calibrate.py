@@ -170,7 +170,7 @@ def register(app: typer.Typer) -> None:
         sigma: Optional[float] = option("sigma", help="Noise >= 0; then alpha is the largest that works"),
         method: str = option("method"),
         score_range: Optional[float] = option("score_range"),
-        old_range: Optional[float] = old_option("score_range"),
+        old_range: float | None = old_option("score_range"),
         hamming: Optional[str] = option("hamming", None, help="Items changed per neighbour (Hamming k), or 'all' (k = "
                                         "--dim)"),
         beta: Optional[float] = option("beta", None, help="Confidence parameter of --sensitivity-ucb, in (0, 1)"),
