@@ -6,7 +6,7 @@
 
 The scorer grades every sample as ``model_graded_qa`` does and also grades two neighbours per
 sample: the answer's markdown reformatted (``format``) and the same grading asked again
-(``rerun``). ``biasbound certify`` reads them from the log (``--neighbors auto``).
+(``rerun``). ``biasbound certify`` reads them from the log (``--generators auto``).
 """
 
 from __future__ import annotations

@@ -20,14 +20,12 @@ import numpy as np
 from biasbound._exceptions import InputError
 
 __all__ = [
-    "PARAMS",
     "Range",
     "arg",
     "check_finite_array",
     "check_in_range",
     "check_int",
     "check_one_of",
-    "check_param",
     "cli_command",
     "resolve_rng",
     "speaking_cli",
@@ -69,8 +67,8 @@ def _interval(low: float | None, high: float | None, low_open: bool, high_open: 
 
 @dataclass(frozen=True)
 class Range:
-    """The allowed interval of one parameter, declared once (:data:`PARAMS`) and read by the Python checks,
-    the YAML config reader and the command-line options alike."""
+    """The allowed interval of one parameter, declared once in :data:`biasbound.parameters.PARAMETERS` and
+    read by the Python checks, the YAML config reader and the command-line options alike."""
 
     low: float | None = None
     high: float | None = None
@@ -88,37 +86,6 @@ class Range:
     def text(self) -> str:
         """The interval as written in messages, e.g. ``[1e-12, 1)``."""
         return _interval(self.low, self.high, self.low_open, self.high_open)
-
-
-#: Every range a user-facing parameter must lie in, by parameter name.
-PARAMS: dict[str, Range] = {
-    # Scores are normalised to [0, 1]: two score vectors of up to 10^12 items are never more than 10^6 apart,
-    # so a larger tolerance (or sensitivity) says nothing more, and its square would overflow downstream.
-    "tau": Range(0.0, 1e6, low_open=True, why="normalised scores of up to 10^12 items are never further apart"),
-    # Below 1e-12 no audit (it would need ~1e12 neighbour draws) or Monte Carlo check can ever speak to the
-    # claim, and the Gaussian tails it rests on are below the rounding error of the scores themselves.
-    "delta": Range(1e-12, 1.0, high_open=True, why="smaller failure probabilities cannot be audited"),
-    "alpha": Range(0.0, 1.0, low_open=True),
-    "beta": Range(0.0, 1.0, low_open=True, high_open=True),
-    "holdout": Range(0.0, 0.9),
-    "confidence": Range(0.0, 1.0, low_open=True, high_open=True),
-    # Each round holds one count per item in memory; 10^5 rounds of 1,000 items are already 800 MB.
-    "bootstrap_rounds": Range(1, 100_000, integer=True, why="each round holds one count per item in memory"),
-    "n_mc": Range(1, None, integer=True),
-    "sensitivity": Range(0.0, 1e6, why="normalised scores of up to 10^12 items never move further"),
-    "dim": Range(1, None, integer=True),
-    "max_attempts": Range(1, None, integer=True),
-    "seed": Range(0, None, integer=True),
-}
-
-
-def check_param(value: Any, name: str, where: str, *, label: str | None = None) -> Any:
-    """Check ``value`` against the declared range :data:`PARAMS` ``[name]`` (``label`` names it in the message)."""
-    r = PARAMS[name]
-    shown = label or name
-    if r.integer:
-        return check_int(value, shown, where, **r.bounds())
-    return check_in_range(value, shown, where, **r.bounds())
 
 
 def _kind(name: str) -> str:

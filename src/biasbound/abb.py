@@ -46,6 +46,7 @@ from biasbound._bounds import (  # radii, rounding and the order-statistic index
 )
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of, resolve_rng
+from biasbound.parameters import validate
 
 __all__ = [
     "Calibration",
@@ -680,6 +681,8 @@ def calibrate(
     "Choosing the shrinkage center".  ``docs/proofs/gaussian-mechanism.md``,
     ``docs/proofs/shrinkage.md``, ``docs/proofs/tight-calibration.md``.
     """
+    validate("calibrate", tau=tau, delta=delta, dim=dim, sensitivity=sensitivity, sensitivity_ucb=sensitivity_ucb,
+             beta=beta, alpha=alpha, tau_split=tau_split, sigma=sigma, method=method)  # biasbound.parameters' ranges
     where = "calibrate"
     m = check_one_of(method, "method", where, METHODS)
     t = check_in_range(tau, "tau", where, low=0.0, low_open=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._validation import check_in_range, check_int, check_one_of
+from biasbound.parameters import validate
 from biasbound.bounds import UNITS, paper
 import numpy as np
 
@@ -583,6 +584,8 @@ def calibrate_knowledge(
     Guarantee: ``Pr[||M(D) - M(D')|| > tau] <= bound_value <= delta`` over ``D' ~ T(D)`` and the noise,
     on the event (probability ``>= 1 - beta_spent`` over the neighbour sample) that every record holds.
     """
+    validate("calibrate_knowledge", tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
+             tau_split=tau_split, frontier_points=frontier_points)  # the ranges of biasbound.parameters
     where = "calibrate_knowledge"
     m = check_one_of(method, "method", where, METHODS)
     t = check_in_range(tau, "tau", where, low=0.0, low_open=True)

@@ -70,8 +70,8 @@ for _module in COMMAND_MODULES:
 _PARAMETER = re.compile(r"^(?P<head>.*?)The '(?P<name>[A-Za-z_][A-Za-z0-9_]*)' parameter of (?P<where>[A-Za-z_][\w.]*)")
 
 
-#: Library parameters whose command-line option has another name.
-_OPTION_NAMES = {"frontier_points": "frontier", "ties": "mt_bench_ties", "score_map": "score_map"}
+#: Library parameters outside :data:`biasbound.parameters.PARAMETERS` whose command-line option has another name.
+_OPTION_NAMES = {"ties": "mt_bench_ties", "score_map": "score_map"}
 
 
 def _in_cli_words(message: str, command: str) -> str:
@@ -90,7 +90,11 @@ def _in_cli_words(message: str, command: str) -> str:
         return message
     if click_command is None:
         return message
-    flag = "--" + _OPTION_NAMES.get(m.group("name"), m.group("name")).replace("_", "-")
+    from biasbound.parameters import PARAMETERS
+
+    declared = PARAMETERS.get(m.group("name"))
+    flag = (declared.flag.split("/")[0] if declared is not None and declared.flag
+            else "--" + _OPTION_NAMES.get(m.group("name"), m.group("name")).replace("_", "-"))
     options = {opt for p in click_command.params for opt in getattr(p, "opts", [])}
     if flag not in options:
         return message
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(code or 0)
     except typer.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns every EOFError into Abort; it is no Ctrl-C
-            err.print(f"[bold red]error:[/] an input ended before it was complete ({exc.__cause__}).",
+            err.print(f"[bold red]error:[/] an input ended before it was complete ({escape(str(exc.__cause__))}).",
                       highlight=False, soft_wrap=True)
             return 2
         err.print("[bold red]aborted[/]")

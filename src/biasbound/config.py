@@ -54,7 +54,10 @@ Schema (defaults in brackets)::
     tau: 0.5                        # [0.5]
     delta: 0.01                     # [0.01]
     calibration: {method: tight, combine: max, alpha: null, beta: 0.05, holdout: 0.3,
-                  center: "fixed:0.5"}
+                  center: "fixed:0.5", hamming: 1, sigma: null, range_bound: false,
+                  deterministic_judge: false}
+                                    # every certify parameter (biasbound.parameters; the same ranges and
+                                    # defaults as `biasbound certify --help`); hamming: K or all
     view: model                     # [model] or leaderboard
     jitter_adjust: false            # [false]
     bootstrap_rounds: 1000          # [1000]
@@ -74,7 +77,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from biasbound._exceptions import DataFormatError
-from biasbound._validation import PARAMS
+from biasbound.parameters import CERTIFY, PARAMETERS
 
 __all__ = [
     "GENERATOR_NAMES",
@@ -86,6 +89,7 @@ __all__ = [
     "RunConfig",
     "load_config",
     "parse_config",
+    "with_certify_options",
 ]
 
 #: Generators ``run`` can use, in the order they are judged.
@@ -104,7 +108,10 @@ _RETRY_KEYS = ("max_attempts", "max_parse_attempts", "timeout", "backoff_initial
 _DATA_KEYS = ("questions", "answers", "table", "baseline", "models", "n_items", "include_baseline")
 _NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options", "sequential")
 _SEQUENTIAL_KEYS = ("looks", "min_gain")
-_CALIBRATION_KEYS = ("method", "combine", "alpha", "beta", "holdout", "center")
+#: the certify parameters under 'calibration:' (method, combine, alpha, beta, holdout, center, hamming, sigma,
+#: range_bound, deterministic_judge), from the one table of parameters
+_CALIBRATION_KEYS = tuple(PARAMETERS[n].config_key.split(".", 1)[1] for n in CERTIFY
+                          if (PARAMETERS[n].config_key or "").startswith("calibration."))
 
 
 # ----------------------------------------------------------------------------------------
@@ -241,9 +248,17 @@ class CalibrationConfig:
     jitter_adjust: bool = False
     bootstrap_rounds: int = 1000
     plots: bool = True
+    hamming: int | str = 1
+    sigma: float | None = None
+    range_bound: bool = False
+    deterministic_judge: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
+        return dict(self.__dict__)
+
+    def certify_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`biasbound.pipeline.certify` these settings give."""
         return dict(self.__dict__)
 
 
@@ -350,9 +365,9 @@ class _Reader:
         return v
 
     def integer(self, value: Any, key: str, *, default: int | None, low: int | None = None,
-                high: int | None = None, optional: bool = False) -> int | None:
-        what = ("an int" + ("" if low is None else f" >= {low:g}") + ("" if high is None else f" <= {high:g}")
-                + (" or null" if optional else ""))
+                high: int | None = None, optional: bool = False, what: str | None = None) -> int | None:
+        what = what or ("an int" + ("" if low is None else f" >= {low:g}") + ("" if high is None else f" <= {high:g}")
+                        + (" or null" if optional else ""))
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -436,7 +451,7 @@ def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
         completion_price_per_million=r.number(prices.get("completion_per_million"), f"{key}.prices.completion_per_million",
                                               default=None, low=0, optional=True),
         max_attempts=int(r.integer(retry.get("max_attempts"), f"{key}.retry.max_attempts", default=6,
-                                   low=PARAMS["max_attempts"].low)),  # type: ignore[arg-type]
+                                   low=PARAMETERS["max_attempts"].range.low)),  # type: ignore[arg-type]
         max_parse_attempts=int(r.integer(retry.get("max_parse_attempts"), f"{key}.retry.max_parse_attempts", default=3, low=1)),  # type: ignore[arg-type]
         timeout=float(r.number(retry.get("timeout"), f"{key}.retry.timeout", default=120.0, low=0, low_open=True)),  # type: ignore[arg-type]
         backoff_initial=float(r.number(retry.get("backoff_initial"), f"{key}.retry.backoff_initial", default=1.0, low=0)),  # type: ignore[arg-type]
@@ -551,34 +566,55 @@ def _rubric(r: _Reader, raw: Any, template: str) -> tuple[tuple[str, str], ...] 
     return tuple(pairs)
 
 
-def _calibration(r: _Reader, top: Mapping[str, Any]) -> CalibrationConfig:
-    c = r.mapping(top.get("calibration"), "calibration", _CALIBRATION_KEYS)
-    center = r.string(c.get("center"), "calibration.center", default="fixed:0.5")
-    from biasbound._exceptions import InputError
-    from biasbound.pipeline import parse_center
+def _certify_value(r: _Reader, name: str, value: Any) -> Any:
+    """One certify parameter read from the config through :data:`biasbound.parameters.PARAMETERS` (its
+    range, choices, words and default), with the house config message naming the key."""
+    p = PARAMETERS[name]
+    key = str(p.config_key)
+    if p.kind == "choice":
+        return r.choice(value, key, p.choices, p.default)
+    if p.kind == "bool":
+        return r.boolean(value, key, p.default)
+    if p.kind == "text":  # center: parsed by its own reader
+        text = r.string(value, key, default=p.default)
+        from biasbound._exceptions import InputError
+        from biasbound.pipeline import parse_center
 
-    try:
-        parse_center(str(center))
-    except InputError:
-        raise r.fail("calibration.center", "one of 'fixed:X' (X in [0, 1]), 'ema:X', 'holdout', 'batch'", center) from None
-    beta_raw = c.get("beta", 0.05)
-    beta = None if beta_raw is None or beta_raw == "none" else r.number(
-        beta_raw, "calibration.beta", default=0.05, **PARAMS["beta"].bounds())
-    return CalibrationConfig(
-        tau=float(r.number(top.get("tau"), "tau", default=0.5, **PARAMS["tau"].bounds())),  # type: ignore[arg-type]
-        delta=float(r.number(top.get("delta"), "delta", default=0.01, **PARAMS["delta"].bounds())),  # type: ignore[arg-type]
-        method=r.choice(c.get("method"), "calibration.method", ("tight", "paper"), "tight"),
-        combine=r.choice(c.get("combine"), "calibration.combine", ("max", "rms"), "max"),
-        alpha=r.number(c.get("alpha"), "calibration.alpha", default=None, **PARAMS["alpha"].bounds(), optional=True),
-        beta=beta,
-        holdout=float(r.number(c.get("holdout"), "calibration.holdout", default=0.3, **PARAMS["holdout"].bounds())),  # type: ignore[arg-type]
-        center=str(center),
-        view=r.choice(top.get("view"), "view", ("model", "leaderboard"), "model"),
-        jitter_adjust=r.boolean(top.get("jitter_adjust"), "jitter_adjust", False),
-        bootstrap_rounds=int(r.integer(top.get("bootstrap_rounds"), "bootstrap_rounds", default=1000,
-                                       **PARAMS["bootstrap_rounds"].bounds())),  # type: ignore[arg-type]
-        plots=r.boolean(top.get("plots"), "plots", True),
-    )
+        try:
+            parse_center(str(text))
+        except InputError:
+            raise r.fail(key, "one of 'fixed:X' (X in [0, 1]), 'ema:X', 'holdout', 'batch'", text) from None
+        return str(text)
+    if isinstance(value, str) and value.strip().lower() in p.words:  # beta: none, hamming: all
+        return None if value.strip().lower() == "none" else value.strip().lower()
+    rng = p.range
+    words = "".join(f" or {w!r}" for w in p.words)
+    if p.kind == "int":
+        what = f"an int in {rng.text()}{words}" + (" or null" if p.optional else "")  # type: ignore[union-attr]
+        if value is not None and words and not (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
+            raise r.fail(key, what, value)
+        return r.integer(value, key, default=p.default, low=rng.low, high=rng.high, optional=p.optional,  # type: ignore
+                         what=what)
+    if value is not None and words and not isinstance(value, numbers.Real):
+        raise r.fail(key, f"a number in {rng.text()}{words}", value)  # type: ignore[union-attr]
+    return r.number(value, key, default=p.default, optional=p.optional, **rng.bounds())  # type: ignore[union-attr]
+
+
+def _calibration(r: _Reader, top: Mapping[str, Any]) -> CalibrationConfig:
+    """The certify parameters of the config: every one of :data:`biasbound.parameters.CERTIFY` that has a
+    config key (the generators come from ``neighbors.generators``)."""
+    c = r.mapping(top.get("calibration"), "calibration", _CALIBRATION_KEYS)
+    values: dict[str, Any] = {}
+    for name in CERTIFY:
+        key = PARAMETERS[name].config_key
+        if key is None or name == "seed":  # seed: the run's master seed (RunConfig.seed)
+            continue
+        where, leaf = (c, key.split(".", 1)[1]) if key.startswith("calibration.") else (top, key)
+        if PARAMETERS[name].optional and leaf in where and where[leaf] is None:
+            values[name] = None  # 'alpha: null' (chosen), 'beta: null' (point estimate), 'sigma: null' (chosen)
+            continue
+        values[name] = _certify_value(r, name, where.get(leaf))
+    return CalibrationConfig(**values)
 
 
 def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path | None = None) -> RunConfig:
@@ -650,6 +686,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
+    _check_together(calibration, neighbors, src)
     if neighbors.looks:
         if not [g for g in neighbors.generators if g != "swap"]:
             raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
@@ -660,7 +697,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         if calibration.alpha is not None:
             raise r.fail("calibration.alpha", "null with 'neighbors.sequential' (the looks stop on α's gains)",
                          calibration.alpha)
-    seed = int(r.integer(top.get("seed"), "seed", default=0, **PARAMS["seed"].bounds()))  # type: ignore[arg-type]
+    seed = int(_certify_value(r, "seed", top.get("seed")))
     output = r.path(top.get("output"), "output", must_exist=False)
     blocking = next((p for p in (output, *output.parents) if p.exists() and not p.is_dir()), None)
     if blocking is not None:
@@ -668,6 +705,43 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
                      output=output, judges=judges)
+
+
+def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path | None) -> None:
+    """The certify stage's checks of parameters that depend on each other (sigma 0 or hamming > 1 with the paper
+    method, center 'holdout' without a hold-out share...), run before any judge is called."""
+    from biasbound._exceptions import InputError
+    from biasbound.pipeline._settings import check_settings
+
+    names = [g if g in ("swap", "rerun") else f"variant:{g}" for g in neighbors.generators]
+    kw = {k: v for k, v in c.certify_kwargs().items() if k not in ("plots", "range_bound")}
+    try:
+        check_settings(neighbors=names, **kw)
+        if c.range_bound and c.method != "tight":
+            raise InputError(f"The 'range_bound' parameter of certify needs method 'tight'. Got {c.method!r} instead.")
+    except InputError as exc:
+        raise DataFormatError(f"The certify settings do not fit together: {exc}",
+                              path=None if src is None else str(src)) from None
+
+
+def with_certify_options(cfg: RunConfig, **given: Any) -> RunConfig:
+    """``cfg`` with certify parameters given on the ``run`` command line (checked through
+    :data:`biasbound.parameters.PARAMETERS`, errors naming the flag) in place of the config's values."""
+    import dataclasses
+
+    from biasbound.parameters import validate
+
+    v = validate("run", **given)
+    if v.get("beta") == "none":
+        v["beta"] = None
+    if "center" in v:
+        from biasbound.pipeline import parse_center
+
+        parse_center(v["center"], "run")
+    seed = v.pop("seed", cfg.seed)
+    calibration = dataclasses.replace(cfg.calibration, **v)
+    _check_together(calibration, cfg.neighbors, cfg.path)
+    return dataclasses.replace(cfg, seed=seed, calibration=calibration)
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -592,11 +592,9 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
     if len(panel) == 1:  # the judging cost per judge, for the judge card (a panel's stages are not split by judge)
         jset.frame.attrs["usage"] = {str(panel[0].name): summary["totals"]}
     try:
-        certification = certify(
-            jset, tau=c.tau, delta=c.delta, neighbors=neighbour_names, method=c.method, combine=c.combine,
-            alpha=c.alpha, beta=c.beta, holdout=c.holdout, seed=cfg.seed, view=c.view, center=c.center,
-            jitter_adjust=c.jitter_adjust, bootstrap_rounds=c.bootstrap_rounds, out=out, progress=progress,
-            plots=c.plots, baseline=cfg.data.baseline if pairwise else None, sampled=sampled_draws or None,
+        certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
+            jset, **c.certify_kwargs(), neighbors=neighbour_names, seed=cfg.seed, out=out, progress=progress,
+            baseline=cfg.data.baseline if pairwise else None, sampled=sampled_draws or None,
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}

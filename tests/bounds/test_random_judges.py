@@ -349,7 +349,7 @@ def test_cli_refusals_are_one_sentence_exit_2(tmp_path, capsys):
 
     table = tmp_path / "t.csv"
     _small_table(True).drop(columns=["source", "line", "verdict"]).to_csv(table, index=False)
-    base = ["certify", str(table), "--neighbors", "rerun", "--no-plots", "--no-progress", "--tau", "2", "--delta", "0.1"]
+    base = ["certify", str(table), "--generators", "rerun", "--no-plots", "--no-progress", "--tau", "2", "--delta", "0.1"]
     assert main(base + ["--hamming", "1000000", "--out", str(tmp_path / "o1")]) == 2
     err = capsys.readouterr().err
     assert "'--hamming' option of certify must be at most" in err and "Traceback" not in err

@@ -57,7 +57,7 @@ def hidden(tmp_path_factory):
     _table({}).to_csv(calib, index=False)
     _table({"m000": N_ITEMS // 2}).to_csv(fresh, index=False)
     out = tmp / "out"
-    r = _run("certify", str(calib), "--out", str(out), "--neighbors", "variant:x", "--tau", "0.5", "--delta", "0.01",
+    r = _run("certify", str(calib), "--out", str(out), "--generators", "variant:x", "--tau", "0.5", "--delta", "0.01",
              "--no-plots", "--bootstrap-rounds", "50", "--no-progress", "--deterministic-judge")
     assert r.returncode == 0, r.stdout + r.stderr
     return out, calib, fresh
@@ -80,7 +80,7 @@ def test_one_violated_model_is_not_hidden_by_the_mean(hidden):
                    distances=np.r_[np.ones(N_ITEMS // 2), np.zeros(N_MODELS * N_ITEMS - N_ITEMS // 2)])
     assert pooled.verdict != "violated" and pooled.exact_probability < 0.01
 
-    r = _run("audit", str(out / "certificate.json"), "--neighbors", str(fresh), "--json", "--no-progress")
+    r = _run("audit", str(out / "certificate.json"), "--neighbor-file", str(fresh), "--json", "--no-progress")
     assert r.returncode == 1, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     assert doc["verdict"] == "violated" and doc["exit_code"] == 1 and doc["verification"] == "verifies"
@@ -96,18 +96,18 @@ def test_one_violated_model_is_not_hidden_by_the_mean(hidden):
     assert {p["verdict"] for p in parts[1:]} == {"recheck"} and {p["kind"] for p in parts[1:]} == {"recheck"}
     assert doc["audit"]["counts"] == {"violated": 1, "recheck": N_MODELS - 1}
 
-    r = _run("audit", str(out / "certificate.json"), "--neighbors", str(fresh), "--no-progress")
+    r = _run("audit", str(out / "certificate.json"), "--neighbor-file", str(fresh), "--no-progress")
     assert r.returncode == 1 and "violated" in r.stdout and "m000 / variant:x" in r.stdout
 
 
 @pytest.mark.slow
 def test_the_per_model_certificate_of_the_hidden_model_is_violated_too(hidden):
     out, _, fresh = hidden
-    r = _run("audit", str(out / "certificates.json"), "--model", "m000", "--neighbors", str(fresh), "--json",
+    r = _run("audit", str(out / "certificates.json"), "--model", "m000", "--neighbor-file", str(fresh), "--json",
              "--no-progress")
     assert r.returncode == 1, r.stdout + r.stderr
     assert json.loads(r.stdout)["audit"]["parts"][0]["verdict"] == "violated"
-    r = _run("audit", str(out / "certificates.json"), "--model", "m001", "--neighbors", str(fresh), "--json",
+    r = _run("audit", str(out / "certificates.json"), "--model", "m001", "--neighbor-file", str(fresh), "--json",
              "--no-progress")
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(r.stdout)["verdict"] == "recheck"
@@ -116,7 +116,7 @@ def test_the_per_model_certificate_of_the_hidden_model_is_violated_too(hidden):
 @pytest.mark.slow
 def test_a_certificate_audited_on_its_own_judgments_is_a_recheck(hidden):
     out, calib, _ = hidden
-    r = _run("audit", str(out / "certificate.json"), "--neighbors", str(calib), "--json", "--no-progress")
+    r = _run("audit", str(out / "certificate.json"), "--neighbor-file", str(calib), "--json", "--no-progress")
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     assert doc["verdict"] == "recheck" and doc["audit"]["counts"] == {"recheck": N_MODELS}
@@ -131,10 +131,10 @@ def test_a_certificate_that_does_not_verify_is_not_audited(hidden, tmp_path):
     cert["bound_value"] = cert["bound_value"] / 2  # a derived field edited by hand
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(cert))
-    r = _run("audit", str(edited), "--neighbors", str(calib), "--no-progress")
+    r = _run("audit", str(edited), "--neighbor-file", str(calib), "--no-progress")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "does not verify" in r.stdout and "bound_value" in r.stdout and "Traceback" not in r.stderr
-    r = _run("audit", str(edited), "--neighbors", str(calib), "--json", "--no-progress")
+    r = _run("audit", str(edited), "--neighbor-file", str(calib), "--json", "--no-progress")
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and doc["audit"] is None and doc["verdict"] == "does not verify"
 
@@ -172,7 +172,7 @@ def test_every_llmbar_judge_audited_on_its_own_judgments_is_a_recheck_not_inconc
     assert len(certs) == 65
     verdicts = [audit_on_files(c, [data]).verdict for c in certs]
     assert verdicts == ["recheck"] * 65
-    r = _run("audit", str(certs[0]), "--neighbors", str(data), "--no-progress")
+    r = _run("audit", str(certs[0]), "--neighbor-file", str(data), "--no-progress")
     assert r.returncode == 0 and "recheck" in r.stdout
 
 

@@ -117,8 +117,8 @@ add(certify_case("parquet-as-csv", "t.csv", parquet_bytes(GOOD), ("t.csv", "Parq
 add(certify_case("csv-as-parquet", "t.parquet", GOOD_CSV, ("t.parquet", "is not a Parquet file")))
 add(certify_case("truncated-parquet", "t.parquet", parquet_bytes(GOOD)[:200], ("t.parquet", "not a Parquet file")))
 add(certify_case("damaged-parquet", "t.parquet", b"PAR1" + b"\x07" * 64 + b"PAR1", ("t.parquet", "cannot be read as Parquet")))
-add(certify_case("unknown-suffix", "t.txt", GOOD_CSV, ("t.txt", "unknown table format", ".csv"), "--neighbors", "swap"))
-add(certify_case("zst-suffix", "t.csv.zst", GOOD_CSV, ("t.csv.zst", "unknown table format"), "--neighbors", "swap"))
+add(certify_case("unknown-suffix", "t.txt", GOOD_CSV, ("t.txt", "unknown table format", ".csv"), "--generators", "swap"))
+add(certify_case("zst-suffix", "t.csv.zst", GOOD_CSV, ("t.csv.zst", "unknown table format"), "--generators", "swap"))
 add(Case("missing-file", ["certify", "{d}/nope.csv", "--out", "{d}/o"], ("'INPUT' argument of certify", "nope.csv",
                                                                           "does not exist")))
 add(Case("empty-folder", ["certify", "{d}/empty", "--out", "{d}/o"], ("empty",), {"empty/.keep": ""}))
@@ -249,10 +249,10 @@ for cid, extra, words in [
     ("delta-0", ["--delta", "0"], ("'--delta' option of certify", "[1e-12, 1)")),
     ("delta-1", ["--delta", "1"], ("'--delta' option of certify", "[1e-12, 1)")),
     ("delta-tiny", ["--delta", "1e-300"], ("'--delta' option of certify", "[1e-12, 1)", "1e-300")),
-    ("neighbors-unknown", ["--neighbors", "mirror"], ("'--neighbors' option of certify", "'mirror'")),
-    ("neighbors-empty-variant", ["--neighbors", "variant:"], ("'--neighbors' option of certify",)),
-    ("neighbors-absent-variant", ["--neighbors", "variant:bold"], ("variant:bold", "not in the judgments")),
-    ("neighbors-absent-rerun", ["--neighbors", "rerun"], ("'rerun'", "no rerun > 0")),
+    ("neighbors-unknown", ["--generators", "mirror"], ("'--generators' option of certify", "'mirror'")),
+    ("neighbors-empty-variant", ["--generators", "variant:"], ("'--generators' option of certify",)),
+    ("neighbors-absent-variant", ["--generators", "variant:bold"], ("variant:bold", "not in the judgments")),
+    ("neighbors-absent-rerun", ["--generators", "rerun"], ("'rerun'", "no rerun > 0")),
     ("method", ["--method", "exact"], ("'--method' option of certify", "'tight', 'paper'")),
     ("combine", ["--combine", "mean"], ("'--combine' option of certify", "'max', 'rms'")),
     ("alpha-0", ["--alpha", "0"], ("'--alpha' option of certify", "(0, 1]")),
@@ -267,7 +267,7 @@ for cid, extra, words in [
     ("view", ["--view", "items"], ("'--view' option of certify", "'model', 'leaderboard'")),
     ("seed-neg", ["--seed", "-1"], ("'--seed' option of certify", "[0, inf)")),
     ("bootstrap-0", ["--bootstrap-rounds", "0"], ("'--bootstrap-rounds' option of certify", "[1, 100000]")),
-    ("jitter-without-rerun", ["--neighbors", "swap", "--jitter-adjust"], ("'--jitter-adjust' option of certify", "'rerun'")),
+    ("jitter-without-rerun", ["--generators", "swap", "--jitter-adjust"], ("'--jitter-adjust' option of certify", "'rerun'")),
     ("scale-one", ["--scale", "1"], ("'--scale'", "'lo,hi'")),
     ("scale-text", ["--scale", "a,b"], ("'--scale'",)),
     ("scale-reversed", ["--scale", "5,1"], ("'--scale'", "lo < hi")),
@@ -286,15 +286,15 @@ add(Case("certify-out-is-file", ["certify", "{d}/t.csv", "--out", "{d}/t.csv"], 
 add(Case("certify-out-under-file", ["certify", "{d}/t.csv", "--out", "{d}/t.csv/o"], ("'--out' option of certify",
                                                                                      "is a file, not a folder"),
          {"t.csv": GOOD_CSV}))
-add(Case("certify-swap-single", ["certify", "{d}/s.csv", "--out", "{d}/o", "--neighbors", "swap"], ("'swap'", "no game-2"),
+add(Case("certify-swap-single", ["certify", "{d}/s.csv", "--out", "{d}/o", "--generators", "swap"], ("'swap'", "no game-2"),
          {"s.csv": "item_id,model,score\n" + "".join(f"q{i},m,{i % 2}\n" for i in range(10))}))
-add(Case("certify-neighbour-without-original", ["certify", "{d}/t.csv", "--out", "{d}/o", "--neighbors", "swap"],
+add(Case("certify-neighbour-without-original", ["certify", "{d}/t.csv", "--out", "{d}/o", "--generators", "swap"],
          ("t.csv:3", "has no original judgment", "--skip-bad"),
          {"t.csv": HEADER + "j,m,q1,original,0,1,0.5\nj,m,q2,original,0,2,0.5\nj,m,q1,original,0,2,0.4\n"}))
 add(Case("demo-out-is-file", ["demo", "--out", "{d}/f"], ("'--out' option of demo", "existing file"), {"f": "x"}))
 
 # -- audit ------------------------------------------------------------------------------------
-AUD = ["audit", "{d}/c.json", "--neighbors", "{d}/t.csv"]
+AUD = ["audit", "{d}/c.json", "--neighbor-file", "{d}/t.csv"]
 for cid, cert, words in [
     ("not-json", "{tau: 1", ("c.json:1", "not a JSON certificate")),
     ("empty", "", ("c.json", "not a JSON certificate")),
@@ -317,7 +317,7 @@ for cid, cert, words in [
 ]:
     add(Case(f"audit-cert-{cid}", AUD, words, {"c.json": cert, "t.csv": GOOD_CSV}))
 add(Case("audit-missing-cert", AUD, ("'CERTIFICATE' argument of audit", "not a file"), {"t.csv": GOOD_CSV}))
-add(Case("audit-missing-neighbours", AUD, ("'--neighbors' option of audit", "does not exist"),
+add(Case("audit-missing-neighbours", AUD, ("'--neighbor-file' option of audit", "does not exist"),
          {"c.json": json.dumps(CERT)}))
 add(Case("audit-garbage-neighbours", AUD, ("t.csv", "binary"), {"c.json": json.dumps(CERT), "t.csv": b"\x00\x01"}))
 add(Case("audit-other-judge", AUD, ("no judgment by the certificate's judge", "'j'"),
@@ -333,11 +333,11 @@ for cid, extra, words in [
     ("tau-zero", ["--tau", "0"], ("'--tau'", "(0, 1e+06]")),
     ("dim-zero", ["--dim", "0"], ("'--dim'", "[1, inf)")),
     ("sensitivity-neg", ["--sensitivity", "-0.1"], ("'--sensitivity'", "[0, 1e+06]")),
-    ("sensitivity-above-range", ["--sensitivity", "1.5", "--range", "1"], ("'--sensitivity' option of calibrate",
+    ("sensitivity-above-range", ["--sensitivity", "1.5", "--range-bound", "1"], ("'--sensitivity' option of calibrate",
                                                                            "at most", "= 1")),
-    ("sensitivity-above-hamming", ["--sensitivity", "2.5", "--range", "1", "--hamming", "4"], ("at most", "= 2")),
-    ("range-zero", ["--range", "0"], ("'--range'",)),
-    ("hamming-zero", ["--range", "1", "--hamming", "0"], ("'--hamming'",)),
+    ("sensitivity-above-hamming", ["--sensitivity", "2.5", "--range-bound", "1", "--hamming", "4"], ("at most", "= 2")),
+    ("range-zero", ["--range-bound", "0"], ("'--range-bound'",)),
+    ("hamming-zero", ["--range-bound", "1", "--hamming", "0"], ("'--hamming'",)),
     ("alpha-two", ["--alpha", "2"], ("'--alpha'", "(0, 1]")),
     ("beta-one", ["--sensitivity-ucb", "0.2", "--beta", "1"], ("'--beta'", "(0, 1)")),
     ("method", ["--method", "exact"], ("'--method' option of calibrate", "'tight', 'paper'")),

@@ -38,7 +38,7 @@ def ensemble_file(shared_data):
 def certified(ensemble_file, tmp_path_factory):
     out = tmp_path_factory.mktemp("cli-certify")
     code = main(["certify", str(ensemble_file), "--out", str(out), "--tau", "0.5", "--delta", "0.01",
-                 "--neighbors", "swap", "--seed", "5", "--no-plots"])
+                 "--generators", "swap", "--seed", "5", "--no-plots"])
     return code, out
 
 
@@ -72,12 +72,12 @@ def test_audit_cli_exit_code_matches_verdict(certified, ensemble_file):
     code, out = certified
     res, _, used = audit_cmd.audit_on_files(out / "certificate.json", [ensemble_file], seed=1)
     assert used == ["swap"] and res.n_neighbors > 30000
-    assert main(["audit", str(out / "certificate.json"), "--neighbors", str(ensemble_file), "--seed", "1"]) == \
+    assert main(["audit", str(out / "certificate.json"), "--neighbor-file", str(ensemble_file), "--seed", "1"]) == \
         audit_cmd.EXIT_CODES[res.verdict]
     model = "o3-high"
     res_m, cert_m, _ = audit_cmd.audit_on_files(out / "certificates.json", [ensemble_file], model=model, seed=1)
     assert cert_m["scope"]["model"] == model and res_m.n_neighbors <= 500
-    assert main(["audit", str(out / "certificates.json"), "--model", model, "--neighbors", str(ensemble_file),
+    assert main(["audit", str(out / "certificates.json"), "--model", model, "--neighbor-file", str(ensemble_file),
                  "--seed", "1"]) == audit_cmd.EXIT_CODES[res_m.verdict]
 
 
@@ -94,8 +94,8 @@ def test_local_app_registers_the_commands():
     [
         (["--tau", "0"], "The '--tau' option of certify"),
         (["--delta", "1.5"], "The '--delta' option of certify"),
-        (["--neighbors", "shuffle"], "The '--neighbors' option of certify"),
-        (["--neighbors", "swap,variant:bold"], "variant:bold"),
+        (["--generators", "shuffle"], "The '--generators' option of certify"),
+        (["--generators", "swap,variant:bold"], "variant:bold"),
     ],
 )
 def test_bad_parameters_exit_2(ensemble_file, tmp_path, capsys, args, fragment):
@@ -132,11 +132,11 @@ def test_audit_shows_its_steps_on_a_terminal_and_keeps_stdout_clean(certified, e
     screen = io.StringIO()
     monkeypatch.setattr(_progress, "_CONSOLE", Console(file=screen, force_terminal=True, width=120, color_system=None))
     code, out = certified
-    main(["audit", str(out / "certificate.json"), "--neighbors", str(ensemble_file), "--seed", "1"])
+    main(["audit", str(out / "certificate.json"), "--neighbor-file", str(ensemble_file), "--seed", "1"])
     shown = screen.getvalue()
     assert "✓ reading 1 neighbour file(s)" in shown and "✓ auditing" in shown
     stdout = capsys.readouterr().out
     assert "verdict" in stdout and "reading" not in stdout and "auditing:" not in stdout
     screen.truncate(0)
-    main(["audit", str(out / "certificate.json"), "--neighbors", str(ensemble_file), "--seed", "1", "--no-progress"])
+    main(["audit", str(out / "certificate.json"), "--neighbor-file", str(ensemble_file), "--seed", "1", "--no-progress"])
     assert screen.getvalue().strip("\x00") == ""

@@ -34,7 +34,7 @@ def no_loading(monkeypatch):
     [
         (["--tau", "0"], {"tau": 0.0}),
         (["--delta", "1.5"], {"delta": 1.5}),
-        (["--neighbors", "shuffle"], {"neighbors": "shuffle"}),
+        (["--generators", "shuffle"], {"neighbors": "shuffle"}),
         (["--method", "exact"], {"method": "exact"}),
         (["--combine", "mean"], {"combine": "mean"}),
         (["--alpha", "1.5"], {"alpha": 1.5}),
@@ -43,7 +43,7 @@ def no_loading(monkeypatch):
         (["--view", "items"], {"view": "items"}),
         (["--center", "fixed:2"], {"center": "fixed:2"}),
         (["--center", "holdout", "--holdout", "0"], {"center": "holdout", "holdout": 0.0}),
-        (["--neighbors", "swap", "--jitter-adjust"], {"neighbors": "swap", "jitter_adjust": True}),
+        (["--generators", "swap", "--jitter-adjust"], {"neighbors": "swap", "jitter_adjust": True}),
         (["--bootstrap-rounds", "0"], {"bootstrap_rounds": 0}),
     ],
 )

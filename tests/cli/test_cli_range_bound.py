@@ -82,7 +82,7 @@ def test_range_bound_certifies_on_the_range_alone(which, dim, game1_table, tmp_p
         assert c.verify()["holds"] is True and c.range_implied["holds"] is True
 
 
-@pytest.mark.parametrize("extra", [[], ["--neighbors", "swap"]])
+@pytest.mark.parametrize("extra", [[], ["--generators", "swap"]])
 def test_without_the_flag_the_error_names_it(extra, game1_table, tmp_path, capsys):
     for src in (MT_SINGLE, game1_table):
         code, text = _run(["certify", str(src), "--out", str(tmp_path / "o"), "--no-plots", "--no-progress", *extra],

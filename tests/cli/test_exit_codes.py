@@ -63,7 +63,7 @@ def violating(tmp_path_factory):
 def test_certify_exits_1_when_its_audit_contradicts_the_certificate(violating):
     tmp, path = violating
     out = tmp / "out"
-    r = _run("certify", str(path), "--out", str(out), "--neighbors", "variant:x", "--method", "paper",
+    r = _run("certify", str(path), "--out", str(out), "--generators", "variant:x", "--method", "paper",
              "--beta", "none", "--no-plots", "--bootstrap-rounds", "50")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "VIOLATED" in r.stdout
@@ -77,17 +77,17 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     tmp, path = violating
     out = tmp / "out"
     if not (out / "certificate.json").exists():
-        r = _run("certify", str(path), "--out", str(out), "--neighbors", "variant:x", "--method", "paper",
+        r = _run("certify", str(path), "--out", str(out), "--generators", "variant:x", "--method", "paper",
                  "--beta", "none", "--no-plots", "--bootstrap-rounds", "50")
         assert r.returncode == 1, r.stdout + r.stderr
-    r = _run("audit", str(out / "certificate.json"), "--neighbors", str(path))
+    r = _run("audit", str(out / "certificate.json"), "--neighbor-file", str(path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "violated" in r.stdout
 
     # two unchanged neighbours: every p_i ~ 0, but two draws cannot push the 99% bound below δ
     few = tmp_path / "few.csv"
     _table(2, np.zeros(2, dtype=bool)).to_csv(few, index=False)
-    r = _run("audit", str(out / "certificate.json"), "--neighbors", str(few))
+    r = _run("audit", str(out / "certificate.json"), "--neighbor-file", str(few))
     assert r.returncode == 3, r.stdout + r.stderr
     assert "inconclusive" in r.stdout
 
@@ -95,12 +95,12 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     clean = tmp_path / "clean.csv"
     _table(400, np.zeros(400, dtype=bool)).to_csv(clean, index=False)
     out2 = tmp_path / "out2"
-    r = _run("certify", str(clean), "--out", str(out2), "--neighbors", "variant:x", "--no-plots",
+    r = _run("certify", str(clean), "--out", str(out2), "--generators", "variant:x", "--no-plots",
              "--bootstrap-rounds", "50", "--alpha", "0.25", "--sigma", "0.001")
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads((out2 / "summary.json").read_text())["status"] == "certified"
     assert json.loads((out2 / "certificate.json").read_text())["range_implied"]["holds"] is True
-    r = _run("audit", str(out2 / "certificate.json"), "--neighbors", str(clean))
+    r = _run("audit", str(out2 / "certificate.json"), "--neighbor-file", str(clean))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "not contradictable" in r.stdout
 
@@ -108,10 +108,10 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     many = tmp_path / "many.csv"
     _table(1000, np.zeros(1000, dtype=bool)).to_csv(many, index=False)
     out3 = tmp_path / "out3"
-    r = _run("certify", str(many), "--out", str(out3), "--neighbors", "variant:x", "--method", "paper", "--beta", "none",
+    r = _run("certify", str(many), "--out", str(out3), "--generators", "variant:x", "--method", "paper", "--beta", "none",
              "--no-plots", "--bootstrap-rounds", "50")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _run("audit", str(out3 / "certificate.json"), "--neighbors", str(many))
+    r = _run("audit", str(out3 / "certificate.json"), "--neighbor-file", str(many))
     assert r.returncode == 0, r.stdout + r.stderr
     # its own batch with a neighbour for every item (data hash): the probability over T computed exactly
     assert "exact" in r.stdout and "census" in r.stdout
@@ -120,11 +120,11 @@ def test_audit_exits_1_on_violated_3_on_inconclusive_0_when_not_contradicted_2_o
     t["item_id"] = "r" + t["item_id"]
     t.loc[t["item_id"] == "rq0000", "score"] = 1.0  # another batch (original and neighbour agree: distance 0)
     t.to_csv(fresh, index=False)
-    r = _run("audit", str(out3 / "certificate.json"), "--neighbors", str(fresh))
+    r = _run("audit", str(out3 / "certificate.json"), "--neighbor-file", str(fresh))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "holds" in r.stdout
 
-    r = _run("audit", str(tmp_path / "missing.json"), "--neighbors", str(clean))
+    r = _run("audit", str(tmp_path / "missing.json"), "--neighbor-file", str(clean))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     r = _run("certify", str(clean), "--out", str(tmp_path / "o3"), "--tau", "-1")
     assert r.returncode == 2 and "'--tau'" in r.stderr and "Traceback" not in r.stderr

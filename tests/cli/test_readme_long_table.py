@@ -1,4 +1,4 @@
-"""The README's long-table recipe, followed as written: a 1–10 table of your own, `certify --scale 1,10 --neighbors auto`."""
+"""The README's long-table recipe, followed as written: a 1–10 table of your own, `certify --scale 1,10 --generators auto`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_readme_long_table_recipe_certifies_a_table_of_your_own(tmp_path, capsys
     path = tmp_path / "my_judgments.csv"
     table.to_csv(path, index=False)
     out = tmp_path / "my-cert"
-    code = main(["certify", str(path), "--scale", "1,10", "--neighbors", "auto", "--out", str(out), "--no-progress"])
+    code = main(["certify", str(path), "--scale", "1,10", "--generators", "auto", "--out", str(out), "--no-progress"])
     assert code in (0, 1)  # certified; 1 would mean an audit contradicts it (reported, not hidden)
     printed = capsys.readouterr().out
     assert "neighbours found in the data: swap" in printed

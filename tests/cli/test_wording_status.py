@@ -81,7 +81,7 @@ def test_summary_status_follows_the_exit_code(tmp_path):
     path = tmp_path / "two.csv"
     _frame(rows).drop(columns=["source", "line"]).to_csv(path, index=False)
     # j2's variant moves half its items by the whole range: alpha = 1 cannot be certified for it
-    r = _run("certify", str(path), "--neighbors", "variant:x", "--alpha", "1", "--out", str(tmp_path / "o"), "--no-plots",
+    r = _run("certify", str(path), "--generators", "variant:x", "--alpha", "1", "--out", str(tmp_path / "o"), "--no-plots",
              "--no-progress", "--bootstrap-rounds", "50", "--deterministic-judge")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -90,13 +90,13 @@ def test_summary_status_follows_the_exit_code(tmp_path):
 
     only = tmp_path / "j2.csv"
     _frame([r_ for r_ in rows if r_[0] == "j2"]).drop(columns=["source", "line"]).to_csv(only, index=False)
-    r = _run("certify", str(only), "--neighbors", "variant:x", "--alpha", "1", "--out", str(tmp_path / "o2"), "--no-plots",
+    r = _run("certify", str(only), "--generators", "variant:x", "--alpha", "1", "--out", str(tmp_path / "o2"), "--no-plots",
              "--no-progress", "--bootstrap-rounds", "50", "--deterministic-judge")
     assert r.returncode == 2
     summary = json.loads((tmp_path / "o2" / "summary.json").read_text())
     assert summary["status"] == "not certified" and summary["certified"] == [] and summary["exit_code"] == 2
 
-    r = _run("certify", str(path), "--neighbors", "variant:x", "--out", str(tmp_path / "o3"), "--no-plots",
+    r = _run("certify", str(path), "--generators", "variant:x", "--out", str(tmp_path / "o3"), "--no-plots",
              "--no-progress", "--bootstrap-rounds", "50", "--deterministic-judge")
     assert r.returncode == 0, r.stdout + r.stderr
     summary = json.loads((tmp_path / "o3" / "summary.json").read_text())

@@ -236,7 +236,7 @@ def test_cli_columns_map_a_long_table(tmp_path, capsys):
     capsys.readouterr()
     code = main(["certify", str(table), "--out", str(tmp_path / "o"), "--columns",
                  "judge=grader,model=system,item_id=question,variant=style,score=rating", "--scale", "1,10",
-                 "--neighbors", "variant:bold", "--holdout", "0", "--no-plots", "--bootstrap-rounds", "50"])
+                 "--generators", "variant:bold", "--holdout", "0", "--no-plots", "--bootstrap-rounds", "50"])
     assert code == 0
     cert = json.loads((tmp_path / "o" / "certificate.json").read_text())
     frame = pd.DataFrame(rows)

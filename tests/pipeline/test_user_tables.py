@@ -27,7 +27,7 @@ def test_pairwise_table_on_its_own_scale_certifies_with_all_neighbours(tmp_path,
     path = tmp_path / f"{kind}.csv"
     pairwise_table(kind).to_csv(path, index=False)
     out = tmp_path / "out"
-    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", GENERATORS, "--no-plots",
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--generators", GENERATORS, "--no-plots",
                                   "--bootstrap-rounds", "200")
     assert code == 0, err
     assert "Traceback" not in err
@@ -91,7 +91,7 @@ def test_gaps_are_counted_per_model_and_generator_and_shown(tmp_path, capsys) ->
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
     out = tmp_path / "out"
-    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", GENERATORS, "--no-plots",
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--generators", GENERATORS, "--no-plots",
                                   "--bootstrap-rounds", "200")
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
@@ -116,10 +116,10 @@ def test_neighbour_without_original_is_an_error_or_skipped_and_counted(tmp_path,
     line = int(np.flatnonzero((df.model == "mA") & (df.item_id == "q3"))[0]) + 2
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
-    code, _, err = certify_cli(capsys, str(path), "--out", str(tmp_path / "a"), "--neighbors", "variant:paraphrase")
+    code, _, err = certify_cli(capsys, str(path), "--out", str(tmp_path / "a"), "--generators", "variant:paraphrase")
     assert code == 2 and f"t.csv:{line}:" in err and "--skip-bad" in err and "skip_bad" not in err
     out = tmp_path / "b"
-    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", "variant:paraphrase",
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--generators", "variant:paraphrase",
                                   "--skip-bad", "--no-plots", "--bootstrap-rounds", "200")
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
@@ -145,7 +145,7 @@ def test_a_model_with_every_judgment_missing_is_reported_not_a_traceback(tmp_pat
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
     out = tmp_path / "out"
-    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--neighbors", "swap", "--no-plots",
+    code, text, err = certify_cli(capsys, str(path), "--out", str(out), "--generators", "swap", "--no-plots",
                                   "--bootstrap-rounds", "200")
     assert code == 0, err
     assert "Traceback" not in err

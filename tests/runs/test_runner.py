@@ -15,7 +15,7 @@ import yaml
 
 from conftest import SHARED_DATA  # tests/data: vendored real data
 from biasbound import DataFormatError, InputError
-from biasbound.commands.run import main
+from biasbound.cli import main
 from biasbound.config import load_config, parse_config
 from biasbound.runner import load_items, run, score_of
 from biasbound.testing import SyntheticJudge, serve_in_thread
@@ -98,7 +98,7 @@ def test_cli_config_error_is_one_sentence_and_exit_code_2(tmp_path) -> None:
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert err.startswith("error: ") and "'neighbors.generators'" in err and "'unknown-gen'" in err and "run.yaml" in err
     # and in-process, the same handler: bad tau
-    assert main([str(write(tmp_path, base_config(tau=0)))]) == 2
+    assert main(["run", str(write(tmp_path, base_config(tau=0)))]) == 2
 
 
 # ---------------------------------------------------------------------------- units

@@ -1,4 +1,4 @@
-"""`biasbound audit CERTIFICATE --neighbors FILE...`: verify a certificate, then re-audit it on neighbour data.
+"""`biasbound audit CERTIFICATE --neighbor-file FILE...`: verify a certificate, then re-audit it on neighbour data.
 
 The certificate is verified first (:meth:`biasbound.certificate.Certificate.verify`: every derived field
 recomputed from its inputs); one that does not verify is reported and not audited. The certificate's
@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
+
+from biasbound.parameters import old_option, option, renamed, validate
 from rich.console import Console
 from rich.table import Table
 
@@ -152,7 +154,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     if judge is not None:
         frame = frame[frame["judge"].astype(str) == str(judge)]
         if frame.empty:
-            raise InputError(f"The '--neighbors' files of audit hold no judgment by the certificate's judge {judge!r}.")
+            raise InputError(f"The '--neighbor-file' files of audit hold no judgment by the certificate's judge {judge!r}.")
     gens = scope.get("generators_in_combination") or list((cert.get("generators") or {}).keys())
     if not gens:
         raise InputError("The 'CERTIFICATE' argument of audit records no neighbour generator to audit.")
@@ -217,10 +219,10 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
                     census.add((m, g))
     if not used:
         raise InputError(
-            f"The '--neighbors' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
+            f"The '--neighbor-file' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
         )
     if not parts:
-        raise InputError(f"The '--neighbors' files of audit hold {n_scope} neighbour(s) for the certificate's scope"
+        raise InputError(f"The '--neighbor-file' files of audit hold {n_scope} neighbour(s) for the certificate's scope"
                          + (f" (model {model!r})" if model not in (None, "*") else "")
                          + "; at least 2 are needed for a part to be audited.")
     return parts, used, absent, sorted(outside), census
@@ -299,9 +301,8 @@ def audit_on_files(
 
     from biasbound._progress import step
 
-    from biasbound._validation import check_in_range
-
-    confidence = check_in_range(confidence, "confidence", "audit", low=0.0, high=1.0, low_open=True, high_open=True)
+    v = validate("audit", confidence=confidence, **({} if seed is None else {"seed": seed}))  # biasbound.parameters
+    confidence, seed = v["confidence"], v.get("seed")
     cert = read_certificate(certificate, model=model, judge=judge)
     # new neighbour tables are read on the scale the certificate's data were read on (recorded in its scope),
     # so that their normalised scores are comparable with the certified ones
@@ -379,16 +380,18 @@ def register(app: typer.Typer) -> None:
     @app.command("audit", help=_HELP)
     def audit_command(
         certificate: Path = typer.Argument(..., help="certificate.json (or certificates.json with --model)."),
-        neighbors: list[Path] = typer.Option(..., "--neighbors", help="Judgment files holding new neighbours."),
-        confidence: float = typer.Option(0.99, "--confidence", help="Family-wise confidence level of the audit "
-                                         "(Bonferroni over the models' and generators' parts)."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the Monte Carlo check (recorded)."),
+        neighbor_file: list[Path] = option("neighbor_file", []),
+        old_neighbors: list[Path] | None = old_option("neighbor_file"),
+        confidence: float = option("confidence", help="Family-wise confidence level of the audit (Bonferroni over the "
+                                   "models' and generators' parts), in (0, 1)"),
+        seed: int = option("seed", help="Seed of the Monte Carlo check (recorded)"),
         model: str | None = typer.Option(None, "--model", help="Pick this model's certificate from a list."),
         judge: str | None = typer.Option(None, "--judge", help="Pick this judge's certificate from a list."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines."),
         as_json: bool = typer.Option(False, "--json", help="Print the verification and every part's audit as JSON."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
     ) -> None:
+        neighbors = renamed(neighbor_file, old_neighbors, name="neighbor_file", command="audit", default=[])
         outcome = audit_on_files(certificate, neighbors, confidence=confidence, seed=seed,
                                  model=model, judge=judge, skip_bad=skip_bad, progress=not no_progress)
         if as_json:

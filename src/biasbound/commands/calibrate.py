@@ -1,7 +1,8 @@
 """`biasbound calibrate`: plan the shrinkage and noise a (tau, delta) certificate needs, from what you know.
 
 What you know about how far a neighbour moves the scores becomes knowledge records
-(:mod:`biasbound.bounds`): ``--range R --hamming k`` is the almost-sure bound ``||Delta|| <= R sqrt(k)``;
+(:mod:`biasbound.bounds`): ``--range-bound R --hamming k`` is the almost-sure bound ``||Delta|| <= R sqrt(k)``
+(``--hamming all``: k = d);
 ``--sensitivity U`` a measured RMS sensitivity (a point estimate, as in the paper's Algorithm 1);
 ``--sensitivity-ucb U --beta b`` an upper confidence bound on it.  ``tight`` takes the best exact bound for
 that knowledge, ``paper`` is Corollary 3.2 exactly.  Prints the point, the bound used, every candidate, the
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import InputError
-from biasbound._validation import check_in_range, check_int, check_param
+from biasbound.parameters import old_option, option, renamed, validate
 
 __all__ = ["register", "run", "summary"]
 
@@ -36,7 +37,7 @@ def run(
     sigma: float | None = None,
     method: str = "tight",
     score_range: float | None = None,
-    hamming: int | None = None,
+    hamming: int | str | None = None,
     beta: float | None = None,
     sensitivity_ucb: float | None = None,
     tau_split: float = 0.5,
@@ -51,43 +52,42 @@ def run(
     from biasbound.calibration import calibrate_knowledge
 
     where = "calibrate"
-    tau = check_param(tau, "tau", where, label="--tau")
-    delta = check_param(delta, "delta", where, label="--delta")
-    dim = check_param(dim, "dim", where, label="--dim")
-    if sensitivity is not None:
-        sensitivity = check_param(sensitivity, "sensitivity", where, label="--sensitivity")
-    if alpha is not None:
-        alpha = check_param(alpha, "alpha", where, label="--alpha")
-    if beta is not None:
-        beta = check_param(beta, "beta", where, label="--beta")
+    v = validate(where, tau=tau, delta=delta, dim=dim, sensitivity=sensitivity, sensitivity_ucb=sensitivity_ucb,
+                 alpha=alpha, sigma=sigma, beta=beta, method=method, score_range=score_range, tau_split=tau_split,
+                 frontier_points=frontier_points)
+    tau, delta, dim, sensitivity, sensitivity_ucb, alpha, beta = (v[n] for n in ("tau", "delta", "dim", "sensitivity",
+                                                                                 "sensitivity_ucb", "alpha", "beta"))
+    if beta == "none":
+        beta = None
     A = None
     if score_range is not None or hamming is not None:
-        r = check_in_range(1.0 if score_range is None else score_range, "--range", where, low=0.0, low_open=True)
-        k = check_int(1 if hamming is None else hamming, "--hamming", where, low=1)
+        r = 1.0 if score_range is None else v["score_range"]
+        k = 1 if hamming is None else validate(where, hamming=hamming)["hamming"]
+        if k == "all":  # every item changed: k = d
+            k = dim
         largest = r * math.sqrt(k)
         # an RMS of distances can never exceed the largest distance: a larger --sensitivity is a typo or a
         # sensitivity measured on another scale; it is refused, never clipped to the range
         if sensitivity is not None and sensitivity > largest:
             raise InputError(
                 f"The '--sensitivity' option of calibrate must be at most the largest neighbour distance "
-                f"--range x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
+                f"--range-bound x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
             )
         A = math.nextafter(largest * (1 + 2**-50), math.inf)  # a.s. bound, rounded up
     records: list[Any] = []
     if sensitivity_ucb is not None:
         if beta is None:
             raise InputError(f"The 'beta' parameter of {where} must be given in (0, 1) with --sensitivity-ucb. Got None instead.")
-        u = check_in_range(sensitivity_ucb, "sensitivity_ucb", where, low=0.0)
-        b = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+        u, b = sensitivity_ucb, beta
         records.append(Moments(min(u * u, A * A) if A is not None else u * u, beta=b, A=A, note="RMS sensitivity UCB"))
     elif sensitivity is not None:
-        s = check_in_range(sensitivity, "sensitivity", where, low=0.0)
+        s = sensitivity
         records.append(Moments(min(s * s, A * A) if A is not None else s * s, beta=None, A=A,
                                note="measured RMS sensitivity (point estimate)"))
     if A is not None and method == "tight":
         records.append(AlmostSure(A, note=f"score range {score_range or 1:g}, Hamming-{hamming or 1}"))
     if not records:
-        raise InputError(f"The {where} options must give --sensitivity, --sensitivity-ucb or --range. Got none of them.")
+        raise InputError(f"The {where} options must give --sensitivity, --sensitivity-ucb or --range-bound. Got none of them.")
     return calibrate_knowledge({"T": records}, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
                                tau_split=tau_split, frontier_points=frontier_points), A
 
@@ -161,26 +161,28 @@ def register(app: typer.Typer) -> None:
 
     @app.command("calibrate")
     def calibrate_cmd(
-        tau: float = typer.Option(..., "--tau", help="Tolerance tau > 0 on ||M(D) - M(D')||_2."),
-        delta: float = typer.Option(..., "--delta", help="Failure probability in (0, 1)."),
-        dim: int = typer.Option(..., "--dim", help="Number of scores d (judged items)."),
-        sensitivity: Optional[float] = typer.Option(None, "--sensitivity", help="RMS sensitivity Delta* (point estimate)."),
-        sensitivity_ucb: Optional[float] = typer.Option(
-            None, "--sensitivity-ucb", help="Upper (1 - beta) confidence bound on Delta* (needs --beta)."),
-        alpha: Optional[float] = typer.Option(None, "--alpha", help="Shrinkage in (0, 1]; then sigma is the largest that works."),
-        sigma: Optional[float] = typer.Option(None, "--sigma", help="Noise >= 0; then alpha is the largest that works."),
-        method: str = typer.Option("tight", "--method", help="'tight' (default: exact bounds) or 'paper' (Cor. 3.2 exactly)."),
-        score_range: Optional[float] = typer.Option(None, "--range", help="Score range R: every neighbour moves <= R*sqrt(hamming)."),
-        hamming: Optional[int] = typer.Option(None, "--hamming", help="Items changed per neighbour (Hamming k)."),
-        beta: Optional[float] = typer.Option(None, "--beta", help="Confidence parameter of --sensitivity-ucb."),
-        tau_split: float = typer.Option(0.5, "--tau-split", help="Default point: alpha = tau_split * alpha*(0)."),
-        frontier: int = typer.Option(9, "--frontier", help="Points of the frontier alpha*(sigma) to report (>= 2)."),
+        tau: float = option("tau", required=True),
+        delta: float = option("delta", required=True),
+        dim: int = option("dim", required=True),
+        sensitivity: Optional[float] = option("sensitivity"),
+        sensitivity_ucb: Optional[float] = option("sensitivity_ucb"),
+        alpha: Optional[float] = option("alpha", help="Shrinkage in (0, 1]; then sigma is the largest that works"),
+        sigma: Optional[float] = option("sigma", help="Noise >= 0; then alpha is the largest that works"),
+        method: str = option("method"),
+        score_range: Optional[float] = option("score_range"),
+        old_range: float | None = old_option("score_range"),
+        hamming: Optional[str] = option("hamming", None, help="Items changed per neighbour (Hamming k), or 'all' (k = "
+                                        "--dim)"),
+        beta: Optional[float] = option("beta", None, help="Confidence parameter of --sensitivity-ucb, in (0, 1)"),
+        tau_split: float = option("tau_split"),
+        frontier_points: int = option("frontier_points"),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
     ) -> None:
         """Plan a (tau, delta) certificate: the shrinkage alpha and noise sigma your judge needs."""
+        score_range = renamed(score_range, old_range, name="score_range", command="calibrate")
         cal, A = run(sensitivity=sensitivity, dim=dim, tau=tau, delta=delta, alpha=alpha, sigma=sigma, method=method,
                      score_range=score_range, hamming=hamming, beta=beta, sensitivity_ucb=sensitivity_ucb,
-                     tau_split=tau_split, frontier_points=frontier)
+                     tau_split=tau_split, frontier_points=frontier_points)
         if as_json:
             typer.echo(json.dumps(summary(cal, A), indent=2, allow_nan=False))
         else:

@@ -13,7 +13,7 @@ Inputs are detected by content (:func:`detect_format`):
   a pairwise battle table → :mod:`biasbound.integrations.battles`;
 - anything else (CSV, TSV, JSONL, Parquet, optionally gzipped): a generic long table.
 
-``--neighbors auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
+``--generators auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
 game-2 judgments, ``variant:NAME`` for every variant, ``rerun`` when there are reruns; (judge,
 model) groups without a neighbour of each of them are left out, and named.
 """
@@ -35,6 +35,7 @@ from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
 from biasbound._validation import arg, cli_command
+from biasbound.parameters import old_option, option, renamed, validate
 
 __all__ = [
     "EXIT_VIOLATED",
@@ -70,7 +71,7 @@ class LoadedInputs:
 
     frame: pd.DataFrame
     report: dict[str, Any] = field(default_factory=dict)
-    #: the reading options (and the generators ``--neighbors auto`` kept), recorded so that
+    #: the reading options (and the generators ``--generators auto`` kept), recorded so that
     #: ``biasbound verify --judgments`` reads the inputs the same way
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -210,7 +211,7 @@ def load_inputs(
     from biasbound.data.tables import load_llmbar, load_table
 
     where = cli_command() or "load_inputs"
-    what = "'INPUT' argument" if where != "audit" else "'--neighbors' option"
+    what = "'INPUT' argument" if where != "audit" else "'--neighbor-file' option"
     if not paths:
         raise InputError(f"The {what} of {where} must name at least one file or folder. Got none.")
     frames, report = [], {}
@@ -337,7 +338,7 @@ def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
 def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> LoadedInputs:
     """Keep the (judge, model) groups that hold a neighbour of every generator; list the others.
 
-    Used by ``--neighbors auto``: in AlpacaEval's results, say, only a few models have
+    Used by ``--generators auto``: in AlpacaEval's results, say, only a few models have
     ``_verbose``/``_concise`` runs; the others have no neighbour to certify with. Their rows are
     left out (never scored), and every input's ``report[path]["neighbors_auto"]`` names them.
     """
@@ -359,8 +360,8 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
         have = groups if have is None else have & groups
     if len({frozenset(v) for v in by_judge.values()}) > 1:
         listing = "; ".join(f"{j}: {', '.join(g for g in generators if g in v)}" for j, v in sorted(by_judge.items()))
-        raise InputError(f"The '--neighbors auto' option of certify found different neighbours per judge ({listing}); "
-                         "certify those judges in separate calls, or name the generators with --neighbors.")
+        raise InputError(f"The '--generators auto' option of certify found different neighbours per judge ({listing}); "
+                         "certify those judges in separate calls, or name the generators with --generators.")
     have = have or set()
     keys = list(zip(frame["judge"].astype(str), frame["model"].astype(str)))
     keep = pd.Series([k in have for k in keys], index=frame.index)
@@ -368,8 +369,8 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
     for j, m in sorted(set(keys) - have):
         left.setdefault(j, []).append(m)
     if not have:
-        raise InputError(f"The '--neighbors auto' option of certify found no (judge, model) with a neighbour of every "
-                         f"generator found ({', '.join(generators)}); name the generators with --neighbors.")
+        raise InputError(f"The '--generators auto' option of certify found no (judge, model) with a neighbour of every "
+                         f"generator found ({', '.join(generators)}); name the generators with --generators.")
     auto = {"generators": list(generators), "left_out": left}
     report = {path: {**rep, "neighbors_auto": auto} for path, rep in loaded.report.items()}  # kept in load_report.json
     return LoadedInputs(frame=frame[keep.to_numpy()].reset_index(drop=True), report=report,
@@ -589,7 +590,7 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
                       "is written with its audit; exit code 1).", soft_wrap=True)
     if result.outputs:
         first = next(iter(result.outputs.values()))
-        console.print(f"Outputs written to {Path(first).parent}", soft_wrap=True, highlight=False)
+        console.print(f"Outputs written to {escape(str(Path(first).parent))}", soft_wrap=True, highlight=False)
 
 
 def print_coverage(result: Any, console: Console, *, top: int = 12) -> None:
@@ -642,21 +643,20 @@ def register(app: typer.Typer) -> None:
         inputs: list[Path] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
                                             "annotations, MT-Bench judgment files, inspect_ai logs, or long tables."),
         out: str = typer.Option(..., "--out", help="Output folder."),  # str: typer reads "" as Path(".")
-        tau: float = typer.Option(0.5, "--tau", help="Tolerance τ > 0 on ||M(D) − M(D')||."),
-        delta: float = typer.Option(0.01, "--delta", help="Failure probability δ in (0, 1)."),
-        neighbors: str = typer.Option("auto", "--neighbors",
-                                      help="Generators: swap, rerun, variant:NAME (comma-separated), or auto (those the data hold)."),
-        method: str = typer.Option("tight", "--method", help="Calibration: tight or paper."),
-        combine: str = typer.Option("max", "--combine", help="Combination over generators: max (each generator) or rms (one "
-                                     "picked uniformly at random, for each model)."),
-        alpha: float | None = typer.Option(None, "--alpha", help="Shrinkage α in (0, 1]; chosen when omitted."),
-        beta: str = typer.Option("0.05", "--beta", help="Confidence of the sensitivity bound, or 'none' (point estimate)."),
-        holdout: float = typer.Option(0.3, "--holdout", help="Share of neighbours held out for the audit."),
-        center: str = typer.Option("fixed:0.5", "--center", help="fixed:X, ema:X, holdout or batch."),
-        view: str = typer.Option("model", "--view", help="model (per-item scores) or leaderboard (model means)."),
-        seed: int = typer.Option(0, "--seed", help="Master seed (recorded)."),
+        tau: float = option("tau"),
+        delta: float = option("delta"),
+        neighbors: str = option("neighbors", "auto"),
+        old_neighbors: str | None = old_option("neighbors"),
+        method: str = option("method"),
+        combine: str = option("combine"),
+        alpha: float | None = option("alpha"),
+        beta: str = option("beta", "0.05"),
+        holdout: float = option("holdout"),
+        center: str = option("center"),
+        view: str = option("view"),
+        seed: int = option("seed"),
         scale: str | None = typer.Option(None, "--scale", help="Raw score scale lo,hi of generic tables."),
-        jitter_adjust: bool = typer.Option(False, "--jitter-adjust", help="Also report the jitter-free sensitivity (a diagnostic; never used to calibrate)."),
+        jitter_adjust: bool = option("jitter_adjust"),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines instead of stopping."),
         columns: str | None = typer.Option(None, "--columns",
                                            help="Long tables: NAME=COLUMN pairs, e.g. judge=annotator,item_id=question,score=rating."),
@@ -664,24 +664,16 @@ def register(app: typer.Typer) -> None:
         mt_bench_ties: str = typer.Option("missing", "--mt-bench-ties", help="MT-Bench pairwise ties: missing or half."),
         score_map: str | None = typer.Option(None, "--score-map",
                                              help="inspect_ai score values to [0, 1], e.g. C=1,P=0.5,I=0 (default rule: C/P/I/N)."),
-        bootstrap_rounds: int = typer.Option(1000, "--bootstrap-rounds", help="Item-bootstrap rounds for CIs."),
-        no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
+        bootstrap_rounds: int = option("bootstrap_rounds"),
+        plots: bool = option("plots"),
         baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
                                             "(marked in leaderboard.csv; its own win rate is 50, as Arena-Hard pins "
                                             "it; the certified scores do not depend on it)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
-        hamming: str = typer.Option("1", "--hamming", help="Neighbour size: K items perturbed at once (drawn uniformly), "
-                                    "or 'all' (every item: for swaps, the position bias of the whole leaderboard)."),
-        sigma: float | None = typer.Option(None, "--sigma", help="Noise scale σ >= 0 (0 = deterministic, tight only); "
-                                           "chosen on the frontier when omitted."),
-        range_bound: bool = typer.Option(False, "--range-bound",
-                                         help="Data without any neighbour: certify on the score range alone (any change "
-                                              "of one item's score; holds for ANY judge on the range)."),
-        deterministic_judge: bool = typer.Option(
-            False, "--deterministic-judge",
-            help="Declare the judge deterministic: each recorded neighbour verdict is its only answer (exact "
-                 "probability over a census); an assumption stated in the certificate. Default: every recorded "
-                 "verdict is one draw of a random judge."),
+        hamming: str = option("hamming", "1"),
+        sigma: float | None = option("sigma"),
+        range_bound: bool = option("range_bound"),
+        deterministic_judge: bool = option("deterministic_judge"),
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=True,
                                              help="Ed25519 private key (biasbound keygen) to sign the outputs manifest; "
                                                   "never copied into the outputs."),
@@ -694,6 +686,8 @@ def register(app: typer.Typer) -> None:
 
         from biasbound._validation import check_one_of
 
+        neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
+        hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)
         raw_scale = parse_scale(scale)
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
@@ -725,13 +719,13 @@ def register(app: typer.Typer) -> None:
         if auto:
             found = natural_neighbors(loaded.frame)
             if not found and not range_bound:
-                raise InputError("The '--neighbors auto' option of certify found no neighbours in the data (no game-2 "
+                raise InputError("The '--generators auto' option of certify found no neighbours in the data (no game-2 "
                                  "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
                                  "biasbound.inspect scorer), name a generator the data hold, or pass --range-bound to "
                                  "certify on the score range alone.")
             if found:
                 neighbors = ",".join(found)
-                console.print(f"neighbours found in the data: {neighbors}", highlight=False)
+                console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
                 loaded = restrict_to_groups_with(loaded, found)
                 first = next(iter(loaded.report.values()), {})
                 left_out = first.get("neighbors_auto", {}).get("left_out", {})
@@ -762,7 +756,7 @@ def register(app: typer.Typer) -> None:
             result = certify(
                 loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
                 beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
-                jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=not no_plots,
+                jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
                 range_bound=range_bound, deterministic_judge=deterministic_judge, sign_key=sign_key,
             )

@@ -30,6 +30,7 @@ import typer
 from rich.console import Console
 
 from biasbound._exceptions import InputError
+from biasbound.parameters import option
 from rich.table import Table
 
 __all__ = ["DEMO_SETTINGS", "example_data_path", "example_run_config", "print_demo_card", "register", "run_demo",
@@ -339,7 +340,7 @@ def register(app: typer.Typer) -> None:
     def demo_command(
         out: Path = typer.Option(Path("biasbound-demo"), "--out",
                                  help="Output folder (paper/, tight/ and leaderboard-all-swapped/, or run/, inside)."),
-        no_plots: bool = typer.Option(False, "--no-plots", help="Skip plots and report.html."),
+        plots: bool = option("plots"),
         run_: bool = typer.Option(False, "--run", help="Run examples/run-synthetic.yaml end to end against a local "
                                   "synthetic judge (started and stopped here) on the shipped Arena-Hard v0.1 subset."),
         n_items: int | None = typer.Option(None, "--n-items", min=2, max=198,
@@ -358,7 +359,7 @@ def register(app: typer.Typer) -> None:
             path = write_example_config(write_config)
             Console().print(f"Example run config written to {path} (data paths point into the installed package); "
                             "change judge.base_url, judge.model and judge.api_key_env, then: biasbound run "
-                            f"{path}", highlight=False, soft_wrap=True)
+                            f"{path}", highlight=False, soft_wrap=True, markup=False)
             return
 
         if run_:
@@ -378,7 +379,7 @@ def register(app: typer.Typer) -> None:
             return
         if n_items is not None or generators is not None:
             raise InputError("The '--n-items' and '--generators' options of demo need '--run'. Got them without it.")
-        results = run_demo(out, plots=not no_plots, progress=not no_progress)
+        results = run_demo(out, plots=plots, progress=not no_progress)
         console = Console()
         print_demo_card(results, console)
         console.print(comparison_table(results))
@@ -389,6 +390,6 @@ def register(app: typer.Typer) -> None:
             ft.add_row(name, text)
         console.print(ft)
         console.print("Outputs written to " + ", ".join(str(out / n) for n in results)
-                      + ("" if no_plots else " (each with report.html)"), highlight=False, soft_wrap=True)
+                      + (" (each with report.html)" if plots else ""), highlight=False, soft_wrap=True)
         if any(r.violated for r in results.values()):
             raise typer.Exit(EXIT_VIOLATED)

@@ -1,20 +1,24 @@
 """`biasbound run CONFIG.yaml`: judge, perturb, judge the neighbours, certify, report (see biasbound.runner).
 
-Also runnable on its own (``python -m biasbound.commands.run CONFIG.yaml``) with the same
-error handling as ``biasbound``: a biasbound error is one red sentence on stderr and exit
-code 2, never a traceback.
+Every certify parameter can be set in the config (biasbound.config) or on the command line
+(the same options as ``biasbound certify``, from :mod:`biasbound.parameters`); an option given
+overrides the config's key. The one entry point is ``biasbound`` (:mod:`biasbound.cli`).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 
-__all__ = ["main", "print_run_summary", "register"]
+from biasbound.parameters import option
+
+__all__ = ["print_run_summary", "register"]
+
+#: The help panel of the certify parameters: each replaces the config's key when given.
+_PANEL = "Certify parameters (given: replace the config's key)"
 
 
 def register(app: typer.Typer) -> None:
@@ -27,11 +31,39 @@ def register(app: typer.Typer) -> None:
         retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed",
                                           help="Call again the judge/rewriter calls an earlier run left failed or "
                                                "missing in the cache (default), or keep them as they are."),
+        # every certify parameter; None: the config's value (biasbound.parameters declares them once)
+        tau: float | None = option("tau", None, rich_help_panel=_PANEL),
+        delta: float | None = option("delta", None, rich_help_panel=_PANEL),
+        method: str | None = option("method", None, rich_help_panel=_PANEL),
+        combine: str | None = option("combine", None, rich_help_panel=_PANEL),
+        alpha: float | None = option("alpha", None, rich_help_panel=_PANEL),
+        beta: str | None = option("beta", None, rich_help_panel=_PANEL),
+        holdout: float | None = option("holdout", None, rich_help_panel=_PANEL),
+        center: str | None = option("center", None, rich_help_panel=_PANEL),
+        view: str | None = option("view", None, rich_help_panel=_PANEL),
+        seed: int | None = option("seed", None, rich_help_panel=_PANEL),
+        jitter_adjust: bool | None = option("jitter_adjust", None, flag="--jitter-adjust/--no-jitter-adjust",
+                                            rich_help_panel=_PANEL),
+        bootstrap_rounds: int | None = option("bootstrap_rounds", None, rich_help_panel=_PANEL),
+        hamming: str | None = option("hamming", None, rich_help_panel=_PANEL),
+        sigma: float | None = option("sigma", None, rich_help_panel=_PANEL),
+        range_bound: bool | None = option("range_bound", None, flag="--range-bound/--no-range-bound",
+                                          rich_help_panel=_PANEL),
+        deterministic_judge: bool | None = option("deterministic_judge", None, rich_help_panel=_PANEL,
+                                                  flag="--deterministic-judge/--no-deterministic-judge"),
+        plots: bool | None = option("plots", None, rich_help_panel=_PANEL),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
+        from biasbound.config import load_config, with_certify_options
         from biasbound.runner import run
 
-        result = run(config, progress=not no_progress, retry_failed=retry_failed)
+        given = {k: v for k, v in dict(
+            tau=tau, delta=delta, method=method, combine=combine, alpha=alpha, beta=beta, holdout=holdout,
+            center=center, view=view, seed=seed, jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds,
+            hamming=hamming, sigma=sigma, range_bound=range_bound, deterministic_judge=deterministic_judge,
+            plots=plots).items() if v is not None}
+        cfg = with_certify_options(load_config(config), **given)
+        result = run(cfg, progress=not no_progress, retry_failed=retry_failed)
         print_run_summary(result, Console())
         if result.certification is not None and result.certification.violated:
             from biasbound.commands.certify import EXIT_VIOLATED
@@ -91,37 +123,3 @@ def call_lines(summary: dict[str, Any]) -> list[str]:
         if len(per) > 1:
             lines.append(f"  {who}: HTTP attempts per endpoint: " + ", ".join(f"{u} {n}" for u, n in per.items()))
     return lines
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the ``run`` command alone with ``biasbound``'s error handling; return the exit code."""
-    from biasbound.cli import _USAGE_ERRORS  # the same usage-error classes as the main CLI
-    from biasbound._exceptions import BiasboundError
-
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    register(app)
-
-    @app.callback()
-    def _root() -> None:
-        """biasbound run."""
-
-    err = Console(stderr=True)
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        app(args=["run", *args], standalone_mode=False)
-    except BiasboundError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        return 2
-    except (typer.Exit, SystemExit) as exc:
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            code = getattr(exc, "code", 0)
-        return int(code or 0)
-    except _USAGE_ERRORS as exc:
-        exc.show()
-        return int(exc.exit_code)
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

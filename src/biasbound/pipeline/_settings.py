@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
-from biasbound._validation import arg, check_one_of, check_param, resolve_rng
+from biasbound._validation import arg, resolve_rng
+from biasbound.parameters import PARAMETERS, validate
 from biasbound.pipeline._results import _jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
@@ -36,7 +37,9 @@ _GEN_TEXT = {
 
 def _named(name: str) -> str:
     """``The 'tau' parameter`` to a Python caller, ``The '--tau' option`` to a command-line user of certify."""
-    return arg(f"The {name!r} parameter", f"The '--{name.replace('_', '-')}' option")
+    p = PARAMETERS.get(name)
+    flag = p.flag if p is not None and p.flag else f"--{name.replace('_', '-')}"
+    return arg(f"The {name!r} parameter", f"The '{flag}' option")
 
 
 def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
@@ -74,7 +77,7 @@ def parse_neighbors(spec: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_center(spec: str) -> tuple[str, float | None]:
+def parse_center(spec: str, where: str = _WHERE) -> tuple[str, float | None]:
     """Parse a centre specification: ``fixed:X``, ``ema:X``, ``holdout`` or ``batch``.
 
     Returns
@@ -83,7 +86,7 @@ def parse_center(spec: str) -> tuple[str, float | None]:
         ``value`` is the public centre for ``fixed``/``ema`` and ``None`` otherwise.
     """
     if not isinstance(spec, str):
-        raise TypeError(f"{_named('center')} of {_WHERE} must be a str. Got {type(spec).__name__} instead.")
+        raise TypeError(f"{_named('center')} of {where} must be a str. Got {type(spec).__name__} instead.")
     s = spec.strip().lower()
     if s in ("holdout", "batch"):
         return s, None
@@ -95,12 +98,12 @@ def parse_center(spec: str) -> tuple[str, float | None]:
             value = math.nan
         if not (0.0 <= value <= 1.0):
             raise InputError(
-                f"{_named('center')} of {_WHERE} must hold a value in [0, 1] (scores are normalised). "
+                f"{_named('center')} of {where} must hold a value in [0, 1] (scores are normalised). "
                 f"Got {spec!r} instead."
             )
         return m.group(1), value
     raise InputError(
-        f"{_named('center')} of {_WHERE} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
+        f"{_named('center')} of {where} must be one of 'fixed:X', 'ema:X', 'holdout', 'batch'. Got {spec!r} instead."
     )
 
 
@@ -304,32 +307,24 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
     TypeError
         For a parameter of the wrong type.
     """
-    tau = check_param(tau, "tau", _WHERE, label=arg("tau", "--tau"))
-    delta = check_param(delta, "delta", _WHERE, label=arg("delta", "--delta"))
+    v = validate(_WHERE, tau=tau, delta=delta, method=method, combine=combine, alpha=alpha, beta=beta, holdout=holdout,
+                 view=view, center=center, jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds,
+                 confidence=confidence, n_mc=n_mc, sigma=sigma, deterministic_judge=deterministic_judge)
+    tau, delta, method, combine, alpha, holdout, view = (v[n] for n in ("tau", "delta", "method", "combine", "alpha",
+                                                                        "holdout", "view"))
+    beta = None if v["beta"] == "none" else v["beta"]
     gens = parse_neighbors(neighbors)
-    method = check_one_of(method, arg("method", "--method"), _WHERE, ("tight", "paper"))
-    combine = check_one_of(combine, arg("combine", "--combine"), _WHERE, ("max", "rms"))
-    if alpha is not None:
-        alpha = check_param(alpha, "alpha", _WHERE, label=arg("alpha", "--alpha"))
-    if beta is not None:
-        beta = check_param(beta, "beta", _WHERE, label=arg("beta", "--beta"))
-    holdout = check_param(holdout, "holdout", _WHERE, label=arg("holdout", "--holdout"))
-    view = check_one_of(view, arg("view", "--view"), _WHERE, ("model", "leaderboard"))
     center_kind, center_value = parse_center(center)
     if center_kind == "holdout" and holdout <= 0:
         raise InputError(f"{_named('holdout')} of {_WHERE} must be > 0 with center='holdout'. Got {holdout!r} instead.")
-    if not isinstance(jitter_adjust, bool):
-        raise TypeError(f"{_named('jitter_adjust')} of {_WHERE} must be a bool. Got {type(jitter_adjust).__name__} instead.")
     if jitter_adjust and ("rerun" not in gens or len(gens) < 2):
         raise InputError(
             f"{_named('jitter_adjust')} of {_WHERE} needs a 'rerun' generator and at least one other generator. "
             f"Got neighbors={','.join(gens)!r} instead."
         )
-    bootstrap_rounds = check_param(bootstrap_rounds, "bootstrap_rounds", _WHERE, label=arg("bootstrap_rounds", "--bootstrap-rounds"))
-    confidence = check_param(confidence, "confidence", _WHERE)
-    n_mc = check_param(n_mc, "n_mc", _WHERE)
+    bootstrap_rounds, confidence, n_mc = v["bootstrap_rounds"], v["confidence"], v["n_mc"]
     if seed is not None and not isinstance(seed, np.random.Generator):
-        seed = check_param(seed, "seed", _WHERE, label=arg("seed", "--seed"))
+        seed = validate(_WHERE, seed=seed)["seed"]
     k = parse_hamming(hamming)
     if k != 1 and method == "paper":
         raise InputError(f"{_named('hamming')} of {_WHERE} must be 1 with {arg('method', '--method')}='paper' (the paper's "
@@ -343,13 +338,10 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
         if unknown:
             raise InputError(f"The 'sampled' parameter of {_WHERE} names generators not in 'neighbors': {unknown}.")
         draws = {str(g): dict(v) for g, v in sampled.items()}
-    if sigma is not None:
-        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (sigma >= 0) or (method == "paper" and sigma == 0):
-            raise InputError(f"{_named('sigma')} of {_WHERE} must be a float >= 0 (> 0 with method 'paper'). "
-                             f"Got {sigma!r} instead.")
-        sigma = float(sigma)
-    if not isinstance(deterministic_judge, bool):
-        raise TypeError(f"{_named('deterministic_judge')} of {_WHERE} must be a bool. Got {type(deterministic_judge).__name__} instead.")
+    sigma = v["sigma"]
+    if sigma == 0 and method == "paper":
+        raise InputError(f"{_named('sigma')} of {_WHERE} must be > 0 with {arg('method', '--method')}='paper' (Cor. 3.2 "
+                         "needs noise). Got 0 instead.")
     _, master = resolve_rng(seed)
     return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
@@ -358,14 +350,5 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
 
 def parse_hamming(value: Any) -> int | None:
     """``--hamming K``: an int ``K >= 1`` or ``"all"`` (every item perturbed; returned as None)."""
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v == "all":
-            return None
-        try:
-            value = int(v)
-        except ValueError:
-            raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.") from None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
-        raise InputError(f"{_named('hamming')} of {_WHERE} must be an int >= 1 or 'all'. Got {value!r} instead.")
-    return int(value)
+    k = PARAMETERS["hamming"].check(value, _WHERE)
+    return None if k == "all" else k

@@ -1,0 +1,247 @@
+"""Every user-facing parameter declared once: name, type, allowed range or choices, default, meaning,
+command-line flag and ``biasbound run`` config key (constraints as data, as scikit-learn's
+``_parameter_constraints``).
+
+From this one table come
+
+- the Python validation (:func:`validate`: one call at the top of ``certify``, ``calibrate`` and
+  ``calibrate_knowledge``; the same ranges everywhere, e.g. ``delta=1e-15`` is refused by all of them);
+- the command-line options (:func:`option`: the same flag, default and help text in ``certify``, ``run``,
+  ``calibrate``, ``audit`` and ``demo``; an old spelling stays a hidden alias that warns, :func:`renamed`);
+- the run-config keys (:func:`biasbound.config.parse_config` reads every key of :data:`CERTIFY` through
+  the table, so ``run`` accepts every ``certify`` parameter);
+- the bad-parameter tests (tests/cli/test_parameters.py walks the table).
+
+Messages keep the house format (:mod:`biasbound._validation`): a Python caller reads
+"The 'delta' parameter of calibrate_knowledge must be a float in [1e-12, 1). Got 1e-15 instead.", a
+command-line user "The '--delta' option of certify ...", a config file "run.yaml: The key 'delta' must
+be a number in [1e-12, 1). Got 1e-15 instead.".
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from biasbound._exceptions import InputError
+from biasbound._validation import (
+    Range,
+    check_in_range,
+    check_int,
+    check_one_of,
+    cli_command,
+)
+
+__all__ = ["CERTIFY", "PARAMETERS", "Parameter", "old_option", "option", "renamed", "validate"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter: what it means and which values it takes.
+
+    ``kind`` is ``"float"``, ``"int"``, ``"bool"``, ``"choice"`` or ``"text"`` (a spec parsed by its own
+    reader, e.g. ``center``); ``words`` are literal values accepted besides the range (``hamming='all'``,
+    ``beta='none'``); ``optional`` admits None (chosen when omitted). ``flag`` is the command-line option
+    (None: Python only), ``old_flags`` its deprecated spellings, ``config_key`` the dotted key of the
+    ``biasbound run`` YAML (None: not in the config).
+    """
+
+    name: str
+    kind: str
+    meaning: str
+    default: Any = None
+    range: Range | None = None
+    choices: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    optional: bool = False
+    flag: str | None = None
+    old_flags: tuple[str, ...] = ()
+    config_key: str | None = None
+
+    def allowed(self, cli: bool = False) -> str:
+        """The allowed values in words, e.g. ``a float in [1e-12, 1)`` or ``one of 'tight', 'paper'`` (``or None``
+        for an optional parameter, except on the command line, where it is left out)."""
+        if self.kind == "choice":
+            text = "one of " + ", ".join(map(repr, self.choices))
+        elif self.kind == "bool":
+            text = "true or false"
+        elif self.kind in ("float", "int") and self.range is not None:
+            text = f"{'an int' if self.kind == 'int' else 'a float'} in {self.range.text()}"
+        else:
+            text = f"a {self.kind}"
+        text += "".join(f" or {w!r}" for w in self.words)
+        return text + (" or None" if self.optional and not cli else "")
+
+    def label(self, where: str) -> str:
+        """The name shown in a message: the flag to a command-line user of ``where``, else the Python name."""
+        return self.flag if (self.flag is not None and cli_command() == where) else self.name
+
+    def check(self, value: Any, where: str) -> Any:
+        """``value`` checked against the declaration (ints and floats converted); one sentence otherwise."""
+        if value is None and self.optional:
+            return None
+        if isinstance(value, str) and value.strip().lower() in self.words:
+            return value.strip().lower()
+        shown = self.label(where)
+        kind = "option" if shown.startswith("--") else "parameter"
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise TypeError(f"The {shown!r} {kind} of {where} must be a bool. Got {type(value).__name__} instead.")
+            return value
+        if self.kind == "choice":
+            return check_one_of(value, shown, where, self.choices)
+        if self.kind == "text":
+            if not isinstance(value, str):
+                raise TypeError(f"The {shown!r} {kind} of {where} must be a str. Got {type(value).__name__} instead.")
+            return value
+        if isinstance(value, str) and self.words:  # "3" typed for an int-or-word option (--hamming 3)
+            try:
+                value = int(value) if self.kind == "int" else float(value)
+            except ValueError:
+                raise InputError(f"The {shown!r} {kind} of {where} must be {self.allowed(kind == 'option')}. "
+                                 f"Got {value!r} instead.") from None
+        r = self.range or Range()
+        try:
+            if self.kind == "int":
+                return check_int(value, shown, where, **r.bounds())
+            return check_in_range(value, shown, where, **r.bounds())
+        except InputError:
+            if not (self.words or self.optional):
+                raise
+            raise InputError(f"The {shown!r} {kind} of {where} must be {self.allowed(kind == 'option')}. "
+                             f"Got {value!r} instead.") from None
+
+
+def _p(name: str, kind: str, meaning: str, default: Any = None, **kw: Any) -> Parameter:
+    return Parameter(name=name, kind=kind, meaning=meaning, default=default, **kw)
+
+
+_TABLE = (
+    # --- the certificate: pipeline.certify, the certify and run commands, the run config ------------------
+    # Scores are normalised to [0, 1]: two score vectors of up to 10^12 items are never more than 10^6 apart,
+    # so a larger tolerance says nothing more, and its square would overflow downstream.
+    _p("tau", "float", "Tolerance τ on ||M(D) − M(D')||₂", 0.5, range=Range(0.0, 1e6, low_open=True),
+       flag="--tau", config_key="tau"),
+    # Below 1e-12 no audit (it would need ~1e12 neighbour draws) or Monte Carlo check can ever speak to the
+    # claim, and the Gaussian tails it rests on are below the rounding error of the scores themselves.
+    _p("delta", "float", "Failure probability δ", 0.01, range=Range(1e-12, 1.0, high_open=True),
+       flag="--delta", config_key="delta"),
+    _p("neighbors", "text", "Generators: swap, rerun, variant:NAME (comma-separated), or auto (those the data hold)",
+       ("swap",), flag="--generators", old_flags=("--neighbors",)),
+    _p("method", "choice", "Calibration: tight (exact bounds) or paper (Cor. 3.2 exactly)", "tight",
+       choices=("tight", "paper"), flag="--method", config_key="calibration.method"),
+    _p("combine", "choice", "Combination over generators: max (each generator) or rms (one picked uniformly at "
+       "random, for each model)", "max", choices=("max", "rms"), flag="--combine", config_key="calibration.combine"),
+    _p("alpha", "float", "Shrinkage α; chosen when omitted", None, range=Range(0.0, 1.0, low_open=True), optional=True,
+       flag="--alpha", config_key="calibration.alpha"),
+    _p("beta", "float", "Confidence parameter of the sensitivity bound, or 'none' (point estimate)", 0.05,
+       range=Range(0.0, 1.0, low_open=True, high_open=True), words=("none",), optional=True, flag="--beta",
+       config_key="calibration.beta"),
+    _p("holdout", "float", "Share of neighbours held out for the audit", 0.3, range=Range(0.0, 0.9),
+       flag="--holdout", config_key="calibration.holdout"),
+    _p("center", "text", "Public centre: fixed:X, ema:X, holdout or batch", "fixed:0.5", flag="--center",
+       config_key="calibration.center"),
+    _p("view", "choice", "model (per-item scores) or leaderboard (model means)", "model",
+       choices=("model", "leaderboard"), flag="--view", config_key="view"),
+    _p("seed", "int", "Master seed (recorded)", 0, range=Range(0, None, integer=True), flag="--seed", config_key="seed"),
+    _p("jitter_adjust", "bool", "Also report the jitter-free sensitivity (a diagnostic; never used to calibrate)",
+       False, flag="--jitter-adjust", config_key="jitter_adjust"),
+    # Each round holds one count per item in memory; 10^5 rounds of 1,000 items are already 800 MB.
+    _p("bootstrap_rounds", "int", "Item-bootstrap rounds for the leaderboard's CIs", 1000,
+       range=Range(1, 100_000, integer=True), flag="--bootstrap-rounds", config_key="bootstrap_rounds"),
+    _p("hamming", "int", "Neighbour size: K items perturbed at once (drawn uniformly), or 'all' (every item: for "
+       "swaps, the position bias of the whole leaderboard)", 1, range=Range(1, None, integer=True), words=("all",),
+       flag="--hamming", config_key="calibration.hamming"),
+    _p("sigma", "float", "Noise scale σ (0 = deterministic, tight only); chosen on the frontier when omitted", None,
+       range=Range(0.0, None), optional=True, flag="--sigma", config_key="calibration.sigma"),
+    _p("range_bound", "bool", "Data without any neighbour: certify on the score range alone (any change of one "
+       "item's score; holds for ANY judge on the range)", False, flag="--range-bound",
+       config_key="calibration.range_bound"),
+    _p("deterministic_judge", "bool", "Declare the judge deterministic: each recorded neighbour verdict is its only "
+       "answer (exact probability over a census); an assumption stated in the certificate. Default: every recorded "
+       "verdict is one draw of a random judge", False, flag="--deterministic-judge",
+       config_key="calibration.deterministic_judge"),
+    _p("plots", "bool", "Write plots and report.html", True, flag="--plots/--no-plots", config_key="plots"),
+    _p("confidence", "float", "Family-wise confidence level of the audit", 0.99,
+       range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--confidence"),
+    _p("neighbor_file", "text", "Judgment files holding new neighbours (repeat the option for several)", None,
+       flag="--neighbor-file", old_flags=("--neighbors",)),
+    _p("n_mc", "int", "Monte Carlo draws of the audit", 20000, range=Range(1, None, integer=True)),
+    # --- the planner: calibrate, calibrate_knowledge, the calibrate command --------------------------------
+    _p("dim", "int", "Number of scores d (judged items)", None, range=Range(1, None, integer=True), flag="--dim"),
+    # normalised scores of up to 10^12 items never move further
+    _p("sensitivity", "float", "RMS sensitivity Δ* (point estimate)", None, range=Range(0.0, 1e6), optional=True,
+       flag="--sensitivity"),
+    _p("sensitivity_ucb", "float", "Upper (1 − β) confidence bound on Δ* (needs --beta)", None, range=Range(0.0, 1e6),
+       optional=True, flag="--sensitivity-ucb"),
+    _p("score_range", "float", "Score range R: every neighbour moves at most R·sqrt(hamming)", None,
+       range=Range(0.0, None, low_open=True), optional=True, flag="--range-bound", old_flags=("--range",)),
+    _p("tau_split", "float", "Default point: the noise's share of the most noise any certificate allows", 0.5,
+       range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--tau-split"),
+    _p("frontier_points", "int", "Points of the frontier α*(σ) to report (0: none, else >= 2)", 9,
+       range=Range(0, 10_000, integer=True), flag="--frontier"),
+    _p("max_attempts", "int", "HTTP attempts per judge call", 6, range=Range(1, None, integer=True)),
+)
+
+#: Every parameter, by Python name.
+PARAMETERS: dict[str, Parameter] = {p.name: p for p in _TABLE}
+
+#: The parameters of :func:`biasbound.pipeline.certify` a user sets (``certify`` and ``run`` accept each of them).
+CERTIFY: tuple[str, ...] = ("tau", "delta", "neighbors", "method", "combine", "alpha", "beta", "holdout", "center",
+                            "view", "seed", "jitter_adjust", "bootstrap_rounds", "hamming", "sigma", "range_bound",
+                            "deterministic_judge", "plots")
+
+
+def validate(where: str, **values: Any) -> dict[str, Any]:
+    """Check every ``name=value`` against :data:`PARAMETERS`; return the checked values (one sentence otherwise).
+
+    ``where`` names the entry point in the message (``"calibrate_knowledge"``, ``"certify"``); to a command-line
+    user of that command the message names the flag.
+    """
+    return {name: PARAMETERS[name].check(value, where) for name, value in values.items()}
+
+
+def option(name: str, default: Any = ..., *, flag: str | None = None, help: str | None = None, **kw: Any) -> Any:
+    """The ``typer.Option`` of parameter ``name`` (table flag, default and meaning unless overridden).
+
+    ``default=...`` takes the table's default; pass ``None`` for "from elsewhere" (``run``: the config's value)
+    or ``...`` with ``required=True`` for a required option.
+    """
+    import typer
+
+    p = PARAMETERS[name]
+    text = help or p.meaning
+    if p.kind in ("float", "int") and p.range is not None and help is None:
+        text += f"; in {p.range.text()}"
+    if kw.pop("required", False):
+        return typer.Option(..., flag or p.flag, help=text + ".", **kw)
+    return typer.Option(p.default if default is ... else default, flag or p.flag, help=text + ".", **kw)
+
+
+def old_option(name: str, *, flag: str | None = None) -> Any:
+    """The hidden ``typer.Option`` of a deprecated spelling of ``name``'s flag (None when not given)."""
+    import typer
+
+    return typer.Option(None, flag or PARAMETERS[name].old_flags[0], hidden=True)
+
+
+def renamed(new: Any, old: Any, *, name: str, command: str, default: Any = None, flag: str | None = None,
+            old_flag: str | None = None) -> Any:
+    """The value of an option that has an old, hidden spelling: the old one warns (FutureWarning, one release)
+    and is used when the new one is left at ``default``; both given is an error."""
+    p = PARAMETERS[name]
+    new_flag, old_flag = flag or p.flag, old_flag or p.old_flags[0]
+    if old is None or (isinstance(old, (list, tuple)) and not old):
+        return new
+    if new != default and new is not None and not (isinstance(new, (list, tuple)) and not new):
+        raise InputError(f"The '{old_flag}' option of {command} is the old spelling of '{new_flag}'; give one of "
+                         "the two. Got both.")
+    message = f"'{old_flag}' of {command} is renamed '{new_flag}'; the old spelling goes in the next release."
+    if cli_command() is None:
+        warnings.warn(message, FutureWarning, stacklevel=2)
+    else:  # the command-line user reads stderr (Python's warning filters would hide or decorate it)
+        import sys
+
+        print(f"warning: {message}", file=sys.stderr)
+    return old

@@ -1,0 +1,296 @@
+"""Parameters declared once (biasbound.parameters): every out-of-range value the table implies is refused with
+one sentence naming the parameter (Python), the flag (command line) or the key (run config) and the allowed
+range, exit code 2 and no traceback; the same ranges through every door. Deterministic: no randomness."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from biasbound._exceptions import DataFormatError, InputError
+from biasbound.cli import app, main
+from biasbound.parameters import CERTIFY, PARAMETERS, Parameter
+
+
+def _bad_values(p: Parameter) -> list[Any]:
+    """Values just outside the declared range (both sides where there are two), or an unknown choice."""
+    if p.kind == "choice":
+        return ["nope"]
+    if p.kind not in ("float", "int") or p.range is None:
+        return []
+    r, out = p.range, []
+    if r.low is not None:
+        if p.kind == "int":
+            out.append(int(r.low) - 1)
+        elif r.low > 0:
+            out.append(r.low / 1000)  # delta: 1e-15
+        else:
+            out.append(r.low if r.low_open else r.low - 1)
+    if r.high is not None:
+        if p.kind == "int":
+            out.append(int(r.high) * 10)
+        else:
+            out.append(r.high if r.high_open else r.high * 10)  # tau: 1e7
+    return out
+
+
+def _allowed_words(p: Parameter) -> str:
+    """The part of the sentence that states the allowed values (as each door words it)."""
+    return ", ".join(map(repr, p.choices)) if p.kind == "choice" else p.range.text()  # type: ignore[union-attr]
+
+
+def _cases(names: list[str]) -> list[tuple[str, Any]]:
+    return [(n, v) for n in names for v in _bad_values(PARAMETERS[n])]
+
+
+def _api_cases() -> list[Any]:
+    """(function, parameter, bad value) for every table parameter of each public entry point."""
+    from biasbound.abb import calibrate
+    from biasbound.calibration import calibrate_knowledge
+    from biasbound.pipeline import certify
+
+    out = []
+    for fn in (certify, calibrate_knowledge, calibrate):
+        names = [n for n in inspect.signature(fn).parameters if n in PARAMETERS]
+        out += [pytest.param(fn, n, v, id=f"{fn.__name__}-{n}-{v}") for n, v in _cases(names)]
+    return out
+
+
+def _api_call(fn: Any, name: str, value: Any) -> None:
+    from biasbound.bounds import Moments
+
+    if fn.__name__ == "certify":
+        frame = pd.DataFrame({"judge": ["j"], "model": ["m"], "item_id": ["q"], "score": [0.5]})
+        fn(frame, progress=False, **{name: value})
+    elif fn.__name__ == "calibrate_knowledge":
+        fn(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 100, name: value})
+    else:
+        fn(**{"tau": 0.5, "delta": 0.01, "dim": 100, "sensitivity": 0.1, name: value})
+
+
+def test_the_table_is_consistent() -> None:
+    for p in PARAMETERS.values():
+        if p.kind in ("float", "int") and p.default is not None:
+            assert p.check(p.default, "t") == p.default, p.name  # every default lies in its own range
+        if p.kind == "choice":
+            assert p.default in p.choices, p.name
+        assert p.meaning and not p.meaning.endswith("."), p.name  # option() ends the help sentence
+    for name in CERTIFY:
+        assert PARAMETERS[name].flag, name  # every certify parameter is a certify option
+        assert name == "neighbors" or PARAMETERS[name].config_key, name  # and a run-config key
+
+
+@pytest.mark.parametrize(("fn", "name", "value"), _api_cases())
+def test_api_refuses_out_of_range(fn: Any, name: str, value: Any) -> None:
+    with pytest.raises(InputError) as info:
+        _api_call(fn, name, value)
+    msg = str(info.value)
+    assert f"The {name!r} parameter of " in msg and _allowed_words(PARAMETERS[name]) in msg, msg
+    assert msg.count(". ") <= 1 and msg.endswith("instead."), msg
+
+
+def test_the_same_ranges_everywhere() -> None:
+    """The issue's examples: delta=1e-15 and tau=1e7 are refused by calibrate_knowledge exactly as by certify."""
+    from biasbound.bounds import Moments
+    from biasbound.calibration import calibrate_knowledge
+    from biasbound.pipeline._settings import check_settings
+
+    for kw in ({"delta": 1e-15}, {"tau": 1e7}):
+        with pytest.raises(InputError) as a:
+            calibrate_knowledge(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 10, **kw})
+        with pytest.raises(InputError) as b:
+            check_settings(**kw)
+        assert str(a.value).replace("calibrate_knowledge", "X") == str(b.value).replace("certify", "X")
+
+
+def _command_options(command: str) -> dict[str, str]:
+    """parameter name -> flag for every option of ``command`` the table declares."""
+    import typer
+
+    click_cmd = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    out = {}
+    for prm in click_cmd.params:
+        p = PARAMETERS.get(str(prm.name))
+        if p is not None and p.kind in ("float", "int", "choice"):
+            assert p.flag.split("/")[0] in prm.opts, (command, p.name)  # type: ignore[union-attr]  # the table's flag
+            out[p.name] = str(p.flag)
+    return out
+
+
+@pytest.fixture()
+def judgments(tmp_path: Path) -> Path:
+    rows = [f"j,m{m},q{i},original,0,{g},0.{(i * 7 + g + m) % 10}" for m in (1, 2) for i in range(6) for g in (1, 2)]
+    path = tmp_path / "t.csv"
+    path.write_text("judge,model,item_id,variant,rerun,game,score\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture()
+def run_config(tmp_path: Path) -> Path:
+    (tmp_path / "answers.csv").write_text("item_id,question,model,answer\nq1,What?,m1,Yes.\nq2,Why?,m1,No.\n")
+    cfg = {"data": {"table": "answers.csv"}, "template": "single", "neighbors": {"generators": ["format"]},
+           "judge": {"base_url": "http://127.0.0.1:9/v1", "model": "judge"}, "output": "out"}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, " ".join(err.split())
+
+
+def _one_sentence(err: str, flag: str, p: Parameter, command: str) -> None:
+    assert err.startswith("error: ") and err.count("error: ") == 1, err
+    assert f"'{flag}' option of {command}" in err and _allowed_words(p) in err, err
+
+
+_COMMANDS = {
+    "certify": lambda d, j, c: ["certify", str(j), "--out", str(d / "o"), "--no-plots", "--no-progress"],
+    "calibrate": lambda d, j, c: ["calibrate", "--tau", "0.5", "--delta", "0.01", "--dim", "100", "--sensitivity", "0.1"],
+    "run": lambda d, j, c: ["run", str(c), "--no-progress"],
+    "audit": lambda d, j, c: ["audit", str(d / "c.json"), "--neighbor-file", str(j), "--no-progress"],
+}
+
+
+def _cli_cases() -> list[Any]:
+    return [pytest.param(cmd, n, v, id=f"{cmd}-{n}-{v}") for cmd in _COMMANDS
+            for n, v in _cases(sorted(_command_options(cmd)))]
+
+
+@pytest.mark.parametrize(("command", "name", "value"), _cli_cases())
+def test_cli_refuses_out_of_range(command: str, name: str, value: Any, tmp_path: Path, judgments: Path,
+                                  run_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = PARAMETERS[name]
+    argv = _COMMANDS[command](tmp_path, judgments, run_config) + [p.flag, str(value)]
+    code, err = _cli(argv, capsys)
+    assert code == 2, err
+    _one_sentence(err, str(p.flag), p, command)
+    assert not (tmp_path / "o").exists() and not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_every_certify_parameter_is_a_run_option() -> None:
+    numeric = {n for n in CERTIFY if PARAMETERS[n].kind in ("float", "int", "choice")}
+    assert numeric <= set(_command_options("run")) and numeric <= set(_command_options("certify"))
+    import typer
+
+    run_flags = {o for prm in typer.main.get_command(app).commands["run"].params  # type: ignore[attr-defined]
+                 for o in getattr(prm, "opts", [])}
+    for n in CERTIFY:
+        if n != "neighbors":  # run's generators are neighbors.generators of its config
+            assert PARAMETERS[n].flag.split("/")[0] in run_flags, n  # type: ignore[union-attr]
+
+
+def _config_cases() -> list[Any]:
+    names = [n for n in CERTIFY if PARAMETERS[n].config_key]
+    # a YAML file can also hold a word where a switch belongs, or an unknown spec
+    other = [(n, "maybe") for n in names if PARAMETERS[n].kind == "bool"] + [("center", "middle")]
+    return [pytest.param(n, v, id=f"{n}-{v}") for n, v in _cases(names) + other]
+
+
+@pytest.mark.parametrize(("name", "value"), _config_cases())
+def test_run_config_refuses_out_of_range(name: str, value: Any, run_config: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from biasbound.config import load_config
+
+    p = PARAMETERS[name]
+    cfg = yaml.safe_load(run_config.read_text())
+    head, _, leaf = str(p.config_key).rpartition(".")
+    (cfg.setdefault(head, {}) if head else cfg)[leaf] = value
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(DataFormatError) as info:
+        load_config(bad)
+    assert f"The key {p.config_key!r} must be" in str(info.value) and str(bad) in str(info.value)
+    code, err = _cli(["run", str(bad)], capsys)
+    allowed = {"bool": "true or false", "text": "'fixed:X'"}.get(p.kind) or _allowed_words(p)
+    assert code == 2 and err.startswith(f"error: {bad}: The key {p.config_key!r}") and allowed in err, err
+    assert err.endswith((f"Got {value!r} instead.", f"Got {value} instead.")), err
+
+
+def test_run_config_takes_every_certify_key(run_config: Path, tmp_path: Path) -> None:
+    from biasbound.config import load_config
+
+    cfg = yaml.safe_load(run_config.read_text())
+    cfg["calibration"] = {"sigma": 0.05, "hamming": "all", "range_bound": True, "deterministic_judge": True,
+                          "method": "tight", "combine": "rms", "beta": None}
+    cfg.update(tau=0.7, delta=0.02, view="leaderboard", seed=3, bootstrap_rounds=50, plots=False)
+    path = tmp_path / "all.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    c = load_config(path)
+    kw = c.calibration.certify_kwargs()
+    assert kw == {"tau": 0.7, "delta": 0.02, "method": "tight", "combine": "rms", "alpha": None, "beta": None,
+                  "holdout": 0.3, "center": "fixed:0.5", "view": "leaderboard", "jitter_adjust": False,
+                  "bootstrap_rounds": 50, "plots": False, "hamming": "all", "sigma": 0.05, "range_bound": True,
+                  "deterministic_judge": True}
+    assert c.seed == 3
+    from biasbound.pipeline import certify
+
+    assert set(kw) | {"seed", "neighbors"} == {n for n in CERTIFY}
+    assert set(kw) <= set(inspect.signature(certify).parameters)
+
+
+@pytest.mark.parametrize(("argv", "old", "new"), [
+    (["certify", "{j}", "--out", "{d}/o", "--no-plots", "--no-progress", "--tau", "0", "--neighbors", "swap"],
+     "--neighbors", "--generators"),
+    (["calibrate", "--tau", "0.5", "--delta", "0.01", "--dim", "100", "--range", "0"], "--range", "--range-bound"),
+    (["audit", "{d}/missing.json", "--neighbors", "{j}"], "--neighbors", "--neighbor-file"),
+])
+def test_old_spellings_still_work_and_warn(argv: list[str], old: str, new: str, tmp_path: Path, judgments: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [a.format(j=judgments, d=tmp_path) for a in argv]
+    code, err = _cli(argv, capsys)
+    assert f"warning: '{old}' of {argv[0]} is renamed '{new}'" in err, err
+    assert code == 2 and err.count("error: ") == 1  # the value was used: the command went on to its next check
+    both = argv + [new, "x" if new != "--range-bound" else "1"]
+    code, err = _cli(both, capsys)
+    assert code == 2 and f"The '{old}' option of {argv[0]} is the old spelling of '{new}'; give one of the two" in err
+
+
+def test_old_generators_spelling_certifies_the_same(tmp_path: Path, judgments: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    base = ["certify", str(judgments), "--no-plots", "--no-progress", "--seed", "4"]
+    assert main([*base, "--out", str(tmp_path / "a"), "--generators", "swap"]) == 0
+    assert main([*base, "--out", str(tmp_path / "b"), "--neighbors", "swap"]) == 0
+    capsys.readouterr()
+    a, b = (json.loads((tmp_path / x / "certificate.json").read_text()) for x in "ab")
+    for doc in (a, b):
+        doc.pop("created")
+    assert a == b
+
+
+def test_markup_in_a_config_name_is_printed_verbatim(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "[bold]x.yaml"
+    path.write_text("tau: 0.5\n")
+    code, err = _cli(["run", str(path)], capsys)
+    assert code == 2 and f"error: {path}: The key 'data'" in err, err
+    code, err = _cli(["run", str(tmp_path / "[red]missing[/].yaml")], capsys)
+    assert code == 2 and "[red]missing[/].yaml: The config file does not exist" in err, err
+
+
+@pytest.mark.parametrize(("calibration", "options", "words"), [
+    ({"method": "paper", "sigma": 0}, [], "> 0 with"),
+    ({"method": "paper"}, ["--hamming", "2"], "must be 1 with"),
+    ({"center": "holdout", "holdout": 0}, [], "must be > 0 with center='holdout'"),
+    ({}, ["--method", "paper", "--range-bound"], "needs method 'tight'"),
+])
+def test_run_settings_that_do_not_fit_together_fail_before_judging(
+        calibration: dict, options: list[str], words: str, run_config: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The certify stage's cross-checks run when the config is read (the judge at 127.0.0.1:9 is never called)."""
+    cfg = yaml.safe_load(run_config.read_text())
+    cfg["calibration"] = calibration
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    code, err = _cli(["run", str(path), "--no-progress", *options], capsys)
+    assert code == 2 and err.startswith(f"error: {path}: The certify settings do not fit together") and words in err, err
+    assert not (tmp_path / "out").exists()
