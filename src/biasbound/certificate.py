@@ -137,8 +137,8 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
                           "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}
-    if c.legacy is not None:
-        leg = c.legacy
+    if c.paper_split is not None:
+        leg = c.paper_split
         out["paper"] = {"delta_B": leg.delta_B, "delta_Delta": leg.delta_Delta, "sensitivity": leg.sensitivity,
                         "center_sensitivity": leg.center_sensitivity, "radius": leg.radius,
                         "noise_radius_unit": leg.noise_radius_unit}

@@ -107,8 +107,8 @@ def summary(cal: Any, A: float | None) -> dict[str, object]:
                                                               sigma=cal.sigma, dim=cal.dim, A=A),
         "original_scale": original_scale(tau=cal.tau, alpha=cal.alpha, sigma=cal.sigma),
     }
-    if cal.legacy is not None:
-        leg = cal.legacy
+    if cal.paper_split is not None:
+        leg = cal.paper_split
         out["paper"] = {"delta_B": leg.delta_B, "delta_Delta": leg.delta_Delta, "radius": leg.radius,
                         "sensitivity": leg.sensitivity, "sensitivity_term": leg.sensitivity_term}
     return out
@@ -135,8 +135,8 @@ def _print_table(cal: Any, A: float | None) -> None:
         ("original scale", f"tau/alpha = {os_['tau']:.4g}, sigma/alpha = {os_['sigma']:.4g}"),  # type: ignore[index]
         ("point chosen", cal.default_rule),
     ]
-    if cal.legacy is not None:
-        rows.append(("delta_B / delta_Delta", f"{cal.legacy.delta_B:.4g} / {cal.legacy.delta_Delta:.4g}"))
+    if cal.paper_split is not None:
+        rows.append(("delta_B / delta_Delta", f"{cal.paper_split.delta_B:.4g} / {cal.paper_split.delta_Delta:.4g}"))
     for k, v in rows:
         table.add_row(k, v)
     console.print(table)
