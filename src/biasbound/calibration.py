@@ -2,8 +2,9 @@
 
 OpenDP-style: every bound unit *maps* ``(tau, alpha, sigma, d, knowledge)`` to an upper bound on the
 violation probability; :func:`check` evaluates a claimed ``(alpha, sigma)`` against ``delta``;
-:func:`calibrate_knowledge` *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage
-at each noise scale) and picks one point on it by a stated rule.
+:func:`calibrate` (``biasbound.calibrate``, the one calibrator; ``calibrate_knowledge`` is the same function under
+its earlier name) *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage at each noise scale) and
+picks one point on it by a stated rule.
 
 ``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —
 valid on the intersection of the records' events, so the ``beta`` of every record is spent
@@ -12,6 +13,8 @@ valid on the intersection of the records' events, so the ``beta`` of every recor
 each unit and units combine by max (each model's claim is its own mixture).
 ``method="paper"``: Corollary 3.2 exactly (:func:`biasbound.bounds.paper.calibrate`, symmetric split,
 Laurent–Massart radius, Markov on the RMS sensitivity), from the Moments records.
+The bounds and their combination live in :mod:`biasbound.bounds` (``bounds._combined``); this module maps, checks
+and searches only.
 
 Rounding against ourselves: searches are bisections that keep the feasible end and return a
 point whose bound was evaluated and found ``<= delta`` (the bounds themselves are rounded up);
@@ -43,8 +46,8 @@ from biasbound.bounds._combined import (
 from biasbound.bounds._knowledge import Knowledge, Moments
 from biasbound.bounds._tail import noise_only_sigma
 
-__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate_knowledge", "check", "frontier", "recheck",
-           "unit_groups"]
+__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "calibrate_knowledge", "check", "frontier",
+           "recheck", "unit_groups"]
 
 
 def beta_per_unit(knowledge: Any) -> dict[str, float]:
@@ -303,7 +306,7 @@ def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim:
     return out
 
 
-def calibrate_knowledge(
+def calibrate(
     knowledge: Any,
     *,
     tau: float,
@@ -355,7 +358,7 @@ def calibrate_knowledge(
     Guarantee: ``Pr[||M(D) - M(D')|| > tau] <= bound_value <= delta`` over ``D' ~ T(D)`` and the noise,
     on the event (probability ``>= 1 - beta_spent`` over the neighbour sample) that every record holds.
     """
-    where = "calibrate_knowledge"
+    where = "calibrate"
     m = check_one_of(method, "method", where, METHODS)
     t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
     dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -420,7 +423,7 @@ def calibrate_knowledge(
         rule = f"alpha={al:g} and sigma={sg:g} given; checked"
     if sg is None:
         if al is None:  # the branches above set alpha whenever sigma is still free
-            raise RuntimeError("calibrate_knowledge reached the sigma search without an alpha")
+            raise RuntimeError("calibrate reached the sigma search without an alpha")
         smax = _sigma_star(lambda s: F(al, s), dl, s_hi)
         if smax is None:
             _infeasible(t, dl, al, amax)
@@ -459,6 +462,10 @@ def calibrate_knowledge(
     )
 
 
+#: The same function under its earlier name (pipeline, card and tests call it so); one route, two names.
+calibrate_knowledge = calibrate
+
+
 def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | None = None,
             frontier_points: int | None = None) -> BoundCalibration:
     """The same ``(alpha, sigma)`` re-certified for other knowledge and/or another dimension.
@@ -474,7 +481,7 @@ def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | 
     if not isinstance(calibration, BoundCalibration):
         raise TypeError(f"The 'calibration' parameter of recheck must be a BoundCalibration. Got {type(calibration).__name__} instead.")
     c = calibration
-    return calibrate_knowledge(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
+    return calibrate(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
                                dim=c.dim if dim is None else dim, method=c.method, tau_split=c.tau_split,
                                frontier_points=c.frontier_points if frontier_points is None else frontier_points,
                                alpha=c.alpha, sigma=c.sigma, _rule=c.default_rule)
@@ -524,7 +531,7 @@ def _infeasible(tau: float, delta: float, alpha: float, amax: float) -> None:
 def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: float | None, sigma: float | None,
                      tau_split: float, nf: int, searches: bool) -> BoundCalibration:
     if sigma is not None and sigma == 0:
-        raise InputError("The 'sigma' parameter of calibrate_knowledge must be > 0 for method='paper' (Theorem 3.1). Got 0 instead.")
+        raise InputError("The 'sigma' parameter of calibrate must be > 0 for method='paper' (Theorem 3.1). Got 0 instead.")
     rec = paper_record(k)
     # a confidence bound (beta > 0), an exact moment (beta = 0) and a point estimate (None) all enter as U itself
     kw: dict[str, Any] = dict(tau=tau, delta=delta, dim=dim, U=math.sqrt(rec.U2), S=math.sqrt(rec.shift_U2 or 0.0),

@@ -42,13 +42,13 @@ def run(
     tau_split: float = 0.5,
     frontier_points: int = 9,
 ) -> Any:
-    """Build the knowledge from CLI options and calibrate (:func:`biasbound.calibration.calibrate_knowledge`).
+    """Build the knowledge from CLI options and calibrate (:func:`biasbound.calibration.calibrate`).
 
     ``score_range * sqrt(hamming)`` (rounded up) becomes an almost-sure bound; a sensitivity becomes a moment
     bound (with that range when given).
     """
     from biasbound.bounds import AlmostSure, Moments
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
 
     where = "calibrate"
     tau = check_param(tau, "tau", where, label="--tau")
@@ -88,8 +88,8 @@ def run(
         records.append(AlmostSure(A, note=f"score range {score_range or 1:g}, Hamming-{hamming or 1}"))
     if not records:
         raise InputError(f"The {where} options must give --sensitivity, --sensitivity-ucb or --range. Got none of them.")
-    return calibrate_knowledge({"T": records}, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
-                               tau_split=tau_split, frontier_points=frontier_points), A
+    return calibrate({"T": records}, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
+                     tau_split=tau_split, frontier_points=frontier_points), A
 
 
 def summary(cal: Any, A: float | None) -> dict[str, object]:

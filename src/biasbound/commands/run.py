@@ -95,7 +95,7 @@ def call_lines(summary: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``run`` command alone with ``biasbound``'s error handling; return the exit code."""
-    from biasbound.cli import _USAGE_ERRORS  # the same usage-error classes as the main CLI
+    from biasbound.commands._usage import USAGE_ERRORS as _USAGE_ERRORS  # the same classes as the main CLI
     from biasbound._exceptions import BiasboundError
 
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
