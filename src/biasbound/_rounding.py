@@ -5,6 +5,8 @@
   ``tau - a``, ``sigma_max`` and a chosen ``alpha`` down;
 * :func:`above` / :func:`below` move one float (towards ``+inf`` / towards 0): a value already exact up to its
   last rounding (a mean, a sum of failure probabilities, a noise scale strictly below its maximum);
+* :func:`pad` widens a bound evaluated through a longer chain (special functions, sums of many terms) by a relative
+  ``1e-12``;
 * :func:`split` the float-safe split ``delta = delta_B + delta_Delta``;
 * :func:`floor_sig` prints a value with a few significant digits rounded towards 0 (a printed ``alpha_max`` is safe).
 
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["above", "below", "down", "floor_sig", "split", "up"]
+__all__ = ["PAD", "above", "below", "down", "floor_sig", "pad", "split", "up"]
 
 EPS = 2.0**-52
 SLACK = 16 * EPS  # relative float error allowance for a chain of a few IEEE operations
+PAD = 1e-12  # relative allowance for a bound evaluated through special functions or long sums
 
 
 def up(x: float) -> float:
@@ -45,6 +48,11 @@ def above(x: float) -> float:
 def below(x: float) -> float:
     """The next float towards 0 for ``x > 0`` (``x`` itself otherwise)."""
     return math.nextafter(x, 0.0) if x > 0 else x
+
+
+def pad(x):  # float or numpy array
+    """``x`` widened by the relative ``PAD`` (away from 0 for a positive bound)."""
+    return x * (1.0 + PAD)
 
 
 def split(delta: float, delta_B: float) -> tuple[float, float]:

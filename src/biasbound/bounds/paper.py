@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from biasbound._exceptions import InfeasibleCertificateError
-from biasbound._rounding import below, down, floor_sig, split, up
+from biasbound._rounding import below, down, floor_sig, pad, split, up
 from biasbound._validation import check_in_range, check_int
 from biasbound.bounds._knowledge import Moments
 from biasbound.bounds._tail import check_point, check_record
@@ -69,18 +69,18 @@ def _at(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments, de
 def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments, delta_B: float | None = None) -> float:
     if sigma == 0.0:
         w = _rms_term(alpha, knowledge)
-        return min(1.0, (w * w) / (tau * tau) * (1.0 + 1e-12))  # [proof:sigma0-limit]
+        return min(1.0, pad((w * w) / (tau * tau)))  # [proof:sigma0-limit]
     if delta_B is not None:
         return _at(tau, alpha, sigma, dim, knowledge, delta_B)
     # the same formula on a fixed grid of delta_B at once; the radius is moved up by 1e-12 relative
     db = _GRID
     x = -np.log(db)
-    r = np.sqrt(dim + 2.0 * np.sqrt(dim * x) + 2.0 * x) * (1.0 + 1e-12)
+    r = pad(np.sqrt(dim + 2.0 * np.sqrt(dim * x) + 2.0 * x))
     a = tau - math.sqrt(2.0) * sigma * r
     w = _rms_term(alpha, knowledge)
     with np.errstate(divide="ignore"):
         vals = np.where(a > 0, db + (w * w) / np.where(a > 0, a * a, 1.0), 1.0)
-    return min(1.0, float(vals.min()) * (1.0 + 1e-12))  # float slack when used as a tight candidate
+    return min(1.0, pad(float(vals.min())))  # float slack when used as a tight candidate
 
 
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments,

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import InputError
+from biasbound._rounding import above
 from biasbound._validation import check_in_range, check_int, check_param
 
 __all__ = ["register", "run", "summary"]
@@ -72,7 +73,7 @@ def run(
                 f"The '--sensitivity' option of calibrate must be at most the largest neighbour distance "
                 f"--range x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
             )
-        A = math.nextafter(largest * (1 + 2**-50), math.inf)  # a.s. bound, rounded up
+        A = above(largest * (1 + 2**-50))  # a.s. bound, rounded up
     records: list[Any] = []
     if sensitivity_ucb is not None:
         if beta is None:
