@@ -126,6 +126,9 @@ def test_a_schema_1_certificate_is_refused_with_one_sentence_naming_the_file(tmp
     err = capsys.readouterr().err
     assert "old-certificate.json" in err and "schema version 1" in err and "Traceback" not in err
     assert err.count(".") <= 3  # one sentence (the path's dots and the file name's included)
+    assert main(["audit", str(p), "--neighbors", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "old-certificate.json" in err and "schema version 1" in err and "Traceback" not in err
 
 
 def test_guarantee_sentence_mentions_everything() -> None:
