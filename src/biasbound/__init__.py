@@ -31,22 +31,21 @@ _LAZY = {
     "RandomJudge": "biasbound.bounds",
     "audit_certificate_parts": "biasbound.audit",
     "BoundCalibration": "biasbound.calibration",
-    "Calibration": "biasbound.abb",
     "Certificate": "biasbound.certificate",
     "CertifyResult": "biasbound.pipeline",
     "CombinedSensitivity": "biasbound.sensitivity",
     "FullPopulation": "biasbound.bounds",
     "JudgmentSet": "biasbound.data",
     "Knowledge": "biasbound.bounds",
-    "MechanismResult": "biasbound.abb",
+    "MechanismResult": "biasbound.mechanism",
     "Moments": "biasbound.bounds",
     "Sample": "biasbound.bounds",
     "SchematicResult": "biasbound.schematic",
     "SensitivityEstimate": "biasbound.sensitivity",
-    "apply_mechanism": "biasbound.abb",
+    "apply_mechanism": "biasbound.mechanism",
     "audit_certificate": "biasbound.audit",
     "bias_radius": "biasbound.figures",
-    "calibrate": "biasbound.abb",
+    "calibrate": "biasbound.calibration",
     "calibrate_knowledge": "biasbound.calibration",
     "certify": "biasbound.pipeline",
     "combine": "biasbound.sensitivity",
@@ -60,7 +59,7 @@ _LAZY = {
     "schematic_adherence": "biasbound.schematic",
     "sensitivity_lcb": "biasbound.sensitivity",
     "sensitivity_ucb": "biasbound.sensitivity",
-    "shrink": "biasbound.abb",
+    "shrink": "biasbound.mechanism",
 }
 
 __all__ = [
@@ -68,7 +67,6 @@ __all__ = [
     "AuditResult",
     "BiasboundError",
     "BoundCalibration",
-    "Calibration",
     "Certificate",
     "CertificateAudit",
     "CertifyResult",
@@ -114,7 +112,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         if not name.startswith("_") and importlib.util.find_spec(f"biasbound.{name}") is not None:
-            return importlib.import_module(f"biasbound.{name}")  # a submodule, e.g. biasbound.abb
+            return importlib.import_module(f"biasbound.{name}")  # a submodule, e.g. biasbound.mechanism
         raise AttributeError(f"module 'biasbound' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

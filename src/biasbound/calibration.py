@@ -2,16 +2,19 @@
 
 OpenDP-style: every bound unit *maps* ``(tau, alpha, sigma, d, knowledge)`` to an upper bound on the
 violation probability; :func:`check` evaluates a claimed ``(alpha, sigma)`` against ``delta``;
-:func:`calibrate_knowledge` *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage
-at each noise scale) and picks one point on it by a stated rule.
+:func:`calibrate` (``biasbound.calibrate``, the one calibrator; ``calibrate_knowledge`` is the same function under
+its earlier name) *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage at each noise scale) and
+picks one point on it by a stated rule.
 
 ``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —
 valid on the intersection of the records' events, so the ``beta`` of every record is spent
 (summed); generators combine by max (each generator) or mean (uniform mixture). Generators named
 ``"UNIT | GEN"`` (a judge's models sharing one point) are grouped per unit: the mixture is taken within
 each unit and units combine by max (each model's claim is its own mixture).
-``method="paper"``: Corollary 3.2 exactly (``biasbound.abb.calibrate(method="paper")``, symmetric split,
+``method="paper"``: Corollary 3.2 exactly (:func:`biasbound.bounds.paper.calibrate`, symmetric split,
 Laurent–Massart radius, Markov on the RMS sensitivity), from the Moments records.
+The bounds and their combination live in :mod:`biasbound.bounds` (``bounds._combined``); this module maps, checks
+and searches only.
 
 Rounding against ourselves: searches are bisections that keep the feasible end and return a
 point whose bound was evaluated and found ``<= delta`` (the bounds themselves are rounded up);
@@ -24,46 +27,28 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
+from biasbound._rounding import above, below, floor_sig
 from biasbound._validation import check_in_range, check_int, check_one_of
 from biasbound.parameters import validate
-from biasbound.bounds import UNITS, paper
-import numpy as np
-
-from biasbound.bounds._knowledge import (
-    AlmostSure,
-    FullPopulation,
-    HighProbability,
-    Knowledge,
-    Moments,
-    RandomJudge,
-    Record,
-    Sample,
+from biasbound.bounds import paper
+from biasbound.bounds._combined import (
+    UNIT_SEPARATOR,
+    UNITS,
+    Candidate,
+    Plan,
+    candidate_bound,
+    exact,
+    paper_record,
+    unit_groups,
 )
-from biasbound.bounds._tail import noise_only_sigma, tail, weighted_sum
+from biasbound.bounds._knowledge import Knowledge, Moments
+from biasbound.bounds._tail import noise_only_sigma
 
-__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate_knowledge", "check", "frontier", "recheck",
-           "unit_groups"]
-
-#: A generator named ``"UNIT | GEN"`` is generator GEN of unit UNIT (a model of a judge's model-view
-#: certificate): several models share one (alpha, sigma), each with its own claim.
-UNIT_SEPARATOR = " | "
-
-
-def unit_groups(names: list[str] | tuple[str, ...]) -> dict[str, list[int]]:
-    """Generator positions per unit: ``"UNIT | GEN"`` names group by UNIT; names without a unit form one
-    group ``""`` (one unit, the usual case).
-
-    The certificate claims the bound for each unit separately: generators combine (max or mixture)
-    within a unit, and units by max (each model's own claim)."""
-    out: dict[str, list[int]] = {}
-    for i, n in enumerate(names):
-        unit = n.split(UNIT_SEPARATOR, 1)[0] if UNIT_SEPARATOR in n else ""
-        out.setdefault(unit, []).append(i)
-    return out
+__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "calibrate_knowledge", "check", "frontier",
+           "recheck", "unit_groups"]
 
 
 def beta_per_unit(knowledge: Any) -> dict[str, float]:
@@ -73,7 +58,7 @@ def beta_per_unit(knowledge: Any) -> dict[str, float]:
     out = {}
     for unit, idx in unit_groups([n for n, _ in k.generators]).items():
         b = math.fsum(float(r.beta or 0.0) for i in idx for r in k.generators[i][1])
-        out[unit] = math.nextafter(b, math.inf) if b > 0 else 0.0
+        out[unit] = above(b) if b > 0 else 0.0
     return out
 
 METHODS = ("tight", "paper")
@@ -81,194 +66,9 @@ _BISECT = 60
 _ALPHA_CEIL = 1e8  # alpha*(0) above this is reported as unbounded (any shrinkage works)
 
 
-@dataclass(frozen=True)
-class _Cand:
-    generator: str
-    index: int  # position of the record within its generator
-    unit: ModuleType
-    record: Record
-
-
-def _prepare(k: Knowledge, method: str, only: str | None = None) -> list[tuple[str, list[_Cand]]]:
-    """Applicable (unit, record) pairs per generator (``only``: that unit alone)."""
-    plan = []
-    for name, recs in k.generators:
-        cands = []
-        for i, r in enumerate(recs):
-            for u in UNITS:
-                if (method == "paper" and u is not paper) or (only is not None and u.NAME != only):
-                    continue
-                if u.applies(r) is None:
-                    cands.append(_Cand(name, i, u, r))
-        if not cands:
-            raise InputError(f"The knowledge of generator {name!r} allows no bound for method={method!r}.")
-        plan.append((name, cands))
-    return plan
-
-
-def _cand_bound(c: _Cand, tau: float, alpha: float, sigma: float, dim: int) -> float:
-    return float(c.unit._bound(tau, alpha, sigma, dim, c.record))
-
-
-def _dominated(r: Record, s: Record) -> bool:
-    """Every unit's bound for ``r`` is <= its bound for ``s`` (same kind; monotone in the record)."""
-    if type(r) is not type(s) or r.shift_ratio != s.shift_ratio:  # [proof:dominated]
-        return False
-    if isinstance(r, AlmostSure):
-        return r.A <= s.A
-    if isinstance(r, Moments):
-        if r.shift_U2 is not None or s.shift_U2 is not None:
-            return False
-        a_ok = s.A is None or (r.A is not None and r.A <= s.A)
-        return r.U2 <= s.U2 and a_ok and (r.beta is None) == (s.beta is None)
-    if isinstance(r, FullPopulation):
-        if r.shift_sq is not None or s.shift_sq is not None or r.weights is not None or s.weights is not None:
-            return False
-        t = np.union1d(r.sq_norms, s.sq_norms)  # r <=st s: the share above every threshold is no larger
-        fr = 1.0 - np.searchsorted(r.sq_norms, t, side="right") / r.m
-        fs = 1.0 - np.searchsorted(s.sq_norms, t, side="right") / s.m
-        return bool(np.all(fr <= fs))
-    return False
-
-
-def _distinct(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct values, index of each element among them)``; one pass when ``q`` is sorted (a few values are
-    returned as they are: the distinct values of all candidates together are taken next anyway)."""
-    if q.size <= 64:
-        return q, np.arange(q.size)
-    if q.size > 1 and bool(np.all(q[1:] >= q[:-1])):
-        first = np.empty(q.size, dtype=bool)
-        first[0] = True
-        np.not_equal(q[1:], q[:-1], out=first[1:])
-        return q[first], np.cumsum(first) - 1
-    return np.unique(q, return_inverse=True)
-
-
-class _Plan:
-    """The candidates of every generator and a fast evaluation of the combined bound.
-
-    The units whose bound is a weighted sum of tails (almost-sure, full and sampled population) are
-    evaluated together with one call of the tail; for ``how="max"`` a generator whose single record
-    is dominated by another generator's (same kind, every bound monotone in it) cannot be the maximum
-    and is skipped during searches (it is still evaluated at the chosen point)."""
-
-    def __init__(self, k: Knowledge, method: str, only: str | None = None) -> None:
-        self.how = k.how
-        self.gens = _prepare(k, method, only)
-        self.active = list(range(len(self.gens)))
-        if self.how == "max":
-            single = [i for i, (_, c) in enumerate(self.gens) if len({(x.index) for x in c}) == 1]
-            rec = {i: self.gens[i][1][0].record for i in single}
-            order = sorted(single, key=lambda i: -_size(rec[i]))
-            kept: list[int] = []
-            for i in order:
-                if not any(_dominated(rec[i], rec[j]) for j in kept):
-                    kept.append(i)
-            drop = set(single) - set(kept)
-            self.active = [i for i in range(len(self.gens)) if i not in drop]
-
-    def values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool = False) -> dict[tuple[int, int], float]:
-        """The bound of every candidate (generator index, candidate index) of the evaluated generators.
-
-        A pure function of its arguments, remembered per plan: a point the searches (or the final evaluation
-        and the candidate records) revisit is computed once."""
-        memo_key = (tau, alpha, sigma, dim, every)
-        memo = self.__dict__.setdefault("_memo", {})
-        if memo_key not in memo:
-            memo[memo_key] = self._values(tau, alpha, sigma, dim, every)
-        return dict(memo[memo_key])
-
-    def _values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool) -> dict[tuple[int, int], float]:
-        idx = range(len(self.gens)) if every else self.active
-        lin: list[tuple[int, int, np.ndarray, np.ndarray, float]] = []
-        vals: dict[tuple[int, int], float] = {}
-        for gi in idx:
-            for ci, c in enumerate(self.gens[gi][1]):
-                f = getattr(c.unit, "_linear", None)
-                if f is None:
-                    vals[(gi, ci)] = _cand_bound(c, tau, alpha, sigma, dim)
-                else:
-                    q, w, const = f(alpha, c.record)
-                    lin.append((gi, ci, q, w, const))
-        if len(lin) == 1 and lin[0][2].size <= 64:  # one small candidate (a model of few items): directly
-            gi, ci, q, w, const = lin[0]
-            vals[(gi, ci)] = weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), const)
-        elif lin:
-            # the tail is a function of each shift alone: evaluated once on the distinct shifts of every candidate
-            # (each found in one pass when sorted, as a population's are), then read back per candidate
-            parts = [_distinct(np.asarray(x[2], dtype=float).ravel()) for x in lin]
-            every_u, at = np.unique(np.concatenate([u for u, _ in parts]), return_inverse=True)
-            p_u = tail(every_u, tau=tau, sigma=sigma, dim=dim)
-            start = 0
-            for (gi, ci, q, w, const), (u, inverse) in zip(lin, parts):
-                p = p_u[at[start:start + u.size]][inverse]
-                start += u.size
-                vals[(gi, ci)] = weighted_sum(w, p, const, groups=inverse)
-        return vals
-
-
-    def evaluate(self, tau: float, alpha: float, sigma: float, dim: int,
-                 every: bool = False) -> tuple[float, list[tuple[str, _Cand, float]]]:
-        """The combined bound and, per evaluated generator, its smallest candidate and value."""
-        idx = range(len(self.gens)) if every else self.active
-        vals = self.values(tau, alpha, sigma, dim, every)
-        per = []
-        for gi in idx:
-            name, cands = self.gens[gi]
-            v, ci = min((vals[(gi, ci)], ci) for ci in range(len(cands)))  # [proof:min-over-bounds]
-            per.append((name, cands[ci], v))
-        values = [v for _, _, v in per]
-        if self.how == "max":  # [proof:combine]
-            total = max(values)
-        else:  # the uniform mixture of each unit's generators; units (models) by max, each its own claim
-            total = max(_mean_up([values[j] for j in idx]) for idx in unit_groups([p[0] for p in per]).values())  # [proof:units]
-        return total, per
-
-
-def _mean_up(values: list[float]) -> float:
-    """Mean rounded up, at most 1."""
-    total = math.fsum(values) / len(values)
-    return min(1.0, math.nextafter(total, math.inf) if total > 0 else 0.0)
-
-
-def _is_probability(c: _Cand) -> bool:
-    """The candidate's value is the violation probability itself: a full-population census (no neighbour
-    filled in at the range bound) with the centre's shift known exactly (fixed centre, or per-neighbour s²)."""
-    r = c.record
-    return (c.unit.NAME == "full-population" and isinstance(r, FullPopulation) and r.filled == 0
-            and (r.shift_ratio is None or r.shift_sq is not None))
-
-
-def _exact(how: str, per: list[tuple[str, _Cand, float]]) -> bool:
-    """Whether the combined value is the violation probability itself (not an upper bound): the binding
-    generator's (max) or every generator of the binding unit's (mixture) value is."""
-    if how == "max":
-        return _is_probability(max(per, key=lambda p: p[2])[1])
-    groups = list(unit_groups([p[0] for p in per]).values())
-    binding = max(groups, key=lambda idx: _mean_up([per[j][2] for j in idx]))
-    return all(_is_probability(per[j][1]) for j in binding)
-
-
-def _size(r: Record) -> float:
-    if isinstance(r, AlmostSure):
-        return r.A
-    if isinstance(r, Moments):
-        return r.U2
-    if isinstance(r, FullPopulation):
-        return float(np.sum(r.probs * r.sq_norms))
-    if isinstance(r, Sample):
-        return float(np.mean(r.sq_norms))
-    if isinstance(r, RandomJudge):
-        return float(r.levels[0] * r.upper[0])
-    if isinstance(r, HighProbability):
-        return float(r.A * r.A)
-    return 0.0  # pragma: no cover
 
 
 # --------------------------------------------------------------------------- searches
-def _round_down(x: float) -> float:
-    return math.nextafter(x, 0.0) if x > 0 else x
-
 
 
 def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol: float = 1e-12) -> float:
@@ -372,8 +172,8 @@ class BoundCalibration:
     frontier : tuple of dict
         ``{"sigma", "alpha"}`` points of the combined frontier (``alpha`` capped at 1).
     knowledge : Knowledge
-    legacy : biasbound.abb.Calibration or None
-        For ``method="paper"``: the verbatim Cor. 3.2 calibration.
+    paper_split : biasbound.bounds.paper.PaperCalibration or None
+        For ``method="paper"``: Corollary 3.2's calibration (the split, the radius, the sensitivity term).
     frontier_points : int
         The frontier's grid size (the chosen point is added to ``frontier`` besides).
     checked_point : bool
@@ -401,7 +201,7 @@ class BoundCalibration:
     candidates: tuple[dict[str, Any], ...]
     frontier: tuple[dict[str, float], ...]
     knowledge: Knowledge
-    legacy: Any = None
+    paper_split: Any = None
     checked_point: bool = False
     frontier_points: int = 0
 
@@ -415,7 +215,7 @@ class BoundCalibration:
         out["candidates"] = [dict(c) for c in self.candidates]
         out["frontier"] = [dict(p) for p in self.frontier]
         out["knowledge"] = self.knowledge.to_dict()
-        out["legacy"] = None if self.legacy is None else self.legacy.to_dict()
+        out["paper_split"] = None if self.paper_split is None else self.paper_split.to_dict()
         return out
 
 
@@ -436,18 +236,17 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     s = check_in_range(sigma, "sigma", where, low=0.0)
     k = Knowledge.of(knowledge)
     if m == "paper":
-        rec = _paper_record(k)
+        rec = paper_record(k)
         if s == 0:
             return False, 1.0
-        from biasbound._bounds import _split
-        from biasbound.abb import recompute_sigma_max
+        from biasbound._rounding import split
 
         v = paper._bound(t, a, s, d, rec, delta_B=dl / 2)
-        dB, dD = _split(dl, dl / 2)  # Corollary 3.2's symmetric split, as abb.calibrate(method="paper") makes it
-        smax = recompute_sigma_max(tau=t, delta_B=dB, delta_Delta=dD, dim=d, bound="markov", radius="laurent-massart",
-                                   sensitivity=math.sqrt(rec.U2), center_term=math.sqrt(rec.shift_U2 or 0.0), alpha=a)
+        dB, dD = split(dl, dl / 2)  # Corollary 3.2's symmetric split, as paper.calibrate makes it
+        smax = paper.sigma_max(tau=t, delta_B=dB, delta_Delta=dD, dim=d, U=math.sqrt(rec.U2),
+                               S=math.sqrt(rec.shift_U2 or 0.0), alpha=a)
         return bool(0 < s <= smax), v
-    v, _ = _Plan(k, m).evaluate(t, a, s, d)
+    v, _ = Plan(k, m).evaluate(t, a, s, d)
     return bool(v <= dl), v
 
 
@@ -475,7 +274,7 @@ def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str 
         from biasbound.bounds import unit as _unit
 
         _unit(unit)  # a known name (one error sentence otherwise)
-        plan = _Plan(k, m, only=unit)
+        plan = Plan(k, m, only=unit)
         return _frontier(lambda a, s: plan.evaluate(t, a, s, d)[0], t, dl, d, nn, allow_zero=True)
     F = _bound_fn(k, m, t, d, dl)
     return _frontier(F, t, dl, d, nn, allow_zero=(m == "tight"))
@@ -483,9 +282,9 @@ def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str 
 
 def _bound_fn(k: Knowledge, method: str, tau: float, dim: int, delta: float) -> Callable[[float, float], float]:
     if method == "paper":
-        rec = _paper_record(k)
+        rec = paper_record(k)
         return lambda a, s: paper._bound(tau, a, s, dim, rec, delta_B=delta / 2) if s > 0 else paper._bound(tau, a, 0.0, dim, rec)
-    plan = _Plan(k, method)
+    plan = Plan(k, method)
     return lambda a, s: plan.evaluate(tau, a, s, dim)[0]
 
 
@@ -508,31 +307,7 @@ def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim:
     return out
 
 
-def _paper_record(k: Knowledge) -> Moments:
-    """One Moments record combining the generators the paper's way (max, or RMS for a mixture)."""
-    us, ss, betas, point = [], [], [], False
-    for name, recs in k.generators:
-        mom = [r for r in recs if isinstance(r, Moments)]
-        if not mom:
-            raise InputError(f"The knowledge of generator {name!r} must hold a Moments record for method='paper'. Got none instead.")
-        r = mom[0]
-        us.append(r.U2)
-        ss.append(paper._centre_rms(r) ** 2)
-        if r.beta is None:
-            point = True
-        else:
-            betas.append(r.beta)
-    if k.how == "max":
-        U2, S2 = max(us), max(ss)
-    else:  # the mixture within each unit, the max over units
-        groups = unit_groups([n for n, _ in k.generators]).values()
-        U2 = max(math.fsum(us[i] for i in idx) / len(idx) for idx in groups)
-        S2 = max(math.fsum(ss[i] for i in idx) / len(idx) for idx in groups)
-    beta = None if point else math.fsum(betas)  # 0.0: every moment is known exactly
-    return Moments(U2=U2, beta=beta, shift_U2=S2 if any(ss) else None)
-
-
-def calibrate_knowledge(
+def calibrate(
     knowledge: Any,
     *,
     tau: float,
@@ -584,9 +359,9 @@ def calibrate_knowledge(
     Guarantee: ``Pr[||M(D) - M(D')|| > tau] <= bound_value <= delta`` over ``D' ~ T(D)`` and the noise,
     on the event (probability ``>= 1 - beta_spent`` over the neighbour sample) that every record holds.
     """
-    validate("calibrate_knowledge", tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
+    validate("calibrate", tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
              tau_split=tau_split, frontier_points=frontier_points)  # the ranges of biasbound.parameters
-    where = "calibrate_knowledge"
+    where = "calibrate"
     m = check_one_of(method, "method", where, METHODS)
     t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
     dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -605,7 +380,7 @@ def calibrate_knowledge(
                                    frontier_points=nf)
     checked = al is not None and sg is not None
     sg_given = sg is not None
-    plan = _Plan(k, m)
+    plan = Plan(k, m)
 
     def F(a: float, s: float) -> float:
         return plan.evaluate(t, a, s, d)[0]
@@ -630,7 +405,7 @@ def calibrate_knowledge(
                 "exceeds delta; raise tau or delta, or add knowledge.", alpha_max=0.0)
         # [proof:default-point] the noise gets tau_split of its room (Algorithm 1's symmetric split), the shrinkage
         # is the largest the knowledge allows there: judges that move less get a larger alpha at the same noise
-        s_ref = _round_down(ts * s_hi)
+        s_ref = below(ts * s_hi)
         a_ref = _alpha_star(lambda a: F(a, s_ref), dl)
         if a_ref > 0:
             al, sg = a_ref, s_ref
@@ -651,7 +426,7 @@ def calibrate_knowledge(
         rule = f"alpha={al:g} and sigma={sg:g} given; checked"
     if sg is None:
         if al is None:  # the branches above set alpha whenever sigma is still free
-            raise RuntimeError("calibrate_knowledge reached the sigma search without an alpha")
+            raise RuntimeError("calibrate reached the sigma search without an alpha")
         smax = _sigma_star(lambda s: F(al, s), dl, s_hi)
         if smax is None:
             _infeasible(t, dl, al, amax)
@@ -683,11 +458,15 @@ def calibrate_knowledge(
     return BoundCalibration(
         method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
         alpha_at_sigma=float(a_at), bound_value=float(value), bound_used=binding[1].unit.NAME,
-        exact=_exact(plan.how, per), beta_spent=k.beta_total,
+        exact=exact(plan.how, per), beta_spent=k.beta_total,
         point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
         tau_split=ts, default_rule=_rule or rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
         checked_point=checked, frontier_points=nf,
     )
+
+
+#: The same function under its earlier name (pipeline, card and tests call it so); one route, two names.
+calibrate_knowledge = calibrate
 
 
 def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | None = None,
@@ -705,13 +484,13 @@ def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | 
     if not isinstance(calibration, BoundCalibration):
         raise TypeError(f"The 'calibration' parameter of recheck must be a BoundCalibration. Got {type(calibration).__name__} instead.")
     c = calibration
-    return calibrate_knowledge(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
+    return calibrate(c.knowledge if knowledge is None else knowledge, tau=c.tau, delta=c.delta,
                                dim=c.dim if dim is None else dim, method=c.method, tau_split=c.tau_split,
                                frontier_points=c.frontier_points if frontier_points is None else frontier_points,
                                alpha=c.alpha, sigma=c.sigma, _rule=c.default_rule)
 
 
-def _candidate_records(k: Knowledge, plan: _Plan, method: str, tau: float, delta: float, dim: int, alpha: float,
+def _candidate_records(k: Knowledge, plan: Plan, method: str, tau: float, delta: float, dim: int, alpha: float,
                        sigma: float, selected: set[tuple[str, int, str]], searches: bool) -> list[dict[str, Any]]:
     out = []
     s_hi = noise_only_sigma(tau, delta, dim)
@@ -729,12 +508,12 @@ def _candidate_records(k: Knowledge, plan: _Plan, method: str, tau: float, delta
                                        "beta": float(r.beta or 0.0), "value": None, "alpha_at_sigma": None,
                                        "sigma_at_alpha": None, "selected": False}
                 if reason is None:
-                    c = _Cand(name, i, u, r)
+                    c = Candidate(name, i, u, r)
                     rec["value"] = at[(name, i, u.NAME)]
                     if searches:
-                        rec["alpha_at_sigma"] = _alpha_star(lambda a, c=c: _cand_bound(c, tau, a, sigma, dim), delta,
+                        rec["alpha_at_sigma"] = _alpha_star(lambda a, c=c: candidate_bound(c, tau, a, sigma, dim), delta,
                                                             rtol=1e-6)
-                        rec["sigma_at_alpha"] = _sigma_star(lambda s, c=c: _cand_bound(c, tau, alpha, s, dim), delta,
+                        rec["sigma_at_alpha"] = _sigma_star(lambda s, c=c: candidate_bound(c, tau, alpha, s, dim), delta,
                                                             s_hi, rtol=1e-6, grid=8)
                     rec["selected"] = (name, i, u.NAME) in selected
                     if not rec["selected"]:
@@ -746,9 +525,7 @@ def _candidate_records(k: Knowledge, plan: _Plan, method: str, tau: float, delta
 
 
 def _infeasible(tau: float, delta: float, alpha: float, amax: float) -> None:
-    from biasbound.abb import _floor_sig
-
-    fix = (f"Choose alpha < {_floor_sig(amax)} (alpha_max), raise tau or delta, or add knowledge." if amax > 0 else
+    fix = (f"Choose alpha < {floor_sig(amax)} (alpha_max), raise tau or delta, or add knowledge." if amax > 0 else
            "No alpha in (0, 1] works: raise tau or delta, or add knowledge.")
     raise InfeasibleCertificateError(
         f"tau={tau:g} cannot be certified at alpha={alpha:g} (delta={delta:g}) even without noise. {fix}", alpha_max=amax)
@@ -756,17 +533,12 @@ def _infeasible(tau: float, delta: float, alpha: float, amax: float) -> None:
 
 def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: float | None, sigma: float | None,
                      tau_split: float, nf: int, searches: bool) -> BoundCalibration:
-    from biasbound.abb import calibrate as legacy_calibrate
-
     if sigma is not None and sigma == 0:
-        raise InputError("The 'sigma' parameter of calibrate_knowledge must be > 0 for method='paper' (Theorem 3.1). Got 0 instead.")
-    rec = _paper_record(k)
-    kw: dict[str, Any] = dict(tau=tau, delta=delta, dim=dim, alpha=alpha, method="paper", tau_split=tau_split,
-                              center_sensitivity=math.sqrt(rec.shift_U2 or 0.0))
-    if rec.beta:  # a confidence bound (beta > 0); beta = 0 (exact) and None (point estimate) use the value itself
-        kw.update(beta=rec.beta, sensitivity_ucb=math.sqrt(rec.U2), sensitivity=math.sqrt(rec.U2))
-    else:
-        kw.update(sensitivity=math.sqrt(rec.U2))
+        raise InputError("The 'sigma' parameter of calibrate must be > 0 for method='paper' (Theorem 3.1). Got 0 instead.")
+    rec = paper_record(k)
+    # a confidence bound (beta > 0), an exact moment (beta = 0) and a point estimate (None) all enter as U itself
+    kw: dict[str, Any] = dict(tau=tau, delta=delta, dim=dim, U=math.sqrt(rec.U2), S=math.sqrt(rec.shift_U2 or 0.0),
+                              alpha=alpha, tau_split=tau_split)
     if sigma is not None and alpha is None:
         # Corollary 3.2 solved for alpha at a given sigma (symmetric split), rounded down and checked
         F = _bound_fn(k, "paper", tau, dim, delta)
@@ -775,27 +547,26 @@ def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: fl
             raise InfeasibleCertificateError(f"sigma={sigma:g} is too large to certify tau={tau:g} at delta={delta:g} "
                                              "under Corollary 3.2 for any alpha.", alpha_max=0.0)
         kw["alpha"] = al
-    leg = legacy_calibrate(**kw)
+    cor = paper.calibrate(**kw)
     if sigma is not None:
-        if sigma > leg.sigma_max:
-            raise InfeasibleCertificateError(f"sigma={sigma:g} exceeds sigma_max={leg.sigma_max:.6g} of Corollary 3.2 at "
-                                             f"alpha={leg.alpha:g}.", alpha_max=leg.alpha_max)
-        leg = legacy_calibrate(**{**kw, "alpha": leg.alpha, "sigma": sigma})
-    value = paper._bound(tau, leg.alpha, leg.sigma, dim, rec, delta_B=leg.delta_B)
+        if sigma > cor.sigma_max:
+            raise InfeasibleCertificateError(f"sigma={sigma:g} exceeds sigma_max={cor.sigma_max:.6g} of Corollary 3.2 at "
+                                             f"alpha={cor.alpha:g}.", alpha_max=cor.alpha_max)
+        cor = paper.calibrate(**{**kw, "alpha": cor.alpha, "sigma": sigma})
+    value = paper._bound(tau, cor.alpha, cor.sigma, dim, rec, delta_B=cor.delta_B)
     rule = ("Corollary 3.2 (symmetric split delta_B = delta_Delta = delta/2, Laurent–Massart radius, Markov); "
             + (f"alpha={alpha:g} given" if alpha is not None else
                f"sigma={sigma:g} given, alpha solved" if sigma is not None else
                f"alpha from tau_split={tau_split:g} (Algorithm 1's split of tau)") + "; sigma = sigma_max rounded down")
     F = _bound_fn(k, "paper", tau, dim, delta)
-    cands = _candidate_records(k, _Plan(k, "paper"), "paper", tau, delta, dim, leg.alpha, leg.sigma,
+    cands = _candidate_records(k, Plan(k, "paper"), "paper", tau, delta, dim, cor.alpha, cor.sigma,
                                {(n, 0, "paper") for n, _ in k.generators}, searches)
     return BoundCalibration(
-        method="paper", tau=tau, delta=delta, dim=dim, alpha=leg.alpha, sigma=leg.sigma, sigma_max=leg.sigma_max,
-        alpha_max=leg.alpha_max, alpha_at_sigma=_alpha_star(lambda a: F(a, leg.sigma), delta), bound_value=float(value),
+        method="paper", tau=tau, delta=delta, dim=dim, alpha=cor.alpha, sigma=cor.sigma, sigma_max=cor.sigma_max,
+        alpha_max=cor.alpha_max, alpha_at_sigma=_alpha_star(lambda a: F(a, cor.sigma), delta), bound_value=float(value),
         bound_used="paper", exact=False, beta_spent=float(rec.beta or 0.0), point_estimate=rec.beta is None,
         tau_split=tau_split, default_rule=rule, candidates=tuple(cands),
         frontier=tuple(_frontier(F, tau, delta, dim, nf, allow_zero=False,
-                                 at=(leg.sigma, _alpha_star(lambda a: F(a, leg.sigma), delta))) if nf else ()),
-        knowledge=k, legacy=leg,
+                                 at=(cor.sigma, _alpha_star(lambda a: F(a, cor.sigma), delta))) if nf else ()),
+        knowledge=k, paper_split=cor,
     )
-

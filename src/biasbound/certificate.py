@@ -13,14 +13,14 @@ A :class:`Certificate` records one calibrated mechanism applied to one batch.  I
   sentence.
 
 :meth:`Certificate.verify` recomputes every derived field from the inputs with the same functions that made
-it (:func:`biasbound.calibration.calibrate_knowledge` at the recorded point, :mod:`biasbound.figures`) and
+it (:func:`biasbound.calibration.calibrate` at the recorded point, :mod:`biasbound.figures`) and
 fails on any difference (relative tolerance 1e-9), on a bound above ``delta``, on a missing or different
 ``records_sha256`` (every field but ``created``), on a judge's seed or centre that is not its models', and — given
 the scores (and the released scores) — on a data hash (or seed) that does not match.  ``judgments_sha256`` binds the
 certificate to every judgment used (checked by ``biasbound verify --judgments``).  Schema version 2 certificates read
-and verify with a warning (no judgments digest; their records digest was optional and covered four records);
-schema version 1 certificates (from :func:`biasbound.abb.calibrate`) still read and verify through
-:mod:`biasbound._certificate_v1`.
+and verify with a warning (no judgments digest; their records digest was optional and covered four records).
+Schema version 1 (the calibrator before knowledge records, never in a released version) is no longer read: such a
+file is refused with one sentence naming it.
 """
 
 from __future__ import annotations
@@ -40,32 +40,79 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from biasbound import __version__
-from biasbound._certificate_v1 import (
-    CENTER_KINDS,
-    CertificateV1,
-    CertificateVerificationError,
-    _check_finite_tree,
-    _plain,
-    guarantee_sentence,
-    make_certificate_v1,
-    sha256_of_array,
-)
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import check_one_of
-from biasbound.abb import Calibration
 
 __all__ = [
     "CENTER_KINDS",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "Certificate",
-    "CertificateV1",
     "CertificateVerificationError",
     "confidence_phrase",
-    "guarantee_sentence",
     "make_certificate",
     "sha256_of_array",
 ]
+
+CENTER_KINDS = ("fixed", "holdout", "ema", "batch")
+
+
+class CertificateVerificationError(InputError):
+    """A certificate's recorded numbers do not support its claimed guarantee."""
+
+
+#: the one sentence for a schema-1 file (the calibrator before knowledge records; no released version wrote one)
+V1_REFUSED = ("it is a schema version 1 certificate, which this biasbound no longer reads or verifies; "
+              "re-run certify to write a schema-3 certificate")
+
+
+def sha256_of_array(scores: ArrayLike) -> str:
+    """Hex SHA-256 of the scores as little-endian float64 bytes (C order).
+
+    Parameters
+    ----------
+    scores : array_like
+        The score vector (any shape; flattened in C order).
+
+    Returns
+    -------
+    str
+        64 hex characters; identical for equal float64 arrays.
+    """
+    arr = np.ascontiguousarray(np.asarray(scores, dtype="<f8")).ravel()
+    return hashlib.sha256(arr.tobytes()).hexdigest()
+
+
+def _check_finite_tree(value: Any, path: str) -> None:
+    """Reject NaN/inf anywhere in a JSON-like tree (they must never be written)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(float(value)):
+            raise InputError(f"The certificate field {path!r} must be finite (NaN and infinity are never written). Got {value!r} instead.")
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite_tree(v, f"{path}.{k}")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_finite_tree(v, f"{path}[{i}]")
+        return
+    raise TypeError(f"The certificate field {path!r} must be JSON-serializable. Got {type(value).__name__} instead.")
+
+
+def _plain(value: Any) -> Any:
+    """Convert numpy scalars/arrays and tuples to plain JSON types."""
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 SCHEMA_VERSION = 3
 #: Schema versions that read; version 2 (no judgments digest, records_sha256 optional) verifies with a warning.
@@ -87,13 +134,13 @@ def _fmt(x: float) -> str:
 def _derive(inp: dict[str, Any]) -> dict[str, Any]:
     """Every derived field from the inputs (see the module docstring)."""
     from biasbound.bounds import knowledge_from_dict
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
     from biasbound.figures import DEFAULT_DELTAS, bias_radius, original_scale, range_implied
 
     k = knowledge_from_dict(inp["knowledge"])
     fr = inp["frontier_inputs"]
-    c = calibrate_knowledge(k, tau=inp["tau"], delta=inp["delta"], dim=inp["dim"], alpha=inp["alpha"], sigma=inp["sigma"],
-                            method=inp["method"], tau_split=fr["tau_split"], frontier_points=fr["n"], _rule=fr["default_rule"])
+    c = calibrate(k, tau=inp["tau"], delta=inp["delta"], dim=inp["dim"], alpha=inp["alpha"], sigma=inp["sigma"],
+                  method=inp["method"], tau_split=fr["tau_split"], frontier_points=fr["n"], _rule=fr["default_rule"])
     return _derive_from(c, inp, k, DEFAULT_DELTAS, bias_radius, original_scale, range_implied)
 
 
@@ -137,8 +184,8 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
                           "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}
-    if c.legacy is not None:
-        leg = c.legacy
+    if c.paper_split is not None:
+        leg = c.paper_split
         out["paper"] = {"delta_B": leg.delta_B, "delta_Delta": leg.delta_Delta, "sensitivity": leg.sensitivity,
                         "center_sensitivity": leg.center_sensitivity, "radius": leg.radius,
                         "noise_radius_unit": leg.noise_radius_unit}
@@ -388,11 +435,11 @@ class Certificate:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Build a certificate from :meth:`to_dict` output; a dict without ``schema_version`` is schema version 1."""
+        """Build a certificate from :meth:`to_dict` output; a schema-1 dict (no ``schema_version``) is refused."""
         if not isinstance(data, dict):
             raise TypeError(f"The 'data' parameter of Certificate.from_dict must be a dict. Got {type(data).__name__} instead.")
-        if "schema_version" not in data:
-            return CertificateV1.from_dict(data)
+        if data.get("schema_version", 1) == 1:
+            raise DataFormatError(f"The certificate cannot be read: {V1_REFUSED}.")
         names = [f.name for f in dataclasses.fields(cls)]
         if data.get("schema_version") == 2:  # written before the judgments digest
             names.remove("judgments_sha256")
@@ -408,7 +455,7 @@ class Certificate:
 
     @classmethod
     def from_json(cls, text: str) -> Any:
-        """Parse :meth:`to_json` output (either schema version); NaN/Infinity literals are rejected."""
+        """Parse :meth:`to_json` output (schema version 2 or 3); NaN/Infinity literals are rejected."""
 
         def _reject(token: str) -> float:
             raise InputError(f"The certificate JSON must not contain {token}; NaN and infinity are never written.")
@@ -427,7 +474,7 @@ class Certificate:
 
     @classmethod
     def read(cls, path: str | Path) -> Any:
-        """Read a certificate written by :meth:`write` (either schema version)."""
+        """Read a certificate written by :meth:`write` (schema version 2 or 3)."""
         p = Path(path)
         try:
             text = p.read_text(encoding="utf-8")
@@ -502,15 +549,15 @@ class Certificate:
                 fail("data_sha256 does not match the scores given")
             checked.append("data_sha256")
             if certified is not None:
-                from biasbound.abb import shrink
+                from biasbound.mechanism import noise, shrink
 
                 y = np.asarray(certified, dtype=float)
                 c = self.center.get("value")
                 mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
-                z = np.random.default_rng(int(self.seed)).normal(0.0, self.sigma, size=x.size)
+                z = noise(int(self.seed), self.sigma, x.size)
                 parts = _per_model_draws(self.scope, self.view, x.size)
                 if parts is not None:  # a judge's model-view certificate: each model drawn with its own seed and centre
-                    z = np.concatenate([np.random.default_rng(sd).normal(0.0, self.sigma, size=n) for _, n, sd, _ in parts])
+                    z = np.concatenate([noise(sd, self.sigma, n) for _, n, sd, _ in parts])
                     mu = np.concatenate([np.full(n, float(np.mean(x[a:a + n]) if cm is None else cm))
                                          for a, n, _, cm in parts])
                 if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
@@ -612,14 +659,13 @@ def make_certificate(
     units: dict[str, Any] | None = None,
     diagnostics: dict[str, Any] | None = None,
     judgments_sha256: str | None = None,
-    **legacy: Any,
-) -> Any:
+) -> Certificate:
     """Build the certificate for a calibration applied to one batch.
 
     Parameters
     ----------
-    calibration : BoundCalibration (schema version 2) or abb.Calibration (schema version 1, legacy keywords)
-        From :func:`biasbound.calibration.calibrate_knowledge` (or :func:`~biasbound.calibration.recheck` for a
+    calibration : BoundCalibration
+        From :func:`biasbound.calibration.calibrate` (or :func:`~biasbound.calibration.recheck` for a
         per-model certificate at the judge's point).  A searched point is re-derived once at ``(alpha, sigma)``
         so that every number is what :meth:`Certificate.verify` recomputes.
     center_kind, center_value : str, float or array or None
@@ -653,24 +699,16 @@ def make_certificate(
         Reported figures that were not used to calibrate (e.g. the jitter-free sensitivity); not verified.
     judgments_sha256 : str, optional
         :func:`biasbound._integrity.judgments_digest` of the judgment rows used (the pipeline sets it).
-    **legacy
-        Schema version 1 keywords (``sensitivity``, ``jitter_adjusted``) for an ``abb.Calibration``.
 
     Returns
     -------
-    Certificate (or CertificateV1 for an ``abb.Calibration``)
+    Certificate
     """
     where = "make_certificate"
-    if isinstance(calibration, Calibration):
-        return make_certificate_v1(calibration, center_kind=center_kind, center_value=center_value, seed=seed,
-                                   data_sha256=data_sha256, view=view, scope=scope, neighbor_relation=neighbor_relation,
-                                   created=created, audit=audit, batch_description=batch_description, **legacy)
     from biasbound.calibration import BoundCalibration, recheck
 
     if not isinstance(calibration, BoundCalibration):
         raise TypeError(f"The 'calibration' parameter of {where} must be a BoundCalibration. Got {type(calibration).__name__} instead.")
-    if legacy:
-        raise TypeError(f"make_certificate got schema version 1 keyword(s) {sorted(legacy)} for a BoundCalibration.")
     kind = check_one_of(center_kind, "center_kind", where, CENTER_KINDS)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"The 'seed' parameter of {where} must be an int. Got {type(seed).__name__} instead.")
@@ -683,6 +721,8 @@ def make_certificate(
                          "batch (no shift_ratio or shift_sq); build the knowledge with the batch centre's shift.")
     if audit is not None and hasattr(audit, "to_dict"):
         audit = audit.to_dict()
+    if audit is not None and not isinstance(audit, dict):
+        raise TypeError(f"The 'audit' parameter of {where} must be a dict or have to_dict(). Got {type(audit).__name__} instead.")
     c = calibration if calibration.checked_point else recheck(calibration)
     cv: Any = None if center_value is None else _plain(np.asarray(center_value, dtype=float))
     u = {"scale": 1.0, "name": "score units"} if units is None else {"scale": float(units.get("scale", 1.0)),

@@ -17,29 +17,9 @@ from biasbound import __version__
 from biasbound._exceptions import BiasboundError
 from biasbound._validation import speaking_cli
 from biasbound.commands import COMMAND_MODULES
+from biasbound.commands._usage import USAGE_ERRORS as _USAGE_ERRORS
 
 __all__ = ["app", "main"]
-
-
-def _usage_errors() -> tuple[type[Exception], ...]:
-    """Click's usage-error classes: newer typer bundles its own copy of click, older typer uses the real one."""
-    classes: list[type[Exception]] = []
-    try:
-        from typer._click.exceptions import ClickException as TyperClickException
-    except ImportError:  # typer that still depends on the real click
-        pass
-    else:
-        classes.append(TyperClickException)
-    try:
-        from click.exceptions import ClickException
-    except ImportError:  # typer >= 0.20 needs no click
-        pass
-    else:
-        classes.append(ClickException)
-    return tuple(classes)
-
-
-_USAGE_ERRORS = _usage_errors()
 
 app = typer.Typer(
     name="biasbound",

@@ -25,6 +25,7 @@ from scipy.optimize import brentq
 from scipy.special import rel_entr
 
 from biasbound._exceptions import InputError
+from biasbound._rounding import above, below
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
 __all__ = [
@@ -289,7 +290,7 @@ def _ucb(d: np.ndarray, *, beta: float, max_distance: float, method: str) -> flo
     ucb = max_distance * math.sqrt(bound)
     # Round against ourselves: never below the plug-in value, one ulp up for float error.
     plug_in = float(math.sqrt(float(np.mean(d * d))))
-    ucb = min(math.nextafter(max(ucb, plug_in), math.inf), max_distance)
+    ucb = min(above(max(ucb, plug_in)), max_distance)
     return float(max(ucb, plug_in))
 
 
@@ -346,7 +347,7 @@ def sensitivity_lcb(
     else:
         bound = max(_kl_bound(mean, x.size, beta / 2.0, upper=False), _bernstein_lower(x, beta / 2.0))
     bound = max(0.0, min(bound, mean))
-    lcb = math.nextafter(max_distance * math.sqrt(bound), 0.0) if bound > 0 else 0.0
+    lcb = below(max_distance * math.sqrt(bound)) if bound > 0 else 0.0
     plug_in = float(math.sqrt(float(np.mean(d * d))))
     return float(max(0.0, min(lcb, plug_in)))
 

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 
 from biasbound import InputError
-from biasbound.abb import calibrate
 from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample, almost_sure, full_population
 from biasbound.bounds import moments, paper, sampled_population, violation_bound
 from biasbound.calibration import calibrate_knowledge, check
@@ -66,16 +65,20 @@ def test_moments_dominates_every_two_point_distribution_and_is_nearly_attained()
 
 
 def test_paper_unit_is_corollary_3_2_exactly() -> None:
-    leg = calibrate(tau=0.5, delta=0.01, dim=500, sensitivity=0.306, method="paper")
-    rec = Moments(0.306**2)
-    at = paper.violation_bound(0.5, leg.alpha, leg.sigma, 500, rec, delta_B=0.005)
-    assert at <= 0.01 * (1 + 1e-12)
-    above = paper.violation_bound(0.5, leg.alpha, leg.sigma * 1.001, 500, rec, delta_B=0.005)
-    assert above > 0.01
-    kc = calibrate_knowledge(rec, tau=0.5, delta=0.01, dim=500, method="paper")
-    assert (kc.alpha, kc.sigma, kc.sigma_max) == (leg.alpha, leg.sigma, leg.sigma_max)
-    assert check(tau=0.5, delta=0.01, dim=500, alpha=leg.alpha, sigma=leg.sigma, knowledge=rec, method="paper")[0]
-    assert not check(tau=0.5, delta=0.01, dim=500, alpha=leg.alpha, sigma=leg.sigma_max * 1.0001, knowledge=rec,
+    # Corollary 3.2 typed out: symmetric split, Laurent–Massart radius, alpha from tau_split = 1/2 (Algorithm 1)
+    U, tau, delta, d = 0.306, 0.5, 0.01, 500
+    x = math.log(2 / delta)
+    r = math.sqrt(d + 2 * math.sqrt(d * x) + 2 * x)
+    rec = Moments(U**2)
+    kc = calibrate_knowledge(rec, tau=tau, delta=delta, dim=d, method="paper")
+    assert kc.alpha == pytest.approx(0.5 * tau * math.sqrt(delta / 2) / U, rel=1e-12)
+    assert kc.sigma_max == pytest.approx(0.5 * tau / (math.sqrt(2) * r), rel=1e-12) and kc.sigma < kc.sigma_max
+    at = paper.violation_bound(tau, kc.alpha, kc.sigma, d, rec, delta_B=delta / 2)
+    assert at <= delta * (1 + 1e-12)
+    above = paper.violation_bound(tau, kc.alpha, kc.sigma * 1.001, d, rec, delta_B=delta / 2)
+    assert above > delta
+    assert check(tau=tau, delta=delta, dim=d, alpha=kc.alpha, sigma=kc.sigma, knowledge=rec, method="paper")[0]
+    assert not check(tau=tau, delta=delta, dim=d, alpha=kc.alpha, sigma=kc.sigma_max * 1.0001, knowledge=rec,
                      method="paper")[0]
 
 

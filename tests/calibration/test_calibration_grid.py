@@ -86,7 +86,7 @@ def test_every_calibration_issued_holds_exactly(cell: int) -> None:
     except InfeasibleCertificateError:  # nothing issued: the bound at that point (noise-free for alpha) must exceed delta
         assert point != "default" or method == "paper"
         if method == "paper":
-            return  # Cor. 3.2 infeasible: its own arithmetic (tested in test_abb) decided
+            return  # Cor. 3.2 infeasible: its own arithmetic (tested in test_calibration_paper) decided
         if point == "sigma":
             assert violation_bound(tau, 1e-12, kw["sigma"], d, know) > delta
         else:

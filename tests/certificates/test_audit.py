@@ -123,7 +123,7 @@ def test_monte_carlo_is_reproducible_and_seed_recorded() -> None:
 
 
 def laurent_massart_sigma_max(tau: float, delta: float, dim: int, delta_star: float, alpha: float) -> float:
-    """Paper Prop. B.3 with δB = δΔ = δ/2, written out independently of biasbound.abb."""
+    """Paper Prop. B.3 with δB = δΔ = δ/2, written out independently of biasbound.bounds.paper."""
     half = delta / 2
     a = alpha * delta_star / math.sqrt(half)
     x = math.log(1 / half)

@@ -5,20 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import biasbound as bb
 from biasbound import InputError
-from biasbound.abb import calibrate
+from biasbound.bounds import Moments
 from biasbound.certificate import Certificate, make_certificate, sha256_of_array
 
-SENS = {"how": "max", "delta_star": 0.306, "ucb": 0.33,
-        "components": [{"name": "swap", "delta_star": 0.306, "m": 500, "ucb": 0.33}]}
 AUDIT = {"model": {"verdict": "holds", "exact_ucb": 1e-6, "n_neighbors": 150},
          "pooled": None, "verdict_counts": {"holds": 3, "violated": 0}}
 
 
 def _make(**kw: object) -> Certificate:
     scores = np.linspace(0.0, 1.0, 200)
-    cal = calibrate(tau=0.5, delta=0.01, dim=200, sensitivity=0.306, alpha=0.05, method="paper")
-    args = dict(sensitivity=SENS, center_kind="fixed", center_value=0.5, seed=7, data_sha256=sha256_of_array(scores),
+    cal = bb.calibrate({"swap": Moments(0.306**2)}, tau=0.5, delta=0.01, dim=200, alpha=0.05, method="paper",
+                       frontier_points=0)
+    args = dict(center_kind="fixed", center_value=0.5, seed=7, data_sha256=sha256_of_array(scores),
                 view="model", scope={"judge": "j", "model": "m"}, created="2026-01-01T00:00:00+00:00")
     args.update(kw)
     return make_certificate(cal, **args)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from biasbound import InputError
-from biasbound.abb import apply_mechanism
+from biasbound.mechanism import apply_mechanism
 from biasbound.bounds import AlmostSure, FullPopulation, Moments, Sample
 from biasbound.calibration import calibrate_knowledge, recheck
 from biasbound.certificate import SCHEMA_VERSION, Certificate, CertificateVerificationError, make_certificate, sha256_of_array

@@ -44,3 +44,14 @@ def test_judge_package_loads_the_openai_sdk_only_when_the_client_is_used():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_one_calibrator_and_no_legacy_names():
+    import importlib.util
+
+    from biasbound.calibration import calibrate
+
+    assert biasbound.calibrate is calibrate and biasbound.calibrate_knowledge is calibrate
+    assert "Calibration" not in biasbound.__all__  # the legacy calibrator's record went with it
+    for gone in ("biasbound.abb", "biasbound._bounds", "biasbound._certificate_v1"):
+        assert importlib.util.find_spec(gone) is None, gone

@@ -38,6 +38,7 @@ from biasbound.bounds import (
     random_judge,
     sampled_population,
 )
+from biasbound.bounds._combined import UNITS, Plan
 from biasbound.bounds._knowledge import (
     AlmostSure,
     FullPopulation,
@@ -69,9 +70,6 @@ __all__ = [
     "violation_bound",
 ]
 
-#: every bound unit, in the order the calibrator tries them
-UNITS: tuple[ModuleType, ...] = (almost_sure, moments, full_population, sampled_population, random_judge, high_probability,
-                                 paper)
 _BY_NAME = {u.NAME: u for u in UNITS}
 
 
@@ -123,10 +121,9 @@ def evaluate(tau: float, alpha: float, sigma: float, dim: int, knowledge: Any, *
     probability over all neighbour distributions consistent with that generator's knowledge.
     """
     from biasbound.bounds._tail import check_point
-    from biasbound.calibration import _Plan
 
     t, a, s, d = check_point(tau, alpha, sigma, dim, "violation_bound")
     k = Knowledge.of(knowledge)
-    total, per = _Plan(k, method).evaluate(t, a, s, d, every=True)
+    total, per = Plan(k, method).evaluate(t, a, s, d, every=True)
     binding = max(per, key=lambda p: p[2])
     return total, bool(binding[1].unit.EXACT) and not (binding[1].record.beta or 0.0) > 0

@@ -37,6 +37,7 @@ from typing import Any, Union
 import numpy as np
 
 from biasbound._exceptions import InputError
+from biasbound._rounding import above
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
 __all__ = ["AlmostSure", "FullPopulation", "HighProbability", "Knowledge", "Moments", "RandomJudge", "Record", "Sample", "knowledge_from_dict"]
@@ -554,7 +555,7 @@ class Knowledge:
     def beta_total(self) -> float:
         """Sum of the failure probabilities of every record (rounded up): what a comparison across them spends."""
         s = math.fsum(float(r.beta or 0.0) for r in self.records)  # [proof:beta-sum]
-        return math.nextafter(s, math.inf) if s > 0 else 0.0
+        return above(s) if s > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"how": self.how,

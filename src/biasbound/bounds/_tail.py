@@ -31,6 +31,8 @@ from fractions import Fraction
 import numpy as np
 from scipy import special, stats
 
+from biasbound._rounding import pad
+
 try:  # the Boost routine scipy.stats.ncx2.sf calls, without its argument-checking layer (about 6x faster)
     from scipy.special._ufuncs import _ncx2_sf as _NCX2_SF
 except ImportError:  # pragma: no cover - other scipy versions: the public function
@@ -96,7 +98,7 @@ def weighted_sum(w: np.ndarray, p: np.ndarray, const: float, *, groups: np.ndarr
     once: the same correctly rounded value as ``math.fsum`` over every term)."""
     v = _exact_sum(w, p, groups) + const
     if w.size > 1 or const:
-        v = v * (1.0 + 1e-12)  # [proof:sum-rounding]
+        v = pad(v)  # [proof:sum-rounding]
     return min(1.0, v) if v > 0 else 0.0
 
 

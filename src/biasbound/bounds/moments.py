@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from biasbound._rounding import above, pad
 from biasbound.bounds._knowledge import Moments
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
 
@@ -51,7 +52,7 @@ def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: 
             return 0.0  # [proof:sigma0-range]
         if u <= 0:
             return 0.0
-        return min(1.0, math.nextafter(u / (tau * tau), math.inf))  # [proof:sigma0-markov]
+        return min(1.0, above(u / (tau * tau)))  # [proof:sigma0-markov]
     if q_max is not None and u >= q_max:
         return float(tail(q_max, tau=tau, sigma=sigma, dim=dim))
     g, h = _base_grid(tau, sigma, dim)
@@ -79,7 +80,7 @@ def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: 
         val, ends = _majorant_at_points(g, h, u, q_max)
         if val >= prev * (1.0 - 1e-4):  # converged (the value only decreases as the grid refines)
             break
-    return min(1.0, val * (1.0 + 1e-12) + 1e-300)
+    return min(1.0, pad(val) + 1e-300)
 
 
 @functools.lru_cache(maxsize=64)

@@ -90,11 +90,13 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
             if want is not None and have and want not in have:
                 raise InputError(f"The '{flag}' option of audit names {want!r}, but {str(p)!r} certifies "
                                  f"{', '.join(repr(h) for h in sorted(have)[:6])}{', …' if len(have) > 6 else ''}.")
-    from biasbound.certificate import SCHEMA_VERSION
+    from biasbound.certificate import SCHEMA_VERSION, V1_REFUSED
 
     version = data.get("schema_version", 1)
-    if isinstance(version, bool) or version not in (1, SCHEMA_VERSION):
-        raise DataFormatError(f"the certificate's 'schema_version' is {version!r}; this biasbound reads versions 1 and "
+    if version == 1 and not isinstance(version, bool):
+        raise DataFormatError(f"the certificate cannot be audited: {V1_REFUSED}.", path=str(p))
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        raise DataFormatError(f"the certificate's 'schema_version' is {version!r}; this biasbound audits version "
                               f"{SCHEMA_VERSION} (upgrade biasbound, or re-create the certificate with biasbound certify).",
                               path=str(p))
     if data.get("view", "model") not in ("model", "leaderboard"):
@@ -267,8 +269,7 @@ class AuditOutcome:
 
 def verify_certificate(data: Mapping[str, Any]) -> str | None:
     """None when the certificate verifies (every derived field recomputed from its inputs), else the reason."""
-    from biasbound._certificate_v1 import CertificateVerificationError
-    from biasbound.certificate import Certificate
+    from biasbound.certificate import Certificate, CertificateVerificationError
 
     try:
         Certificate.from_dict(dict(data)).verify()

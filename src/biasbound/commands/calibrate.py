@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import InputError
+from biasbound._rounding import above
 from biasbound.parameters import old_option, option, renamed, validate
 
 __all__ = ["register", "run", "summary"]
@@ -43,13 +44,13 @@ def run(
     tau_split: float = 0.5,
     frontier_points: int = 9,
 ) -> Any:
-    """Build the knowledge from CLI options and calibrate (:func:`biasbound.calibration.calibrate_knowledge`).
+    """Build the knowledge from CLI options and calibrate (:func:`biasbound.calibration.calibrate`).
 
     ``score_range * sqrt(hamming)`` (rounded up) becomes an almost-sure bound; a sensitivity becomes a moment
     bound (with that range when given).
     """
     from biasbound.bounds import AlmostSure, Moments
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
 
     where = "calibrate"
     v = validate(where, tau=tau, delta=delta, dim=dim, sensitivity=sensitivity, sensitivity_ucb=sensitivity_ucb,
@@ -73,7 +74,7 @@ def run(
                 f"The '--sensitivity' option of calibrate must be at most the largest neighbour distance "
                 f"--range-bound x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
             )
-        A = math.nextafter(largest * (1 + 2**-50), math.inf)  # a.s. bound, rounded up
+        A = above(largest * (1 + 2**-50))  # a.s. bound, rounded up
     records: list[Any] = []
     if sensitivity_ucb is not None:
         if beta is None:
@@ -88,8 +89,8 @@ def run(
         records.append(AlmostSure(A, note=f"score range {score_range or 1:g}, Hamming-{hamming or 1}"))
     if not records:
         raise InputError(f"The {where} options must give --sensitivity, --sensitivity-ucb or --range-bound. Got none of them.")
-    return calibrate_knowledge({"T": records}, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
-                               tau_split=tau_split, frontier_points=frontier_points), A
+    return calibrate({"T": records}, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
+                     tau_split=tau_split, frontier_points=frontier_points), A
 
 
 def summary(cal: Any, A: float | None) -> dict[str, object]:
@@ -107,8 +108,8 @@ def summary(cal: Any, A: float | None) -> dict[str, object]:
                                                               sigma=cal.sigma, dim=cal.dim, A=A),
         "original_scale": original_scale(tau=cal.tau, alpha=cal.alpha, sigma=cal.sigma),
     }
-    if cal.legacy is not None:
-        leg = cal.legacy
+    if cal.paper_split is not None:
+        leg = cal.paper_split
         out["paper"] = {"delta_B": leg.delta_B, "delta_Delta": leg.delta_Delta, "radius": leg.radius,
                         "sensitivity": leg.sensitivity, "sensitivity_term": leg.sensitivity_term}
     return out
@@ -135,8 +136,8 @@ def _print_table(cal: Any, A: float | None) -> None:
         ("original scale", f"tau/alpha = {os_['tau']:.4g}, sigma/alpha = {os_['sigma']:.4g}"),  # type: ignore[index]
         ("point chosen", cal.default_rule),
     ]
-    if cal.legacy is not None:
-        rows.append(("delta_B / delta_Delta", f"{cal.legacy.delta_B:.4g} / {cal.legacy.delta_Delta:.4g}"))
+    if cal.paper_split is not None:
+        rows.append(("delta_B / delta_Delta", f"{cal.paper_split.delta_B:.4g} / {cal.paper_split.delta_Delta:.4g}"))
     for k, v in rows:
         table.add_row(k, v)
     console.print(table)

@@ -127,6 +127,10 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
             if not isinstance(d, dict) or "tau" not in d or "sigma" not in d:
                 where = f" (element {k})" if isinstance(data, list) else ""
                 raise DataFormatError(f"not a biasbound certificate{where} (no 'tau'/'sigma' fields).", path=str(f))
+            if d.get("schema_version", 1) == 1:
+                from biasbound.certificate import V1_REFUSED
+
+                raise DataFormatError(f"{V1_REFUSED}.", path=str(f))
             try:
                 cert = Certificate.from_dict(d)
             except (InputError, TypeError, KeyError, ValueError) as exc:
@@ -170,7 +174,7 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``.
 
     A schema-2 certificate that verifies has ``"warning: ..."`` among its checked entries."""
-    from biasbound._certificate_v1 import CertificateVerificationError
+    from biasbound.certificate import CertificateVerificationError
 
     certs, folder = _certificates(Path(target))
     if scores_path is not None and not Path(scores_path).is_file():
@@ -181,7 +185,7 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     results = []
     for k, (label, cert, _) in enumerate(certs):
         kw: dict[str, Any] = {}
-        if scores is not None and getattr(cert, "schema_version", 1) >= 2:
+        if scores is not None and cert.schema_version >= 2:
             x, y = certificate_data(cert, scores, sp)
             kw = {"scores": x, "certified": y}
         try:

@@ -4,7 +4,7 @@
 "Judgment tables") and, for each judge it holds, measures the judge's sensitivity on
 the observed Hamming-1 neighbours (position swaps, prompt variants, reruns), calibrates
 one shrinkage + Gaussian mechanism per judge (Thm 3.1 / Prop. B.3 of the paper, or the
-tight calibration of :mod:`biasbound.abb`), applies it to every model's per-item score
+tight calibration of :func:`biasbound.calibrate`), applies it to every model's per-item score
 vector, audits the certificate on a held-out share of the neighbours and writes the
 certificates, scores, leaderboard, retention figures, plots and an HTML report.
 

@@ -73,7 +73,7 @@ def certify(
     neighbors : str or sequence of str
         Observed generators: ``swap``, ``rerun``, ``variant:NAME`` (comma-separated string allowed).
     method : {"tight", "paper"}
-        Calibration method of :func:`biasbound.abb.calibrate`.
+        Calibration method of :func:`biasbound.calibrate`.
     combine : {"max", "rms"}
         Combination over generators (paper, "Combination Logic"); components floored at 1e-3.
     alpha : float, optional
@@ -160,7 +160,7 @@ def certify(
     Notes
     -----
     Implements Algorithm 1 of the paper with Lipschitz shrinkage (Prop. B.3) and the tight
-    calibration of :mod:`biasbound.abb`; see the module docstring for the decisions on shared
+    calibration of :func:`biasbound.calibrate`; see the module docstring for the decisions on shared
     calibration, order statistics, audits and jitter adjustment.
     """
     s = check_settings(

@@ -361,7 +361,7 @@ def _scores_table(
 # ----------------------------------------------------------------------------------- tight route
 @dataclass(frozen=True)
 class _Point:
-    """The released mechanism at one dimension: what :func:`biasbound.abb.apply_mechanism` reads."""
+    """The released mechanism at one dimension: what :func:`biasbound.mechanism.release` reads."""
 
     tau: float
     delta: float

@@ -26,7 +26,7 @@ class JudgeCertification:
     judge, view:
         The judge name and the view (``"model"`` or ``"leaderboard"``).
     calibration:
-        The judge-level :class:`biasbound.abb.Calibration` (shared α and σ).
+        The judge-level :class:`biasbound.calibration.BoundCalibration` (shared α and σ).
     sensitivity:
         The judge-level combined sensitivity (max over models of the per-model combination).
     estimates:

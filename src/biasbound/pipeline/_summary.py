@@ -70,22 +70,17 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     cal = j.calibration
     scope = _scope(j)
     rows: list[tuple[str, str]] = []
-    legacy = hasattr(cal, "delta_B")
-    if legacy:
-        rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}  (δ_B = {_f(cal.delta_B)}, δ_Δ = {_f(cal.delta_Delta)})"))
-        rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({cal.radius})"))
-    else:
-        rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}"))
-        from biasbound.certificate import confidence_phrase
+    rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}"))
+    from biasbound.certificate import confidence_phrase
 
-        exact = ("the violation probability itself (every neighbour judged)" if cal.exact
-                 else "an upper bound on the violation probability")
-        ri = getattr(j.certificate, "range_implied", None)
-        conf = None if getattr(cal, "knowledge", None) is None else confidence_phrase(cal.knowledge)
-        if ri is not None and ri.get("holds"):
-            conf = "surely (it follows from the score range alone; no confidence level applies)" if conf else None
-        beta = "" if not conf else f"; holds {conf}"
-        rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({exact}{beta})"))
+    exact = ("the violation probability itself (every neighbour judged)" if cal.exact
+             else "an upper bound on the violation probability")
+    ri = getattr(j.certificate, "range_implied", None)
+    conf = None if getattr(cal, "knowledge", None) is None else confidence_phrase(cal.knowledge)
+    if ri is not None and ri.get("holds"):
+        conf = "surely (it follows from the score range alone; no confidence level applies)" if conf else None
+    beta = "" if not conf else f"; holds {conf}"
+    rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({exact}{beta})"))
     nb = scope.get("neighborhood") or {"kind": "hamming", "k": 1}
     if _range_only(scope):
         what = ("every item's score" if nb.get("kind") == "all-items"

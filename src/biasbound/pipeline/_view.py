@@ -60,20 +60,14 @@ class _BatchScores:
 
 
 def _apply(x: np.ndarray, cal: Any, *, center: Any, rng: int) -> Any:
-    """:func:`biasbound.abb.apply_mechanism` for a legacy Calibration; for a point chosen from
-    knowledge (α, σ, dim; σ = 0 allowed where the bound is exact) the same shrinkage and the same
-    seeded noise draw, through :func:`biasbound.abb.shrink`."""
-    from biasbound.abb import Calibration, MechanismResult, apply_mechanism, shrink
+    """The mechanism at the point chosen from knowledge (α, σ, dim; σ = 0 allowed where the bound is exact):
+    :func:`biasbound.mechanism.release`, the one shrink and seeded noise draw."""
+    from biasbound.mechanism import release
 
-    if isinstance(cal, Calibration):
-        return apply_mechanism(x, cal, center=center, rng=rng)
     if len(x) != cal.dim:
         raise ValueError(f"mechanism dimension {cal.dim} != {len(x)} scores")
-    shrunk = shrink(x, alpha=cal.alpha, center=center)
-    noise = np.random.default_rng(rng).normal(0.0, cal.sigma, size=len(x)) if cal.sigma > 0 else np.zeros(len(x))
-    mu = np.asarray(center, dtype=float)
-    return MechanismResult(certified=shrunk + noise, shrunk=shrunk, noise=noise, sigma=float(cal.sigma),
-                           alpha=float(cal.alpha), center=mu if mu.ndim else float(mu), seed=int(rng))
+    mu = np.asarray(center, dtype=float) if np.ndim(center) else float(center)
+    return release(np.asarray(x, dtype=float), alpha=float(cal.alpha), sigma=float(cal.sigma), center=mu, seed=int(rng))
 
 
 def _center_for(s: _Settings, centers: dict[str, float] | None, model: str, x: np.ndarray) -> float:
