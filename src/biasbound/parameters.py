@@ -4,8 +4,7 @@ command-line flag and ``biasbound run`` config key (constraints as data, as scik
 
 From this one table come
 
-- the Python validation (:func:`validate`: one call at the top of ``certify``, ``calibrate`` and
-  ``calibrate_knowledge``; the same ranges everywhere, e.g. ``delta=1e-15`` is refused by all of them);
+- the Python validation (:func:`validate`: one call at the top of ``certify`` and ``calibrate``; the same ranges everywhere, e.g. ``delta=1e-15`` is refused by all of them);
 - the command-line options (:func:`option`: the same flag, default and help text in ``certify``, ``run``,
   ``calibrate``, ``audit`` and ``demo``; an old spelling stays a hidden alias that warns, :func:`renamed`);
 - the run-config keys (:func:`biasbound.config.parse_config` reads every key of :data:`CERTIFY` through
@@ -13,7 +12,7 @@ From this one table come
 - the bad-parameter tests (tests/cli/test_parameters.py walks the table).
 
 Messages keep the house format (:mod:`biasbound._validation`): a Python caller reads
-"The 'delta' parameter of calibrate_knowledge must be a float in [1e-12, 1). Got 1e-15 instead.", a
+"The 'delta' parameter of calibrate must be a float in [1e-12, 1). Got 1e-15 instead.", a
 command-line user "The '--delta' option of certify ...", a config file "run.yaml: The key 'delta' must
 be a number in [1e-12, 1). Got 1e-15 instead.".
 """
@@ -168,7 +167,7 @@ _TABLE = (
     _p("neighbor_file", "text", "Judgment files holding new neighbours (repeat the option for several)", None,
        flag="--neighbor-file", old_flags=("--neighbors",)),
     _p("n_mc", "int", "Monte Carlo draws of the audit", 20000, range=Range(1, None, integer=True)),
-    # --- the planner: calibrate, calibrate_knowledge, the calibrate command --------------------------------
+    # --- the planner: calibrate, the calibrate command --------------------------------
     _p("dim", "int", "Number of scores d (judged items)", None, range=Range(1, None, integer=True), flag="--dim"),
     # normalised scores of up to 10^12 items never move further
     _p("sensitivity", "float", "RMS sensitivity Δ* (point estimate)", None, range=Range(0.0, 1e6), optional=True,
@@ -196,7 +195,7 @@ CERTIFY: tuple[str, ...] = ("tau", "delta", "neighbors", "method", "combine", "a
 def validate(where: str, **values: Any) -> dict[str, Any]:
     """Check every ``name=value`` against :data:`PARAMETERS`; return the checked values (one sentence otherwise).
 
-    ``where`` names the entry point in the message (``"calibrate_knowledge"``, ``"certify"``); to a command-line
+    ``where`` names the entry point in the message (``"calibrate"``, ``"certify"``); to a command-line
     user of that command the message names the flag.
     """
     return {name: PARAMETERS[name].check(value, where) for name, value in values.items()}

@@ -50,12 +50,11 @@ def _cases(names: list[str]) -> list[tuple[str, Any]]:
 
 def _api_cases() -> list[Any]:
     """(function, parameter, bad value) for every table parameter of each public entry point."""
-    from biasbound.abb import calibrate
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
     from biasbound.pipeline import certify
 
     out = []
-    for fn in (certify, calibrate_knowledge, calibrate):
+    for fn in (certify, calibrate):
         names = [n for n in inspect.signature(fn).parameters if n in PARAMETERS]
         out += [pytest.param(fn, n, v, id=f"{fn.__name__}-{n}-{v}") for n, v in _cases(names)]
     return out
@@ -67,10 +66,8 @@ def _api_call(fn: Any, name: str, value: Any) -> None:
     if fn.__name__ == "certify":
         frame = pd.DataFrame({"judge": ["j"], "model": ["m"], "item_id": ["q"], "score": [0.5]})
         fn(frame, progress=False, **{name: value})
-    elif fn.__name__ == "calibrate_knowledge":
-        fn(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 100, name: value})
     else:
-        fn(**{"tau": 0.5, "delta": 0.01, "dim": 100, "sensitivity": 0.1, name: value})
+        fn(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 100, name: value})
 
 
 def test_the_table_is_consistent() -> None:
@@ -95,17 +92,17 @@ def test_api_refuses_out_of_range(fn: Any, name: str, value: Any) -> None:
 
 
 def test_the_same_ranges_everywhere() -> None:
-    """The issue's examples: delta=1e-15 and tau=1e7 are refused by calibrate_knowledge exactly as by certify."""
+    """The issue's examples: delta=1e-15 and tau=1e7 are refused by calibrate exactly as by certify."""
     from biasbound.bounds import Moments
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
     from biasbound.pipeline._settings import check_settings
 
     for kw in ({"delta": 1e-15}, {"tau": 1e7}):
         with pytest.raises(InputError) as a:
-            calibrate_knowledge(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 10, **kw})
+            calibrate(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 10, **kw})
         with pytest.raises(InputError) as b:
             check_settings(**kw)
-        assert str(a.value).replace("calibrate_knowledge", "X") == str(b.value).replace("certify", "X")
+        assert str(a.value).replace("calibrate", "X") == str(b.value).replace("certify", "X")
 
 
 def _command_options(command: str) -> dict[str, str]:
