@@ -133,7 +133,7 @@ class UnitCases:
     range_only: list[object] = field(default_factory=list)
     #: ... or nothing at all (bound == 1 wherever the shrunk scores may move by more than tau)
     nothing: list[object] = field(default_factory=list)
-    #: the method under which the calibrator uses this unit alone ("paper"), or None (the tight minimum)
+    #: the calibrator's method for this unit's records: "paper" (Cor. 3.2 alone) or "tight" (the minimum over units)
     method: str = "tight"
 
 
