@@ -89,17 +89,6 @@ def test_knowledge_combines_generators_by_max_and_mixture() -> None:
     assert mix == pytest.approx((v1 + v2) / 2, rel=1e-12)
 
 
-def test_tight_never_looser_than_paper_grid() -> None:
-    for d in (1, 3000):
-        for U in (0.01, 0.3):
-            for delta in (0.01, 0.1):
-                p = calibrate_knowledge(Moments(U * U), tau=0.5, delta=delta, dim=d, method="paper", frontier_points=0)
-                t = calibrate_knowledge(Moments(U * U), tau=0.5, delta=delta, dim=d, sigma=p.sigma, frontier_points=0)
-                assert t.alpha >= p.alpha
-                t2 = calibrate_knowledge(Moments(U * U), tau=0.5, delta=delta, dim=d, alpha=p.alpha, frontier_points=0)
-                assert t2.sigma >= p.sigma
-
-
 # --------------------------------------------------------------------------- batch centre, simulated from score vectors
 def _shrunk_difference(f: np.ndarray, fp: np.ndarray, alpha: float) -> np.ndarray:
     """g_D(f(D)) - g_D'(f(D')) with the batch-mean centre, computed from the score vectors themselves."""
