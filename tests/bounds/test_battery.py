@@ -188,14 +188,15 @@ CASES: dict[str, UnitCases] = {
         ],
         range_only=[AlmostSure(1.0)]),
     "moments": UnitCases(
+        # the supremum over two-point laws, computed from above on a grid: attained within 1% (measured <= 0.6%)
         cases=[
-            Case("mean and range", Moments(_U2, A=1.0), [Law.uniform(POP), *_two_point_family(_U2, 1.0)], tight=0.02,
+            Case("mean and range", Moments(_U2, A=1.0), [Law.uniform(POP), *_two_point_family(_U2, 1.0)], tight=0.01,
                  range=1.0),
-            Case("mean alone", Moments(_U2), [Law.uniform(POP), *_two_point_family(_U2, 100.0)], tight=0.02),
+            Case("mean alone", Moments(_U2), [Law.uniform(POP), *_two_point_family(_U2, 100.0)], tight=0.01),
             # 1e-4: the majorant is computed from above on a grid (at u = 0: the tail at the grid's first point)
             Case("nothing moves", Moments(0.0, A=1.0), [_ZERO], tight=1e-4, range=0.0),
             Case("batch centre", Moments(float(_BATCH_X.mean()), A=1.0, shift_ratio=0.25),
-                 [Law.uniform(_BATCH_X, _BATCH_Y), *_two_point_family(float(_BATCH_X.mean()), 1.0, 0.25)], tight=0.02,
+                 [Law.uniform(_BATCH_X, _BATCH_Y), *_two_point_family(float(_BATCH_X.mean()), 1.0, 0.25)], tight=0.01,
                  range=1.0),
         ],
         range_only=[Moments(1.0, A=1.0)], nothing=[Moments(1e6)]),
