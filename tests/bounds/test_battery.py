@@ -469,3 +469,19 @@ def test_the_combined_bound_is_at_most_each_unit(u: ModuleType) -> None:
     for case in _cases(u).cases:
         for alpha, sigma in GRID:
             assert bounds_pkg.violation_bound(TAU, alpha, sigma, DIM, case.record) <= _bound(u, case.record, alpha, sigma)
+
+
+def test_the_reference_is_the_audits_exact_probability() -> None:
+    """The battery's truth equals ``biasbound.audit``'s exact probability (what a skeptic computes on held-out
+    neighbours) on every equally weighted law of the cases, at every grid point."""
+    from biasbound.audit import audit
+
+    laws = [law for uc in CASES.values() for c in uc.cases for law in c.laws if np.all(law.p == law.p[0])]
+    assert len(laws) >= 10
+    for law in laws:
+        shifts = None if law.y is None else np.sqrt(law.y)
+        for alpha, sigma in GRID:
+            r = audit(tau=TAU, delta=0.5, sigma=sigma, alpha=alpha, distances=np.sqrt(law.x), dim=DIM, mean_shifts=shifts,
+                      n_mc=1, rng=0)
+            ref = exact_probability(law, alpha=alpha, sigma=sigma)
+            assert r.exact_probability == pytest.approx(ref, rel=1e-9, abs=1e-300), (law, alpha, sigma)
