@@ -177,6 +177,7 @@ def test_falls_back_to_the_mean_and_maximum_bound_saying_why(case, monkeypatch):
     assert {"no-grid": "no grid", "leaderboard": "leaderboard view", "cap": "work cap"}[case] in rec.note
 
 
+@pytest.mark.slow  # end to end: certify on the embedded set (~8 s on a loaded machine)
 def test_exact_law_improves_alpha_over_the_mean_and_maximum(monkeypatch):
     """Same batch, same σ: the exact law's α is larger than the mean+max (Moments) record's, and both hold."""
     rng = np.random.default_rng(1)
@@ -221,6 +222,7 @@ def test_certify_batch_centre_uses_the_exact_law_or_refuses(center, monkeypatch)
             certify(_table(30, 2, 2), **kw)
 
 
+@pytest.mark.slow  # end to end: certify and verify
 @pytest.mark.parametrize("missing", [0, 2])
 def test_certify_uses_the_exact_law_and_it_verifies(missing, monkeypatch):
     kw = dict(neighbors="variant:x", tau=TAU, delta=DELTA, seed=0, bootstrap_rounds=20, out=None, progress=False,

@@ -20,6 +20,8 @@ from biasbound.data.arena_hard import GAME1_SCORES
 from biasbound.data.tables import from_frame
 from biasbound.pipeline import certify
 
+pytestmark = pytest.mark.slow  # end to end: compare on certified judge folders (~6 s on a loaded machine)
+
 MODELS = 10
 
 

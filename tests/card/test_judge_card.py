@@ -29,6 +29,8 @@ from biasbound.data.tables import load_llmbar
 from biasbound.pipeline import certify
 from biasbound.testing import assert_judge_card
 
+pytestmark = pytest.mark.slow  # end to end: judge cards of LLMBar and Arena-Hard data (~10 s on a loaded machine)
+
 
 def _raw_llmbar(shared_data) -> pd.DataFrame:
     with gzip.open(shared_data / "llmbar" / "judgments.csv.gz", "rt", encoding="utf-8") as fh:

@@ -16,6 +16,8 @@ from biasbound.bounds import AlmostSure, FullPopulation, Moments, Sample
 from biasbound.calibration import calibrate_knowledge, recheck
 from biasbound.certificate import SCHEMA_VERSION, Certificate, CertificateVerificationError, make_certificate, sha256_of_array
 
+pytestmark = pytest.mark.slow  # end to end: certificates written by certify, edited field by field (~18 s on a loaded machine)
+
 X = np.linspace(0.0, 1.0, 200)
 POP = np.array([0.0] * 190 + [0.0625] * 8 + [1.0] * 2)
 

@@ -15,6 +15,8 @@ import pytest
 from biasbound.cli import main
 from table_helpers import pairwise_table
 
+pytestmark = pytest.mark.slow  # end to end: verify on certify's written outputs (~6 s on a loaded machine)
+
 
 @pytest.fixture(scope="module", params=["model", "leaderboard"])
 def certified(request, tmp_path_factory):

@@ -36,6 +36,8 @@ from biasbound._integrity import MANIFEST, judgments_digest, manifest_record
 from biasbound.certificate import SCHEMA_VERSION, Certificate, _derive, _records_digest
 from biasbound.cli import main
 
+pytestmark = pytest.mark.slow  # end to end: certify's outputs written, signed, edited and verified (~21 s on a loaded machine)
+
 CERT_FILES = ("certificate.json", "certificates.json")
 
 

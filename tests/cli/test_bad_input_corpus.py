@@ -25,6 +25,8 @@ import pytest
 
 from biasbound.cli import main
 
+pytestmark = pytest.mark.slow  # end to end: every input through the real command line (~14 s on a loaded machine)
+
 # ----------------------------------------------------------------------------------------- inputs
 
 

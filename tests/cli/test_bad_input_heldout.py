@@ -27,6 +27,8 @@ from conftest import SHARED_DATA
 
 from biasbound.cli import main
 
+pytestmark = pytest.mark.slow  # end to end: every input through the real command line (~35 s on a loaded machine)
+
 AE_PATH = SHARED_DATA / "alpaca_eval/results/alpaca-7b/weighted_alpaca_eval_gpt4_turbo/annotations.json"
 AE = AE_PATH.read_text(encoding="utf-8")
 AE_REC = json.loads(AE)

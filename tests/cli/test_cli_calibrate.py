@@ -84,6 +84,7 @@ def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], n
     assert f"'{name}'" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # end to end: CLI subprocesses (~6 s on a loaded machine)
 def test_subprocess_no_traceback_on_bad_input() -> None:
     exe = shutil.which("biasbound")
     cmd = [exe] if exe else [sys.executable, "-m", "biasbound.cli"]

@@ -16,6 +16,8 @@ from biasbound.cli import main
 from biasbound.commands import audit as audit_cmd
 from biasbound.commands import certify as certify_cmd
 
+pytestmark = pytest.mark.slow  # end to end: certify and audit on the real Arena-Hard judgments (~33 s on a loaded machine)
+
 # Registers the commands on the real CLI app when the integrator has not done it yet, so that
 # `main([...])` (error handling, exit codes) is exercised exactly as users run it.
 _REGISTER = (

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end: fresh interpreters start the CLI (~13 s on a loaded machine)
+
 HEAVY = ("scipy.stats", "pandas", "biasbound.calibration", "biasbound.pipeline")
 
 

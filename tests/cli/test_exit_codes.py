@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end: certify and audit as subprocesses (~50 s on a loaded machine)
+
 # the installed entry point: on PATH, or beside the running interpreter (a venv used without activating it)
 BIASBOUND = shutil.which("biasbound") or shutil.which("biasbound", path=str(Path(sys.executable).parent))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import biasbound
 
 
@@ -34,6 +36,7 @@ def test_import_does_not_load_pandas_or_http():
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow  # end to end: a fresh interpreter
 def test_judge_package_loads_the_openai_sdk_only_when_the_client_is_used():
     code = (
         "import sys\n"

@@ -6,10 +6,13 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from biasbound.certificate import Certificate
 from biasbound.cli import main
 from biasbound.data.embedded import load_demo
+
+pytestmark = pytest.mark.slow  # end to end: the README recipe through the CLI (~6 s on a loaded machine)
 
 
 def test_readme_long_table_recipe_certifies_a_table_of_your_own(tmp_path, capsys):

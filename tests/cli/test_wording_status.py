@@ -32,6 +32,8 @@ from biasbound.calibration import beta_per_unit, calibrate_knowledge
 from biasbound.certificate import confidence_phrase
 from biasbound.pipeline import certify
 
+pytestmark = pytest.mark.slow  # end to end: certify's outputs and wording (~10 s on a loaded machine)
+
 BIASBOUND = shutil.which("biasbound") or shutil.which("biasbound", path=str(Path(sys.executable).parent))
 
 

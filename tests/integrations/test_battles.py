@@ -52,6 +52,7 @@ def chatbot_arena_plain(df: pd.DataFrame, baseline: str | None) -> dict[str, flo
     return {m: float(elo[idx[m]] + shift) for m in models}
 
 
+@pytest.mark.slow  # real battle tables, every rule recomputed (~5 s on a loaded machine)
 @PROPERTY
 @given(data=st.data(), with_baseline=st.booleans())
 def test_native_win_rate_and_bradley_terry_equal_the_plain_rules(tmp_path_factory, data, with_baseline):

@@ -17,6 +17,8 @@ from biasbound.cli import main
 from biasbound.integrations.inspect_log import load_inspect_log
 from inspect_helpers import mock_model, run_eval
 
+pytestmark = pytest.mark.slow  # end to end: inspect_ai evals with the mock model (~6 s on a loaded machine)
+
 ANSWER = "**Yes**, this is *right*.\n\n- first point\n- second point"
 
 

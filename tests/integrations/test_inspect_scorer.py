@@ -16,6 +16,8 @@ from biasbound import InputError
 from biasbound.cli import main
 from inspect_helpers import mock_model, mock_output, run_eval
 
+pytestmark = pytest.mark.slow  # end to end: inspect_ai evals with the mock model, read back by certify (~10 s on a loaded machine)
+
 LETTER = {"C": 1.0, "P": 0.5, "I": 0.0}
 ANSWER = "**Yes**, this is *right*.\n\n- first point\n- second point"
 

@@ -14,6 +14,8 @@ from biasbound.integrations.inspect_log import load_inspect_log
 from inspect_helpers import graded_task as _graded_task
 from inspect_helpers import mock_model, run_eval, samples
 
+pytestmark = pytest.mark.slow  # end to end: inspect_ai evals with the mock model, read back (~10 s on a loaded machine)
+
 
 def test_model_graded_log_epochs_letters_and_unscored(tmp_path):
     # epoch 1 grades C, I, P, (none); epoch 2 grades C, C, P, I — inspect runs the samples of an

@@ -23,6 +23,8 @@ from biasbound.config import load_config
 from biasbound.data import load_arena_hard, load_llmbar, load_table
 from biasbound.data.factors import load_factor_table
 
+pytestmark = pytest.mark.slow  # property-based fuzzing of every loader (~14 s on a loaded machine)
+
 FUZZ = settings(derandomize=True, max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 

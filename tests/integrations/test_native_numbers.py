@@ -23,6 +23,8 @@ from biasbound.integrations.mt_bench import load_mt_bench
 
 from conftest import SHARED_DATA
 
+pytestmark = pytest.mark.slow  # end to end: readers on real files and certify through the CLI (~25 s on a loaded machine)
+
 PROPERTY = settings(derandomize=True, max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 FULL = SHARED_DATA / "mt_bench_full" / "phi-3"

@@ -90,6 +90,7 @@ def _small_config(path: Path, url: str, out: str, **judge: object) -> Path:
     return path
 
 
+@pytest.mark.slow  # end to end: a run through the CLI
 def test_run_with_a_truncated_cache_is_exit_2_without_traceback(tmp_path):
     out = tmp_path / "run"
     out.mkdir()

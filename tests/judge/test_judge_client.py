@@ -39,6 +39,8 @@ from biasbound.judge import (
 from biasbound.judge.client import _aiohttp_available, _pool_sizes
 from biasbound.testing import SyntheticJudge, SyntheticServerConfig, serve_in_thread
 
+pytestmark = pytest.mark.slow  # end to end: HTTP runs against the synthetic server (~13 s on a loaded machine)
+
 FAST_RETRY = dict(backoff_initial=0.01, backoff_max=0.05, backoff_jitter=0.01)
 
 

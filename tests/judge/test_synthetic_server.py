@@ -322,6 +322,7 @@ def _post(path: str, body: bytes, extra: str = "", version: str = "HTTP/1.1") ->
             f"{extra}\r\n").encode() + body
 
 
+@pytest.mark.slow  # end to end: HTTP against the server
 def test_server_keep_alive_pipelining_and_connection_close() -> None:
     judge = SyntheticJudge()
     msgs = [render_single(f"Q{i}", f"Use a hammer {i} times.") for i in range(3)]
@@ -344,6 +345,7 @@ def test_server_keep_alive_pipelining_and_connection_close() -> None:
         assert server.stats()["n_requests"] == 6
 
 
+@pytest.mark.slow  # end to end: HTTP against the server
 def test_server_rejects_what_it_cannot_frame() -> None:
     with serve_in_thread() as server:
         chunked = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -398,6 +400,7 @@ def test_server_waits_on_timers_not_threads(monkeypatch) -> None:
     assert [r.choices[0].message.content for r in replies] == [SyntheticJudge().reply(msgs, s) for s in range(16)]
 
 
+@pytest.mark.slow  # end to end: HTTP against the server
 def test_run_server_in_the_foreground_stops_on_ctrl_c(tmp_path) -> None:
     import signal
     import subprocess
@@ -417,6 +420,7 @@ def test_run_server_in_the_foreground_stops_on_ctrl_c(tmp_path) -> None:
             proc.kill()
 
 
+@pytest.mark.slow  # end to end: HTTP against the server
 def test_many_pipelined_requests_without_latency_are_answered_in_order() -> None:
     """500 requests written at once and answered at once (a recursive reply->next-request chain would overflow the stack)."""
     judge = SyntheticJudge()

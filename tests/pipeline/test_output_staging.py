@@ -13,6 +13,8 @@ from biasbound.pipeline import certify
 from biasbound.pipeline._staging import MANIFEST, staged_output
 from table_helpers import pairwise_table
 
+pytestmark = pytest.mark.slow  # end to end: certify's outputs written, failed and rerun (~5 s on a loaded machine)
+
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):

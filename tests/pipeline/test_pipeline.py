@@ -15,6 +15,8 @@ from biasbound import InfeasibleCertificateError, InputError
 from biasbound.certificate import Certificate
 from biasbound.pipeline import certify, parse_center, parse_neighbors
 
+pytestmark = pytest.mark.slow  # end to end: certify on the embedded set and LLMBar (~24 s on a loaded machine)
+
 
 @pytest.fixture(scope="module")
 def demo_runs(demo_set, tmp_path_factory):

@@ -12,6 +12,10 @@ from biasbound.data.tables import from_frame
 from biasbound.pipeline import certify
 from biasbound.report.html import PNG_SIGNATURE
 
+import pytest
+
+pytestmark = pytest.mark.slow  # end to end: reports led by the judge card (~4 s on a loaded machine)
+
 
 def _subset(demo_set, n_models: int = 8):
     f = demo_set.frame

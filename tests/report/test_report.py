@@ -38,6 +38,8 @@ from biasbound.report import (
     write_report,
 )
 
+pytestmark = pytest.mark.slow  # end to end: plots and HTML reports drawn (~16 s on a loaded machine)
+
 DATA = SHARED_DATA / "ko-arena-hard-v0.1" / "judgments_ensemble.jsonl.gz"
 GAME1 = {"B>>A": 1.0, "B>A": 0.75, "A=B": 0.5, "A>B": 0.25, "A>>B": 0.0}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

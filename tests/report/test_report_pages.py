@@ -92,6 +92,7 @@ def test_bad_rows_are_one_sentence(tmp_path, rows):
         plot_ranking(_board(30), tmp_path / "r.png", rows=5)
 
 
+@pytest.mark.slow  # end to end: every page of the demo's plots drawn (~8 s on a loaded machine)
 def test_every_page_fits_the_printable_area(tmp_path):
     """Pages of long plots and wide bar charts stay within PRINT_SIZE_IN, so the report prints them 1:1."""
     from matplotlib import image

@@ -89,6 +89,7 @@ def test_judge_as_rewriter_only_when_allowed(tmp_path) -> None:
     assert cfg.output == (tmp_path / "out").resolve()
 
 
+@pytest.mark.slow  # end to end: CLI subprocesses
 def test_cli_config_error_is_one_sentence_and_exit_code_2(tmp_path) -> None:
     path = write(tmp_path, base_config(neighbors={"generators": ["unknown-gen"]}))
     proc = subprocess.run([sys.executable, "-m", "biasbound.cli", "run", str(path)], capture_output=True, text=True,
