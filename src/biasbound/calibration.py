@@ -32,7 +32,6 @@ from typing import Any
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._rounding import above, below, floor_sig
 from biasbound._validation import check_in_range, check_int, check_one_of
-from biasbound.parameters import validate
 from biasbound.bounds import paper
 from biasbound.bounds._combined import (
     UNIT_SEPARATOR,
@@ -46,6 +45,7 @@ from biasbound.bounds._combined import (
 )
 from biasbound.bounds._knowledge import Knowledge, Moments
 from biasbound.bounds._tail import noise_only_sigma
+from biasbound.parameters import validate
 
 __all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "calibrate_knowledge", "check", "frontier",
            "recheck", "unit_groups"]
@@ -228,10 +228,8 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     (so the check is Corollary 3.2 exactly).
     """
     where = "check"
-    m = check_one_of(method, "method", where, METHODS)
-    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
-    dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
-    d = check_int(dim, "dim", where, low=1)
+    v = validate(where, method=method, tau=tau, delta=delta, dim=dim)  # the ranges of biasbound.parameters
+    m, t, dl, d = v["method"], v["tau"], v["delta"], v["dim"]
     a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
     s = check_in_range(sigma, "sigma", where, low=0.0)
     k = Knowledge.of(knowledge)
@@ -264,10 +262,8 @@ def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str 
         ``{"sigma", "alpha"}`` with ``alpha`` the largest feasible shrinkage (capped at 1; 0 = infeasible).
     """
     where = "frontier"
-    m = check_one_of(method, "method", where, METHODS)
-    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
-    dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
-    d = check_int(dim, "dim", where, low=1)
+    v = validate(where, method=method, tau=tau, delta=delta, dim=dim)  # the ranges of biasbound.parameters
+    m, t, dl, d = v["method"], v["tau"], v["delta"], v["dim"]
     nn = check_int(n, "n", where, low=2)
     k = Knowledge.of(knowledge)
     if unit is not None and m == "tight":
@@ -299,7 +295,7 @@ def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim:
         s = s_hi * (1.0 - (1.0 - u) ** 2)
         if s == 0 and not allow_zero:
             s = s_hi * 1e-6
-        a = _alpha_star(lambda al: F(al, s), delta, rtol=1e-4)  # plotted data: coarse, still the safe end
+        a = _alpha_star(lambda al, s=s: F(al, s), delta, rtol=1e-4)  # plotted data: coarse, still the safe end
         out.append({"sigma": float(s), "alpha": float(a)})
     if at is not None and all(p["sigma"] != at[0] for p in out):
         out.append({"sigma": float(at[0]), "alpha": float(at[1])})
@@ -359,17 +355,11 @@ def calibrate(
     Guarantee: ``Pr[||M(D) - M(D')|| > tau] <= bound_value <= delta`` over ``D' ~ T(D)`` and the noise,
     on the event (probability ``>= 1 - beta_spent`` over the neighbour sample) that every record holds.
     """
-    validate("calibrate", tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
-             tau_split=tau_split, frontier_points=frontier_points)  # the ranges of biasbound.parameters
     where = "calibrate"
-    m = check_one_of(method, "method", where, METHODS)
-    t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
-    dl = check_in_range(delta, "delta", where, low=0.0, high=1.0, low_open=True, high_open=True)
-    d = check_int(dim, "dim", where, low=1)
-    ts = check_in_range(tau_split, "tau_split", where, low=0.0, high=1.0, low_open=True, high_open=True)
-    al = None if alpha is None else check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
-    sg = None if sigma is None else check_in_range(sigma, "sigma", where, low=0.0)
-    nf = check_int(frontier_points, "frontier_points", where, low=0, high=10_000)
+    v = validate(where, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method, tau_split=tau_split,
+                 frontier_points=frontier_points)  # the one declaration of the ranges: biasbound.parameters
+    m, t, dl, d, ts, al, sg, nf = (v[n] for n in ("method", "tau", "delta", "dim", "tau_split", "alpha", "sigma",
+                                                  "frontier_points"))
     if nf == 1:
         raise InputError(f"The 'frontier_points' parameter of {where} must be 0 (no frontier) or >= 2. Got 1 instead.")
     searches = check_one_of(candidates, "candidates", where, ("selected", "all")) == "all"
@@ -537,8 +527,8 @@ def _calibrate_paper(k: Knowledge, tau: float, delta: float, dim: int, alpha: fl
         raise InputError("The 'sigma' parameter of calibrate must be > 0 for method='paper' (Theorem 3.1). Got 0 instead.")
     rec = paper_record(k)
     # a confidence bound (beta > 0), an exact moment (beta = 0) and a point estimate (None) all enter as U itself
-    kw: dict[str, Any] = dict(tau=tau, delta=delta, dim=dim, U=math.sqrt(rec.U2), S=math.sqrt(rec.shift_U2 or 0.0),
-                              alpha=alpha, tau_split=tau_split)
+    kw: dict[str, Any] = {"tau": tau, "delta": delta, "dim": dim, "U": math.sqrt(rec.U2),
+                          "S": math.sqrt(rec.shift_U2 or 0.0), "alpha": alpha, "tau_split": tau_split}
     if sigma is not None and alpha is None:
         # Corollary 3.2 solved for alpha at a given sigma (symmetric split), rounded down and checked
         F = _bound_fn(k, "paper", tau, dim, delta)
