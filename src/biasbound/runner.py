@@ -79,6 +79,8 @@ CERTIFY_NAMES: dict[str, str] = {
 }
 _CACHE_NAME = "judge_cache.sqlite"
 _MAX_LISTED_FAILURES = 200
+#: A game a drawn swap did not judge (``options.swap.drawn``), in the Arena-Hard judgment files.
+_NOT_DRAWN = {"verdict": None, "status": "not drawn", "reason": "swap drawn: this item's game 2 was not in the draw"}
 
 
 # ----------------------------------------------------------------------------------------
@@ -412,7 +414,8 @@ def _judge_items(cfg: RunConfig, ctx: _Context) -> dict[str, list[Any]]:
 
 
 def _original_items(ctx: _Context, items: Mapping[str, list[Any]], pairwise: bool) -> list[Any]:
-    """The original context to judge: every item, in both games for pairwise."""
+    """The original context to judge: every item, in both games for pairwise (``pairwise`` false when swap
+    is drawn: game 2 is then judged as a neighbour)."""
     orig_items: list[Any] = []
     for model in ctx.models:
         for it in items[model]:
@@ -480,13 +483,15 @@ async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, item
         gen_seed = _sub_seed(cfg.seed, "generator", g)
         if g == "swap":
             gen = SwapGenerator(seed=gen_seed)
-            perturbations[g] = [(m, k, gen.perturb(it)) for m in ctx.models for k, it in enumerate(items[m])]
-            gen_summaries[g] = {**gen.summary(), "m": "census (all items, both games judged)"}
-            continue
-        try:
-            gen = make_generator(g, seed=gen_seed, **opts)
-        except InputError as exc:
-            raise InputError(f"The key 'neighbors.options.{g}' of {cfg.path} is not accepted: {exc}") from None
+            if not cfg.neighbors.swap_drawn:
+                perturbations[g] = [(m, k, gen.perturb(it)) for m in ctx.models for k, it in enumerate(items[m])]
+                gen_summaries[g] = {**gen.summary(), "m": "census (all items, both games judged)"}
+                continue
+        else:  # swap drawn (options.swap.drawn): game 2 of the drawn items only, like any drawn generator
+            try:
+                gen = make_generator(g, seed=gen_seed, **opts)
+            except InputError as exc:
+                raise InputError(f"The key 'neighbors.options.{g}' of {cfg.path} is not accepted: {exc}") from None
         drawn: list[tuple[str, int, Any]] = []
         for model in ctx.models:
             n = len(items[model])
@@ -531,6 +536,15 @@ async def _judge_neighbours(state: _RunState, judge_session: Any, *, progress: b
     reqs = [_request(it, g) for it, g in neighbour_items]
     res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
     state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
+    _drawn_swap_games(state.games_by_judge[state.judge_name], neighbour_items, res)
+
+
+def _drawn_swap_games(games: dict[str, dict[str, list[Any]]], neighbour_items: Sequence[tuple[Any, str]],
+                      results: Sequence[Any]) -> None:
+    """Drawn swap neighbours are game 2 of their item: into the Arena-Hard judgment files."""
+    for (it, g), r in zip(neighbour_items, results):
+        if g == "swap":
+            games[it.model].setdefault(it.item_id, [None, None])[1] = r
 
 
 async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_items: Sequence[Any], cache: Any, *,
@@ -552,6 +566,7 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
             res = await session.judge([_request(it, g) for it, g in neighbour_items], progress=progress,
                                       description=f"{endpoint.name}: judging the neighbours")
             state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
+            _drawn_swap_games(games, neighbour_items, res)
             state.counts_by_judge[endpoint.name] = dict(session.counts)
             state.endpoint_attempts[endpoint.name] = session.endpoint_attempts
 
@@ -565,7 +580,7 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
     gens = cfg.neighbors.generators
     async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
         # 1. the original context (both games for pairwise)
-        orig_items = _original_items(ctx, items, pairwise)
+        orig_items = _original_items(ctx, items, pairwise and not cfg.neighbors.swap_drawn)
         await _judge_originals(cfg, state, judge_session, orig_items, pairwise=pairwise, progress=progress)
 
         # 2. neighbours (seeded, Hamming-1, one perturbation per item)
@@ -641,8 +656,9 @@ def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, 
 
 
 def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str, Any], outputs: dict[str, Path],
-                 out: Path, t_start: float, *, pairwise: bool, progress: bool) -> Any:
-    """Stage 6: certify the judgments (the summary is written whether it succeeds or not)."""
+                 out: Path, t_start: float, *, pairwise: bool, progress: bool, schedule: dict[str, Any] | None = None) -> Any:
+    """Stage 6: certify the judgments (the summary is written whether it succeeds or not); a sequential
+    look's ``schedule`` goes into the certificates' scope."""
     from biasbound._exceptions import BiasboundError
     from biasbound.pipeline import certify
 
@@ -657,6 +673,7 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
             alpha=c.alpha, beta=c.beta, holdout=c.holdout, seed=cfg.seed, view=c.view, center=c.center,
             jitter_adjust=c.jitter_adjust, bootstrap_rounds=c.bootstrap_rounds, out=out, progress=progress,
             plots=c.plots, baseline=cfg.data.baseline if pairwise else None, sampled=state.sampled_draws or None,
+            **({"schedule": schedule} if schedule is not None else {}),
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}
@@ -673,11 +690,18 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
 
 async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
     """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
-    from biasbound.judge.cache import JudgeCache
-
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     if cfg.neighbors.looks and cfg.neighbors.draw_m is None:
         return await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
+    return await _run_once(cfg, progress=progress, retry_failed=retry_failed)
+
+
+async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
+                    schedule: dict[str, Any] | None = None) -> RunResult:
+    """One pass of the stages; ``schedule``: a sequential look's record, completed with this look's judge
+    requests and calls and written into the certificates' scope (``scope.sequential``)."""
+    from biasbound.judge.cache import JudgeCache
+
     t_start = time.monotonic()
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
@@ -707,56 +731,94 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
 
     # 6. certify
     _refuse_dead_judges(cfg, frame, summary, out, t_start)
-    certification = _certify_run(cfg, state, jset, summary, outputs, out, t_start, pairwise=pairwise, progress=progress)
+    if schedule is not None:
+        schedule = _this_look(schedule, summary)
+        summary["sequential_look"] = schedule
+    certification = _certify_run(cfg, state, jset, summary, outputs, out, t_start, pairwise=pairwise, progress=progress,
+                                 schedule=schedule)
     summary["seconds"] = round(time.monotonic() - t_start, 3)
     outputs["run_summary"] = _write_json(out / "run_summary.json", summary)
     return RunResult(config=cfg, judgments=jset, certification=certification, summary=summary, outputs=outputs,
                      perturbations=state.perturbations)
 
 
+def _neighbour_judgments(summary: Mapping[str, Any]) -> int:
+    """The neighbour judge requests of one pass (a sequential look judges a prefix of the next look's draw)."""
+    stages = summary.get("stages", {})
+    return int(sum(v.get("requests", 0) for k, v in stages.items() if k == "neighbors" or k.endswith("/neighbors")))
+
+
+def _this_look(schedule: dict[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A look's schedule record completed with what this look judged and what the run has spent so far."""
+    t = summary.get("totals", {})
+    calls = int(t.get("calls", 0))
+    spent = int(schedule.get("calls_before", 0)) + calls
+    out = {k: v for k, v in schedule.items() if k != "calls_before"}
+    out.update({"neighbour_judgments": _neighbour_judgments(summary), "calls_this_look": calls, "calls_spent": spent})
+    return out
+
+
 async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool) -> RunResult:
     """Sequential judging: look k judges the first ``looks[k]`` neighbours of each model's seeded draw of
     ``looks[-1]`` (earlier looks' calls come from the cache) and certifies at β/K (K looks declared in
-    advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at);
-    the run stops at the first look whose α gains less than ``min_gain`` over the previous look's, or at
-    the last. The stopped look's outputs stay; ``run_summary.json`` records every look."""
+    advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at;
+    docs/proofs/sequential.md); the run stops at the first look whose α gains less than ``min_gain`` over
+    the previous look's (:func:`biasbound.planning.sequential_stops`), or at the last (the budget). The
+    stopped look's outputs stay; its certificates record the schedule (``scope.sequential``: the rule, the
+    looks declared, β per look, the looks taken with their α and calls, the calls spent) and
+    ``run_summary.json`` records every look."""
     import dataclasses
+
+    from biasbound.planning import SEQUENTIAL_RULE, sequential_stops
 
     looks = cfg.neighbors.looks
     beta = cfg.calibration.beta
     if beta is None:  # parse_config refuses this; a RunConfig built by hand may not
         raise InputError(f"The key 'calibration.beta' of {cfg.path} must be a number with 'neighbors.sequential'.")
     beta_look = beta / len(looks)
+    drawn = [g for g in cfg.neighbors.generators if g != "swap" or cfg.neighbors.swap_drawn]
+    declared = {"rule": SEQUENTIAL_RULE, "looks": list(looks), "generators": drawn, "beta": beta,
+                "beta_per_look": beta_look, "min_gain": cfg.neighbors.min_gain,
+                "budget": {"neighbours_per_model": looks[-1], "generators": len(drawn)}}
     record: list[dict[str, Any]] = []
     result: RunResult | None = None
     stopped = None
     previous = None
+    spent = 0
     for k, m in enumerate(looks):
         cfg_k = dataclasses.replace(
             cfg, neighbors=dataclasses.replace(cfg.neighbors, m=m, draw_m=looks[-1]),
             calibration=dataclasses.replace(cfg.calibration, beta=beta_look))
         last = k == len(looks) - 1
+        schedule = {**declared, "look": k + 1, "m": m, "looks_before": [dict(r) for r in record], "calls_before": spent}
         try:
-            result = await run_async(cfg_k, progress=progress, retry_failed=retry_failed)
+            result = await _run_once(cfg_k, progress=progress, retry_failed=retry_failed, schedule=schedule)
         except InfeasibleCertificateError as exc:  # too few neighbours yet: the next look may certify
             if last:
                 raise
-            record.append({"look": k + 1, "m": m, "alpha": None, "reason": str(exc)[:300]})
+            summary = json.loads((cfg.output / "run_summary.json").read_text(encoding="utf-8"))
+            look = summary.get("sequential_look") or {}
+            spent = int(look.get("calls_spent", spent))
+            record.append({"look": k + 1, "m": m, "alpha": None, "reason": str(exc)[:300],
+                           "neighbour_judgments": look.get("neighbour_judgments"), "calls": look.get("calls_this_look"),
+                           "gain": None})
             continue
         alpha = float(result.certification.judges[result.config.judge.name].calibration.alpha)
         t = result.summary["totals"]
+        look = result.summary["sequential_look"]
+        spent = int(look["calls_spent"])
         record.append({"look": k + 1, "m": m, "alpha": alpha, "calls": t.get("calls", 0), "attempts": t.get("attempts", 0),
-                       "cost": t.get("cost"), "gain": None if previous is None else alpha / previous - 1.0})
-        if previous is not None and alpha < previous * (1.0 + cfg.neighbors.min_gain):
+                       "cost": t.get("cost"), "neighbour_judgments": look["neighbour_judgments"],
+                       "gain": None if previous is None else alpha / previous - 1.0})
+        if sequential_stops(previous, alpha, cfg.neighbors.min_gain):
             stopped = k + 1
             break
         previous = alpha
     if result is None:  # unreachable: the last look raises instead of continuing
         raise RuntimeError("sequential run ended without a look")
-    seq = {"looks": list(looks), "min_gain": cfg.neighbors.min_gain, "beta": beta, "beta_per_look": beta_look,
-           "rule": "judge the first m of each model's seeded draw at each declared look; certify at beta/K; stop at "
-                   "the first look whose alpha gains less than min_gain over the previous look's, else at the last",
-           "stopped_at_look": stopped or record[-1]["look"], "m": record[-1]["m"], "per_look": record}
+    seq = {**declared, "stopped_at_look": stopped or record[-1]["look"],
+           "stopped_by": "min_gain" if stopped else "budget (the last look)", "m": record[-1]["m"],
+           "neighbour_judgments": record[-1]["neighbour_judgments"], "calls_spent": spent, "per_look": record}
     result.summary["sequential"] = seq
     result.summary["notes"].append(f"Sequential judging: looks {list(looks)} declared in advance, β = {beta:g} split "
                                    f"over them (β/K = {beta_look:g} in the certificate); stopped at m = {record[-1]['m']}.")
@@ -828,8 +890,8 @@ def _write_arena_hard(out: Path, judge: str, games: dict[str, dict[str, list[Any
         path = folder / f"{_safe(model)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for qid in sorted(per_item):
-                rec = to_arena_hard_record(question_id=qid, model=model, judge=judge, games=per_item[qid],
-                                           baseline=cfg.data.baseline)
+                rec = to_arena_hard_record(question_id=qid, model=model, judge=judge, baseline=cfg.data.baseline,
+                                           games=[_NOT_DRAWN if g is None else g for g in per_item[qid]])
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
         written[f"arena_hard:{judge}:{model}" if several else f"arena_hard:{model}"] = path
     return written
