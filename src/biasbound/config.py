@@ -50,7 +50,7 @@ Schema (defaults in brackets)::
       # ... or sequential judging: looks declared in advance, the first 10, 20, 40 of each model's seeded
       # draw; beta is split evenly over the looks; stop when alpha gains less than min_gain (relative):
       # sequential: {looks: [10, 20, 40, 80], min_gain: 0.01}
-      options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}
+      options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}   # swap: {drawn: true} draws swap too
     tau: 0.5                        # [0.5]
     delta: 0.01                     # [0.01]
     calibration: {method: tight, combine: max, alpha: null, beta: 0.05, holdout: 0.3,
