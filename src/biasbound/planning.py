@@ -369,8 +369,9 @@ def _check_looks(looks: Any) -> list[int] | None:
     except (TypeError, ValueError):
         out = []
     if len(out) < 2 or out != sorted(set(out)) or out[0] < 2:
+        shown = ",".join(map(str, looks)) if isinstance(looks, (list, tuple)) else repr(looks)
         raise InputError(f"The '--looks' option of plan must list at least 2 increasing integers >= 2, e.g. 10,20,40. "
-                         f"Got {looks!r} instead.")
+                         f"Got {shown} instead.")
     return out
 
 
