@@ -380,7 +380,7 @@ def _predict_sequential(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame,
                         looks: Sequence[int], min_gain: float, top: int, census: bool, seed: int) -> dict[str, Any]:
     """The sequential rule replayed on the pilot's draw: α at each look (β/K), the look it stops at, its calls."""
     beta = certify_kwargs.get("beta")
-    kwargs = dict(certify_kwargs, beta=None if beta is None else beta / len(looks))
+    kwargs = {**certify_kwargs, "beta": None if beta is None else beta / len(looks)}
     usable = [m for m in looks if m <= top]
     rows = _plan_one(g, name, base, nb, [order], n_items, judge, per, kwargs, usable, None, 0.05, census,
                      seed).rows if usable else []

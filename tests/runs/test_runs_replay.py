@@ -50,7 +50,7 @@ def replay(tmp_path_factory):
     demo = load_demo()
     frame = demo.frame
     # the model holding the one missing recorded verdict, and another
-    models = sorted({str(frame.loc[frame["score"].isna(), "model"].iloc[0]), sorted(frame["model"].unique())[0]})
+    models = sorted({str(frame.loc[frame["score"].isna(), "model"].iloc[0]), min(frame["model"].unique())})
     tmp = tmp_path_factory.mktemp("replay")
     table = write_replay_inputs(tmp / "answers.csv", demo, baseline=DEMO_BASELINE, models=models)
     sub = frame[frame["model"].isin(models)]
@@ -81,7 +81,7 @@ def test_the_replay_judge_refuses_prompts_it_cannot_map() -> None:
 
     judge = ReplayJudge("demo")
     item = "0122ab60646b4961bc39e9c03bdf6bcc"
-    model = sorted(load_demo().frame["model"].unique())[0]
+    model = min(load_demo().frame["model"].unique())
     good = render_pairwise("q", record_text(DEMO_BASELINE, item, baseline=True), record_text(model, item))
     assert judge.lookup(good) == (model, item, 1)
     swapped = render_pairwise("q", record_text(model, item), record_text(DEMO_BASELINE, item, baseline=True))

@@ -22,6 +22,8 @@ reproducible.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,7 +104,7 @@ def test_sequentially_stopped_certificates_are_true_at_the_split_beta() -> None:
         stops.append(look)
         # the rule replayed on the recorded α's: the first look gaining less than MIN_GAIN, else the last
         certified = [(k, a) for k, a in enumerate(alphas) if a is not None]
-        expect = next((k + 1 for (j, a0), (k, a1) in zip(certified, certified[1:]) if a1 < a0 * (1 + MIN_GAIN)), len(LOOKS))
+        expect = next((k + 1 for (j, a0), (k, a1) in itertools.pairwise(certified) if a1 < a0 * (1 + MIN_GAIN)), len(LOOKS))
         assert look == expect
         if res is None:
             continue
