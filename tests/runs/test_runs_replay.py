@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from biasbound.cli import main
+from biasbound.commands.run import call_lines
 from biasbound.data import load_demo
 from biasbound.data.embedded import DEMO_BASELINE
 from biasbound.data.tables import from_frame
@@ -110,6 +111,8 @@ def test_sequential_runs_pay_half_reach_the_census_and_plan_forecasts_them(repla
         alpha = seq.certification.judges["ensemble"].calibration.alpha
         assert alpha >= 0.95 * census_alpha  # within 5% of the census α
         assert s["neighbour_judgments"] <= 0.5 * fixed_calls  # at most half the fixed default's neighbour calls
+        said = "\n".join(call_lines(seq.summary))
+        assert f"stopped at look {s['stopped_at_look']} (m = {s['m']})" in said and f"{s['m'] * n_models} neighbour" in said
         # the certificate records the schedule, and the folder verifies
         cert = json.loads((tmp / f"s{seed}" / "certificate.json").read_text())
         sched = cert["scope"]["sequential"]
