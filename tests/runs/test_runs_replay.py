@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import yaml
 
+from biasbound.certificate import Certificate, CertificateVerificationError
 from biasbound.cli import main
 from biasbound.commands.run import call_lines
 from biasbound.data import load_demo
@@ -124,6 +125,10 @@ def test_sequential_runs_pay_half_reach_the_census_and_plan_forecasts_them(repla
         assert cert["alpha"] == pytest.approx(alpha, rel=1e-12)
         assert sequential_stops(prev, cert["alpha"], MIN_GAIN) or sched["look"] == len(LOOKS)  # the rule, from the certificate alone
         assert main(["verify", str(tmp / f"s{seed}")]) == 0
+        Certificate.from_json(json.dumps(cert)).verify()  # the schedule is under the records digest: an edit fails
+        cert["scope"]["sequential"]["looks"] = [10, 20]
+        with pytest.raises(CertificateVerificationError, match="records_sha256"):
+            Certificate.from_json(json.dumps(cert)).verify()
         capsys.readouterr()
         # plan on the fixed run as the pilot forecasts the calls the sequential run spends, within 25%
         forecast = plan(tmp / f"f{seed}", grid=[], looks=LOOKS, min_gain=MIN_GAIN, bootstrap_rounds=50)
