@@ -36,10 +36,14 @@ counted, reported, never scored. Perturbations that did not apply (``not-applica
 nothing to change; ``failed``: no acceptable rewrite) are recorded in ``neighbors.jsonl``
 and counted but not judged: they are not neighbours.
 
+Swap drawn (``neighbors.options.swap.drawn``): step 1 judges game 1 only and swap is drawn like the
+other generators, game 2 judged for the m drawn items per model.
+
 Sequential judging (``neighbors.sequential``): the looks are declared in the config; look k is
 this whole pipeline with ``m = looks[k]`` taken as the first m of each seeded draw of
 ``looks[-1]`` and ``beta / K``, the earlier looks' calls coming from the cache; the run stops at
-the first look whose α gains less than ``min_gain`` (:func:`_run_sequential`).
+the first look whose α gains less than ``min_gain`` (:func:`_run_sequential`), and the stopped
+look's certificates record the schedule (``scope.sequential``; docs/proofs/sequential.md).
 """
 
 from __future__ import annotations
