@@ -203,7 +203,9 @@ def plan(
         Predict a sequential run (``neighbors.sequential``; default: the pilot's own, if it was one): α at
         each look at β/K on the pilot's draw, the look the stop rule (:func:`sequential_stops`) stops at and
         the neighbour calls it spends (``GeneratorPlan.sequential``). Looks beyond the pilot's m cannot be
-        evaluated: a rule not stopped by then is reported as undecided.
+        evaluated: a rule not stopped by then is reported as undecided. Each generator is replayed alone; a
+        run drawing several generators certifies them jointly (β split over them too), so its α per look can
+        be lower and its stop later than the forecast.
 
     Returns
     -------
