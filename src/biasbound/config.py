@@ -50,7 +50,7 @@ Schema (defaults in brackets)::
       # ... or sequential judging: looks declared in advance, the first 10, 20, 40 of each model's seeded
       # draw; beta is split evenly over the looks; stop when alpha gains less than min_gain (relative):
       # sequential: {looks: [10, 20, 40, 80], min_gain: 0.01}
-      options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}
+      options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}   # swap: {drawn: true} draws swap too
     tau: 0.5                        # [0.5]
     delta: 0.01                     # [0.01]
     calibration: {method: tight, combine: max, alpha: null, beta: 0.05, holdout: 0.3,
@@ -208,6 +208,8 @@ class DataConfig:
 class NeighborsConfig:
     """Which generators, how many neighbours each (``m``), generator options.
 
+    ``options.swap.drawn`` (default false): swap is a census (both games of every item judged) unless
+    true, when game 2 is judged for a seeded draw of m items per model, like any drawn generator.
     ``looks`` (sequential judging, declared in advance): increasing m values; the run judges the
     first ``looks[k]`` of each model's seeded draw of ``looks[-1]`` items, look after look, and stops
     when α gains less than ``min_gain`` (relative). ``m`` is then the last look. ``draw_m``: the size
@@ -220,6 +222,11 @@ class NeighborsConfig:
     looks: tuple[int, ...] = ()
     min_gain: float = 0.01
     draw_m: int | None = None
+
+    @property
+    def swap_drawn(self) -> bool:
+        """``options.swap.drawn``: swap judged on m drawn items per model (game 2) instead of a census."""
+        return "swap" in self.generators and bool(self.options.get("swap", {}).get("drawn", False))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -541,6 +548,12 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
         if not isinstance(o, Mapping):
             raise r.fail(f"neighbors.options.{name}", "a mapping of generator options", o)
         options[name] = dict(o)
+    swap_opts = options.get("swap", {})
+    if set(swap_opts) - {"drawn"}:
+        raise r.fail("neighbors.options.swap", "a mapping with the one key 'drawn'", sorted(set(swap_opts) - {"drawn"})[0])
+    if not isinstance(swap_opts.get("drawn", False), bool):
+        raise r.fail("neighbors.options.swap.drawn", "true (judge game 2 of m drawn items per model) or false (every item)",
+                     swap_opts["drawn"])
     ordered = tuple(g for g in GENERATOR_NAMES if g in gens)
     return NeighborsConfig(generators=ordered, m=m, options=options, looks=looks, min_gain=min_gain)
 
@@ -688,7 +701,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
     _check_together(calibration, neighbors, src)
     if neighbors.looks:
-        if not [g for g in neighbors.generators if g != "swap"]:
+        if not [g for g in neighbors.generators if g != "swap" or neighbors.swap_drawn]:
             raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
                          "swap")
         if calibration.beta is None:

@@ -10,7 +10,8 @@ that generator alone and only the first m neighbours of each model's draw, throu
   seeded draw order (``neighbors.jsonl``, field ``draw``): the first m of a uniform draw without
   replacement are themselves a uniform draw of m;
 * a census (swap: both games of every item are judged) is put in a seeded random order (the plan's
-  ``seed``), so its first m are a uniform draw too, as a run drawing m swap neighbours would judge.
+  ``seed``), so its first m are a uniform draw too, as a run drawing m swap neighbours would judge;
+  a pilot that drew swap (``options.swap.drawn``) is taken in its recorded draw order like the others.
 
 The α of the largest m is the reference (the census α when the pilot is a census); the target is
 ``alpha`` when given, else the reference less ``within`` (5% by default). The plan's answer per
@@ -36,7 +37,18 @@ import pandas as pd
 
 from biasbound._exceptions import BiasboundError, DataFormatError, InputError
 
-__all__ = ["GeneratorPlan", "Plan", "plan", "plan_judgments"]
+__all__ = ["SEQUENTIAL_RULE", "GeneratorPlan", "Plan", "plan", "plan_judgments", "sequential_stops"]
+
+#: The stop rule of sequential judging (``biasbound run`` with ``neighbors.sequential``), as recorded.
+SEQUENTIAL_RULE = ("judge the first m of each model's seeded draw at each look declared in advance; certify at "
+                   "beta/K (K looks); stop at the first look whose alpha gains less than min_gain (relative) over the "
+                   "previous certified look's, else at the last look (the budget)")
+
+
+def sequential_stops(previous: float | None, alpha: float | None, min_gain: float) -> bool:
+    """The stop rule: a look stops the run when its α gains less than ``min_gain`` over the previous certified
+    look's (a look that could not certify, ``alpha=None``, never stops it; the first certified look neither)."""
+    return previous is not None and alpha is not None and alpha < previous * (1.0 + min_gain)
 
 _REWRITE_TASK = {"paraphrase": "paraphrase", "agreeable": "insert-error"}
 
@@ -65,6 +77,7 @@ class GeneratorPlan:
     chosen_m: int | None
     census: bool
     per_neighbour: dict[str, Any] = field(default_factory=dict)
+    sequential: dict[str, Any] | None = None
 
     def chosen(self) -> dict[str, Any] | None:
         """The grid row of ``chosen_m`` (``None`` when not reached)."""
@@ -88,7 +101,7 @@ class Plan:
             "pilot": str(self.pilot), "models": self.models, "items": self.items, "settings": self.settings,
             "generators": {g: {"generator": p.generator, "census": p.census, "reference_alpha": p.reference_alpha,
                                "target_alpha": p.target_alpha, "chosen_m": p.chosen_m, "chosen": p.chosen(),
-                               "per_neighbour": p.per_neighbour, "grid": p.rows}
+                               "per_neighbour": p.per_neighbour, "grid": p.rows, "sequential": p.sequential}
                            for g, p in self.generators.items()},
             "notes": list(self.notes),
         }
@@ -165,6 +178,8 @@ def plan(
     generators: Sequence[str] | None = None,
     seed: int = 0,
     bootstrap_rounds: int = 200,
+    looks: Sequence[int] | None = None,
+    min_gain: float | None = None,
 ) -> Plan:
     """Plan the neighbours per model that reach a target α, from a pilot run (see the module docstring).
 
@@ -184,6 +199,13 @@ def plan(
         Seed of the random order given to a census generator's items.
     bootstrap_rounds:
         Passed to ``certify`` (the leaderboard intervals; α does not depend on it).
+    looks, min_gain:
+        Predict a sequential run (``neighbors.sequential``; default: the pilot's own, if it was one): α at
+        each look at β/K on the pilot's draw, the look the stop rule (:func:`sequential_stops`) stops at and
+        the neighbour calls it spends (``GeneratorPlan.sequential``). Looks beyond the pilot's m cannot be
+        evaluated: a rule not stopped by then is reported as undecided. Each generator is replayed alone; a
+        run drawing several generators certifies them jointly (β split over them too), so its α per look can
+        be lower and its stop later than the forecast.
 
     Returns
     -------
@@ -216,13 +238,19 @@ def plan(
     costs = _cache_costs(folder, frame["cache_key"].dropna().tolist())
     notes = ["α(m) is measured on one draw of m neighbours per model; another draw gives another α. "
              "The real run's certificate is computed from its own draw."]
+    pilot_seq = cfg["neighbors"].get("sequential") or {}
+    looks = _check_looks(looks if looks is not None else pilot_seq.get("looks"))
+    min_gain = float(min_gain if min_gain is not None else pilot_seq.get("min_gain", 0.01))
+    if not 0.0 <= min_gain <= 1.0:
+        raise InputError(f"The '--min-gain' option of plan must be in [0, 1]. Got {min_gain} instead.")
     plans: dict[str, GeneratorPlan] = {}
     base = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
     for g in gens:
         name = CERTIFY_NAMES[g]
         mask = _neighbour_rows(frame, g)
         nb = frame[mask]
-        census = g == "swap"
+        # swap is a census unless the pilot drew it (options.swap.drawn): then its recorded draw order, as any generator
+        census = g == "swap" and not (cfg["neighbors"].get("options") or {}).get("swap", {}).get("drawn", False)
         order: dict[str, list[str]] = {}
         for model in models:
             if census:
@@ -261,9 +289,13 @@ def plan(
                               baseline=cfg["data"]["baseline"] if pairwise else None)
         plans[g] = _plan_one(g, name, base, nb, [order], n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
                              within, census, seed)
+        if looks:
+            plans[g].sequential = _predict_sequential(g, name, base, nb, order, n_items, judge, per, certify_kwargs,
+                                                      looks, min_gain, top, census, seed)
     settings = {"tau": cal["tau"], "delta": cal["delta"], "method": cal["method"], "beta": cal["beta"],
                 "view": cal["view"], "alpha": alpha, "within": within if alpha is None else None, "seed": seed,
-                "pilot_m": cfg["neighbors"]["neighbors_per_generator"]}
+                "pilot_m": cfg["neighbors"]["neighbors_per_generator"], "looks": looks,
+                "min_gain": min_gain if looks else None}
     return Plan(pilot=str(folder), models=len(models), items=max(n_items.values()) if n_items else 0, settings=settings,
                 generators=plans, notes=notes)
 
@@ -329,6 +361,51 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
             r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
     return GeneratorPlan(generator=g, rows=rows, reference_alpha=ref, target_alpha=target, chosen_m=chosen,
                          census=census, per_neighbour=per)
+
+
+def _check_looks(looks: Any) -> list[int] | None:
+    if looks is None:
+        return None
+    try:
+        out = [int(x) for x in looks]
+    except (TypeError, ValueError):
+        out = []
+    if len(out) < 2 or out != sorted(set(out)) or out[0] < 2:
+        shown = ",".join(map(str, looks)) if isinstance(looks, (list, tuple)) else repr(looks)
+        raise InputError(f"The '--looks' option of plan must list at least 2 increasing integers >= 2, e.g. 10,20,40. "
+                         f"Got {shown} instead.")
+    return out
+
+
+def _predict_sequential(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, order: dict[str, list[str]],
+                        n_items: dict[str, int], judge: str, per: dict[str, Any], certify_kwargs: dict[str, Any],
+                        looks: Sequence[int], min_gain: float, top: int, census: bool, seed: int) -> dict[str, Any]:
+    """The sequential rule replayed on the pilot's draw: α at each look (β/K), the look it stops at, its calls."""
+    beta = certify_kwargs.get("beta")
+    kwargs = {**certify_kwargs, "beta": None if beta is None else beta / len(looks)}
+    usable = [m for m in looks if m <= top]
+    rows = _plan_one(g, name, base, nb, [order], n_items, judge, per, kwargs, usable, None, 0.05, census,
+                     seed).rows if usable else []
+    previous, stop = None, None
+    for r in rows:
+        if sequential_stops(previous, r.get("alpha"), min_gain):
+            stop = r
+            break
+        if r.get("alpha") is not None:
+            previous = r["alpha"]
+    if stop is None and usable and usable[-1] == looks[-1]:
+        stop = rows[-1]  # the last look: the budget
+    out: dict[str, Any] = {"looks": list(looks), "min_gain": min_gain, "beta_per_look": kwargs["beta"],
+                           "per_look": [{k: r.get(k) for k in ("m", "alpha", "judge_calls", "cost")} for r in rows]}
+    if stop is None:
+        out.update({"stop_m": None, "judge_calls": None,
+                    "reason": f"the rule does not stop by m = {usable[-1] if usable else 0}, the pilot's largest look; "
+                              "a pilot with more neighbours per model is needed"})
+    else:
+        out.update({"stop_m": stop["m"], "judge_calls": stop["judge_calls"], "cost": stop["cost"],
+                    "rewrite_calls": stop["rewrite_calls"], "prompt_tokens": stop["prompt_tokens"],
+                    "completion_tokens": stop["completion_tokens"]})
+    return out
 
 
 def _check_target(alpha: float | None, within: float) -> None:

@@ -36,10 +36,14 @@ counted, reported, never scored. Perturbations that did not apply (``not-applica
 nothing to change; ``failed``: no acceptable rewrite) are recorded in ``neighbors.jsonl``
 and counted but not judged: they are not neighbours.
 
+Swap drawn (``neighbors.options.swap.drawn``): step 1 judges game 1 only and swap is drawn like the
+other generators, game 2 judged for the m drawn items per model.
+
 Sequential judging (``neighbors.sequential``): the looks are declared in the config; look k is
 this whole pipeline with ``m = looks[k]`` taken as the first m of each seeded draw of
 ``looks[-1]`` and ``beta / K``, the earlier looks' calls coming from the cache; the run stops at
-the first look whose α gains less than ``min_gain`` (:func:`_run_sequential`).
+the first look whose α gains less than ``min_gain`` (:func:`_run_sequential`), and the stopped
+look's certificates record the schedule (``scope.sequential``; docs/proofs/sequential.md).
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ CERTIFY_NAMES: dict[str, str] = {
 }
 _CACHE_NAME = "judge_cache.sqlite"
 _MAX_LISTED_FAILURES = 200
+#: A game a drawn swap did not judge (``options.swap.drawn``), in the Arena-Hard judgment files.
+_NOT_DRAWN = {"verdict": None, "status": "not drawn", "reason": "swap drawn: this item's game 2 was not in the draw"}
 
 
 # ----------------------------------------------------------------------------------------
@@ -356,31 +362,50 @@ def _merge_stats(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------
 # the run
 # ----------------------------------------------------------------------------------------
-async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
-    """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
-    from biasbound._progress import start_step
-    from biasbound.data.tables import from_frame
-    from biasbound.judge.cache import JudgeCache
-    from biasbound.judge.client import JudgeSession
+@dataclass
+class _RunState:
+    """What the stages of one run accumulate: the judgment rows, per-stage counts, failures, draws."""
+
+    judge_name: str
+    several: bool  # a panel: stage names carry the judge's name
+    current: str = ""  # the judge whose results ``record`` takes
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    perturbations: dict[str, list[tuple[str, int, Any]]] = field(default_factory=dict)
+    gen_summaries: dict[str, Any] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    games_by_judge: dict[str, dict[str, dict[str, list[Any]]]] = field(default_factory=dict)
+    counts_by_judge: dict[str, dict[str, Any]] = field(default_factory=dict)
+    endpoint_attempts: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    judge_counts: dict[str, Any] = field(default_factory=dict)
+    neighbour_items: list[tuple[Any, str]] = field(default_factory=list)
+    sampled_draws: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
+        if self.several:
+            stage = f"{self.current}/{stage}"
+        stages = self.stages
+        stages[stage] = _merge_stats([stages[stage], _stage_stats(results)]) if stage in stages else _stage_stats(results)
+        for r, (item, variant) in zip(results, tags):
+            self.rows.append({
+                "judge": self.current, "model": item.model, "item_id": item.item_id, "variant": variant,
+                "rerun": item.rerun, "game": item.game, "score": score_of(r, item.game),
+                "verdict": None if r.verdict is None else str(r.verdict), "status": r.status, "reason": r.reason,
+                "attempts": r.attempts, "from_cache": r.from_cache, "cache_key": r.cache_key, "stage": stage,
+            })
+            if r.status != "ok" and len(self.failures) < _MAX_LISTED_FAILURES:
+                self.failures.append({"stage": stage, "key": r.key, "status": r.status, "reason": r.reason})
+
+
+def _judge_items(cfg: RunConfig, ctx: _Context) -> dict[str, list[Any]]:
+    """The canonical judge item of every (model, chosen item): game 1 (pairwise) or the single grading."""
     from biasbound.neighbors.base import JudgeItem
-    from biasbound.neighbors.registry import make_generator, sample_indices
-    from biasbound.neighbors.swap import SwapGenerator
     from biasbound.rubric import Rubric, default_rubric
 
-    cfg = config if isinstance(config, RunConfig) else load_config(config)
-    if cfg.neighbors.looks and cfg.neighbors.draw_m is None:
-        return await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
-    t_start = time.monotonic()
-    out = cfg.output
-    out.mkdir(parents=True, exist_ok=True)
-    ctx = load_items(cfg)
-    judge_name = cfg.judge.name
-    panel = cfg.panel  # several judges: each judges the same items and the same neighbours
-    current = {"judge": judge_name}
     rubric = (default_rubric(cfg.template) if cfg.rubric is None else Rubric.from_factors(cfg.rubric, kind=cfg.template))
     pairwise = cfg.template == "pairwise"
     game0 = 1 if pairwise else 0
-
     items: dict[str, list[Any]] = {}
     for model in ctx.models:
         items[model] = [
@@ -389,193 +414,239 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
                       model=model, rubric=rubric, game=game0)
             for q in ctx.item_ids if q in ctx.answers[model]
         ]
+    return items
+
+
+def _original_items(ctx: _Context, items: Mapping[str, list[Any]], pairwise: bool) -> list[Any]:
+    """The original context to judge: every item, in both games for pairwise (``pairwise`` false when swap
+    is drawn: game 2 is then judged as a neighbour)."""
+    orig_items: list[Any] = []
+    for model in ctx.models:
+        for it in items[model]:
+            orig_items.append(it)
+            if pairwise:
+                orig_items.append(it.with_changes(game=2))
+    return orig_items
+
+
+async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any, orig_items: Sequence[Any], *,
+                           pairwise: bool, progress: bool) -> None:
+    """Stage 1: judge the original context (checking every endpoint of the run first when anything is uncached)."""
+    from biasbound.judge.client import JudgeSession
+
+    panel = cfg.panel
     gens = cfg.neighbors.generators
-    notes: list[str] = []
-    cache = JudgeCache(out / _CACHE_NAME)
-    stages: dict[str, dict[str, Any]] = {}
-    failures: list[dict[str, Any]] = []
-    perturbations: dict[str, list[tuple[str, int, Any]]] = {}
-    gen_summaries: dict[str, Any] = {}
-    rows: list[dict[str, Any]] = []
-    arena_games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
-    games_by_judge: dict[str, dict[str, dict[str, list[Any]]]] = {judge_name: arena_games}
-    counts_by_judge: dict[str, dict[str, Any]] = {}
-    endpoint_attempts: dict[str, dict[str, int]] = {}
+    reqs = [_request(it, "original") for it in orig_items]
+    if judge_session.uncached(reqs):
+        # something will be judged: every endpoint of the run answers one cheap request first, so a
+        # dead rewriter or panel judge is named before any judging is paid for (a fully cached
+        # re-run needs no endpoint and checks none)
+        await judge_session.check_endpoint()
+        others = list(panel[1:])
+        if any(g in LLM_GENERATORS for g in gens) and not cfg.rewriter_is_judge and cfg.rewriter is not None:
+            others.append(cfg.rewriter)
+        for endpoint in others:
+            async with JudgeSession(endpoint.judge_config(), cache=None) as probe:
+                await probe.check_endpoint()
+    res = await judge_session.judge(reqs, progress=progress, description="judging the original context")
+    state.record(res, "original", [(it, "original") for it in orig_items])
+    arena_games = state.games_by_judge[state.judge_name]
+    for it, r in zip(orig_items, res):
+        arena_games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
 
-    def record(results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
-        if len(panel) > 1:
-            stage = f"{current['judge']}/{stage}"
-        stages[stage] = _merge_stats([stages[stage], _stage_stats(results)]) if stage in stages else _stage_stats(results)
-        for r, (item, variant) in zip(results, tags):
-            rows.append({
-                "judge": current["judge"], "model": item.model, "item_id": item.item_id, "variant": variant,
-                "rerun": item.rerun, "game": item.game, "score": score_of(r, item.game),
-                "verdict": None if r.verdict is None else str(r.verdict), "status": r.status, "reason": r.reason,
-                "attempts": r.attempts, "from_cache": r.from_cache, "cache_key": r.cache_key, "stage": stage,
-            })
-            if r.status != "ok" and len(failures) < _MAX_LISTED_FAILURES:
-                failures.append({"stage": stage, "key": r.key, "status": r.status, "reason": r.reason})
 
-    try:
-        async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
-            # 1. the original context (both games for pairwise)
-            orig_items: list[Any] = []
-            for model in ctx.models:
-                for it in items[model]:
-                    orig_items.append(it)
-                    if pairwise:
-                        orig_items.append(it.with_changes(game=2))
-            reqs = [_request(it, "original") for it in orig_items]
-            if judge_session.uncached(reqs):
-                # something will be judged: every endpoint of the run answers one cheap request first, so a
-                # dead rewriter or panel judge is named before any judging is paid for (a fully cached
-                # re-run needs no endpoint and checks none)
-                await judge_session.check_endpoint()
-                others = list(panel[1:])
-                if any(g in LLM_GENERATORS for g in gens) and not cfg.rewriter_is_judge and cfg.rewriter is not None:
-                    others.append(cfg.rewriter)
-                for endpoint in others:
-                    async with JudgeSession(endpoint.judge_config(), cache=None) as probe:
-                        await probe.check_endpoint()
-            res = await judge_session.judge(reqs, progress=progress, description="judging the original context")
-            record(res, "original", [(it, "original") for it in orig_items])
-            for it, r in zip(orig_items, res):
-                arena_games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
+async def _open_rewriter(cfg: RunConfig, state: _RunState, judge_session: Any, cache: Any, retry_failed: bool) -> Any:
+    """The session that rewrites answers for paraphrase/agreeable (``None`` when no generator needs one)."""
+    from biasbound.judge.client import JudgeSession
 
-            # 2. neighbours (seeded, Hamming-1, one perturbation per item)
-            rewriter_session = None
-            if any(g in LLM_GENERATORS for g in gens):
-                if cfg.rewriter_is_judge:
-                    rewriter_session = judge_session
-                    notes.append("The judge endpoint also rewrote the answers for paraphrase/agreeable "
-                                 "('allow_judge_as_rewriter: true').")
-                else:
-                    if cfg.rewriter is None:  # the config schema refuses this; a RunConfig built by hand may not
-                        raise InputError(f"The key 'rewriter' of {cfg.path} must name an endpoint for paraphrase/agreeable, "
-                                         "or set 'allow_judge_as_rewriter: true'. Got none instead.")
-                    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed)
-                    await rewriter_session.__aenter__()
-            generating = start_step(f"generating the neighbours ({', '.join(gens)})", enabled=progress)
+    if not any(g in LLM_GENERATORS for g in cfg.neighbors.generators):
+        return None
+    if cfg.rewriter_is_judge:
+        state.notes.append("The judge endpoint also rewrote the answers for paraphrase/agreeable "
+                           "('allow_judge_as_rewriter: true').")
+        return judge_session
+    if cfg.rewriter is None:  # the config schema refuses this; a RunConfig built by hand may not
+        raise InputError(f"The key 'rewriter' of {cfg.path} must name an endpoint for paraphrase/agreeable, "
+                         "or set 'allow_judge_as_rewriter: true'. Got none instead.")
+    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed)
+    await rewriter_session.__aenter__()
+    return rewriter_session
+
+
+async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, items: Mapping[str, list[Any]],
+                           rewriter_session: Any) -> None:
+    """Stage 2: the neighbours (seeded, Hamming-1, one perturbation per item) into ``state.perturbations``,
+    the applied ones into ``state.neighbour_items`` and the uniform draws into ``state.sampled_draws``."""
+    from biasbound.neighbors.registry import make_generator, sample_indices
+    from biasbound.neighbors.swap import SwapGenerator
+
+    perturbations, gen_summaries, notes = state.perturbations, state.gen_summaries, state.notes
+    neighbour_items, sampled_draws = state.neighbour_items, state.sampled_draws
+    for g in cfg.neighbors.generators:
+        opts = dict(cfg.neighbors.options.get(g, {}))
+        gen_seed = _sub_seed(cfg.seed, "generator", g)
+        if g == "swap":
+            gen = SwapGenerator(seed=gen_seed)
+            if not cfg.neighbors.swap_drawn:
+                perturbations[g] = [(m, k, gen.perturb(it)) for m in ctx.models for k, it in enumerate(items[m])]
+                gen_summaries[g] = {**gen.summary(), "m": "census (all items, both games judged)"}
+                continue
+        else:  # swap drawn (options.swap.drawn): game 2 of the drawn items only, like any drawn generator
             try:
-                neighbour_items: list[tuple[Any, str]] = []
-                sampled_draws: dict[str, dict[str, Any]] = {}
-                for g in gens:
-                    opts = dict(cfg.neighbors.options.get(g, {}))
-                    gen_seed = _sub_seed(cfg.seed, "generator", g)
-                    if g == "swap":
-                        gen = SwapGenerator(seed=gen_seed)
-                        perturbations[g] = [(m, k, gen.perturb(it)) for m in ctx.models for k, it in enumerate(items[m])]
-                        gen_summaries[g] = {**gen.summary(), "m": "census (all items, both games judged)"}
-                        continue
-                    try:
-                        gen = make_generator(g, seed=gen_seed, **opts)
-                    except InputError as exc:
-                        raise InputError(f"The key 'neighbors.options.{g}' of {cfg.path} is not accepted: {exc}") from None
-                    drawn: list[tuple[str, int, Any]] = []
-                    for model in ctx.models:
-                        n = len(items[model])
-                        m = min(cfg.neighbors.m, n)
-                        if m < cfg.neighbors.m:
-                            notes.append(f"{g}: model {model!r} has {n} items, fewer than neighbors_per_generator="
-                                         f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
-                        draw_seed = _sub_seed(cfg.seed, "sample", g, model)
-                        # the first m of a seeded draw of draw_m (= m unless sequential): itself a uniform draw of m
-                        idx, _ = sample_indices(n, min(max(cfg.neighbors.draw_m or m, m), n), draw_seed)
-                        idx = idx[:m]
-                        if m < n:  # a uniform draw without replacement by a recorded seed: certify's sample knowledge
-                            sampled_draws.setdefault(CERTIFY_NAMES[g], {"seed": int(cfg.seed), "per_model": {}})
-                            # the drawn item ids: certify counts a drawn item left without a row at the range bound
-                            sampled_draws[CERTIFY_NAMES[g]]["per_model"][model] = {
-                                "seed": int(draw_seed), "m": m, "n": n,
-                                "items": [str(items[model][int(i)].item_id) for i in idx]}
-                        idx = [int(i) for i in idx]
-                        if gen.requires_llm and rewriter_session is None:  # unreachable: opened above for LLM generators
-                            raise RuntimeError(f"no rewriter session for the {g!r} generator")
-                        if gen.requires_llm:
-                            gate = asyncio.Semaphore(cfg.rewriter.concurrency if cfg.rewriter else 8)
+                gen = make_generator(g, seed=gen_seed, **opts)
+            except InputError as exc:
+                raise InputError(f"The key 'neighbors.options.{g}' of {cfg.path} is not accepted: {exc}") from None
+        drawn: list[tuple[str, int, Any]] = []
+        for model in ctx.models:
+            n = len(items[model])
+            m = min(cfg.neighbors.m, n)
+            if m < cfg.neighbors.m:
+                notes.append(f"{g}: model {model!r} has {n} items, fewer than neighbors_per_generator="
+                             f"{cfg.neighbors.m}; all {n} items were perturbed once (no repeats).")
+            draw_seed = _sub_seed(cfg.seed, "sample", g, model)
+            # the first m of a seeded draw of draw_m (= m unless sequential): itself a uniform draw of m
+            idx, _ = sample_indices(n, min(max(cfg.neighbors.draw_m or m, m), n), draw_seed)
+            idx = idx[:m]
+            if m < n:  # a uniform draw without replacement by a recorded seed: certify's sample knowledge
+                sampled_draws.setdefault(CERTIFY_NAMES[g], {"seed": int(cfg.seed), "per_model": {}})
+                # the drawn item ids: certify counts a drawn item left without a row at the range bound
+                sampled_draws[CERTIFY_NAMES[g]]["per_model"][model] = {
+                    "seed": int(draw_seed), "m": m, "n": n,
+                    "items": [str(items[model][int(i)].item_id) for i in idx]}
+            idx = [int(i) for i in idx]
+            if gen.requires_llm and rewriter_session is None:  # unreachable: opened above for LLM generators
+                raise RuntimeError(f"no rewriter session for the {g!r} generator")
+            if gen.requires_llm:
+                gate = asyncio.Semaphore(cfg.rewriter.concurrency if cfg.rewriter else 8)
 
-                            async def one(k: int, _gen: Any = gen, _model: str = model) -> tuple[str, int, Any]:
-                                async with gate:
-                                    p = await _gen.perturb_async(items[_model][k], None, rewriter_session.complete)
-                                return _model, k, p
+                async def one(k: int, _gen: Any = gen, _model: str = model) -> tuple[str, int, Any]:
+                    async with gate:
+                        p = await _gen.perturb_async(items[_model][k], None, rewriter_session.complete)
+                    return _model, k, p
 
-                            drawn += list(await asyncio.gather(*(one(k) for k in idx)))
-                        else:
-                            drawn += [(model, k, gen.perturb(items[model][k])) for k in idx]
-                    perturbations[g] = drawn
-                    gen_summaries[g] = {**gen.summary(), "m": cfg.neighbors.m}
-                    for _, _, p in drawn:
-                        if p.status == "applied":
-                            neighbour_items.append((p.item, g))
-            finally:
-                generating.stop()
-                if rewriter_session is not None and rewriter_session is not judge_session:
-                    await rewriter_session.__aexit__(None, None, None)
-                    stages["rewrites"] = dict(rewriter_session.counts)
-                    endpoint_attempts[f"rewriter {cfg.rewriter.name}" if cfg.rewriter else "rewriter"] = \
-                        rewriter_session.endpoint_attempts
+                drawn += list(await asyncio.gather(*(one(k) for k in idx)))
+            else:
+                drawn += [(model, k, gen.perturb(items[model][k])) for k in idx]
+        perturbations[g] = drawn
+        gen_summaries[g] = {**gen.summary(), "m": cfg.neighbors.m}
+        for _, _, p in drawn:
+            if p.status == "applied":
+                neighbour_items.append((p.item, g))
 
-            # 3. judge the neighbours
-            reqs = [_request(it, g) for it, g in neighbour_items]
-            res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
-            record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
-            judge_counts = dict(judge_session.counts)
-            counts_by_judge[judge_name] = judge_counts
-            endpoint_attempts[judge_name] = judge_session.endpoint_attempts
 
-        # a panel: every further judge grades the same original context and the same neighbours
-        for endpoint in panel[1:]:
-            current["judge"] = endpoint.name
-            games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
-            games_by_judge[endpoint.name] = games
-            async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed) as session:
-                res = await session.judge([_request(it, "original") for it in orig_items], progress=progress,
-                                          description=f"{endpoint.name}: judging the original context")
-                record(res, "original", [(it, "original") for it in orig_items])
-                for it, r in zip(orig_items, res):
-                    games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
-                res = await session.judge([_request(it, g) for it, g in neighbour_items], progress=progress,
-                                          description=f"{endpoint.name}: judging the neighbours")
-                record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
-                counts_by_judge[endpoint.name] = dict(session.counts)
-                endpoint_attempts[endpoint.name] = session.endpoint_attempts
-    finally:
-        cache_counts = cache.counts()
-        cache.close()
+async def _judge_neighbours(state: _RunState, judge_session: Any, *, progress: bool) -> None:
+    """Stage 3: judge the neighbours."""
+    neighbour_items = state.neighbour_items
+    reqs = [_request(it, g) for it, g in neighbour_items]
+    res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
+    state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
+    _drawn_swap_games(state.games_by_judge[state.judge_name], neighbour_items, res)
 
-    # 4. the judgment table
-    frame = pd.DataFrame(rows)
+
+def _drawn_swap_games(games: dict[str, dict[str, list[Any]]], neighbour_items: Sequence[tuple[Any, str]],
+                      results: Sequence[Any]) -> None:
+    """Drawn swap neighbours are game 2 of their item: into the Arena-Hard judgment files."""
+    for (it, g), r in zip(neighbour_items, results):
+        if g == "swap":
+            games[it.model].setdefault(it.item_id, [None, None])[1] = r
+
+
+async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_items: Sequence[Any], cache: Any, *,
+                       pairwise: bool, progress: bool, retry_failed: bool) -> None:
+    """A panel: every further judge grades the same original context and the same neighbours."""
+    from biasbound.judge.client import JudgeSession
+
+    neighbour_items = state.neighbour_items
+    for endpoint in cfg.panel[1:]:
+        state.current = endpoint.name
+        games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
+        state.games_by_judge[endpoint.name] = games
+        async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed) as session:
+            res = await session.judge([_request(it, "original") for it in orig_items], progress=progress,
+                                      description=f"{endpoint.name}: judging the original context")
+            state.record(res, "original", [(it, "original") for it in orig_items])
+            for it, r in zip(orig_items, res):
+                games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
+            res = await session.judge([_request(it, g) for it, g in neighbour_items], progress=progress,
+                                      description=f"{endpoint.name}: judging the neighbours")
+            state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
+            _drawn_swap_games(games, neighbour_items, res)
+            state.counts_by_judge[endpoint.name] = dict(session.counts)
+            state.endpoint_attempts[endpoint.name] = session.endpoint_attempts
+
+
+async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Mapping[str, list[Any]], cache: Any, *,
+                     pairwise: bool, progress: bool, retry_failed: bool) -> None:
+    """Stages 1-3 with the judge's session (and the rewriter's), then the panel's further judges."""
+    from biasbound._progress import start_step
+    from biasbound.judge.client import JudgeSession
+
+    gens = cfg.neighbors.generators
+    async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
+        # 1. the original context (both games for pairwise)
+        orig_items = _original_items(ctx, items, pairwise and not cfg.neighbors.swap_drawn)
+        await _judge_originals(cfg, state, judge_session, orig_items, pairwise=pairwise, progress=progress)
+
+        # 2. neighbours (seeded, Hamming-1, one perturbation per item)
+        rewriter_session = await _open_rewriter(cfg, state, judge_session, cache, retry_failed)
+        generating = start_step(f"generating the neighbours ({', '.join(gens)})", enabled=progress)
+        try:
+            await _draw_neighbours(cfg, ctx, state, items, rewriter_session)
+        finally:
+            generating.stop()
+            if rewriter_session is not None and rewriter_session is not judge_session:
+                await rewriter_session.__aexit__(None, None, None)
+                state.stages["rewrites"] = dict(rewriter_session.counts)
+                state.endpoint_attempts[f"rewriter {cfg.rewriter.name}" if cfg.rewriter else "rewriter"] = \
+                    rewriter_session.endpoint_attempts
+
+        # 3. judge the neighbours
+        await _judge_neighbours(state, judge_session, progress=progress)
+        state.judge_counts = dict(judge_session.counts)
+        state.counts_by_judge[state.judge_name] = state.judge_counts
+        state.endpoint_attempts[state.judge_name] = judge_session.endpoint_attempts
+
+    await _judge_panel(cfg, ctx, state, orig_items, cache, pairwise=pairwise, progress=progress, retry_failed=retry_failed)
+
+
+def _judgment_table(state: _RunState, out: Path, outputs: dict[str, Path]) -> tuple[pd.DataFrame, Any]:
+    """Stage 4: the judgment table (``judgments.parquet``) and the JudgmentSet certify reads."""
+    from biasbound.data.tables import from_frame
+
+    frame = pd.DataFrame(state.rows)
     frame = frame.sort_values(["judge", "model", "item_id", "variant", "rerun", "game"], kind="stable").reset_index(drop=True)
-    outputs: dict[str, Path] = {}
     frame.to_parquet(out / "judgments.parquet", index=False)
     outputs["judgments"] = out / "judgments.parquet"
     jset = from_frame(frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]],
-                      source="judgments.parquet", scale=(0.0, 1.0), judge=judge_name)
+                      source="judgments.parquet", scale=(0.0, 1.0), judge=state.judge_name)
+    return frame, jset
 
-    # 5. Arena-Hard judgment files, neighbours, summary
-    for name, games in games_by_judge.items():
-        outputs.update(_write_arena_hard(out, name, games, pairwise, cfg, several=len(panel) > 1))
-    outputs["neighbors"] = _write_neighbors(out / "neighbors.jsonl", perturbations, frame, game0)
-    neighbour_names = [CERTIFY_NAMES[g] for g in gens]
-    summary: dict[str, Any] = {
-        "config": cfg.to_dict(), "judge": judge_name, "template": cfg.template, "seed": cfg.seed,
+
+def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.DataFrame,
+                 cache_counts: Any, retry_failed: bool) -> dict[str, Any]:
+    """Stage 5: the run summary (``run_summary.json`` once certify is done)."""
+    panel = cfg.panel
+    stages = state.stages
+    neighbour_names = [CERTIFY_NAMES[g] for g in cfg.neighbors.generators]
+    return {
+        "config": cfg.to_dict(), "judge": state.judge_name, "template": cfg.template, "seed": cfg.seed,
         "items": len(ctx.item_ids), "models": list(ctx.models), "skipped_inputs": ctx.skipped,
         "stages": stages, "totals": _merge_stats([v for k, v in stages.items() if k != "rewrites"]),
-        "session_counts": judge_counts, "cache": cache_counts, "retry_failed": bool(retry_failed),
-        "cache_identity": {e.name: e.cache_identity for e in panel}, "endpoint_attempts": endpoint_attempts,
-        "judges": [e.name for e in panel], "session_counts_by_judge": counts_by_judge,
+        "session_counts": state.judge_counts, "cache": cache_counts, "retry_failed": bool(retry_failed),
+        "cache_identity": {e.name: e.cache_identity for e in panel}, "endpoint_attempts": state.endpoint_attempts,
+        "judges": [e.name for e in panel], "session_counts_by_judge": state.counts_by_judge,
         "missing_judgments": int(frame["score"].isna().sum()),
         "missing_by_status": {k: int(v) for k, v in frame.loc[frame["score"].isna(), "status"].value_counts().items()},
-        "failures": failures, "generators": gen_summaries,
-        "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in perturbations.items()},
-        "certify_neighbors": neighbour_names, "notes": notes,
+        "failures": state.failures, "generators": state.gen_summaries,
+        "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in state.perturbations.items()},
+        "certify_neighbors": neighbour_names, "notes": state.notes,
     }
 
-    # 6. certify
-    from biasbound._exceptions import BiasboundError, JudgeError
-    from biasbound.pipeline import certify
 
-    for endpoint in panel:  # a judge none of whose calls gave a verdict: the endpoint is the problem, say so
+def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, Any], out: Path, t_start: float) -> None:
+    """A judge none of whose calls gave a verdict: the endpoint is the problem, say so (summary written first)."""
+    panel = cfg.panel
+    for endpoint in panel:
         mine = frame[frame["judge"] == endpoint.name] if len(panel) > 1 else frame
         if len(mine) and mine["score"].isna().all():
             reasons = Counter(str(r) for r in mine["reason"].dropna())
@@ -587,14 +658,24 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
                              f"failed{why}; nothing to certify. Check that endpoint (its URL, model and key); the run's "
                              f"files are in {out} and a re-run reuses every call that succeeded.")
 
+
+def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str, Any], outputs: dict[str, Path],
+                 out: Path, t_start: float, *, pairwise: bool, progress: bool, schedule: dict[str, Any] | None = None) -> Any:
+    """Stage 6: certify the judgments (the summary is written whether it succeeds or not); a sequential
+    look's ``schedule`` goes into the certificates' scope."""
+    from biasbound._exceptions import BiasboundError
+    from biasbound.pipeline import certify
+
+    panel = cfg.panel
     c = cfg.calibration
     certification = None
     if len(panel) == 1:  # the judging cost per judge, for the judge card (a panel's stages are not split by judge)
         jset.frame.attrs["usage"] = {str(panel[0].name): summary["totals"]}
     try:
         certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
-            jset, **c.certify_kwargs(), neighbors=neighbour_names, seed=cfg.seed, out=out, progress=progress,
-            baseline=cfg.data.baseline if pairwise else None, sampled=sampled_draws or None,
+            jset, **c.certify_kwargs(), neighbors=summary["certify_neighbors"], seed=cfg.seed, out=out,
+            progress=progress, baseline=cfg.data.baseline if pairwise else None, sampled=state.sampled_draws or None,
+            **({"schedule": schedule} if schedule is not None else {}),
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}
@@ -606,55 +687,140 @@ async def run_async(config: RunConfig | str | Path, *, progress: bool = True, re
         summary["seconds"] = round(time.monotonic() - t_start, 3)
         _write_json(out / "run_summary.json", summary)
         raise
+    return certification
+
+
+async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
+    """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if cfg.neighbors.looks and cfg.neighbors.draw_m is None:
+        return await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
+    return await _run_once(cfg, progress=progress, retry_failed=retry_failed)
+
+
+async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
+                    schedule: dict[str, Any] | None = None) -> RunResult:
+    """One pass of the stages; ``schedule``: a sequential look's record, completed with this look's judge
+    requests and calls and written into the certificates' scope (``scope.sequential``)."""
+    from biasbound.judge.cache import JudgeCache
+
+    t_start = time.monotonic()
+    out = cfg.output
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = load_items(cfg)
+    judge_name = cfg.judge.name
+    pairwise = cfg.template == "pairwise"
+    game0 = 1 if pairwise else 0
+    items = _judge_items(cfg, ctx)
+    state = _RunState(judge_name=judge_name, several=len(cfg.panel) > 1, current=judge_name)
+    state.games_by_judge[judge_name] = {m: {} for m in ctx.models}
+    cache = JudgeCache(out / _CACHE_NAME)
+    try:
+        await _judge_all(cfg, ctx, state, items, cache, pairwise=pairwise, progress=progress, retry_failed=retry_failed)
+    finally:
+        cache_counts = cache.counts()
+        cache.close()
+
+    # 4. the judgment table
+    outputs: dict[str, Path] = {}
+    frame, jset = _judgment_table(state, out, outputs)
+
+    # 5. Arena-Hard judgment files, neighbours, summary
+    for name, games in state.games_by_judge.items():
+        outputs.update(_write_arena_hard(out, name, games, pairwise, cfg, several=len(cfg.panel) > 1))
+    outputs["neighbors"] = _write_neighbors(out / "neighbors.jsonl", state.perturbations, frame, game0)
+    summary = _run_summary(cfg, ctx, state, frame, cache_counts, retry_failed)
+
+    # 6. certify
+    _refuse_dead_judges(cfg, frame, summary, out, t_start)
+    if schedule is not None:
+        schedule = _this_look(schedule, summary)
+        summary["sequential_look"] = schedule
+    certification = _certify_run(cfg, state, jset, summary, outputs, out, t_start, pairwise=pairwise, progress=progress,
+                                 schedule=schedule)
     summary["seconds"] = round(time.monotonic() - t_start, 3)
     outputs["run_summary"] = _write_json(out / "run_summary.json", summary)
     return RunResult(config=cfg, judgments=jset, certification=certification, summary=summary, outputs=outputs,
-                     perturbations=perturbations)
+                     perturbations=state.perturbations)
+
+
+def _neighbour_judgments(summary: Mapping[str, Any]) -> int:
+    """The neighbour judge requests of one pass (a sequential look judges a prefix of the next look's draw)."""
+    stages = summary.get("stages", {})
+    return int(sum(v.get("requests", 0) for k, v in stages.items() if k == "neighbors" or k.endswith("/neighbors")))
+
+
+def _this_look(schedule: dict[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A look's schedule record completed with what this look judged and what the run has spent so far."""
+    t = summary.get("totals", {})
+    calls = int(t.get("calls", 0))
+    spent = int(schedule.get("calls_before", 0)) + calls
+    out = {k: v for k, v in schedule.items() if k != "calls_before"}
+    out.update({"neighbour_judgments": _neighbour_judgments(summary), "calls_this_look": calls, "calls_spent": spent})
+    return out
 
 
 async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool) -> RunResult:
     """Sequential judging: look k judges the first ``looks[k]`` neighbours of each model's seeded draw of
     ``looks[-1]`` (earlier looks' calls come from the cache) and certifies at β/K (K looks declared in
-    advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at);
-    the run stops at the first look whose α gains less than ``min_gain`` over the previous look's, or at
-    the last. The stopped look's outputs stay; ``run_summary.json`` records every look."""
+    advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at;
+    docs/proofs/sequential.md); the run stops at the first look whose α gains less than ``min_gain`` over
+    the previous look's (:func:`biasbound.planning.sequential_stops`), or at the last (the budget). The
+    stopped look's outputs stay; its certificates record the schedule (``scope.sequential``: the rule, the
+    looks declared, β per look, the looks taken with their α and calls, the calls spent) and
+    ``run_summary.json`` records every look."""
     import dataclasses
+
+    from biasbound.planning import SEQUENTIAL_RULE, sequential_stops
 
     looks = cfg.neighbors.looks
     beta = cfg.calibration.beta
     if beta is None:  # parse_config refuses this; a RunConfig built by hand may not
         raise InputError(f"The key 'calibration.beta' of {cfg.path} must be a number with 'neighbors.sequential'.")
     beta_look = beta / len(looks)
+    drawn = [g for g in cfg.neighbors.generators if g != "swap" or cfg.neighbors.swap_drawn]
+    declared = {"rule": SEQUENTIAL_RULE, "looks": list(looks), "generators": drawn, "beta": beta,
+                "beta_per_look": beta_look, "min_gain": cfg.neighbors.min_gain,
+                "budget": {"neighbours_per_model": looks[-1], "generators": len(drawn)}}
     record: list[dict[str, Any]] = []
     result: RunResult | None = None
     stopped = None
     previous = None
+    spent = 0
     for k, m in enumerate(looks):
         cfg_k = dataclasses.replace(
             cfg, neighbors=dataclasses.replace(cfg.neighbors, m=m, draw_m=looks[-1]),
             calibration=dataclasses.replace(cfg.calibration, beta=beta_look))
         last = k == len(looks) - 1
+        schedule = {**declared, "look": k + 1, "m": m, "looks_before": [dict(r) for r in record], "calls_before": spent}
         try:
-            result = await run_async(cfg_k, progress=progress, retry_failed=retry_failed)
+            result = await _run_once(cfg_k, progress=progress, retry_failed=retry_failed, schedule=schedule)
         except InfeasibleCertificateError as exc:  # too few neighbours yet: the next look may certify
             if last:
                 raise
-            record.append({"look": k + 1, "m": m, "alpha": None, "reason": str(exc)[:300]})
+            summary = json.loads((cfg.output / "run_summary.json").read_text(encoding="utf-8"))
+            look = summary.get("sequential_look") or {}
+            spent = int(look.get("calls_spent", spent))
+            record.append({"look": k + 1, "m": m, "alpha": None, "reason": str(exc)[:300],
+                           "neighbour_judgments": look.get("neighbour_judgments"), "calls": look.get("calls_this_look"),
+                           "gain": None})
             continue
         alpha = float(result.certification.judges[result.config.judge.name].calibration.alpha)
         t = result.summary["totals"]
+        look = result.summary["sequential_look"]
+        spent = int(look["calls_spent"])
         record.append({"look": k + 1, "m": m, "alpha": alpha, "calls": t.get("calls", 0), "attempts": t.get("attempts", 0),
-                       "cost": t.get("cost"), "gain": None if previous is None else alpha / previous - 1.0})
-        if previous is not None and alpha < previous * (1.0 + cfg.neighbors.min_gain):
+                       "cost": t.get("cost"), "neighbour_judgments": look["neighbour_judgments"],
+                       "gain": None if previous is None else alpha / previous - 1.0})
+        if sequential_stops(previous, alpha, cfg.neighbors.min_gain):
             stopped = k + 1
             break
         previous = alpha
     if result is None:  # unreachable: the last look raises instead of continuing
         raise RuntimeError("sequential run ended without a look")
-    seq = {"looks": list(looks), "min_gain": cfg.neighbors.min_gain, "beta": beta, "beta_per_look": beta_look,
-           "rule": "judge the first m of each model's seeded draw at each declared look; certify at beta/K; stop at "
-                   "the first look whose alpha gains less than min_gain over the previous look's, else at the last",
-           "stopped_at_look": stopped or record[-1]["look"], "m": record[-1]["m"], "per_look": record}
+    seq = {**declared, "stopped_at_look": stopped or record[-1]["look"],
+           "stopped_by": "min_gain" if stopped else "budget (the last look)", "m": record[-1]["m"],
+           "neighbour_judgments": record[-1]["neighbour_judgments"], "calls_spent": spent, "per_look": record}
     result.summary["sequential"] = seq
     result.summary["notes"].append(f"Sequential judging: looks {list(looks)} declared in advance, β = {beta:g} split "
                                    f"over them (β/K = {beta_look:g} in the certificate); stopped at m = {record[-1]['m']}.")
@@ -726,8 +892,8 @@ def _write_arena_hard(out: Path, judge: str, games: dict[str, dict[str, list[Any
         path = folder / f"{_safe(model)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for qid in sorted(per_item):
-                rec = to_arena_hard_record(question_id=qid, model=model, judge=judge, games=per_item[qid],
-                                           baseline=cfg.data.baseline)
+                rec = to_arena_hard_record(question_id=qid, model=model, judge=judge, baseline=cfg.data.baseline,
+                                           games=[_NOT_DRAWN if g is None else g for g in per_item[qid]])
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
         written[f"arena_hard:{judge}:{model}" if several else f"arena_hard:{model}"] = path
     return written

@@ -88,6 +88,8 @@ def test_plan_with_an_absolute_target_and_the_cli(pilot, tmp_path, capsys) -> No
     (["--grid", "1,x"], "--grid"),
     (["--alpha", "1.5"], "--alpha"),
     (["--generators", "paraphrase"], "'paraphrase'"),
+    (["--looks", "8,4"], "--looks"),
+    (["--looks", "4,8", "--min-gain", "2"], "--min-gain"),
 ])
 def test_plan_bad_options_are_one_sentence(pilot, capsys, args, words) -> None:
     assert main(["plan", str(pilot), *args]) == 2

@@ -85,9 +85,18 @@ def test_sequential_looks_judge_prefixes_split_beta_and_stop_by_the_rule(tmp_pat
     ({"generators": ["swap"], "sequential": {"looks": [5, 10]}}, {}, "neighbors.sequential"),
     ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10]}}, {"calibration": {"beta": None}}, "calibration.beta"),
     ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10]}}, {"calibration": {"alpha": 0.3}}, "calibration.alpha"),
+    ({"generators": ["swap"], "options": {"swap": {"census": False}}}, {}, "neighbors.options.swap"),
+    ({"generators": ["swap"], "options": {"swap": {"drawn": "yes"}}}, {}, "neighbors.options.swap.drawn"),
 ])
 def test_sequential_config_errors_name_the_key(tmp_path, neighbors, extra, key) -> None:
     path = _config(tmp_path / "bad.yaml", "http://127.0.0.1:9/v1", tmp_path / "o", neighbors, **extra)
     with pytest.raises(DataFormatError) as err:
         load_config(path)
     assert f"'{key}'" in str(err.value) and "bad.yaml" in str(err.value)
+
+
+def test_swap_drawn_alone_is_a_drawn_generator_for_sequential_judging(tmp_path) -> None:
+    path = _config(tmp_path / "ok.yaml", "http://127.0.0.1:9/v1", tmp_path / "o",
+                   {"generators": ["swap"], "options": {"swap": {"drawn": True}}, "sequential": {"looks": [5, 10]}})
+    cfg = load_config(path)
+    assert cfg.neighbors.swap_drawn and cfg.neighbors.looks == (5, 10) and cfg.neighbors.m == 10

@@ -42,6 +42,10 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the random item order given to a census generator (swap)."),
         draws: int = typer.Option(1, "--draws", help="With --demo: seeded item orders per m (α = their median; the "
                                                      "chosen m is the smallest whose every draw reaches the target)."),
+        looks: str | None = typer.Option(None, "--looks", help="Predict a sequential run with these looks, e.g. '10,20,40' "
+                                                              "(default: the pilot's own looks, if it was sequential)."),
+        min_gain: float | None = typer.Option(None, "--min-gain", help="The sequential stop rule's relative α gain, in "
+                                                                       "[0, 1] (default: the pilot's, else 0.01)."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of tables."),
         out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
     ) -> None:
@@ -64,7 +68,9 @@ def register(app: typer.Typer) -> None:
         else:
             if draws != 1:
                 raise InputError("The '--draws' option of plan needs '--demo' (a pilot's draw is the one it recorded).")
-            result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed)
+            parsed_looks = None if looks is None else [x.strip() for x in looks.split(",") if x.strip()]
+            result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed,
+                          looks=parsed_looks, min_gain=min_gain)
         doc = result.to_dict()
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -129,5 +135,17 @@ def print_plan(result: Any, console: Console) -> None:
         summary.add_row(g, _num(p.target_alpha, "{:.4f}"), str(c["m"]), _num(c["alpha"], "{:.4f}"),
                         _num(c["judge_calls"]), *(_num(values.get(key), fmt) for _, key, fmt in extra))
     console.print(summary)
+    for g, p in result.generators.items():
+        q = p.sequential
+        if q is None:
+            continue
+        alphas = ", ".join(f"m={r['m']}: {_num(r['alpha'], '{:.4f}')}" for r in q["per_look"])
+        if q["stop_m"] is None:
+            said = f"undecided: {q['reason']}"
+        else:
+            said = f"stops at m = {q['stop_m']} per model, {_num(q['judge_calls'])} neighbour judge calls"
+        console.print(f"Sequential run, {g}: looks {q['looks']}, β/K = {_num(q['beta_per_look'], '{:.4g}')}, min gain "
+                      f"{q['min_gain']:.0%}; α per look on the pilot's draw: {alphas}; the rule {said}.",
+                      soft_wrap=True, highlight=False, markup=False)
     for note in result.notes:
         console.print(note, soft_wrap=True, highlight=False, markup=False)

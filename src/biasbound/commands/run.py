@@ -122,4 +122,12 @@ def call_lines(summary: dict[str, Any]) -> list[str]:
     for who, per in (summary.get("endpoint_attempts") or {}).items():
         if len(per) > 1:
             lines.append(f"  {who}: HTTP attempts per endpoint: " + ", ".join(f"{u} {n}" for u, n in per.items()))
+    seq = summary.get("sequential")
+    if seq:  # the counts above are the stopped look's; the looks before it judged prefixes of its draws
+        steps = ", ".join(f"m={p['m']}: " + ("not certifiable" if p.get("alpha") is None else f"α {p['alpha']:.4f}")
+                          for p in seq["per_look"])
+        lines.append(f"sequential: looks {seq['looks']} declared (β/K = {seq['beta_per_look']:.4g}); {steps}; stopped at "
+                     f"look {seq['stopped_at_look']} (m = {seq['m']}) by {seq.get('stopped_by', 'the rule')}; "
+                     f"{seq.get('neighbour_judgments', '?')} neighbour judgments, {seq.get('calls_spent', '?')} calls over "
+                     "HTTP over all looks")
     return lines

@@ -61,6 +61,7 @@ def certify(
     range_bound: bool = False,
     deterministic_judge: bool = False,
     sign_key: str | Path | None = None,
+    schedule: dict[str, Any] | None = None,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -136,6 +137,11 @@ def certify(
         two recorded answers to one neighbour (or a rerun and its original) disagree. Default False: every
         recorded neighbour verdict is one draw of a random judge and the certificate covers the judge's own
         randomness (``RandomJudge`` knowledge, confidence 1 − β; needs ``beta``).
+    schedule : dict, optional
+        How the neighbours were collected when that shapes the confidence: ``biasbound run``'s sequential
+        schedule (looks declared in advance, β per look, stop rule, looks taken, calls spent). Recorded as
+        ``scope.sequential`` of every certificate (so the digest covers it); not used in the arithmetic
+        (``beta`` is already the per-look share). See docs/proofs/sequential.md.
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
         ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
@@ -184,13 +190,15 @@ def certify(
         combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
         baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
-        deterministic_judge=deterministic_judge)),
+        deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}))),
         "load": _jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
     in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
     usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
+    if schedule is not None and not isinstance(schedule, dict):
+        raise TypeError(f"The 'schedule' parameter of certify must be a dict or None. Got {type(schedule).__name__} instead.")
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
     if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbours(frame, s.generators):
@@ -228,7 +236,7 @@ def certify(
                     raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
                                      "rerun 0) to certify.")
                 done[name] = bind_judgments(_with_coverage(_certify_judge(groups[name], name, s, judge_seeds[name]),
-                                                           coverage.get(name, {}), scales.get(name, [])),
+                                                           coverage.get(name, {}), scales.get(name, []), schedule),
                                             groups[name], reproduce)
             except (InfeasibleCertificateError, InputError) as exc:
                 failures[name] = str(exc)
@@ -287,8 +295,10 @@ def certify(
     return result
 
 
-def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: list[dict[str, Any]]) -> JudgeCertification:
-    """Add the coverage counts and the raw score scale to the judge's certificates' scopes and notes.
+def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: list[dict[str, Any]],
+                   schedule: dict[str, Any] | None = None) -> JudgeCertification:
+    """Add the coverage counts, the raw score scale (and a run's sequential ``schedule``) to the judge's
+    certificates' scopes and notes.
 
     Each per-model certificate gets that model's counts; the judge certificate all of them.
     """
@@ -299,6 +309,8 @@ def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: lis
     def extend(cert: Any, extra: dict[str, Any]) -> Any:
         scope = dict(cert.scope)
         scope.update(extra)
+        if schedule is not None:
+            scope["sequential"] = schedule
         scope["notes"] = list(scope.get("notes", [])) + [n for n in notes if n not in scope.get("notes", [])]
         return dataclasses.replace(cert, scope=_jsonable(scope), records_sha256=None)
 

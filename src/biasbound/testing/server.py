@@ -76,6 +76,12 @@ class SyntheticServerConfig:
     api_key_env:
         When set, the server reads the expected key from this environment variable at start and
         answers 401 to requests without ``Authorization: Bearer <key>``.
+    replay:
+        ``None`` (the synthetic judge), or a judgment set to replay: ``"demo"`` (the embedded set), a
+        :class:`~biasbound.data.JudgmentSet` or its frame. The server then answers pairwise judge
+        requests with the recorded verdicts (:class:`biasbound.testing.replay.ReplayJudge`; the run's
+        inputs come from :func:`~biasbound.testing.replay.write_replay_inputs`); latency and faults apply
+        as usual.
     """
 
     judge: SyntheticJudgeConfig = field(default_factory=SyntheticJudgeConfig)
@@ -87,6 +93,7 @@ class SyntheticServerConfig:
     fault_seed: int = 0
     timeout_sleep_s: float = 5.0
     api_key_env: str | None = None
+    replay: Any = None
 
     def __post_init__(self) -> None:
         where = "SyntheticServerConfig"
@@ -110,7 +117,12 @@ class _State:
 
     def __init__(self, config: SyntheticServerConfig, api_key: str | None) -> None:
         self.config = config
-        self.judge = SyntheticJudge(config.judge)
+        if config.replay is not None:
+            from biasbound.testing.replay import ReplayJudge
+
+            self.judge: Any = ReplayJudge(config.replay)
+        else:
+            self.judge = SyntheticJudge(config.judge)
         self.api_key = api_key
         self.lock = threading.Lock()
         self.in_flight = 0
