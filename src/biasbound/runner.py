@@ -62,7 +62,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasbound._exceptions import DataFormatError, InfeasibleCertificateError, InputError, JudgeError
+from biasbound._exceptions import (
+    DataFormatError,
+    InfeasibleCertificateError,
+    InputError,
+    JudgeError,
+)
 from biasbound.config import LLM_GENERATORS, RunConfig, load_config
 from biasbound.data._io import iter_json_records
 
@@ -219,7 +224,7 @@ def _load_table(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str
         else:
             skipped[f"empty answer ({model})"] += 1
         if baseline is not None:
-            b = getattr(row, "baseline")
+            b = row.baseline
             if isinstance(b, str) and b.strip():
                 baseline.setdefault(qid, b)
     return questions, answers, baseline, dict(skipped)
