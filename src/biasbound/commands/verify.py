@@ -316,7 +316,10 @@ def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
         raise DataFormatError(f"not a readable table ({str(exc).splitlines()[0] if str(exc) else exc}).",
                               path=str(path)) from None
     cols = [c for c in COLUMNS if c in raw.columns and c not in ("source", "line")]
-    return from_frame(raw[cols], source=str(load.get("source")), scale=tuple(load["scale"]))
+    js = from_frame(raw[cols], source=str(load.get("source")), scale=tuple(load["scale"]))
+    if isinstance(load.get("usage"), Mapping):  # the judging cost the run attached, as certify got it
+        js.frame.attrs["usage"] = dict(load["usage"])
+    return js
 
 
 def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | None]]:
