@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from biasbound._exceptions import DataFormatError
+from biasbound._exceptions import DataFormatError, InputError
 from biasbound.parameters import CERTIFY, PARAMETERS
 
 __all__ = [
@@ -222,6 +222,7 @@ class NeighborsConfig:
     looks: tuple[int, ...] = ()
     min_gain: float = 0.01
     draw_m: int | None = None
+    budget_from: str | None = None
 
     @property
     def swap_drawn(self) -> bool:
@@ -236,6 +237,8 @@ class NeighborsConfig:
             out["sequential"] = {"looks": list(self.looks), "min_gain": self.min_gain}
         if self.draw_m is not None:
             out["draw_m"] = self.draw_m
+        if self.budget_from is not None:
+            out["budget_from"] = self.budget_from
         return out
 
 
@@ -755,6 +758,60 @@ def with_certify_options(cfg: RunConfig, **given: Any) -> RunConfig:
     calibration = dataclasses.replace(cfg.calibration, **v)
     _check_together(calibration, cfg.neighbors, cfg.path)
     return dataclasses.replace(cfg, seed=seed, calibration=calibration)
+
+
+def with_plan_budget(cfg: RunConfig, plan_path: str | Path) -> RunConfig:
+    """``cfg`` with its neighbours per model taken from a ``biasbound plan`` JSON file (``run --budget``).
+
+    Every generator the run draws must have a planned m in the file (the smallest m reaching the plan's
+    target α); the run judges the largest of them for every drawn generator (one m per run). With
+    sequential looks the planned m is the last look (looks below it kept): the run may stop earlier,
+    never later. The plan must have been made for the run's τ, δ, method and β (a budget for another target
+    says nothing about this one). Census generators (swap unless drawn) need no budget.
+    """
+    import dataclasses
+    import json
+
+    path = Path(plan_path)
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataFormatError(f"not a readable plan ({str(exc).splitlines()[0] if str(exc) else exc}); write one with "
+                              "'biasbound plan ... --out PLAN.json'.", path=str(path)) from None
+    if not isinstance(plan, dict) or not isinstance(plan.get("generators"), dict) \
+            or not isinstance(plan.get("settings"), dict):
+        raise DataFormatError("not a 'biasbound plan' JSON file (no 'generators' and 'settings'); write one with "
+                              "'biasbound plan ... --out PLAN.json'.", path=str(path))
+    c, st = cfg.calibration, plan["settings"]
+    for key, mine in (("tau", c.tau), ("delta", c.delta), ("method", c.method), ("beta", c.beta)):
+        if key in st and st[key] != mine:
+            raise InputError(f"The '--budget' option of run names {str(path)!r}, a plan made for {key} = {st[key]!r}; "
+                             f"this run certifies at {key} = {mine!r}. Plan again with the run's settings.")
+    nb = cfg.neighbors
+    drawn = [g for g in nb.generators if g != "swap" or nb.swap_drawn]
+    if not drawn:
+        raise InputError(f"The '--budget' option of run names {str(path)!r}, but this run draws no neighbours (swap "
+                         "alone is a census); a budget sets how many are drawn.")
+    ms = {}
+    for g in drawn:
+        row = plan["generators"].get(g)
+        if not isinstance(row, dict):
+            raise InputError(f"The '--budget' option of run names {str(path)!r}, which plans no m for the generator "
+                             f"{g!r} this run draws (it plans {sorted(plan['generators'])}). Plan every drawn generator.")
+        m = row.get("chosen_m")
+        if m is None:
+            raise InputError(f"The plan {str(path)!r} reaches its target α for {g!r} at no m of its grid (a census may be "
+                             "needed); judge a census of it, lower the target or plan from a larger pilot.")
+        if isinstance(m, bool) or not isinstance(m, int) or m < 2:
+            raise DataFormatError(f"generators.{g}.chosen_m must be an integer >= 2. Got {m!r} instead.", path=str(path))
+        ms[g] = m
+    m = max(ms.values())
+    if nb.looks:
+        looks = tuple(x for x in nb.looks if x < m) + (m,)
+        neighbors = dataclasses.replace(nb, m=m, looks=looks if len(looks) >= 2 else (), budget_from=str(path))
+    else:
+        neighbors = dataclasses.replace(nb, m=m, budget_from=str(path))
+    return dataclasses.replace(cfg, neighbors=neighbors)
 
 
 def load_config(path: str | Path) -> RunConfig:

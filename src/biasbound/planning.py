@@ -318,13 +318,15 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
         ranks.append(np.array([rank.get((a, b), len(rank) + 1) for a, b in zip(nb["model"], nb["item_id"])]))
     rows = []
     for m in ms:
-        # the first m of each model's order, declared as the uniform draw it is (a census at m = n)
-        per_model = {model: {"seed": int(seed), "m": int(m), "n": int(n_items[model])}
-                     for model in models if m < n_items[model]}
-        sampled = {name: {"seed": int(seed), "per_model": per_model}} if per_model else None
+        drawn = [model for model in models if m < n_items[model]]
         row: dict[str, Any] = {"m": int(m)}
         alphas: list[float] = []
-        for nb_rank in ranks if per_model else ranks[:1]:  # every order gives the same census
+        for order, nb_rank in zip(orders, ranks) if drawn else zip(orders[:1], ranks[:1]):  # a census is one
+            # the first m of each model's order, declared as the uniform draw it is with its drawn item ids (a
+            # drawn item without a neighbour row, e.g. a perturbation that did not apply, counts at the range bound)
+            per_model = {model: {"seed": int(seed), "m": int(m), "n": int(n_items[model]),
+                                 "items": [str(x) for x in order[model][:m]]} for model in drawn}
+            sampled = {name: {"seed": int(seed), "per_model": per_model}} if per_model else None
             fr = pd.concat([base, nb[nb_rank < m]])[cols]
             try:
                 res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],

@@ -31,6 +31,10 @@ def register(app: typer.Typer) -> None:
         retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed",
                                           help="Call again the judge/rewriter calls an earlier run left failed or "
                                                "missing in the cache (default), or keep them as they are."),
+        budget: Path | None = typer.Option(None, "--budget", metavar="PLAN.json",
+                                           help="Take the neighbours per model from a 'biasbound plan --out' file: "
+                                                "the planned m of the generators this run draws (the last look of a "
+                                                "sequential run)."),
         # every certify parameter; None: the config's value (biasbound.parameters declares them once)
         tau: float | None = option("tau", None, rich_help_panel=_PANEL),
         delta: float | None = option("delta", None, rich_help_panel=_PANEL),
@@ -54,7 +58,7 @@ def register(app: typer.Typer) -> None:
         plots: bool | None = option("plots", None, rich_help_panel=_PANEL),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
-        from biasbound.config import load_config, with_certify_options
+        from biasbound.config import load_config, with_certify_options, with_plan_budget
         from biasbound.runner import run
 
         given = {k: v for k, v in dict(
@@ -63,6 +67,8 @@ def register(app: typer.Typer) -> None:
             hamming=hamming, sigma=sigma, range_bound=range_bound, deterministic_judge=deterministic_judge,
             plots=plots).items() if v is not None}
         cfg = with_certify_options(load_config(config), **given)
+        if budget is not None:
+            cfg = with_plan_budget(cfg, budget)
         result = run(cfg, progress=not no_progress, retry_failed=retry_failed)
         print_run_summary(result, Console())
         if result.certification is not None and result.certification.violated:
