@@ -175,7 +175,7 @@ _TABLE = (
     _p("sensitivity_ucb", "float", "Upper (1 − β) confidence bound on Δ* (needs --beta)", None, range=Range(0.0, 1e6),
        optional=True, flag="--sensitivity-ucb"),
     _p("score_range", "float", "Score range R: every neighbour moves at most R·sqrt(hamming)", None,
-       range=Range(0.0, None, low_open=True), optional=True, flag="--range-bound", old_flags=("--range",)),
+       range=Range(0.0, None, low_open=True), optional=True, flag="--score-range", old_flags=("--range",)),
     _p("tau_split", "float", "Default point: the noise's share of the most noise any certificate allows", 0.5,
        range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--tau-split"),
     _p("frontier_points", "int", "Points of the frontier α*(σ) to report (0: none, else >= 2)", 9,

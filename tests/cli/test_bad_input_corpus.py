@@ -11,11 +11,14 @@ and never see a numpy repr.
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import io
 import json
 import lzma
 import socket
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,9 +68,30 @@ def arena(records: list[object]) -> str:
 GAME = {"score": "A>B"}
 AH = {"question_id": "q1", "model": "m", "judge": "gpt", "games": [GAME, {"score": "B>A"}]}
 
-CERT = {"tau": 0.5, "delta": 0.01, "sigma": 0.02, "alpha": 0.3, "dim": 30, "view": "model",
-        "center": {"kind": "fixed", "value": 0.5}, "scope": {"judge": "j", "model": "mA",
-                                                             "generators_in_combination": ["swap"]}}
+@functools.lru_cache(maxsize=1)
+def _certificate() -> str:
+    """A real schema-3 certificate (certify on GOOD with swap neighbours): model mA's, as JSON."""
+    from biasbound.data.tables import from_frame
+    from biasbound.pipeline import certify
+
+    with tempfile.TemporaryDirectory() as folder:
+        certify(from_frame(GOOD, source="good.csv", scale=(0.0, 1.0)), neighbors=["swap"], out=Path(folder),
+                progress=False, plots=False, bootstrap_rounds=50)
+        certs = json.loads((Path(folder) / "certificates.json").read_text(encoding="utf-8"))
+    return json.dumps(next(c for c in certs if c["scope"].get("model") == "mA"))
+
+
+@dataclass(frozen=True)
+class Cert:
+    """A certificate file made when the case runs: the real certificate, edited by ``edit`` (a dict -> JSON value)."""
+
+    edit: Callable[[dict], object] = lambda c: c
+
+    def text(self) -> str:
+        return json.dumps(self.edit(json.loads(_certificate())))
+
+
+CERT = Cert()
 YAML_OK = "tau: 0.5\n"
 
 
@@ -76,7 +100,7 @@ class Case:
     id: str
     argv: list[str]
     words: tuple[str, ...]
-    files: dict[str, bytes | str] = field(default_factory=dict)
+    files: dict[str, bytes | str | Cert] = field(default_factory=dict)
     usage: bool = False  # a command-line usage error (click's own message) rather than a biasbound sentence
 
 
@@ -301,31 +325,31 @@ for cid, cert, words in [
     ("not-json", "{tau: 1", ("c.json:1", "not a JSON certificate")),
     ("empty", "", ("c.json", "not a JSON certificate")),
     ("binary", b"\x00\x01", ("c.json", "binary")),
-    ("two-no-model", json.dumps([CERT, {**CERT, "scope": {**CERT["scope"], "model": "mB"}}]),
+    ("two-no-model", Cert(lambda c: [c, {**c, "scope": {**c["scope"], "model": "mB"}}]),
      ("'--model' option of audit", "exactly one certificate", "it holds 2, give --model", "mA (judge j), mB (judge j)")),
-    ("other-model", json.dumps([CERT]).replace('"mA"', '"mZ"'), ("hold 0 neighbour(s)", "at least 2")),
-    ("no-sigma", json.dumps({k: v for k, v in CERT.items() if k != "sigma"}), ("not a biasbound certificate",)),
-    ("text-tau", json.dumps({**CERT, "tau": "half"}), ("c.json", "certificate's 'tau' must be a number > 0",
-                                                       "got 'half'")),
-    ("text-sigma", json.dumps({**CERT, "sigma": "small"}), ("'sigma'", "number")),
-    ("negative-sigma", json.dumps({**CERT, "sigma": -1}), ("'sigma'",)),
-    ("delta-2", json.dumps({**CERT, "delta": 2}), ("'delta'",)),
-    ("dim-text", json.dumps({**CERT, "dim": "thirty"}), ("'dim'",)),
-    ("dim-zero", json.dumps({**CERT, "dim": 0}), ("'dim'",)),
-    ("alpha-null", json.dumps({**CERT, "alpha": None}), ("'alpha'",)),
-    ("scope-text", json.dumps({**CERT, "scope": "all"}), ("'scope'",)),
+    ("other-model", Cert(lambda c: [{**c, "scope": {**c["scope"], "model": "mZ"}}]), ("hold 0 neighbour(s)", "at least 2")),
+    ("no-sigma", Cert(lambda c: {k: v for k, v in c.items() if k != "sigma"}), ("not a biasbound certificate",)),
+    ("text-tau", Cert(lambda c: {**c, "tau": "half"}), ("c.json", "certificate's 'tau' must be a number > 0", "got 'half'")),
+    ("text-sigma", Cert(lambda c: {**c, "sigma": "small"}), ("'sigma'", "number")),
+    ("negative-sigma", Cert(lambda c: {**c, "sigma": -1}), ("'sigma'",)),
+    ("delta-2", Cert(lambda c: {**c, "delta": 2}), ("'delta'",)),
+    ("dim-text", Cert(lambda c: {**c, "dim": "thirty"}), ("'dim'",)),
+    ("dim-zero", Cert(lambda c: {**c, "dim": 0}), ("'dim'",)),
+    ("alpha-null", Cert(lambda c: {**c, "alpha": None}), ("'alpha'",)),
+    ("scope-text", Cert(lambda c: {**c, "scope": "all"}), ("'scope'",)),
     ("number", "3", ("not a biasbound certificate",)),
-    ("no-generators", json.dumps({**CERT, "scope": {"judge": "j"}}), ("no neighbour generator",)),
+    ("schema-1", Cert(lambda c: {k: v for k, v in c.items() if k != "schema_version"}),
+     ("c.json", "schema version 1 certificate", "re-run certify")),
 ]:
     add(Case(f"audit-cert-{cid}", AUD, words, {"c.json": cert, "t.csv": GOOD_CSV}))
 add(Case("audit-missing-cert", AUD, ("'CERTIFICATE' argument of audit", "not a file"), {"t.csv": GOOD_CSV}))
 add(Case("audit-missing-neighbours", AUD, ("'--neighbor-file' option of audit", "does not exist"),
-         {"c.json": json.dumps(CERT)}))
-add(Case("audit-garbage-neighbours", AUD, ("t.csv", "binary"), {"c.json": json.dumps(CERT), "t.csv": b"\x00\x01"}))
+         {"c.json": CERT}))
+add(Case("audit-garbage-neighbours", AUD, ("t.csv", "binary"), {"c.json": CERT, "t.csv": b"\x00\x01"}))
 add(Case("audit-other-judge", AUD, ("no judgment by the certificate's judge", "'j'"),
-         {"c.json": json.dumps(CERT), "t.csv": GOOD_CSV.replace("\nj,", "\nk,")}))
+         {"c.json": CERT, "t.csv": GOOD_CSV.replace("\nj,", "\nk,")}))
 add(Case("audit-confidence", [*AUD, "--confidence", "2"], ("'--confidence' option of audit", "(0, 1)"),
-         {"c.json": json.dumps(CERT), "t.csv": GOOD_CSV}))
+         {"c.json": CERT, "t.csv": GOOD_CSV}))
 
 # -- calibrate ------------------------------------------------------------------------------
 CAL = ["calibrate", "--tau", "0.5", "--delta", "0.01", "--dim", "100", "--sensitivity", "0.1"]
@@ -335,11 +359,11 @@ for cid, extra, words in [
     ("tau-zero", ["--tau", "0"], ("'--tau'", "(0, 1e+06]")),
     ("dim-zero", ["--dim", "0"], ("'--dim'", "[1, inf)")),
     ("sensitivity-neg", ["--sensitivity", "-0.1"], ("'--sensitivity'", "[0, 1e+06]")),
-    ("sensitivity-above-range", ["--sensitivity", "1.5", "--range-bound", "1"], ("'--sensitivity' option of calibrate",
+    ("sensitivity-above-range", ["--sensitivity", "1.5", "--score-range", "1"], ("'--sensitivity' option of calibrate",
                                                                            "at most", "= 1")),
-    ("sensitivity-above-hamming", ["--sensitivity", "2.5", "--range-bound", "1", "--hamming", "4"], ("at most", "= 2")),
-    ("range-zero", ["--range-bound", "0"], ("'--range-bound'",)),
-    ("hamming-zero", ["--range-bound", "1", "--hamming", "0"], ("'--hamming'",)),
+    ("sensitivity-above-hamming", ["--sensitivity", "2.5", "--score-range", "1", "--hamming", "4"], ("at most", "= 2")),
+    ("range-zero", ["--score-range", "0"], ("'--score-range'",)),
+    ("hamming-zero", ["--score-range", "1", "--hamming", "0"], ("'--hamming'",)),
     ("alpha-two", ["--alpha", "2"], ("'--alpha'", "(0, 1]")),
     ("beta-one", ["--sensitivity-ucb", "0.2", "--beta", "1"], ("'--beta'", "(0, 1)")),
     ("method", ["--method", "exact"], ("'--method' option of calibrate", "'tight', 'paper'")),
@@ -444,7 +468,9 @@ def _materialise(case: Case, d: Path) -> list[str]:
     for name, content in case.files.items():
         path = d / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
+        if isinstance(content, Cert):
+            path.write_text(content.text(), encoding="utf-8")
+        elif isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")

@@ -408,9 +408,9 @@ for cid, extra, words in [
     ("tau-split-above", ["--sensitivity", "0.3", "--tau-split", "2"], ("'--tau-split' option of calibrate", "(0, 1)")),
     ("frontier-huge", ["--sensitivity", "0.3", "--frontier", "100000000"], ("'--frontier' option of calibrate",
                                                                            "[0, 10000]")),
-    ("range-negative", ["--range-bound", "-1", "--hamming", "1"], ("'--range-bound' option of calibrate",)),
+    ("range-negative", ["--score-range", "-1", "--hamming", "1"], ("'--score-range' option of calibrate",)),
     ("ucb-without-beta", ["--sensitivity-ucb", "0.3"], ("'--beta' option of calibrate", "--sensitivity-ucb")),
-    ("nothing-known", [], ("--sensitivity, --sensitivity-ucb or --range",)),
+    ("nothing-known", [], ("--sensitivity, --sensitivity-ucb or --score-range",)),
 ]:
     CASES.append(Case(f"calibrate-{cid}", CAL + extra, words))
 CASES.append(Case("calibrate-tau-huge", ["calibrate", "--tau", "1e300", "--delta", "0.01", "--dim", "30", "--sensitivity", "0.3"],
@@ -504,7 +504,7 @@ CASES.append(Case("run-no-answers", ["run", "{d}/r.yaml", "--no-progress"], ("t.
 # -- audit: edited certificates and neighbour files that do not match --------------------------
 AUDIT = ["audit", "{d}/cert.json", "--neighbor-file", "{d}/n.csv", "--no-progress"]
 for cid, edit, words in [
-    ("schema-99", lambda c: c.__setitem__("schema_version", 99), ("cert.json", "'schema_version' is 99", "versions 1 and 3")),
+    ("schema-99", lambda c: c.__setitem__("schema_version", 99), ("cert.json", "'schema_version' is 99", "audits version 3")),
     ("schema-text", lambda c: c.__setitem__("schema_version", "two"), ("'schema_version' is 'two'",)),
     ("view-bogus", lambda c: c.__setitem__("view", "sideways"), ("cert.json", "'view' must be 'model' or 'leaderboard'")),
     ("tau-nan", lambda c: c.__setitem__("tau", float("nan")), ("cert.json", "'tau' must be a number > 0", "got nan")),

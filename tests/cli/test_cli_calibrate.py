@@ -33,7 +33,7 @@ def test_paper_json_matches_hand_formula(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_range_gives_the_exact_almost_sure_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--range-bound", "1", "--hamming", "4",
+    out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--score-range", "1", "--hamming", "4",
                          "--alpha", "0.1"])
     # a.s. bound A = R sqrt(k) = 2: sigma_max is where the noncentral chi-square tail at alpha A reaches delta
     s = out["sigma_max"]
@@ -46,7 +46,7 @@ def test_range_gives_the_exact_almost_sure_bound(capsys: pytest.CaptureFixture[s
 
 
 def test_sigma_given_returns_alpha_star_and_the_frontier(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--range-bound", "1", "--sigma", "0.00736"])
+    out = _json(capsys, ["calibrate", "--dim", "500", "--tau", "0.5", "--delta", "0.01", "--score-range", "1", "--sigma", "0.00736"])
     assert out["alpha"] >= 0.41 and out["sigma"] == 0.00736
     assert [p["sigma"] for p in out["frontier"]][0] == 0.0 and len(out["frontier"]) == 4  # 3 grid points + the point
     assert {"sigma": 0.00736, "alpha": out["alpha_at_sigma"]} in out["frontier"]
@@ -69,7 +69,7 @@ def test_infeasible_red_sentence_exit_2(capsys: pytest.CaptureFixture[str]) -> N
     ("args", "name"),
     [(["--tau", "0"], "--tau"), (["--delta", "1.5"], "--delta"), (["--delta", "1e-300"], "--delta"),
      (["--alpha", "0"], "--alpha"), (["--dim", "0"], "--dim"), (["--method", "exact"], "--method"),
-     (["--hamming", "0", "--range-bound", "1"], "--hamming"), (["--range-bound", "1", "--sensitivity", "1.5"], "--sensitivity"),
+     (["--hamming", "0", "--score-range", "1"], "--hamming"), (["--score-range", "1", "--sensitivity", "1.5"], "--sensitivity"),
      (["--sigma", "-1"], "--sigma")],
 )
 def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], name: str) -> None:

@@ -237,7 +237,7 @@ def test_run_config_takes_every_certify_key(run_config: Path, tmp_path: Path) ->
 @pytest.mark.parametrize(("argv", "old", "new"), [
     (["certify", "{j}", "--out", "{d}/o", "--no-plots", "--no-progress", "--tau", "0", "--neighbors", "swap"],
      "--neighbors", "--generators"),
-    (["calibrate", "--tau", "0.5", "--delta", "0.01", "--dim", "100", "--range", "0"], "--range", "--range-bound"),
+    (["calibrate", "--tau", "0.5", "--delta", "0.01", "--dim", "100", "--range", "0"], "--range", "--score-range"),
     (["audit", "{d}/missing.json", "--neighbors", "{j}"], "--neighbors", "--neighbor-file"),
 ])
 def test_old_spellings_still_work_and_warn(argv: list[str], old: str, new: str, tmp_path: Path, judgments: Path,
@@ -246,7 +246,7 @@ def test_old_spellings_still_work_and_warn(argv: list[str], old: str, new: str, 
     code, err = _cli(argv, capsys)
     assert f"warning: '{old}' of {argv[0]} is renamed '{new}'" in err, err
     assert code == 2 and err.count("error: ") == 1  # the value was used: the command went on to its next check
-    both = argv + [new, "x" if new != "--range-bound" else "1"]
+    both = argv + [new, "x" if new != "--score-range" else "1"]
     code, err = _cli(both, capsys)
     assert code == 2 and f"The '{old}' option of {argv[0]} is the old spelling of '{new}'; give one of the two" in err
 

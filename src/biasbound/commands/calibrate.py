@@ -1,7 +1,7 @@
 """`biasbound calibrate`: plan the shrinkage and noise a (tau, delta) certificate needs, from what you know.
 
 What you know about how far a neighbour moves the scores becomes knowledge records
-(:mod:`biasbound.bounds`): ``--range-bound R --hamming k`` is the almost-sure bound ``||Delta|| <= R sqrt(k)``
+(:mod:`biasbound.bounds`): ``--score-range R --hamming k`` is the almost-sure bound ``||Delta|| <= R sqrt(k)``
 (``--hamming all``: k = d);
 ``--sensitivity U`` a measured RMS sensitivity (a point estimate, as in the paper's Algorithm 1);
 ``--sensitivity-ucb U --beta b`` an upper confidence bound on it.  ``tight`` takes the best exact bound for
@@ -72,7 +72,7 @@ def run(
         if sensitivity is not None and sensitivity > largest:
             raise InputError(
                 f"The '--sensitivity' option of calibrate must be at most the largest neighbour distance "
-                f"--range-bound x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
+                f"--score-range x sqrt(--hamming) = {largest:g} (an RMS distance cannot exceed it). Got {sensitivity:g} instead."
             )
         A = above(largest * (1 + 2**-50))  # a.s. bound, rounded up
     records: list[Any] = []
@@ -88,7 +88,7 @@ def run(
     if A is not None and method == "tight":
         records.append(AlmostSure(A, note=f"score range {score_range or 1:g}, Hamming-{hamming or 1}"))
     if not records:
-        raise InputError(f"The {where} options must give --sensitivity, --sensitivity-ucb or --range-bound. Got none of them.")
+        raise InputError(f"The {where} options must give --sensitivity, --sensitivity-ucb or --score-range. Got none of them.")
     return calibrate({"T": records}, tau=tau, delta=delta, dim=dim, alpha=alpha, sigma=sigma, method=method,
                      tau_split=tau_split, frontier_points=frontier_points), A
 
