@@ -115,7 +115,7 @@ def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
     if "game" in frame.columns and (frame["game"] == 2).any():
         out.append("swap")
     if "variant" in frame.columns:
-        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str))) if v != "original")
+        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str).unique())) if v != "original")
     if "rerun" in frame.columns and (frame["rerun"] > 0).any():
         out.append("rerun")
     return tuple(out)
@@ -168,11 +168,17 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     out = np.full(len(frame), np.nan)
     if "verdict" not in frame.columns or len(frame) == 0:
         return out
-    v = frame["verdict"].astype(object).where(frame["verdict"].notna(), "").astype(str).str.strip()
+    # the string work on the distinct verdicts (a handful), read back per row
+    col = frame["verdict"]
+    if not isinstance(col.dtype, pd.StringDtype):  # other values as their text (1 and 1.0 stay distinct)
+        col = col.astype(object).where(col.notna(), "").astype(str)
+    codes, uniq = pd.factorize(col)
+    codes = np.where(codes < 0, len(uniq), codes)  # a missing verdict reads as ""
+    v = pd.Series(list(uniq) + [""], dtype=object).astype(str).str.strip()
     v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
     game = frame["game"].to_numpy()
     ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
-    vv = v.to_numpy(dtype=object)
+    vv = v.to_numpy(dtype=object)[codes]
     first = np.isin(vv, list(_FIRST))
     second = np.isin(vv, list(_SECOND))
     tie = np.isin(vv, list(_TIE))
@@ -183,8 +189,8 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
     out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
     # FastChat / MT-Bench pairwise: "<prompt>: model_1" in original labels; model_1 is assistant A in g1
-    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
-    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()
+    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)[codes]
+    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()[codes]
     out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
     out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
     out[ok & fct] = 0.5
@@ -448,6 +454,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     reversed_by: dict[str, list[list[str]]] = {}
     reversed_separated: dict[str, int] = {}
     tied_by: dict[str, list[list[str]]] = {}
+    reversed_masks: list[np.ndarray] = []
     for g in data_generators(fj):
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
@@ -457,6 +464,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         rev &= ordered
         tie &= ordered & ~rev
         keeps &= ~rev & ~tie  # a tie is not an order kept
+        reversed_masks.append(rev)
         reversed_by[g] = [[models[x], models[y]] for x, y in zip(a[rev], b[rev])]
         tied_by[g] = [[models[x], models[y]] for x, y in zip(a[tie], b[tie])]
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
@@ -481,9 +489,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     code = np.full((d, d), ".", dtype="<U1")
     np.fill_diagonal(code, "=")
     reversed_any = np.zeros(len(a), dtype=bool)
-    for pairs in reversed_by.values():
-        pos = {(x, y) for x, y in pairs}
-        reversed_any |= np.array([(models[x], models[y]) in pos for x, y in zip(a, b)], dtype=bool)
+    for rev in reversed_masks:  # the pairs of reversed_by, as masks over (a, b)
+        reversed_any |= rev
     for arr, ch in ((boot, "B"), (robust, "S"), (reversed_any, "R")):
         code[a[arr], b[arr]] = ch
         code[b[arr], a[arr]] = ch

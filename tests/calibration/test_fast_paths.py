@@ -254,3 +254,88 @@ def test_survival_equals_the_plain_count(seed: int) -> None:
         for t in [0.0, *rng.uniform(0, 2, 20).tolist(), *np.sqrt(np.concatenate(
                 [np.asarray(r.sq_norms) for r in k.records if hasattr(r, "sq_norms")] or [np.zeros(1)])).tolist()]:
             assert survival(k, t) == _reference_survival(k, t)
+
+
+# ------------------------------------------------------------------ searches skip random-judge records another one dominates
+def _random_judge(rng: np.random.Generator, levels: np.ndarray):
+    from biasbound.bounds._knowledge import RandomJudge
+
+    n = int(rng.integers(3, 40))
+    sums = np.sort(rng.integers(0, n + 1, levels.size))[::-1].astype(float)  # nonincreasing in the level
+    return RandomJudge(levels=levels, sums=sums, n=n, beta=float(rng.uniform(1e-4, 0.05)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_judge_dominance_never_drops_the_maximum(seed: int) -> None:
+    """A judge's models as generators (``"MODEL | swap"``): the search evaluates only the records no other record
+    dominates (same levels, every tail bound no larger); its value must be the maximum over every record."""
+    from biasbound.calibration import _Plan
+
+    rng = np.random.default_rng(seed)
+    grids = [(np.arange(1, 5) / 4) ** 2, (np.arange(1, 3) / 2) ** 2]  # two level sets: only equal levels compare
+    k = Knowledge.of({f"m{i} | swap": _random_judge(rng, grids[int(rng.integers(2))]) for i in range(60)}, how="max")
+    plan = _Plan(k, "tight")
+    assert len(plan.active) < len(plan.gens)  # some record is dominated (else the test checks nothing)
+    for _ in range(40):
+        a, s, d = float(rng.uniform(0, 1)), float(rng.choice([0.0, *rng.uniform(1e-3, 0.3, 3)])), int(rng.integers(1, 50))
+        assert plan.evaluate(0.5, a, s, d)[0] == plan.evaluate(0.5, a, s, d, every=True)[0]
+
+
+# ------------------------------------------------------------------ the judge card's position reading: string work per distinct verdict
+def _reference_first_shown_choice(frame):
+    """The plain computation it replaced (string operations on every row)."""
+    from biasbound.card import _FIRST, _SECOND, _TIE
+
+    out = np.full(len(frame), np.nan)
+    v = frame["verdict"].astype(object).where(frame["verdict"].notna(), "").astype(str).str.strip()
+    v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
+    game = frame["game"].to_numpy()
+    ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
+    vv = v.to_numpy(dtype=object)
+    out[ok & np.isin(vv, list(_FIRST))] = 1.0
+    out[ok & np.isin(vv, list(_SECOND))] = 0.0
+    out[ok & np.isin(vv, list(_TIE))] = 0.5
+    lab1, lab2 = vv == "1", vv == "2"
+    out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
+    out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
+    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
+    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()
+    out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
+    out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
+    out[ok & fct] = 0.5
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_first_shown_choice_equals_the_per_row_reading(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound.card import first_shown_choice
+
+    rng = np.random.default_rng(seed)
+    pool = ["A>B", "[[B>A]]", " A>>B ", "A=B", "B > A", "1", "2", "q1: model_1", "q2:model_2", "q3: tie", "tie", "",
+            "none", None, np.nan, 1, 2.0, 1.0, True]
+    n = 400
+    picks = [pool[i] for i in rng.integers(0, len(pool), n)]
+    base = {"game": rng.integers(0, 3, n), "score": np.where(rng.random(n) < 0.1, np.nan, rng.random(n))}
+    frames = [pd.DataFrame({**base, "verdict": pd.Series(picks, dtype=object)})]
+    strings = [p if isinstance(p, str) or p is None else None for p in picks]
+    frames.append(pd.DataFrame({**base, "verdict": pd.Series(strings, dtype="str")}))  # pandas' string dtype
+    for f in frames:
+        np.testing.assert_array_equal(first_shown_choice(f), _reference_first_shown_choice(f))
+
+
+# ------------------------------------------------------------------ large JSON files: one entry per line, the same value
+def test_big_json_is_one_entry_per_line_with_the_same_value(tmp_path, monkeypatch) -> None:
+    import json
+
+    from biasbound.pipeline import _outputs
+
+    obj = {"a": [1, 2.5, "é"], "b": {"c": None, "d": [{"e": 1e-300}]}, "f": "x"}
+    small = _outputs._write_json(tmp_path / "small.json", obj, plain=True).read_text()
+    assert small == json.dumps(obj, indent=2) + "\n"  # below the threshold: indented as always
+    monkeypatch.setattr(_outputs, "BIG_JSON", 10)
+    for value in (obj, [obj, obj, 3]):
+        text = _outputs._write_json(tmp_path / "big.json", value, plain=True).read_text()
+        assert json.loads(text) == value
+        assert len(text.splitlines()) == len(value) + 2

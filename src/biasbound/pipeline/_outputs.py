@@ -17,9 +17,29 @@ from biasbound.pipeline._summary import certificate_record
 from biasbound.pipeline._settings import _Settings
 
 
+#: Above this many characters (compact), a JSON file is written one top-level entry per line, each entry compact:
+#: json's C encoder serves only unindented output, and the pure-Python indented one takes seconds on the tens of MB
+#: a panel of thousands of models writes (certificates.json, summary.json).
+BIG_JSON = 1_000_000
+
+
+def _json_text(obj: Any) -> str:
+    """``obj`` (JSON types only) as text: indented, or, above :data:`BIG_JSON` characters, one top-level list
+    element or object entry per line (the same JSON value)."""
+    compact = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    if len(compact) <= BIG_JSON:
+        return json.dumps(obj, indent=2, allow_nan=False)
+    if isinstance(obj, list):
+        return "[\n" + ",\n".join(json.dumps(v, allow_nan=False, separators=(",", ":")) for v in obj) + "\n]"
+    if isinstance(obj, dict):
+        return "{\n" + ",\n".join(f"{json.dumps(str(k))}:{json.dumps(v, allow_nan=False, separators=(',', ':'))}"
+                                   for k, v in obj.items()) + "\n}"
+    return compact
+
+
 def _write_json(path: Path, obj: Any, *, plain: bool = False) -> Path:
-    """Write ``obj`` as indented JSON; ``plain=True`` when it already holds JSON types only."""
-    path.write_text(json.dumps(obj if plain else _jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    """Write ``obj`` as JSON (:func:`_json_text`); ``plain=True`` when it already holds JSON types only."""
+    path.write_text(_json_text(obj if plain else _jsonable(obj)) + "\n", encoding="utf-8")
     return path
 
 
@@ -94,7 +114,7 @@ def _retention_out(result: CertifyResult) -> dict[str, Any]:
 
 
 def _cert_dict(cert: Any) -> dict[str, Any]:
-    return json.loads(cert.to_json(indent=None))  # same dict; the compact form uses json's C encoder
+    return cert.to_dict()  # JSON types only (what to_json writes, NaN never: the certificate refuses it)
 
 
 def _summary(result: CertifyResult) -> dict[str, Any]:
