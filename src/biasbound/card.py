@@ -275,13 +275,14 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
     return 1 if agree == 1.0 else 2 if agree == 0.0 else None
 
 
-def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
+def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
+                pairs: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
+    pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
     canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
     pairwise = bool((canon["game"] == 1).any())
     continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
-    for g in data_generators(fj):
-        nb = _pairs(fj, g)
+    for g, nb in pairs.items():
         if len(nb) or nb.attrs.get("missing", 0):
             gens[g] = _generator_figures(nb, pairwise, continuous, level)
     pos_rows = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
@@ -351,9 +352,10 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
     for name, fj in frame.groupby(frame["judge"].astype(str), sort=True):
         j = results.get(name)
-        card = _judge_card(fj, j, (usage or {}).get(name), level)
+        pairs = {g: _pairs(fj, g) for g in data_generators(fj)}  # observed once, read by the card and the ranks
+        card = _judge_card(fj, j, (usage or {}).get(name), level, pairs)
         if j is not None:
-            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level)
+            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs)
         judges[name] = card
     out = {"level": level, "judges": judges}
     out["panel"] = panel_rows(out)
@@ -365,7 +367,7 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
 # ----------------------------------------------------------------------------------------------------
 def _model_matrix(fj: pd.DataFrame, models: list[str]) -> np.ndarray:
     canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
-    items = pd.Index(sorted(set(canon["item_id"].astype(str))))
+    items = pd.Index(sorted(set(canon["item_id"].astype(str).unique())))
     mat = np.full((len(models), len(items)), np.nan)
     r = pd.Index(models).get_indexer(canon["model"].astype(str))
     c = items.get_indexer(canon["item_id"].astype(str))
@@ -391,14 +393,15 @@ def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: fl
     return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
 
 
-def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
+def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray,
+                     nb: pd.DataFrame | None = None) -> list[np.ndarray]:
     """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
 
     Sums are formed item by item (neighbour score where observed, else the original) before one division, so
     two models whose neighbour sums are equal get equal means (a tie is not an order kept)."""
     canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
     total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
-    nb = _pairs(fj, generator)
+    nb = _pairs(fj, generator) if nb is None else nb
     rounds = []
     idx = pd.Index(models)
     for _, grp in (nb.groupby("rerun", sort=True) if len(nb) else []):
@@ -413,7 +416,7 @@ def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_item
 
 
 def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
-                    level: float = LEVEL) -> dict[str, Any]:
+                    level: float = LEVEL, pairs: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
     """Which model pairs of one judge keep their order under the bias, the question sample and the noise.
 
     Parameters
@@ -425,6 +428,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         α, σ, certified scores).
     rounds, seed, level:
         Item bootstrap of the rank intervals.
+    pairs:
+        ``{generator: observed_neighbors(fj, generator)}`` when already at hand (default: observed here).
 
     Returns
     -------
@@ -455,10 +460,11 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     reversed_separated: dict[str, int] = {}
     tied_by: dict[str, list[list[str]]] = {}
     reversed_masks: list[np.ndarray] = []
-    for g in data_generators(fj):
+    pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
+    for g, nb in pairs.items():
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
-        for m2 in _all_items_means(fj, g, models, n_items):
+        for m2 in _all_items_means(fj, g, models, n_items, nb):
             rev |= m2[a] < m2[b]
             tie |= m2[a] == m2[b]
         rev &= ordered

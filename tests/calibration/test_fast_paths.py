@@ -339,3 +339,28 @@ def test_big_json_is_one_entry_per_line_with_the_same_value(tmp_path, monkeypatc
         text = _outputs._write_json(tmp_path / "big.json", value, plain=True).read_text()
         assert json.loads(text) == value
         assert len(text.splitlines()) == len(value) + 2
+
+
+# ------------------------------------------------------------------ bias radius of step-function knowledge: one survival call per curve
+@pytest.mark.parametrize("seed", range(20))
+def test_bias_radii_of_step_records_equal_the_per_delta_scan(seed: int) -> None:
+    """Without moment records the survival between two jump points is one constant: bias_radii takes it for every
+    delta in one call; each radius must be what the per-delta scan (_survival_between at the first midpoint) gives."""
+    from biasbound.figures import _jumps, _radius_from, _survivals
+
+    rng = np.random.default_rng(300 + seed)
+    levels = [(np.arange(1, 5) / 4) ** 2, np.sort(rng.uniform(0.01, 2, 3)) ** 2]
+    gens = {}
+    for j in range(int(rng.integers(1, 4))):
+        recs = [_random_judge(rng, levels[int(rng.integers(2))])]
+        while rng.random() < 0.5:
+            r = _random_record(rng)
+            if not isinstance(r, Moments):
+                recs.append(r)
+        gens[f"g{j}"] = recs
+    deltas = DEFAULT_DELTAS + tuple(rng.uniform(0.001, 0.999, 5).tolist())
+    for how in ("max", "mixture"):
+        k = Knowledge.of(gens, how=how)
+        cands = _jumps(k)
+        surv = _survivals(k, cands)
+        assert bias_radii(deltas, k) == [_radius_from(k, cands, surv, d) for d in deltas]
