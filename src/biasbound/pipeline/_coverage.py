@@ -15,6 +15,8 @@ Counted here (and reported in the certificate scope, ``summary.json`` and the te
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -231,3 +233,57 @@ def describe_scale(entry: dict[str, Any]) -> str:
     if entry.get("format") == "arena-hard":
         how = " (Arena-Hard verdicts)"
     return f"[{float(scale[0]):g}, {float(scale[1]):g}]{how}"
+
+
+@dataclass(frozen=True)
+class CertificateExtras:
+    """What :func:`biasbound.pipeline.certify` records in a judge's certificates beside the certification: the raw
+    score scale and the coverage counts (each per-model certificate its model's, the judge's all of them), the
+    coverage notes, the judgments' digests and the call that made them (the judge's scope). Handed to the stage
+    that builds the certificates, so that each certificate is built and validated once."""
+
+    coverage: dict[str, Any]
+    scales: list[dict[str, Any]]
+    judgments_sha256: str | None = None
+    model_judgments_sha256: dict[str, str] | None = None
+    reproduce: dict[str, Any] | None = None
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self.coverage.get("notes", []))
+
+    def _extended(self, scope: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+        from biasbound.pipeline._results import _jsonable
+
+        notes = self.notes
+        out = dict(scope)
+        out.update(extra)
+        out["notes"] = list(out.get("notes", [])) + [n for n in notes if n not in out.get("notes", [])]
+        return _jsonable(out)
+
+    def judge_scope(self, scope: dict[str, Any]) -> dict[str, Any]:
+        """The judge certificate's scope with every model's counts, the notes and the call that made it."""
+        from biasbound.pipeline._results import _jsonable
+
+        # beside the judge's count of missing neighbour judgments (NaN), the neighbours that have no row at all
+        absent: dict[str, int] = {}
+        for rec in self.coverage.get("models", {}).values():
+            for g, c in (rec.get("neighbors") or {}).items():
+                absent[g] = absent.get(g, 0) + int(c.get("absent", 0))
+        out = self._extended(scope, {"score_scale": self.scales, "coverage": _jsonable(self.coverage),
+                                     "neighbors_absent": absent})
+        if self.reproduce is not None:
+            out["reproduce"] = json.loads(json.dumps(self.reproduce, allow_nan=False))
+        return out
+
+    def model_scope(self, model: str, scope: dict[str, Any]) -> dict[str, Any]:
+        """A per-model certificate's scope with that model's counts and the notes."""
+        from biasbound.pipeline._results import _jsonable
+
+        rec = self.coverage.get("models", {}).get(model, {})
+        return self._extended(scope, {"score_scale": self.scales, "coverage": _jsonable(rec),
+                                      "neighbors_absent": {g: int(v.get("absent", 0))
+                                                           for g, v in (rec.get("neighbors") or {}).items()}})
+
+    def model_sha256(self, model: str) -> str | None:
+        return (self.model_judgments_sha256 or {}).get(str(model))
