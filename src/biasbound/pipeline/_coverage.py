@@ -53,11 +53,16 @@ class _ColumnCodes:
     def key(self, cols: list[str]) -> np.ndarray:
         """One int64 code per row for the tuple of ``cols`` (equal tuples give equal codes)."""
         key = np.zeros(len(self.frame), dtype=np.int64)
+        radix = 1  # key < radix: the tuple so far in mixed radix, factorised only when the next digit would overflow
         for col in cols:
             codes, uniques = self.column(col)
-            key, _ = pd.factorize(key * (len(uniques) + 1) + codes, sort=False)
-            key = key.astype(np.int64)
-        return key
+            base = len(uniques) + 1
+            if radix * base >= 2**62:
+                key, firsts = pd.factorize(key, sort=False)
+                key, radix = key.astype(np.int64), max(len(firsts), 1)
+            key, radix = key * base + codes, radix * base
+        key, _ = pd.factorize(key, sort=False)  # codes in order of first appearance of the tuple
+        return key.astype(np.int64)
 
 
 def prepare(
