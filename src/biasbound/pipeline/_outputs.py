@@ -23,23 +23,24 @@ from biasbound.pipeline._settings import _Settings
 BIG_JSON = 1_000_000
 
 
-def _json_text(obj: Any) -> str:
+def _json_text(obj: Any, ensure_ascii: bool = True) -> str:
     """``obj`` (JSON types only) as text: indented, or, above :data:`BIG_JSON` characters, one top-level list
     element or object entry per line (the same JSON value)."""
-    compact = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    kw: dict[str, Any] = dict(allow_nan=False, ensure_ascii=ensure_ascii)
+    compact = json.dumps(obj, separators=(",", ":"), **kw)
     if len(compact) <= BIG_JSON:
-        return json.dumps(obj, indent=2, allow_nan=False)
+        return json.dumps(obj, indent=2, **kw)
     if isinstance(obj, list):
-        return "[\n" + ",\n".join(json.dumps(v, allow_nan=False, separators=(",", ":")) for v in obj) + "\n]"
+        return "[\n" + ",\n".join(json.dumps(v, separators=(",", ":"), **kw) for v in obj) + "\n]"
     if isinstance(obj, dict):
-        return "{\n" + ",\n".join(f"{json.dumps(str(k))}:{json.dumps(v, allow_nan=False, separators=(',', ':'))}"
+        return "{\n" + ",\n".join(f"{json.dumps(str(k), **kw)}:{json.dumps(v, separators=(',', ':'), **kw)}"
                                    for k, v in obj.items()) + "\n}"
     return compact
 
 
-def _write_json(path: Path, obj: Any, *, plain: bool = False) -> Path:
+def _write_json(path: Path, obj: Any, *, plain: bool = False, ensure_ascii: bool = True) -> Path:
     """Write ``obj`` as JSON (:func:`_json_text`); ``plain=True`` when it already holds JSON types only."""
-    path.write_text(_json_text(obj if plain else _jsonable(obj)) + "\n", encoding="utf-8")
+    path.write_text(_json_text(obj if plain else _jsonable(obj), ensure_ascii) + "\n", encoding="utf-8")
     return path
 
 
@@ -150,8 +151,8 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
     model_certs: list[dict[str, Any]] = []
     for name, j in result.judges.items():
         fname = f"certificate-{_safe_name(name)}.json" if several else "certificate.json"
-        j.certificate.write(out / fname)
-        o[f"certificate:{name}"] = out / fname
+        # as Certificate.write writes it (indented, UTF-8), one entry per line when large (a panel of many models)
+        o[f"certificate:{name}"] = _write_json(out / fname, _cert_dict(j.certificate), plain=True, ensure_ascii=False)
         model_certs += [_cert_dict(c) for c in j.model_certificates.values()]
     if model_certs:
         o["certificates"] = _write_json(out / "certificates.json", model_certs, plain=True)  # parsed JSON
