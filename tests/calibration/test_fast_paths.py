@@ -385,3 +385,18 @@ def test_tuple_codes_equal_the_column_by_column_factorisation(seed: int) -> None
             want, _ = pd.factorize(want * (len(uniques) + 1) + codes, sort=False)
             want = want.astype(np.int64)
         assert np.array_equal(ids.key(cols), want)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_coverage_lookups_equal_isin_and_unique(seed: int) -> None:
+    from biasbound.pipeline._coverage import _in, _unique_small
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 5000))
+    key = rng.integers(0, int(rng.integers(1, 800)), n)
+    among = key[rng.random(n) < 0.3]
+    assert np.array_equal(_in(key, among), np.isin(key, among))
+    if n:
+        u, inv = np.unique(key, return_inverse=True)
+        got_u, got_inv = _unique_small(key)
+        assert np.array_equal(got_u, u) and np.array_equal(got_inv, inv)

@@ -65,6 +65,22 @@ class _ColumnCodes:
         return key.astype(np.int64)
 
 
+def _in(key: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """``np.isin(key, among)`` for dense codes (``_ColumnCodes.key``: 0..K-1): one table lookup, no sort."""
+    table = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=bool)
+    table[among] = True
+    return table[key]
+
+
+def _unique_small(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(v, return_inverse=True)`` for nonnegative codes below a small bound (judges × models): a table of
+    the values present and their ranks, no sort of the rows."""
+    present = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=bool)
+    present[v] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(v.dtype), rank[v]
+
+
 def prepare(
     frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False
 ) -> tuple[pd.DataFrame, dict[str, Any], list[tuple[str, int | None, str]]]:
@@ -113,7 +129,7 @@ def prepare(
         canon = obs._canonical_rows(frame, kind) & keep
         nb = obs._neighbor_mask(frame, kind, name) & keep
         key = item_key if kind == "swap" else item_game_key
-        unmatched = nb & ~np.isin(key, key[canon])
+        unmatched = nb & ~_in(key, key[canon])
         if unmatched.any() and not skip_bad:
             at = int(np.flatnonzero(unmatched)[0])
             row = frame.iloc[at]
@@ -132,14 +148,14 @@ def prepare(
                                 int(lines[at]) if lines is not None else None,
                                 f"{g} neighbour without an original judgment of its item"))
             keep &= ~unmatched
-        with_nb = np.isin(key, key[nb & ~unmatched])
+        with_nb = _in(key, key[nb & ~unmatched])
         per_gen[g] = {"canon": canon, "nb": nb & ~unmatched, "unmatched": unmatched,
                       "absent": canon & ~with_nb}
     # counts per (judge, model), vectorised by group codes
     # (judge, model) groups in sorted order: sorted codes per column, the pair code sorts as the tuple
     j_codes, j_names = ids.column("judge", sort=True)
     m_codes, m_names = ids.column("model", sort=True)
-    pair_keys, jm_codes = np.unique(j_codes * len(m_names) + m_codes, return_inverse=True)
+    pair_keys, jm_codes = _unique_small(j_codes * len(m_names) + m_codes)
     jm_uniques = [(j_names[k // len(m_names)], m_names[k % len(m_names)]) for k in pair_keys.tolist()]
     n_groups = len(jm_uniques)
 
