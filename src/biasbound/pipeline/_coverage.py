@@ -181,7 +181,13 @@ def prepare(
     rows = canon_any & keep & ~np.isnan(score)
     i_codes, _ = ids.column("item_id")
     n_i = int(i_codes.max()) + 1 if len(i_codes) else 1
-    triple = np.unique(jm_codes[rows].astype(np.int64) * n_i + i_codes[rows])
+    codes = jm_codes[rows].astype(np.int64) * n_i + i_codes[rows]
+    if n_groups * n_i <= 2**26:  # a table of the (judge, model, item) codes present (sorted, as np.unique gives them)
+        table = np.zeros(n_groups * n_i, dtype=bool)
+        table[codes] = True
+        triple = np.flatnonzero(table).astype(np.int64)
+    else:
+        triple = np.unique(codes)
     t_group, t_item = triple // n_i, triple % n_i
     t_judge = pair_keys[t_group] // len(m_names)
     set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
