@@ -400,3 +400,27 @@ def test_coverage_lookups_equal_isin_and_unique(seed: int) -> None:
         u, inv = np.unique(key, return_inverse=True)
         got_u, got_inv = _unique_small(key)
         assert np.array_equal(got_u, u) and np.array_equal(got_inv, inv)
+
+
+# ------------------------------------------------------------------ the tail of a handful of shifts: per value in Python floats
+@pytest.mark.parametrize("seed", range(10))
+def test_tail_of_a_few_shifts_equals_the_array_route(seed: int) -> None:
+    """Up to 8 shifts (a random judge's levels) are evaluated one by one; the values must be those of the array
+    route (the elementwise noncentral chi-square, zero shifts by chi2.sf's routine, then _up_prob)."""
+    from scipy import special
+
+    from biasbound.bounds._tail import _NCX2_SF, _up_prob, tail
+
+    rng = np.random.default_rng(500 + seed)
+    for _ in range(50):
+        n = int(rng.integers(0, 9))
+        q = np.round(rng.uniform(0, 0.6, n), int(rng.integers(1, 4)))
+        q[rng.random(n) < 0.3] = 0.0
+        tau, sigma, dim = float(rng.uniform(0.05, 2)), float(rng.uniform(1e-3, 0.5)), int(rng.integers(1, 5000))
+        x, lam = tau * tau / (2 * sigma * sigma), q / (2 * sigma * sigma)
+        if x > 1e7:
+            continue
+        ref = np.where(lam == 0, special.chdtrc(float(dim), x), _NCX2_SF(x, float(dim), np.where(lam == 0, 1.0, lam)))
+        want = _up_prob(np.where(np.isnan(ref), 1.0, ref))
+        assert np.array_equal(tail(q, tau=tau, sigma=sigma, dim=dim), want)
+        assert np.array_equal(tail(q.reshape(1, -1), tau=tau, sigma=sigma, dim=dim), want.reshape(1, -1))
