@@ -424,3 +424,18 @@ def test_tail_of_a_few_shifts_equals_the_array_route(seed: int) -> None:
         want = _up_prob(np.where(np.isnan(ref), 1.0, ref))
         assert np.array_equal(tail(q, tau=tau, sigma=sigma, dim=dim), want)
         assert np.array_equal(tail(q.reshape(1, -1), tau=tau, sigma=sigma, dim=dim), want.reshape(1, -1))
+
+
+def test_random_judge_worst_distribution_is_kept_read_only() -> None:
+    """Computed once per record (the searches read it at every point) and never changed in place."""
+    from biasbound.bounds.random_judge import worst_distribution
+
+    rng = np.random.default_rng(1)
+    r = _random_judge(rng, (np.arange(1, 5) / 4) ** 2)
+    x, w = worst_distribution(r)
+    up = r.upper
+    assert np.array_equal(x, np.concatenate([[0.0], r.levels]))
+    assert np.array_equal(w, np.maximum(np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]]), 0.0))
+    assert worst_distribution(r)[0] is x
+    with pytest.raises(ValueError):
+        w[0] = 0.5
