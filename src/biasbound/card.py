@@ -460,6 +460,11 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     reversed_separated: dict[str, int] = {}
     tied_by: dict[str, list[list[str]]] = {}
     reversed_masks: list[np.ndarray] = []
+    names = np.asarray(models, dtype=object)
+
+    def named(mask: np.ndarray) -> list[list[str]]:  # [[higher, lower], ...] of the pairs in mask
+        return np.stack([names[a[mask]], names[b[mask]]], axis=1).tolist()
+
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
     for g, nb in pairs.items():
         rev = np.zeros(len(a), dtype=bool)
@@ -471,8 +476,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         tie &= ordered & ~rev
         keeps &= ~rev & ~tie  # a tie is not an order kept
         reversed_masks.append(rev)
-        reversed_by[g] = [[models[x], models[y]] for x, y in zip(a[rev], b[rev])]
-        tied_by[g] = [[models[x], models[y]] for x, y in zip(a[tie], b[tie])]
+        reversed_by[g] = named(rev)
+        tied_by[g] = named(tie)
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
@@ -512,7 +517,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
                          "noise": share(noise)},
         "reversed_by": reversed_by, "tied_by": tied_by, "reversed_bootstrap_separated": reversed_separated,
-        "matrix": ["".join(row) for row in code],
+        "matrix": code.view(f"<U{d}").ravel().tolist() if d else [],  # each row's characters as one string
     }
 
 

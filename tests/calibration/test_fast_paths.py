@@ -439,3 +439,32 @@ def test_random_judge_worst_distribution_is_kept_read_only() -> None:
     assert worst_distribution(r)[0] is x
     with pytest.raises(ValueError):
         w[0] = 0.5
+
+
+# ------------------------------------------------------------------ the judge card's pair lists and order matrix
+def test_rank_statements_pairs_and_matrix_equal_the_plain_loops() -> None:
+    import pandas as pd
+
+    from biasbound.card import rank_statements
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(4)
+    rows = [{"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": "original", "rerun": 0, "game": g,
+             "score": float(rng.integers(0, 5)) / 4, "source": "t.csv", "line": 0}
+            for m in range(9) for i in range(12) for g in (1, 2)]
+    frame = pd.DataFrame(rows)
+    res = certify(frame, out=None, plots=False, progress=False, seed=0)
+    got = rank_statements(frame, res.judges["j"], rounds=50, seed=1)
+    models = got["models"]
+    a, b = np.triu_indices(len(models), k=1)
+    pos = {m: k for k, m in enumerate(models)}
+    for key in ("reversed_by", "tied_by"):  # the plain loop: [[models[x], models[y]] for each pair in the mask]
+        for pairs in got[key].values():
+            assert all(isinstance(x, str) and isinstance(y, str) and pos[x] < pos[y] for x, y in pairs)
+            assert len({(x, y) for x, y in pairs}) == len(pairs)
+    assert any(got["reversed_by"].values()) or any(got["tied_by"].values())  # something to compare
+    rev = {(x, y) for pairs in got["reversed_by"].values() for x, y in pairs}
+    assert all(len(row) == len(models) and isinstance(row, str) for row in got["matrix"])
+    for x, y in zip(a, b):  # the matrix marks exactly the reversed pairs with R
+        assert (got["matrix"][x][y] == "R") == ((models[x], models[y]) in rev)
+    assert all(got["matrix"][k][k] == "=" for k in range(len(models)))
