@@ -27,15 +27,18 @@ def _json_text(obj: Any, ensure_ascii: bool = True) -> str:
     """``obj`` (JSON types only) as text: indented, or, above :data:`BIG_JSON` characters, one top-level list
     element or object entry per line (the same JSON value)."""
     kw: dict[str, Any] = dict(allow_nan=False, ensure_ascii=ensure_ascii)
-    compact = json.dumps(obj, separators=(",", ":"), **kw)
-    if len(compact) <= BIG_JSON:
-        return json.dumps(obj, indent=2, **kw)
     if isinstance(obj, list):
-        return "[\n" + ",\n".join(json.dumps(v, separators=(",", ":"), **kw) for v in obj) + "\n]"
-    if isinstance(obj, dict):
-        return "{\n" + ",\n".join(f"{json.dumps(str(k), **kw)}:{json.dumps(v, separators=(',', ':'), **kw)}"
-                                   for k, v in obj.items()) + "\n}"
-    return compact
+        parts, ends = [json.dumps(v, separators=(",", ":"), **kw) for v in obj], "[]"
+    elif isinstance(obj, dict):
+        parts, ends = [f"{json.dumps(str(k), **kw)}:{json.dumps(v, separators=(',', ':'), **kw)}"
+                       for k, v in obj.items()], "{}"
+    else:
+        parts, ends = [json.dumps(obj, separators=(",", ":"), **kw)], ""
+    if sum(len(p) + 1 for p in parts) <= BIG_JSON:  # the compact size
+        return json.dumps(obj, indent=2, **kw)
+    if not ends:
+        return parts[0]
+    return ends[0] + "\n" + ",\n".join(parts) + "\n" + ends[1]
 
 
 def _write_json(path: Path, obj: Any, *, plain: bool = False, ensure_ascii: bool = True) -> Path:
