@@ -275,10 +275,15 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
     return 1 if agree == 1.0 else 2 if agree == 0.0 else None
 
 
+def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
+    """The original judgments (variant original, rerun 0, game 0 or 1)."""
+    return fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+
+
 def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
-                pairs: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
+                pairs: Mapping[str, pd.DataFrame] | None = None, canon: pd.DataFrame | None = None) -> dict[str, Any]:
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    canon = _canonical_rows(fj) if canon is None else canon
     pairwise = bool((canon["game"] == 1).any())
     continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
@@ -353,9 +358,10 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     for name, fj in frame.groupby(frame["judge"].astype(str), sort=True):
         j = results.get(name)
         pairs = {g: _pairs(fj, g) for g in data_generators(fj)}  # observed once, read by the card and the ranks
-        card = _judge_card(fj, j, (usage or {}).get(name), level, pairs)
+        canon = _canonical_rows(fj)
+        card = _judge_card(fj, j, (usage or {}).get(name), level, pairs, canon)
         if j is not None:
-            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs)
+            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs, canon=canon)
         judges[name] = card
     out = {"level": level, "judges": judges}
     out["panel"] = panel_rows(out)
@@ -365,12 +371,19 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
 # ----------------------------------------------------------------------------------------------------
 # rank statements
 # ----------------------------------------------------------------------------------------------------
-def _model_matrix(fj: pd.DataFrame, models: list[str]) -> np.ndarray:
-    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+def _positions(index: pd.Index, values: pd.Series) -> np.ndarray:
+    """``index.get_indexer(values)`` through the distinct values (a few hundred models or items, a million rows)."""
+    codes, uniq = pd.factorize(values)
+    pos = index.get_indexer(pd.Index(uniq))
+    return np.where(codes < 0, -1, pos[codes] if len(pos) else -1)
+
+
+def _model_matrix(fj: pd.DataFrame, models: list[str], canon: pd.DataFrame | None = None) -> np.ndarray:
+    canon = _canonical_rows(fj) if canon is None else canon
     items = pd.Index(sorted(set(canon["item_id"].astype(str).unique())))
     mat = np.full((len(models), len(items)), np.nan)
-    r = pd.Index(models).get_indexer(canon["model"].astype(str))
-    c = items.get_indexer(canon["item_id"].astype(str))
+    r = _positions(pd.Index(models), canon["model"].astype(str))
+    c = _positions(items, canon["item_id"].astype(str))
     keep = r >= 0
     mat[r[keep], c[keep]] = canon["score"].to_numpy(dtype=float)[keep]
     return mat
@@ -394,12 +407,12 @@ def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: fl
 
 
 def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray,
-                     nb: pd.DataFrame | None = None) -> list[np.ndarray]:
+                     nb: pd.DataFrame | None = None, canon: pd.DataFrame | None = None) -> list[np.ndarray]:
     """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
 
     Sums are formed item by item (neighbour score where observed, else the original) before one division, so
     two models whose neighbour sums are equal get equal means (a tie is not an order kept)."""
-    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    canon = _canonical_rows(fj) if canon is None else canon
     total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
     nb = _pairs(fj, generator) if nb is None else nb
     rounds = []
@@ -416,7 +429,8 @@ def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_item
 
 
 def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
-                    level: float = LEVEL, pairs: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
+                    level: float = LEVEL, pairs: Mapping[str, pd.DataFrame] | None = None,
+                    canon: pd.DataFrame | None = None) -> dict[str, Any]:
     """Which model pairs of one judge keep their order under the bias, the question sample and the noise.
 
     Parameters
@@ -430,6 +444,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         Item bootstrap of the rank intervals.
     pairs:
         ``{generator: observed_neighbors(fj, generator)}`` when already at hand (default: observed here).
+    canon:
+        ``fj``'s original judgments when already at hand (default: selected here).
 
     Returns
     -------
@@ -466,10 +482,11 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         return np.stack([names[a[mask]], names[b[mask]]], axis=1).tolist()
 
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
+    canon = _canonical_rows(fj) if canon is None else canon
     for g, nb in pairs.items():
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
-        for m2 in _all_items_means(fj, g, models, n_items, nb):
+        for m2 in _all_items_means(fj, g, models, n_items, nb, canon):
             rev |= m2[a] < m2[b]
             tie |= m2[a] == m2[b]
         rev &= ordered
@@ -505,7 +522,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     for arr, ch in ((boot, "B"), (robust, "S"), (reversed_any, "R")):
         code[a[arr], b[arr]] = ch
         code[b[arr], a[arr]] = ch
-    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models), rounds, seed, level) if d else ([], [])
+    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
     n_pairs = int(len(a))
 
     def share(x: np.ndarray) -> float | None:
