@@ -46,13 +46,6 @@ from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, _sp
 from biasbound.pipeline._view import _BatchScores, _LeaderboardView, _ModelView, make_view
 
 
-def _make_certificate(cal: Any, **kw: Any) -> Any:
-    """:func:`biasbound.certificate.make_certificate` (each certificate built and validated once)."""
-    from biasbound.certificate import make_certificate
-
-    return make_certificate(cal, **kw)
-
-
 def _sha(values: np.ndarray) -> str:
     from biasbound.certificate import sha256_of_array
 
