@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,7 +30,6 @@ from biasbound._exceptions import InputError
 __all__ = [
     "MANIFEST",
     "PUBLIC_KEY_ENV",
-    "bind_judgments",
     "SIGN_KEY_ENV",
     "check_manifest",
     "file_sha256",
@@ -129,19 +127,6 @@ def reading_options(judgments: Any) -> dict[str, Any] | None:
             out["usage"] = usage
         return out
     return None
-
-
-def bind_judgments(jc: Any, frame: Any, reproduce: Mapping[str, Any] | None) -> Any:
-    """``jc`` (a JudgeCertification) with ``judgments_sha256`` in its certificates (the judge's over all its
-    models, each model's over its own rows) and ``scope.reproduce`` (the call that made them) in the judge's."""
-    root, per_model = judgments_digest(frame)
-    scope = dict(jc.certificate.scope)
-    if reproduce is not None:
-        scope["reproduce"] = json.loads(json.dumps(reproduce, allow_nan=False))
-    jc.certificate = dataclasses.replace(jc.certificate, judgments_sha256=root, scope=scope, records_sha256=None)
-    jc.model_certificates = {m: dataclasses.replace(c, judgments_sha256=per_model.get(str(m)), records_sha256=None)
-                             for m, c in jc.model_certificates.items()}
-    return jc
 
 
 # --------------------------------------------------------------------------- files and the manifest

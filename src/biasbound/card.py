@@ -115,7 +115,7 @@ def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
     if "game" in frame.columns and (frame["game"] == 2).any():
         out.append("swap")
     if "variant" in frame.columns:
-        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str))) if v != "original")
+        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str).unique())) if v != "original")
     if "rerun" in frame.columns and (frame["rerun"] > 0).any():
         out.append("rerun")
     return tuple(out)
@@ -168,11 +168,17 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     out = np.full(len(frame), np.nan)
     if "verdict" not in frame.columns or len(frame) == 0:
         return out
-    v = frame["verdict"].astype(object).where(frame["verdict"].notna(), "").astype(str).str.strip()
+    # the string work on the distinct verdicts (a handful), read back per row
+    col = frame["verdict"]
+    if not isinstance(col.dtype, pd.StringDtype):  # other values as their text (1 and 1.0 stay distinct)
+        col = col.astype(object).where(col.notna(), "").astype(str)
+    codes, uniq = pd.factorize(col)
+    codes = np.where(codes < 0, len(uniq), codes)  # a missing verdict reads as ""
+    v = pd.Series(list(uniq) + [""], dtype=object).astype(str).str.strip()
     v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
     game = frame["game"].to_numpy()
     ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
-    vv = v.to_numpy(dtype=object)
+    vv = v.to_numpy(dtype=object)[codes]
     first = np.isin(vv, list(_FIRST))
     second = np.isin(vv, list(_SECOND))
     tie = np.isin(vv, list(_TIE))
@@ -183,8 +189,8 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
     out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
     # FastChat / MT-Bench pairwise: "<prompt>: model_1" in original labels; model_1 is assistant A in g1
-    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
-    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()
+    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)[codes]
+    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()[codes]
     out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
     out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
     out[ok & fct] = 0.5
@@ -269,13 +275,19 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
     return 1 if agree == 1.0 else 2 if agree == 0.0 else None
 
 
-def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
-    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
+    """The original judgments (variant original, rerun 0, game 0 or 1)."""
+    return fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+
+
+def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
+                pairs: Mapping[str, pd.DataFrame] | None = None, canon: pd.DataFrame | None = None) -> dict[str, Any]:
+    pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
+    canon = _canonical_rows(fj) if canon is None else canon
     pairwise = bool((canon["game"] == 1).any())
     continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
-    for g in data_generators(fj):
-        nb = _pairs(fj, g)
+    for g, nb in pairs.items():
         if len(nb) or nb.attrs.get("missing", 0):
             gens[g] = _generator_figures(nb, pairwise, continuous, level)
     pos_rows = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
@@ -345,9 +357,11 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
     for name, fj in frame.groupby(frame["judge"].astype(str), sort=True):
         j = results.get(name)
-        card = _judge_card(fj, j, (usage or {}).get(name), level)
+        pairs = {g: _pairs(fj, g) for g in data_generators(fj)}  # observed once, read by the card and the ranks
+        canon = _canonical_rows(fj)
+        card = _judge_card(fj, j, (usage or {}).get(name), level, pairs, canon)
         if j is not None:
-            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level)
+            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs, canon=canon)
         judges[name] = card
     out = {"level": level, "judges": judges}
     out["panel"] = panel_rows(out)
@@ -357,12 +371,19 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
 # ----------------------------------------------------------------------------------------------------
 # rank statements
 # ----------------------------------------------------------------------------------------------------
-def _model_matrix(fj: pd.DataFrame, models: list[str]) -> np.ndarray:
-    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
-    items = pd.Index(sorted(set(canon["item_id"].astype(str))))
+def _positions(index: pd.Index, values: pd.Series) -> np.ndarray:
+    """``index.get_indexer(values)`` through the distinct values (a few hundred models or items, a million rows)."""
+    codes, uniq = pd.factorize(values)
+    pos = index.get_indexer(pd.Index(uniq))
+    return np.where(codes < 0, -1, pos[codes] if len(pos) else -1)
+
+
+def _model_matrix(fj: pd.DataFrame, models: list[str], canon: pd.DataFrame | None = None) -> np.ndarray:
+    canon = _canonical_rows(fj) if canon is None else canon
+    items = pd.Index(sorted(set(canon["item_id"].astype(str).unique())))
     mat = np.full((len(models), len(items)), np.nan)
-    r = pd.Index(models).get_indexer(canon["model"].astype(str))
-    c = items.get_indexer(canon["item_id"].astype(str))
+    r = _positions(pd.Index(models), canon["model"].astype(str))
+    c = _positions(items, canon["item_id"].astype(str))
     keep = r >= 0
     mat[r[keep], c[keep]] = canon["score"].to_numpy(dtype=float)[keep]
     return mat
@@ -385,14 +406,15 @@ def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: fl
     return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
 
 
-def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
+def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray,
+                     nb: pd.DataFrame | None = None, canon: pd.DataFrame | None = None) -> list[np.ndarray]:
     """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
 
     Sums are formed item by item (neighbour score where observed, else the original) before one division, so
     two models whose neighbour sums are equal get equal means (a tie is not an order kept)."""
-    canon = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    canon = _canonical_rows(fj) if canon is None else canon
     total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
-    nb = _pairs(fj, generator)
+    nb = _pairs(fj, generator) if nb is None else nb
     rounds = []
     idx = pd.Index(models)
     for _, grp in (nb.groupby("rerun", sort=True) if len(nb) else []):
@@ -407,7 +429,8 @@ def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_item
 
 
 def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
-                    level: float = LEVEL) -> dict[str, Any]:
+                    level: float = LEVEL, pairs: Mapping[str, pd.DataFrame] | None = None,
+                    canon: pd.DataFrame | None = None) -> dict[str, Any]:
     """Which model pairs of one judge keep their order under the bias, the question sample and the noise.
 
     Parameters
@@ -419,6 +442,10 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         α, σ, certified scores).
     rounds, seed, level:
         Item bootstrap of the rank intervals.
+    pairs:
+        ``{generator: observed_neighbors(fj, generator)}`` when already at hand (default: observed here).
+    canon:
+        ``fj``'s original judgments when already at hand (default: selected here).
 
     Returns
     -------
@@ -448,17 +475,26 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     reversed_by: dict[str, list[list[str]]] = {}
     reversed_separated: dict[str, int] = {}
     tied_by: dict[str, list[list[str]]] = {}
-    for g in data_generators(fj):
+    reversed_masks: list[np.ndarray] = []
+    names = np.asarray(models, dtype=object)
+
+    def named(mask: np.ndarray) -> list[list[str]]:  # [[higher, lower], ...] of the pairs in mask
+        return np.stack([names[a[mask]], names[b[mask]]], axis=1).tolist()
+
+    pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
+    canon = _canonical_rows(fj) if canon is None else canon
+    for g, nb in pairs.items():
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
-        for m2 in _all_items_means(fj, g, models, n_items):
+        for m2 in _all_items_means(fj, g, models, n_items, nb, canon):
             rev |= m2[a] < m2[b]
             tie |= m2[a] == m2[b]
         rev &= ordered
         tie &= ordered & ~rev
         keeps &= ~rev & ~tie  # a tie is not an order kept
-        reversed_by[g] = [[models[x], models[y]] for x, y in zip(a[rev], b[rev])]
-        tied_by[g] = [[models[x], models[y]] for x, y in zip(a[tie], b[tie])]
+        reversed_masks.append(rev)
+        reversed_by[g] = named(rev)
+        tied_by[g] = named(tie)
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
@@ -481,13 +517,12 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     code = np.full((d, d), ".", dtype="<U1")
     np.fill_diagonal(code, "=")
     reversed_any = np.zeros(len(a), dtype=bool)
-    for pairs in reversed_by.values():
-        pos = {(x, y) for x, y in pairs}
-        reversed_any |= np.array([(models[x], models[y]) in pos for x, y in zip(a, b)], dtype=bool)
+    for rev in reversed_masks:  # the pairs of reversed_by, as masks over (a, b)
+        reversed_any |= rev
     for arr, ch in ((boot, "B"), (robust, "S"), (reversed_any, "R")):
         code[a[arr], b[arr]] = ch
         code[b[arr], a[arr]] = ch
-    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models), rounds, seed, level) if d else ([], [])
+    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
     n_pairs = int(len(a))
 
     def share(x: np.ndarray) -> float | None:
@@ -499,7 +534,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
                          "noise": share(noise)},
         "reversed_by": reversed_by, "tied_by": tied_by, "reversed_bootstrap_separated": reversed_separated,
-        "matrix": ["".join(row) for row in code],
+        "matrix": code.view(f"<U{d}").ravel().tolist() if d else [],  # each row's characters as one string
     }
 
 

@@ -180,16 +180,31 @@ def bias_radii(deltas: Sequence[float], knowledge: Any) -> list[float]:
     k = Knowledge.of(knowledge)
     cands = _jumps(k)
     surv = _survivals(k, cands)  # nonincreasing in t
-    return [_radius_from(k, cands, surv, dl) for dl in ds]
+    ok = surv[None, :] <= np.asarray(ds, dtype=float)[:, None]  # per delta: False..False True..True
+    first = np.where(ok.any(axis=1), ok.argmax(axis=1), -1).tolist()  # each delta's first feasible jump point
+    between: dict[int, float] = {}
+    if not any(isinstance(r, Moments) for r in k.records):
+        # step functions only: the survival inside the interval below each delta's first feasible jump point is one
+        # constant, taken (as _survival_between takes it) at the interval's midpoint; every interval in one call
+        idx = sorted(set(first) - {-1, 0})
+        if idx:
+            mids = np.array([0.5 * (float(cands[i - 1]) + float(cands[i])) for i in idx])
+            between = dict(zip(idx, _survivals(k, mids).tolist()))
+    return [_radius_from(k, cands, surv, dl, between, i) for dl, i in zip(ds, first)]
 
 
-def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float) -> float:
-    ok = surv <= dl  # False..False True..True
-    if not ok.any():
+def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float,
+                 between: dict[int, float] | None = None, first: int | None = None) -> float:
+    """The radius at ``dl`` from the survival at the jump points; ``first``: the first jump point where it is
+    ``<= dl`` (``-1``: none), when already known."""
+    if first is None:
+        ok = surv <= dl  # False..False True..True
+        first = int(np.argmax(ok)) if ok.any() else -1
+    i = first
+    if i < 0:
         hi = None
         lo = float(cands[-1])
     else:
-        i = int(np.argmax(ok))
         hi = float(cands[i])
         lo = float(cands[i - 1]) if i > 0 else 0.0
         if i == 0:
@@ -207,7 +222,11 @@ def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float) -
         if mid <= lo or mid >= hi or hi - lo <= 1e-12 * hi:
             break
         if inside is None:  # every mid lies strictly between the same two jump points: the step records are fixed there
-            inside, constant = _survival_between(k, mid)
+            if between and i in between:  # its value at this first mid, computed with the other deltas' (bias_radii)
+                constant = between[i]
+                inside = lambda t, c=constant: c  # noqa: E731
+            else:
+                inside, constant = _survival_between(k, mid)
             if constant is not None and constant > dl:  # every step would move lo up: the loop ends at this hi
                 return hi
         if inside(mid) <= dl:

@@ -254,3 +254,230 @@ def test_survival_equals_the_plain_count(seed: int) -> None:
         for t in [0.0, *rng.uniform(0, 2, 20).tolist(), *np.sqrt(np.concatenate(
                 [np.asarray(r.sq_norms) for r in k.records if hasattr(r, "sq_norms")] or [np.zeros(1)])).tolist()]:
             assert survival(k, t) == _reference_survival(k, t)
+
+
+# ------------------------------------------------------------------ searches skip random-judge records another one dominates
+def _random_judge(rng: np.random.Generator, levels: np.ndarray):
+    from biasbound.bounds._knowledge import RandomJudge
+
+    n = int(rng.integers(3, 40))
+    sums = np.sort(rng.integers(0, n + 1, levels.size))[::-1].astype(float)  # nonincreasing in the level
+    return RandomJudge(levels=levels, sums=sums, n=n, beta=float(rng.uniform(1e-4, 0.05)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_judge_dominance_never_drops_the_maximum(seed: int) -> None:
+    """A judge's models as generators (``"MODEL | swap"``): the search evaluates only the records no other record
+    dominates (same levels, every tail bound no larger); its value must be the maximum over every record."""
+    from biasbound.calibration import _Plan
+
+    rng = np.random.default_rng(seed)
+    grids = [(np.arange(1, 5) / 4) ** 2, (np.arange(1, 3) / 2) ** 2]  # two level sets: only equal levels compare
+    k = Knowledge.of({f"m{i} | swap": _random_judge(rng, grids[int(rng.integers(2))]) for i in range(60)}, how="max")
+    plan = _Plan(k, "tight")
+    assert len(plan.active) < len(plan.gens)  # some record is dominated (else the test checks nothing)
+    for _ in range(40):
+        a, s, d = float(rng.uniform(0, 1)), float(rng.choice([0.0, *rng.uniform(1e-3, 0.3, 3)])), int(rng.integers(1, 50))
+        assert plan.evaluate(0.5, a, s, d)[0] == plan.evaluate(0.5, a, s, d, every=True)[0]
+
+
+# ------------------------------------------------------------------ the judge card's position reading: string work per distinct verdict
+def _reference_first_shown_choice(frame):
+    """The plain computation it replaced (string operations on every row)."""
+    from biasbound.card import _FIRST, _SECOND, _TIE
+
+    out = np.full(len(frame), np.nan)
+    v = frame["verdict"].astype(object).where(frame["verdict"].notna(), "").astype(str).str.strip()
+    v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
+    game = frame["game"].to_numpy()
+    ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
+    vv = v.to_numpy(dtype=object)
+    out[ok & np.isin(vv, list(_FIRST))] = 1.0
+    out[ok & np.isin(vv, list(_SECOND))] = 0.0
+    out[ok & np.isin(vv, list(_TIE))] = 0.5
+    lab1, lab2 = vv == "1", vv == "2"
+    out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
+    out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
+    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
+    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()
+    out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
+    out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
+    out[ok & fct] = 0.5
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_first_shown_choice_equals_the_per_row_reading(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound.card import first_shown_choice
+
+    rng = np.random.default_rng(seed)
+    pool = ["A>B", "[[B>A]]", " A>>B ", "A=B", "B > A", "1", "2", "q1: model_1", "q2:model_2", "q3: tie", "tie", "",
+            "none", None, np.nan, 1, 2.0, 1.0, True]
+    n = 400
+    picks = [pool[i] for i in rng.integers(0, len(pool), n)]
+    base = {"game": rng.integers(0, 3, n), "score": np.where(rng.random(n) < 0.1, np.nan, rng.random(n))}
+    frames = [pd.DataFrame({**base, "verdict": pd.Series(picks, dtype=object)})]
+    strings = [p if isinstance(p, str) or p is None else None for p in picks]
+    frames.append(pd.DataFrame({**base, "verdict": pd.Series(strings, dtype="str")}))  # pandas' string dtype
+    for f in frames:
+        np.testing.assert_array_equal(first_shown_choice(f), _reference_first_shown_choice(f))
+
+
+# ------------------------------------------------------------------ large JSON files: one entry per line, the same value
+def test_big_json_is_one_entry_per_line_with_the_same_value(tmp_path, monkeypatch) -> None:
+    import json
+
+    from biasbound.pipeline import _outputs
+
+    obj = {"a": [1, 2.5, "é"], "b": {"c": None, "d": [{"e": 1e-300}]}, "f": "x"}
+    small = _outputs._write_json(tmp_path / "small.json", obj, plain=True).read_text()
+    assert small == json.dumps(obj, indent=2) + "\n"  # below the threshold: indented as always
+    monkeypatch.setattr(_outputs, "BIG_JSON", 10)
+    for value in (obj, [obj, obj, 3]):
+        text = _outputs._write_json(tmp_path / "big.json", value, plain=True).read_text()
+        assert json.loads(text) == value
+        assert len(text.splitlines()) == len(value) + 2
+
+
+# ------------------------------------------------------------------ bias radius of step-function knowledge: one survival call per curve
+@pytest.mark.parametrize("seed", range(20))
+def test_bias_radii_of_step_records_equal_the_per_delta_scan(seed: int) -> None:
+    """Without moment records the survival between two jump points is one constant: bias_radii takes it for every
+    delta in one call; each radius must be what the per-delta scan (_survival_between at the first midpoint) gives."""
+    from biasbound.figures import _jumps, _radius_from, _survivals
+
+    rng = np.random.default_rng(300 + seed)
+    levels = [(np.arange(1, 5) / 4) ** 2, np.sort(rng.uniform(0.01, 2, 3)) ** 2]
+    gens = {}
+    for j in range(int(rng.integers(1, 4))):
+        recs = [_random_judge(rng, levels[int(rng.integers(2))])]
+        while rng.random() < 0.5:
+            r = _random_record(rng)
+            if not isinstance(r, Moments):
+                recs.append(r)
+        gens[f"g{j}"] = recs
+    deltas = DEFAULT_DELTAS + tuple(rng.uniform(0.001, 0.999, 5).tolist())
+    for how in ("max", "mixture"):
+        k = Knowledge.of(gens, how=how)
+        cands = _jumps(k)
+        surv = _survivals(k, cands)
+        assert bias_radii(deltas, k) == [_radius_from(k, cands, surv, d) for d in deltas]
+
+
+# ------------------------------------------------------------------ coverage: tuple codes in mixed radix, factorised once
+@pytest.mark.parametrize("seed", range(10))
+def test_tuple_codes_equal_the_column_by_column_factorisation(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound.pipeline._coverage import _ColumnCodes
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    frame = pd.DataFrame({"judge": rng.choice(["j1", "j2", None], n), "model": rng.choice([f"m{i}" for i in range(40)], n),
+                          "item_id": rng.integers(0, 500, n).astype(str), "game": rng.integers(0, 3, n)})
+    ids = _ColumnCodes(frame)
+    for cols in (["judge"], ["judge", "model"], ["judge", "model", "item_id", "game"], ["item_id", "judge"]):
+        want = np.zeros(n, dtype=np.int64)  # the plain computation it replaced: one factorisation per column
+        for col in cols:
+            codes, uniques = ids.column(col)
+            want, _ = pd.factorize(want * (len(uniques) + 1) + codes, sort=False)
+            want = want.astype(np.int64)
+        assert np.array_equal(ids.key(cols), want)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_coverage_lookups_equal_isin_and_unique(seed: int) -> None:
+    from biasbound.pipeline._coverage import _in, _unique_small
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 5000))
+    key = rng.integers(0, int(rng.integers(1, 800)), n)
+    among = key[rng.random(n) < 0.3]
+    assert np.array_equal(_in(key, among), np.isin(key, among))
+    if n:
+        u, inv = np.unique(key, return_inverse=True)
+        got_u, got_inv = _unique_small(key)
+        assert np.array_equal(got_u, u) and np.array_equal(got_inv, inv)
+
+
+# ------------------------------------------------------------------ the tail of a handful of shifts: per value in Python floats
+@pytest.mark.parametrize("seed", range(10))
+def test_tail_of_a_few_shifts_equals_the_array_route(seed: int) -> None:
+    """Up to 8 shifts (a random judge's levels) are evaluated one by one; the values must be those of the array
+    route (the elementwise noncentral chi-square, zero shifts by chi2.sf's routine, then _up_prob)."""
+    from scipy import special
+
+    from biasbound.bounds._tail import _NCX2_SF, _up_prob, tail
+
+    rng = np.random.default_rng(500 + seed)
+    for _ in range(50):
+        n = int(rng.integers(0, 9))
+        q = np.round(rng.uniform(0, 0.6, n), int(rng.integers(1, 4)))
+        q[rng.random(n) < 0.3] = 0.0
+        tau, sigma, dim = float(rng.uniform(0.05, 2)), float(rng.uniform(1e-3, 0.5)), int(rng.integers(1, 5000))
+        x, lam = tau * tau / (2 * sigma * sigma), q / (2 * sigma * sigma)
+        if x > 1e7:
+            continue
+        ref = np.where(lam == 0, special.chdtrc(float(dim), x), _NCX2_SF(x, float(dim), np.where(lam == 0, 1.0, lam)))
+        want = _up_prob(np.where(np.isnan(ref), 1.0, ref))
+        assert np.array_equal(tail(q, tau=tau, sigma=sigma, dim=dim), want)
+        assert np.array_equal(tail(q.reshape(1, -1), tau=tau, sigma=sigma, dim=dim), want.reshape(1, -1))
+
+
+def test_random_judge_worst_distribution_is_kept_read_only() -> None:
+    """Computed once per record (the searches read it at every point) and never changed in place."""
+    from biasbound.bounds.random_judge import worst_distribution
+
+    rng = np.random.default_rng(1)
+    r = _random_judge(rng, (np.arange(1, 5) / 4) ** 2)
+    x, w = worst_distribution(r)
+    up = r.upper
+    assert np.array_equal(x, np.concatenate([[0.0], r.levels]))
+    assert np.array_equal(w, np.maximum(np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]]), 0.0))
+    assert worst_distribution(r)[0] is x
+    with pytest.raises(ValueError):
+        w[0] = 0.5
+
+
+# ------------------------------------------------------------------ the judge card's pair lists and order matrix
+def test_rank_statements_pairs_and_matrix_equal_the_plain_loops() -> None:
+    import pandas as pd
+
+    from biasbound.card import rank_statements
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(4)
+    rows = [{"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": "original", "rerun": 0, "game": g,
+             "score": float(rng.integers(0, 5)) / 4, "source": "t.csv", "line": 0}
+            for m in range(9) for i in range(12) for g in (1, 2)]
+    frame = pd.DataFrame(rows)
+    res = certify(frame, out=None, plots=False, progress=False, seed=0)
+    got = rank_statements(frame, res.judges["j"], rounds=50, seed=1)
+    models = got["models"]
+    a, b = np.triu_indices(len(models), k=1)
+    pos = {m: k for k, m in enumerate(models)}
+    for key in ("reversed_by", "tied_by"):  # the plain loop: [[models[x], models[y]] for each pair in the mask]
+        for pairs in got[key].values():
+            assert all(isinstance(x, str) and isinstance(y, str) and pos[x] < pos[y] for x, y in pairs)
+            assert len({(x, y) for x, y in pairs}) == len(pairs)
+    assert any(got["reversed_by"].values()) or any(got["tied_by"].values())  # something to compare
+    rev = {(x, y) for pairs in got["reversed_by"].values() for x, y in pairs}
+    assert all(len(row) == len(models) and isinstance(row, str) for row in got["matrix"])
+    for x, y in zip(a, b):  # the matrix marks exactly the reversed pairs with R
+        assert (got["matrix"][x][y] == "R") == ((models[x], models[y]) in rev)
+    assert all(got["matrix"][k][k] == "=" for k in range(len(models)))
+
+
+def test_card_positions_equal_get_indexer() -> None:
+    import pandas as pd
+
+    from biasbound.card import _positions
+
+    rng = np.random.default_rng(9)
+    index = pd.Index([f"m{i}" for i in rng.permutation(50)])
+    for dtype in (object, "str"):
+        values = pd.Series(rng.choice([f"m{i}" for i in range(60)] + [None], 3000), dtype=dtype)
+        assert np.array_equal(_positions(index, values), index.get_indexer(values))
+    assert np.array_equal(_positions(index, pd.Series([], dtype=object)), index.get_indexer(pd.Series([], dtype=object)))

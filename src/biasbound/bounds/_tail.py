@@ -69,6 +69,20 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
         return _up_prob(np.where(np.isnan(p), 1.0, p))
     lam = q / scale
     flat = lam.ravel()
+    if flat.size <= 8 and _NCX2_SF is not None:  # a handful (a random judge's levels): the same steps per value, in
+        # Python floats (IEEE like numpy's; a ufunc gives one element the value it gives it inside an array)
+        zero_p = None
+        vals = []
+        for v in flat.tolist():
+            if v == 0.0:
+                zero_p = float(special.chdtrc(float(dim), x)) if zero_p is None else zero_p
+                p = zero_p
+            else:
+                p = float(_NCX2_SF(x, float(dim), v))
+            p = 1.0 if p != p else p  # NaN: the trivial bound
+            p = p * (1.0 + SCIPY_REL_ERR) + (1e-300 if p > 0 else 0.0)  # as _up_prob
+            vals.append(min(max(p, 0.0), 1.0))
+        return np.array(vals, dtype=float).reshape(q.shape)
     if flat.size <= 64:  # few values: evaluate each (the same value per element as through the unique ones)
         uniq, inverse = flat, np.arange(flat.size)
     elif flat.size and bool(np.all(flat[1:] >= flat[:-1])):  # sorted (a population's shifts): unique in one pass

@@ -36,11 +36,19 @@ def applies(knowledge: object) -> str | None:
 
 
 def worst_distribution(knowledge: RandomJudge) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, weights)``: the distribution of ``x`` whose tail at every level is the upper bound."""
+    """``(values, weights)``: the distribution of ``x`` whose tail at every level is the upper bound.
+
+    A function of the (frozen) record: computed once and kept on it, read-only (the searches read it at every point)."""
+    cached = knowledge.__dict__.get("_worst")
+    if cached is not None:
+        return cached
     up = knowledge.upper
     x = np.concatenate([[0.0], knowledge.levels])
-    w = np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]])  # [proof:rj-layer-cake]
-    return x, np.maximum(w, 0.0)
+    w = np.maximum(np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]]), 0.0)  # [proof:rj-layer-cake]
+    x.setflags(write=False)
+    w.setflags(write=False)
+    object.__setattr__(knowledge, "_worst", (x, w))
+    return x, w
 
 
 def _linear(alpha: float, knowledge: RandomJudge) -> tuple[np.ndarray, np.ndarray, float]:

@@ -12,9 +12,9 @@ import dataclasses
 import pandas as pd
 
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
-from biasbound._integrity import bind_judgments, reading_options
+from biasbound._integrity import judgments_digest, reading_options
 from biasbound._validation import arg
-from biasbound.pipeline._coverage import prepare, score_scales
+from biasbound.pipeline._coverage import CertificateExtras, prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge
 from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
@@ -235,9 +235,13 @@ def certify(
                 if name not in groups:
                     raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
                                      "rerun 0) to certify.")
-                done[name] = bind_judgments(_with_coverage(_certify_judge(groups[name], name, s, judge_seeds[name]),
-                                                           coverage.get(name, {}), scales.get(name, []), schedule),
-                                            groups[name], reproduce)
+                root, per_model = judgments_digest(groups[name])
+                extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
+                                           judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
+                                           schedule=schedule)
+                jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras)
+                jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
+                done[name] = jc
             except (InfeasibleCertificateError, InputError) as exc:
                 failures[name] = str(exc)
                 failure_kinds[name] = "infeasible" if isinstance(exc, InfeasibleCertificateError) else "bad input"
@@ -293,38 +297,3 @@ def certify(
         exc_out.partial_result = result  # type: ignore[attr-defined]
         raise exc_out
     return result
-
-
-def _with_coverage(jc: JudgeCertification, coverage: dict[str, Any], scales: list[dict[str, Any]],
-                   schedule: dict[str, Any] | None = None) -> JudgeCertification:
-    """Add the coverage counts, the raw score scale (and a run's sequential ``schedule``) to the judge's
-    certificates' scopes and notes.
-
-    Each per-model certificate gets that model's counts; the judge certificate all of them.
-    """
-    notes = list(coverage.get("notes", []))
-    jc.notes = list(jc.notes) + [n for n in notes if n not in jc.notes]
-    models = coverage.get("models", {})
-
-    def extend(cert: Any, extra: dict[str, Any]) -> Any:
-        scope = dict(cert.scope)
-        scope.update(extra)
-        if schedule is not None:
-            scope["sequential"] = schedule
-        scope["notes"] = list(scope.get("notes", [])) + [n for n in notes if n not in scope.get("notes", [])]
-        return dataclasses.replace(cert, scope=_jsonable(scope), records_sha256=None)
-
-    # beside the judge's count of missing neighbour judgments (NaN), the neighbours that have no row at all
-    absent: dict[str, int] = {}
-    for rec in models.values():
-        for g, c in (rec.get("neighbors") or {}).items():
-            absent[g] = absent.get(g, 0) + int(c.get("absent", 0))
-    jc.certificate = extend(jc.certificate, {"score_scale": scales, "coverage": _jsonable(coverage),
-                                             "neighbors_absent": absent})
-    jc.model_certificates = {
-        m: extend(c, {"score_scale": scales, "coverage": _jsonable(models.get(m, {})),
-                      "neighbors_absent": {g: int(v.get("absent", 0))
-                                           for g, v in (models.get(m, {}).get("neighbors") or {}).items()}})
-        for m, c in jc.model_certificates.items()
-    }
-    return jc

@@ -15,6 +15,8 @@ Counted here (and reported in the certificate scope, ``summary.json`` and the te
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,11 +53,32 @@ class _ColumnCodes:
     def key(self, cols: list[str]) -> np.ndarray:
         """One int64 code per row for the tuple of ``cols`` (equal tuples give equal codes)."""
         key = np.zeros(len(self.frame), dtype=np.int64)
+        radix = 1  # key < radix: the tuple so far in mixed radix, factorised only when the next digit would overflow
         for col in cols:
             codes, uniques = self.column(col)
-            key, _ = pd.factorize(key * (len(uniques) + 1) + codes, sort=False)
-            key = key.astype(np.int64)
-        return key
+            base = len(uniques) + 1
+            if radix * base >= 2**62:
+                key, firsts = pd.factorize(key, sort=False)
+                key, radix = key.astype(np.int64), max(len(firsts), 1)
+            key, radix = key * base + codes, radix * base
+        key, _ = pd.factorize(key, sort=False)  # codes in order of first appearance of the tuple
+        return key.astype(np.int64)
+
+
+def _in(key: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """``np.isin(key, among)`` for dense codes (``_ColumnCodes.key``: 0..K-1): one table lookup, no sort."""
+    table = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=bool)
+    table[among] = True
+    return table[key]
+
+
+def _unique_small(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(v, return_inverse=True)`` for nonnegative codes below a small bound (judges × models): a table of
+    the values present and their ranks, no sort of the rows."""
+    present = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=bool)
+    present[v] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(v.dtype), rank[v]
 
 
 def prepare(
@@ -106,7 +129,7 @@ def prepare(
         canon = obs._canonical_rows(frame, kind) & keep
         nb = obs._neighbor_mask(frame, kind, name) & keep
         key = item_key if kind == "swap" else item_game_key
-        unmatched = nb & ~np.isin(key, key[canon])
+        unmatched = nb & ~_in(key, key[canon])
         if unmatched.any() and not skip_bad:
             at = int(np.flatnonzero(unmatched)[0])
             row = frame.iloc[at]
@@ -125,14 +148,14 @@ def prepare(
                                 int(lines[at]) if lines is not None else None,
                                 f"{g} neighbour without an original judgment of its item"))
             keep &= ~unmatched
-        with_nb = np.isin(key, key[nb & ~unmatched])
+        with_nb = _in(key, key[nb & ~unmatched])
         per_gen[g] = {"canon": canon, "nb": nb & ~unmatched, "unmatched": unmatched,
                       "absent": canon & ~with_nb}
     # counts per (judge, model), vectorised by group codes
     # (judge, model) groups in sorted order: sorted codes per column, the pair code sorts as the tuple
     j_codes, j_names = ids.column("judge", sort=True)
     m_codes, m_names = ids.column("model", sort=True)
-    pair_keys, jm_codes = np.unique(j_codes * len(m_names) + m_codes, return_inverse=True)
+    pair_keys, jm_codes = _unique_small(j_codes * len(m_names) + m_codes)
     jm_uniques = [(j_names[k // len(m_names)], m_names[k % len(m_names)]) for k in pair_keys.tolist()]
     n_groups = len(jm_uniques)
 
@@ -158,7 +181,13 @@ def prepare(
     rows = canon_any & keep & ~np.isnan(score)
     i_codes, _ = ids.column("item_id")
     n_i = int(i_codes.max()) + 1 if len(i_codes) else 1
-    triple = np.unique(jm_codes[rows].astype(np.int64) * n_i + i_codes[rows])
+    codes = jm_codes[rows].astype(np.int64) * n_i + i_codes[rows]
+    if n_groups * n_i <= 2**26:  # a table of the (judge, model, item) codes present (sorted, as np.unique gives them)
+        table = np.zeros(n_groups * n_i, dtype=bool)
+        table[codes] = True
+        triple = np.flatnonzero(table).astype(np.int64)
+    else:
+        triple = np.unique(codes)
     t_group, t_item = triple // n_i, triple % n_i
     t_judge = pair_keys[t_group] // len(m_names)
     set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
@@ -231,3 +260,60 @@ def describe_scale(entry: dict[str, Any]) -> str:
     if entry.get("format") == "arena-hard":
         how = " (Arena-Hard verdicts)"
     return f"[{float(scale[0]):g}, {float(scale[1]):g}]{how}"
+
+
+@dataclass(frozen=True)
+class CertificateExtras:
+    """What :func:`biasbound.pipeline.certify` records in a judge's certificates beside the certification: the raw
+    score scale and the coverage counts (each per-model certificate its model's, the judge's all of them), the
+    coverage notes, the judgments' digests and the call that made them (the judge's scope). Handed to the stage
+    that builds the certificates, so that each certificate is built and validated once."""
+
+    coverage: dict[str, Any]
+    scales: list[dict[str, Any]]
+    judgments_sha256: str | None = None
+    model_judgments_sha256: dict[str, str] | None = None
+    reproduce: dict[str, Any] | None = None
+    schedule: dict[str, Any] | None = None  # a sequentially stopped run's schedule (scope.sequential)
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self.coverage.get("notes", []))
+
+    def _extended(self, scope: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+        from biasbound.pipeline._results import _jsonable
+
+        notes = self.notes
+        out = dict(scope)
+        out.update(extra)
+        if self.schedule is not None:
+            out["sequential"] = self.schedule
+        out["notes"] = list(out.get("notes", [])) + [n for n in notes if n not in out.get("notes", [])]
+        return _jsonable(out)
+
+    def judge_scope(self, scope: dict[str, Any]) -> dict[str, Any]:
+        """The judge certificate's scope with every model's counts, the notes and the call that made it."""
+        from biasbound.pipeline._results import _jsonable
+
+        # beside the judge's count of missing neighbour judgments (NaN), the neighbours that have no row at all
+        absent: dict[str, int] = {}
+        for rec in self.coverage.get("models", {}).values():
+            for g, c in (rec.get("neighbors") or {}).items():
+                absent[g] = absent.get(g, 0) + int(c.get("absent", 0))
+        out = self._extended(scope, {"score_scale": self.scales, "coverage": _jsonable(self.coverage),
+                                     "neighbors_absent": absent})
+        if self.reproduce is not None:
+            out["reproduce"] = json.loads(json.dumps(self.reproduce, allow_nan=False))
+        return out
+
+    def model_scope(self, model: str, scope: dict[str, Any]) -> dict[str, Any]:
+        """A per-model certificate's scope with that model's counts and the notes."""
+        from biasbound.pipeline._results import _jsonable
+
+        rec = self.coverage.get("models", {}).get(model, {})
+        return self._extended(scope, {"score_scale": self.scales, "coverage": _jsonable(rec),
+                                      "neighbors_absent": {g: int(v.get("absent", 0))
+                                                           for g, v in (rec.get("neighbors") or {}).items()}})
+
+    def model_sha256(self, model: str) -> str | None:
+        return (self.model_judgments_sha256 or {}).get(str(model))

@@ -46,13 +46,6 @@ from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, _sp
 from biasbound.pipeline._view import _BatchScores, _LeaderboardView, _ModelView, make_view
 
 
-def _make_certificate(cal: Any, **kw: Any) -> Any:
-    """:func:`biasbound.certificate.make_certificate` (each certificate built and validated once)."""
-    from biasbound.certificate import make_certificate
-
-    return make_certificate(cal, **kw)
-
-
 def _sha(values: np.ndarray) -> str:
     from biasbound.certificate import sha256_of_array
 
@@ -468,8 +461,11 @@ def _tight_audits(
 
 
 # ----------------------------------------------------------------------------------- one judge
-def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) -> JudgeCertification:
-    """Certify one judge: the stages above, in data-flow order (see the module docstring for seeding)."""
+def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, extras: Any = None) -> JudgeCertification:
+    """Certify one judge: the stages above, in data-flow order (see the module docstring for seeding).
+
+    ``extras`` (:class:`biasbound.pipeline._coverage.CertificateExtras`): coverage, digests and provenance recorded in
+    the certificates as they are built."""
     rng = np.random.default_rng(judge_seed)
     codes = _codes(fj)
     canon, n_missing = _canonical(fj, s, codes)
@@ -483,9 +479,9 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int) 
             "fail is not measured by it."
         )
     if s.method == "paper":
-        parts = _paper_route(judge, judge_seed, s, view, observed, notes, n_missing, rng)
+        parts = _paper_route(judge, judge_seed, s, view, observed, notes, n_missing, rng, extras)
     else:
-        parts = _tight_route(judge, judge_seed, s, view, observed, notes, n_missing, rng)
+        parts = _tight_route(judge, judge_seed, s, view, observed, notes, n_missing, rng, extras)
     cal, sens, mech, audits, judge_cert, model_certs = parts
     jc = JudgeCertification(
         judge=judge, view=s.view, calibration=cal, sensitivity=sens.judge, estimates=sens.estimates,
@@ -558,7 +554,7 @@ def _leaderboard_cost(s: _Settings, view: Any, observed: _Observed, mech: dict[s
 
 
 def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed: _Observed, notes: list[str],
-                 n_missing: pd.Series, rng: np.random.Generator) -> tuple[Any, ...]:
+                 n_missing: pd.Series, rng: np.random.Generator, extras: Any = None) -> tuple[Any, ...]:
     """The paper's Algorithm 1 (Cor. 3.2), as it was: a seeded hold-out of the neighbours for the
     audit, Δ* (or its UCB) of the rest combined over generators and models (components floored at
     1e-3), Markov + Laurent–Massart at the symmetric split; recorded as one Moments record so the
@@ -590,7 +586,7 @@ def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
                    "neighbors_missing": observed.missing, "notes": notes, "generators_table": _generators_table(s, view, sens)}
     per_unit = {u_: {"knowledge": K} for u_ in view.units}
     judge_cert, model_certs = _bound_certificates(judge, judge_seed, s, view, bcal, per_unit, {}, sens, mech, audits,
-                                                  scope_extra, n_missing)
+                                                  scope_extra, n_missing, extras=extras)
     return bcal, sens, mech, audits, judge_cert, model_certs
 
 
@@ -618,7 +614,7 @@ def _shared_note(view: Any, notes: list[str]) -> None:
 
 
 def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed: _Observed, notes: list[str],
-                 n_missing: pd.Series, rng: np.random.Generator) -> tuple[Any, ...]:
+                 n_missing: pd.Series, rng: np.random.Generator, extras: Any = None) -> tuple[Any, ...]:
     """Calibration from what the data say about Δ (:mod:`biasbound.pipeline._knowledge`).
 
     Only generators whose neighbours are a recorded random draw are split (a hold-out share for
@@ -681,7 +677,7 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
                    "knowledge_coverage": {u: coverage_record(uk) for u, uk in knowledge.items()},
                    "generators_table": _generators_table(s, view, sens)}
     judge_cert, model_certs = _bound_certificates(judge, judge_seed, s, view, bcal, per_unit, knowledge, sens, mech,
-                                                  audits, scope_extra, n_missing, model_notes=model_notes)
+                                                  audits, scope_extra, n_missing, model_notes=model_notes, extras=extras)
     return bcal, sens, mech, audits, judge_cert, model_certs
 
 
@@ -720,7 +716,7 @@ def _describe_pairs(k: int | None) -> str:
 def _bound_certificates(
     judge: str, judge_seed: int, s: _Settings, view: Any, bcal: Any, per_unit: dict[str, Any],
     knowledge: dict[str, Any], sens: _Sensitivity, mech: dict[str, Any], audits: _Audits, scope_extra: dict[str, Any],
-    n_missing: pd.Series, model_notes: Any = None,
+    n_missing: pd.Series, model_notes: Any = None, extras: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Certificates of the tight route: each records its knowledge, the neighbour relation (k), the
     figures and its audit; per model, the judge's (α, σ) re-checked on that model's knowledge and d.
@@ -762,9 +758,11 @@ def _bound_certificates(
                 scope["knowledge_coverage"] = {m: scope["knowledge_coverage"][m]}
             if model_notes is not None:
                 scope["notes"] = model_notes(m)
+            if extras is not None:
+                scope = extras.model_scope(m, scope)
             model_certs[m] = make_certificate(
                 bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
-                scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
+                judgments_sha256=None if extras is None else extras.model_sha256(m), scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
                                     "verdict_counts": audits.counts},
                 range_bound=_range_A(s, view, m), range_shift_ratio=_shift_ratio(s, view, m), **common,
             )
@@ -773,11 +771,13 @@ def _bound_certificates(
             for m in view.units
         }, n_missing=int(n_missing.sum()), figures=_judge_figures(model_certs))
         jscope["centers"] = {m: float(mech[m][1]) for m in view.units}
+        if extras is not None:
+            jscope = extras.judge_scope(jscope)
         judge_cert = make_certificate(
             bcal, center_value=(float(s.center_value) if s.center_value is not None
                                 else float(np.mean([mech[m][1] for m in view.units]))),
             seed=int(judge_seed), data_sha256=_sha(np.concatenate([values[m] for m in view.units])), view="model",
-            scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
+            judgments_sha256=None if extras is None else extras.judgments_sha256, scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
             range_shift_ratio=_shift_ratio(s, view, view.batch.d_m.idxmax()), **common,
             batch_description=(None if len(view.units) == 1 else
                                f"each of this judge's {len(view.units)} models separately (that model's own batch of "
@@ -789,8 +789,11 @@ def _bound_certificates(
     d_m = view.batch.d_m
     jscope = dict(base_scope, model="*", models=view.batch.models,
                   n_items={m: int(d_m[m]) for m in view.batch.models}, n_missing=int(n_missing.sum()))
+    if extras is not None:
+        jscope = extras.judge_scope(jscope)
     judge_cert = make_certificate(
         bcal, center_value=float(np.mean(c_arr)), seed=int(res.seed), data_sha256=_sha(view.means()),
+        judgments_sha256=None if extras is None else extras.judgments_sha256,
         view="leaderboard", scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, "*"),
         range_shift_ratio=_shift_ratio(s, view, "*"), **common,
         batch_description=(f"this fixed vector of {view.dim} model mean scores (each the mean of that model's "

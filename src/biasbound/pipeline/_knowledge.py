@@ -100,15 +100,21 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
     gen_of = np.asarray(observed.generator)
     out: dict[str, _UnitKnowledge] = {}
     if isinstance(view, _ModelView):
+        # each model's rows as one slice of a stable sort by model (the rows in their order, as a mask would give)
+        b_order, o_order = np.argsort(batch.m, kind="stable"), np.argsort(observed.model, kind="stable")
+        b_m, o_m = np.asarray(batch.m)[b_order], np.asarray(observed.model)[o_order]
+        b_i, b_score = np.asarray(batch.i)[b_order], np.asarray(batch.score)[b_order]
+        o_item, o_diff, o_gen = np.asarray(observed.item)[o_order], np.asarray(observed.diff)[o_order], gen_of[o_order]
         for code in batch.model_codes.tolist():
             unit = str(batch.model_names[code])
-            items = batch.i[batch.m == code]
-            sel = observed.model == code
+            b0, b1 = np.searchsorted(b_m, code, side="left"), np.searchsorted(b_m, code, side="right")
+            o0, o1 = np.searchsorted(o_m, code, side="left"), np.searchsorted(o_m, code, side="right")
+            items, gens = b_i[b0:b1], o_gen[o0:o1]
             miss = [_missing_of(observed, g, lambda mm, ii, c=code: ii[mm == c]) for g in s.generators]
             out[unit] = _unit(unit, view.unit_dim(unit), s, [(items, np.full(len(items), 1.0))],
-                              [(observed.item[sel & (gen_of == g)], observed.diff[sel & (gen_of == g)])
+                              [(o_item[o0:o1][gens == g], o_diff[o0:o1][gens == g])
                                for g in range(len(s.generators))], model_view=True, missing=miss,
-                              orig=batch.score[batch.m == code], n_units=len(batch.model_codes))
+                              orig=b_score[b0:b1], n_units=len(batch.model_codes))
         return out
     # leaderboard: the population is every (model, item) pair of the batch; a pair moves its model's
     # mean by Δ / d_model

@@ -17,9 +17,33 @@ from biasbound.pipeline._summary import certificate_record
 from biasbound.pipeline._settings import _Settings
 
 
-def _write_json(path: Path, obj: Any, *, plain: bool = False) -> Path:
-    """Write ``obj`` as indented JSON; ``plain=True`` when it already holds JSON types only."""
-    path.write_text(json.dumps(obj if plain else _jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+#: Above this many characters (compact), a JSON file is written one top-level entry per line, each entry compact:
+#: json's C encoder serves only unindented output, and the pure-Python indented one takes seconds on the tens of MB
+#: a panel of thousands of models writes (certificates.json, summary.json).
+BIG_JSON = 1_000_000
+
+
+def _json_text(obj: Any, ensure_ascii: bool = True) -> str:
+    """``obj`` (JSON types only) as text: indented, or, above :data:`BIG_JSON` characters, one top-level list
+    element or object entry per line (the same JSON value)."""
+    kw: dict[str, Any] = dict(allow_nan=False, ensure_ascii=ensure_ascii)
+    if isinstance(obj, list):
+        parts, ends = [json.dumps(v, separators=(",", ":"), **kw) for v in obj], "[]"
+    elif isinstance(obj, dict):
+        parts, ends = [f"{json.dumps(str(k), **kw)}:{json.dumps(v, separators=(',', ':'), **kw)}"
+                       for k, v in obj.items()], "{}"
+    else:
+        parts, ends = [json.dumps(obj, separators=(",", ":"), **kw)], ""
+    if sum(len(p) + 1 for p in parts) <= BIG_JSON:  # the compact size
+        return json.dumps(obj, indent=2, **kw)
+    if not ends:
+        return parts[0]
+    return ends[0] + "\n" + ",\n".join(parts) + "\n" + ends[1]
+
+
+def _write_json(path: Path, obj: Any, *, plain: bool = False, ensure_ascii: bool = True) -> Path:
+    """Write ``obj`` as JSON (:func:`_json_text`); ``plain=True`` when it already holds JSON types only."""
+    path.write_text(_json_text(obj if plain else _jsonable(obj), ensure_ascii) + "\n", encoding="utf-8")
     return path
 
 
@@ -94,7 +118,7 @@ def _retention_out(result: CertifyResult) -> dict[str, Any]:
 
 
 def _cert_dict(cert: Any) -> dict[str, Any]:
-    return json.loads(cert.to_json(indent=None))  # same dict; the compact form uses json's C encoder
+    return cert.to_dict()  # JSON types only (what to_json writes, NaN never: the certificate refuses it)
 
 
 def _summary(result: CertifyResult) -> dict[str, Any]:
@@ -130,8 +154,8 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
     model_certs: list[dict[str, Any]] = []
     for name, j in result.judges.items():
         fname = f"certificate-{_safe_name(name)}.json" if several else "certificate.json"
-        j.certificate.write(out / fname)
-        o[f"certificate:{name}"] = out / fname
+        # as Certificate.write writes it (indented, UTF-8), one entry per line when large (a panel of many models)
+        o[f"certificate:{name}"] = _write_json(out / fname, _cert_dict(j.certificate), plain=True, ensure_ascii=False)
         model_certs += [_cert_dict(c) for c in j.model_certificates.values()]
     if model_certs:
         o["certificates"] = _write_json(out / "certificates.json", model_certs, plain=True)  # parsed JSON
