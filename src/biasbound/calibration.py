@@ -2,8 +2,7 @@
 
 OpenDP-style: every bound unit *maps* ``(tau, alpha, sigma, d, knowledge)`` to an upper bound on the
 violation probability; :func:`check` evaluates a claimed ``(alpha, sigma)`` against ``delta``;
-:func:`calibrate` (``biasbound.calibrate``, the one calibrator; ``calibrate_knowledge`` is the same function under
-its earlier name) *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage at each noise scale) and
+:func:`calibrate` (``biasbound.calibrate``, the one calibrator) *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage at each noise scale) and
 picks one point on it by a stated rule.
 
 ``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —
@@ -47,7 +46,7 @@ from biasbound.bounds._knowledge import Knowledge, Moments
 from biasbound.bounds._tail import noise_only_sigma
 from biasbound.parameters import validate
 
-__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "calibrate_knowledge", "check", "frontier",
+__all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "check", "frontier",
            "recheck", "unit_groups"]
 
 
@@ -456,7 +455,6 @@ def calibrate(
 
 
 #: The same function under its earlier name (pipeline, card and tests call it so); one route, two names.
-calibrate_knowledge = calibrate
 
 
 def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | None = None,

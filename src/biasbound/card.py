@@ -232,12 +232,12 @@ def _what_the_data_add(j: Any) -> dict[str, Any] | None:
         return None
     from biasbound._exceptions import InfeasibleCertificateError
     from biasbound.bounds import AlmostSure, Knowledge
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
 
     alpha_range: float | None
     try:
         k = Knowledge.of({"range": [AlmostSure(float(ri["A"]), shift_ratio=ri.get("shift_ratio"))]})
-        alpha_range = float(calibrate_knowledge(k, tau=cal.tau, delta=cal.delta, dim=cal.dim, sigma=cal.sigma).alpha)
+        alpha_range = float(calibrate(k, tau=cal.tau, delta=cal.delta, dim=cal.dim, sigma=cal.sigma).alpha)
     except (InfeasibleCertificateError, InputError):
         alpha_range = None
     p_range, p_data = float(ri["bound"]), float(cal.bound_value)

@@ -54,7 +54,7 @@ from biasbound.bounds import (
     RandomJudge,
     Sample,
 )
-from biasbound.calibration import calibrate_knowledge, check, frontier
+from biasbound.calibration import calibrate, check, frontier
 
 TAU, DIM, DELTA = 0.5, 50, 0.05
 #: (alpha, sigma) points: sigma = 0 (deterministic mechanism), alpha A = tau exactly (0.5: not > tau), alpha = 0
@@ -441,7 +441,7 @@ def test_calibrated_point_passes_check_and_holds_exactly(u: ModuleType) -> None:
     uc = _cases(u)
     for case in uc.cases:
         try:
-            cal = calibrate_knowledge(case.record, tau=TAU, delta=DELTA, dim=DIM, method=uc.method, frontier_points=0)
+            cal = calibrate(case.record, tau=TAU, delta=DELTA, dim=DIM, method=uc.method, frontier_points=0)
         except InfeasibleCertificateError:
             pytest.fail(f"{u.NAME}: {case.name} cannot be calibrated at its default point")
         holds, value = check(tau=TAU, delta=DELTA, dim=DIM, alpha=cal.alpha, sigma=cal.sigma, knowledge=case.record,

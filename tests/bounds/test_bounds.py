@@ -16,7 +16,7 @@ from scipy import stats
 from biasbound import InputError
 from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample, almost_sure, full_population
 from biasbound.bounds import moments, paper, violation_bound
-from biasbound.calibration import calibrate_knowledge, check
+from biasbound.calibration import calibrate, check
 
 
 def exact_probability(sq: np.ndarray, *, tau: float, alpha: float, sigma: float, dim: int) -> float:
@@ -38,7 +38,7 @@ def test_paper_unit_is_corollary_3_2_exactly() -> None:
     x = math.log(2 / delta)
     r = math.sqrt(d + 2 * math.sqrt(d * x) + 2 * x)
     rec = Moments(U**2)
-    kc = calibrate_knowledge(rec, tau=tau, delta=delta, dim=d, method="paper")
+    kc = calibrate(rec, tau=tau, delta=delta, dim=d, method="paper")
     assert kc.alpha == pytest.approx(0.5 * tau * math.sqrt(delta / 2) / U, rel=1e-12)
     assert kc.sigma_max == pytest.approx(0.5 * tau / (math.sqrt(2) * r), rel=1e-12) and kc.sigma < kc.sigma_max
     at = paper.violation_bound(tau, kc.alpha, kc.sigma, d, rec, delta_B=delta / 2)
@@ -52,12 +52,12 @@ def test_paper_unit_is_corollary_3_2_exactly() -> None:
 
 # --------------------------------------------------------------------------- acceptance (embedded setting)
 def test_embedded_setting_almost_sure_and_moments_figures() -> None:
-    a = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, sigma=0.00736, frontier_points=2)
+    a = calibrate(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, sigma=0.00736, frontier_points=2)
     assert a.alpha >= 0.41 and a.alpha == pytest.approx(0.4167, abs=5e-4)
-    b = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, alpha=0.25, frontier_points=2)
+    b = calibrate(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, alpha=0.25, frontier_points=2)
     assert b.sigma == pytest.approx(0.0125, abs=1e-4)
-    m = calibrate_knowledge(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, sigma=0.00714, frontier_points=2)
-    p = calibrate_knowledge(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, method="paper", frontier_points=2)
+    m = calibrate(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, sigma=0.00714, frontier_points=2)
+    p = calibrate(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, method="paper", frontier_points=2)
     assert p.alpha == pytest.approx(0.040, abs=5e-4)
     assert m.alpha == pytest.approx(0.106, abs=2e-3)
     # the calibrated points are on the boundary: a hair more shrinkage breaks the bound
@@ -73,11 +73,11 @@ def test_sampled_band_dominates_ucb_plus_markov_on_a_typical_swap_sample() -> No
     x = rng.choice(pop, size=150, replace=False)
     beta = 0.01
     ucb = sensitivity_ucb(np.sqrt(x), beta=beta, max_distance=1.0)
-    band = calibrate_knowledge(Sample(x, population_size=500, beta=beta, A=1.0), tau=0.5, delta=0.05, dim=500,
+    band = calibrate(Sample(x, population_size=500, beta=beta, A=1.0), tau=0.5, delta=0.05, dim=500,
                                sigma=0.005, frontier_points=2)
-    mom = calibrate_knowledge(Moments(ucb**2, beta=beta, A=1.0), tau=0.5, delta=0.05, dim=500, sigma=0.005,
+    mom = calibrate(Moments(ucb**2, beta=beta, A=1.0), tau=0.5, delta=0.05, dim=500, sigma=0.005,
                               frontier_points=2)
-    paper_ = calibrate_knowledge(Moments(ucb**2, beta=beta), tau=0.5, delta=0.05, dim=500, sigma=0.005,
+    paper_ = calibrate(Moments(ucb**2, beta=beta), tau=0.5, delta=0.05, dim=500, sigma=0.005,
                                  method="paper", frontier_points=2)
     assert band.alpha > mom.alpha > paper_.alpha
 
@@ -160,17 +160,17 @@ def test_band_crossing_probability_equals_enumeration_over_all_samples() -> None
 def test_edges_zero_population_zero_moment_and_deterministic_mechanism() -> None:
     # nothing moves: the default noise is half the noise-only limit, every shrinkage works there (alpha = 1), and
     # at alpha = 1 the noise could go up to that limit
-    c = calibrate_knowledge(FullPopulation(np.zeros(50)), tau=0.5, delta=0.01, dim=50, frontier_points=0)
+    c = calibrate(FullPopulation(np.zeros(50)), tau=0.5, delta=0.01, dim=50, frontier_points=0)
     s_noise = 0.5 / math.sqrt(2 * stats.chi2.isf(0.01, 50))
     assert c.alpha == 1.0 and c.sigma == pytest.approx(s_noise / 2, rel=1e-12) and c.sigma < s_noise / 2
     assert c.sigma_max <= s_noise and c.sigma_max == pytest.approx(s_noise, rel=1e-6)
     # sigma = 0: a deterministic mechanism, certified exactly by the indicator form
-    d0 = calibrate_knowledge(FullPopulation(POP), tau=0.5, delta=0.02, dim=50, sigma=0.0, frontier_points=0)
+    d0 = calibrate(FullPopulation(POP), tau=0.5, delta=0.02, dim=50, sigma=0.0, frontier_points=0)
     assert d0.sigma == 0.0 and d0.bound_value <= 0.02
     assert exact_probability(POP, tau=0.5, alpha=d0.alpha, sigma=0.0, dim=50) <= 0.02
     assert exact_probability(POP, tau=0.5, alpha=min(1.0, d0.alpha * 1.001), sigma=0.0, dim=50) > 0.02 or d0.alpha == 1.0
     with pytest.raises(InputError, match="sigma"):
-        calibrate_knowledge(Moments(0.01), tau=0.5, delta=0.01, dim=50, sigma=0.0, method="paper")
+        calibrate(Moments(0.01), tau=0.5, delta=0.01, dim=50, sigma=0.0, method="paper")
 
 
 def test_knowledge_refuses_an_unknown_combination_in_one_sentence() -> None:
@@ -180,7 +180,7 @@ def test_knowledge_refuses_an_unknown_combination_in_one_sentence() -> None:
 
 
 def test_candidates_all_records_each_bounds_own_frontier_point() -> None:
-    c = calibrate_knowledge([AlmostSure(1.0), Moments(0.02, A=1.0)], tau=0.5, delta=0.01, dim=200, frontier_points=0,
+    c = calibrate([AlmostSure(1.0), Moments(0.02, A=1.0)], tau=0.5, delta=0.01, dim=200, frontier_points=0,
                             candidates="all")
     used = [x for x in c.candidates if x["applicable"]]
     assert {x["unit"] for x in used} >= {"almost-sure", "moments", "paper"}

@@ -20,7 +20,7 @@ import biasbound.pipeline._knowledge as K
 from biasbound.bounds import FullPopulation, Moments, full_population
 from biasbound._exceptions import InputError
 from biasbound.bounds._knowledge import record_from_dict
-from biasbound.calibration import calibrate_knowledge
+from biasbound.calibration import calibrate
 from biasbound.pipeline import certify
 
 TAU, DELTA = 0.5, 0.01
@@ -188,8 +188,8 @@ def test_exact_law_improves_alpha_over_the_mean_and_maximum(monkeypatch):
     loose, _ = _hk(k, moved)
     assert isinstance(exact, FullPopulation) and isinstance(loose, Moments)
     sigma = 0.02  # below the noise-only limit (0.044 at d = 40)
-    a_exact = calibrate_knowledge(exact, tau=TAU, delta=DELTA, dim=n, sigma=sigma).alpha
-    a_loose = calibrate_knowledge(loose, tau=TAU, delta=DELTA, dim=n, sigma=sigma).alpha
+    a_exact = calibrate(exact, tau=TAU, delta=DELTA, dim=n, sigma=sigma).alpha
+    a_loose = calibrate(loose, tau=TAU, delta=DELTA, dim=n, sigma=sigma).alpha
     assert a_exact > 1.2 * a_loose, (a_exact, a_loose)
     # the exact α holds with equality against enumeration: Pr ≤ δ at it
     sq = np.array([float(np.sum(moved[list(s)] ** 2)) for s in itertools.combinations(range(n), k)])

@@ -17,7 +17,7 @@ from scipy import stats
 from biasbound.bounds import AlmostSure, FullPopulation, Moments, Sample
 from biasbound import InfeasibleCertificateError
 from biasbound.bounds import violation_bound
-from biasbound.calibration import calibrate_knowledge
+from biasbound.calibration import calibrate
 
 N_CELLS = 30
 
@@ -82,7 +82,7 @@ def test_every_calibration_issued_holds_exactly(cell: int) -> None:
     elif point == "alpha":
         kw["alpha"] = float(rng.uniform(0.05, 0.5))
     try:
-        cal = calibrate_knowledge(know, tau=tau, delta=delta, dim=d, frontier_points=0, method=method, **kw)
+        cal = calibrate(know, tau=tau, delta=delta, dim=d, frontier_points=0, method=method, **kw)
     except InfeasibleCertificateError:  # nothing issued: the bound at that point (noise-free for alpha) must exceed delta
         assert point != "default" or method == "paper"
         if method == "paper":

@@ -13,7 +13,7 @@ import pytest
 from biasbound import InputError
 from biasbound.mechanism import apply_mechanism
 from biasbound.bounds import AlmostSure, FullPopulation, Moments, Sample
-from biasbound.calibration import calibrate_knowledge, recheck
+from biasbound.calibration import calibrate, recheck
 from biasbound.certificate import SCHEMA_VERSION, Certificate, CertificateVerificationError, make_certificate, sha256_of_array
 
 pytestmark = pytest.mark.slow  # end to end: certificates written by certify, edited field by field (~18 s on a loaded machine)
@@ -28,7 +28,7 @@ PROVENANCE: dict[str, str] = {}
 
 
 def _make(knowledge: Any, method: str = "tight", delta: float = 0.05, **kw: Any) -> tuple[Certificate, np.ndarray]:
-    c = calibrate_knowledge(knowledge, tau=0.5, delta=delta, dim=X.size, method=method, frontier_points=3)
+    c = calibrate(knowledge, tau=0.5, delta=delta, dim=X.size, method=method, frontier_points=3)
     assert c.alpha < 1  # the centre matters (at alpha = 1 its value has no effect on anything)
     res = apply_mechanism(X, c, center=0.5, rng=9)
     cert = make_certificate(c, center_kind="fixed", center_value=0.5, seed=res.seed, data_sha256=sha256_of_array(X),
@@ -100,12 +100,12 @@ def test_every_numeric_field_edited_fails_verify(case: str) -> None:
 
 
 def test_sentence_says_when_the_range_alone_implies_it() -> None:
-    c = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, frontier_points=2)
+    c = calibrate(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, frontier_points=2)
     cert = make_certificate(c, center_kind="fixed", center_value=0.5, seed=1, data_sha256="0" * 64, view="model",
                             range_bound=1.0)
     assert cert.range_implied["holds"] is True
     assert "follows from the score range alone" in cert.guarantee and "ANY judge" in cert.guarantee
-    full = calibrate_knowledge(FullPopulation(POP), tau=0.5, delta=0.05, dim=500, frontier_points=2)
+    full = calibrate(FullPopulation(POP), tau=0.5, delta=0.05, dim=500, frontier_points=2)
     cert2 = make_certificate(full, center_kind="fixed", center_value=0.5, seed=1, data_sha256="0" * 64, view="model",
                              range_bound=1.0)
     assert cert2.range_implied["holds"] is False and "score range alone" not in cert2.guarantee
@@ -113,7 +113,7 @@ def test_sentence_says_when_the_range_alone_implies_it() -> None:
 
 
 def test_per_model_recheck_certificate_verifies() -> None:
-    c = calibrate_knowledge({"a": FullPopulation(POP), "b": FullPopulation(POP[:100])}, tau=0.5, delta=0.05, dim=200,
+    c = calibrate({"a": FullPopulation(POP), "b": FullPopulation(POP[:100])}, tau=0.5, delta=0.05, dim=200,
                             frontier_points=2)
     one = recheck(c, knowledge=FullPopulation(POP[:100]), dim=100)
     assert one.checked_point and (one.alpha, one.sigma) == (c.alpha, c.sigma)
@@ -122,11 +122,11 @@ def test_per_model_recheck_certificate_verifies() -> None:
 
 
 def test_batch_centre_needs_knowledge_of_the_shift() -> None:
-    c = calibrate_knowledge(FullPopulation(POP), tau=0.5, delta=0.01, dim=200, frontier_points=0)
+    c = calibrate(FullPopulation(POP), tau=0.5, delta=0.01, dim=200, frontier_points=0)
     with pytest.raises(InputError, match="batch"):
         make_certificate(c, center_kind="batch", center_value=None, seed=1, data_sha256="0" * 64, view="model")
     y = POP / 200  # Hamming-1: s^2 = ||Delta||^2 / d exactly
-    cb = calibrate_knowledge(FullPopulation(POP, shift_sq=y), tau=0.5, delta=0.01, dim=200, frontier_points=0)
+    cb = calibrate(FullPopulation(POP, shift_sq=y), tau=0.5, delta=0.01, dim=200, frontier_points=0)
     cert = make_certificate(cb, center_kind="batch", center_value=None, seed=1, data_sha256="0" * 64, view="model")
     assert cert.original_scale is None and cert.verify()["holds"]
 

@@ -111,10 +111,10 @@ def test_bias_radius_never_exceeds_the_score_range():
     """The paper's knowledge (a point estimate of E||Delta||^2, no almost-sure bound) gives Markov's radius
     sqrt(U2/delta) = 4.42 on the embedded data's [0, 1] scale, where no swap moves the scores by more than 1."""
     from biasbound.bounds import Moments
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
     from biasbound.certificate import make_certificate
 
-    c = calibrate_knowledge(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, method="paper")
+    c = calibrate(Moments(0.442**2), tau=0.5, delta=0.01, dim=500, method="paper")
     cert = make_certificate(c, center_kind="fixed", center_value=0.5, seed=1, data_sha256="0" * 64, view="model",
                             range_bound=1.0)
     assert cert.bias_radius["radius"] <= 1.0, cert.bias_radius

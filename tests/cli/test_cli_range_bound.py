@@ -2,7 +2,7 @@
 
 The guarantee is known exactly here: with no neighbour observed, the only knowledge is that a
 one-item (Hamming-1) change moves the [0, 1] scores by at most 1, i.e. ``AlmostSure(1.0)``; the
-certificate's (α, σ) must be exactly what :func:`biasbound.calibrate_knowledge` gives on that
+certificate's (α, σ) must be exactly what :func:`biasbound.calibrate` gives on that
 knowledge at the batch's dimension, computed here independently of the pipeline. Nothing is random
 in these tests except the mechanism's noise, under a fixed seed, which no assertion depends on.
 """
@@ -16,7 +16,7 @@ import pytest
 from conftest import SHARED_DATA
 
 from biasbound.bounds import AlmostSure
-from biasbound.calibration import calibrate_knowledge
+from biasbound.calibration import calibrate
 from biasbound.certificate import Certificate
 from biasbound.cli import main
 
@@ -63,7 +63,7 @@ def test_range_bound_certifies_on_the_range_alone(which, dim, game1_table, tmp_p
     assert all(g.endswith("range") for g in gens) and len(gens) == (1 if which == "mt_single" else 3)
     assert [(r["kind"], r["A"]) for recs in gens.values() for r in recs] == [("almost-sure", 1.0)] * len(gens)
 
-    expected = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=dim)
+    expected = calibrate(AlmostSure(1.0), tau=0.5, delta=0.01, dim=dim)
     assert cert.dim == dim
     assert cert.alpha == pytest.approx(expected.alpha, rel=1e-12)
     assert cert.sigma == pytest.approx(expected.sigma, rel=1e-12)
@@ -125,7 +125,7 @@ def test_python_api_range_bound(game1_table):
     r = biasbound.certify(df, neighbors="swap", progress=False, plots=False, range_bound=True, view="leaderboard",
                           hamming="all", bootstrap_rounds=20)
     (j,) = r.judges.values()
-    expected = calibrate_knowledge(AlmostSure(3 ** 0.5), tau=0.5, delta=0.01, dim=3)
+    expected = calibrate(AlmostSure(3 ** 0.5), tau=0.5, delta=0.01, dim=3)
     assert j.certificate.range_implied["holds"] is True and j.certificate.range_implied["A"] == pytest.approx(3 ** 0.5)
     assert j.calibration.alpha == pytest.approx(expected.alpha, rel=1e-12)
     assert j.calibration.sigma == pytest.approx(expected.sigma, rel=1e-12)

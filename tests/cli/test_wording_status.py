@@ -28,7 +28,7 @@ import pytest
 
 from biasbound.audit import exceedance_probabilities
 from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample, knowledge_from_dict
-from biasbound.calibration import beta_per_unit, calibrate_knowledge
+from biasbound.calibration import beta_per_unit, calibrate
 from biasbound.certificate import confidence_phrase
 from biasbound.pipeline import certify
 
@@ -180,7 +180,7 @@ def test_a_range_implied_statement_carries_no_confidence(tmp_path):
     (AlmostSure(0.6), False),  # worst case over every judge within the bound
 ])
 def test_exact_only_when_the_value_is_the_probability(record, exact):
-    cal = calibrate_knowledge(record, tau=0.5, delta=0.01, dim=100)
+    cal = calibrate(record, tau=0.5, delta=0.01, dim=100)
     assert cal.exact is exact
 
 

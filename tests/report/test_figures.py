@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from biasbound.bounds import AlmostSure, FullPopulation, Knowledge, Moments, Sample
-from biasbound.calibration import calibrate_knowledge
+from biasbound.calibration import calibrate
 from biasbound.figures import bias_radius, bias_radius_curve, original_scale, range_implied, survival
 
 
@@ -56,7 +56,7 @@ def test_bias_radius_curve_is_nonincreasing_in_delta() -> None:
 
 
 def test_range_implied_matches_the_almost_sure_calibration() -> None:
-    c = calibrate_knowledge(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, frontier_points=2)
+    c = calibrate(AlmostSure(1.0), tau=0.5, delta=0.01, dim=500, frontier_points=2)
     assert range_implied(tau=0.5, delta=0.01, alpha=c.alpha, sigma=c.sigma, dim=500, A=1.0)
     assert not range_implied(tau=0.5, delta=0.01, alpha=c.alpha * 1.01, sigma=c.sigma, dim=500, A=1.0)
 

@@ -385,11 +385,11 @@ def _knowledge_of(knowledge: dict[str, Any], s: _Settings, units: list[str]) -> 
 def _tight_calibration(judge: str, s: _Settings, view: Any, knowledge: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The judge's (α, σ) from the knowledge of every unit at the view's calibration dimension, and
     each unit's own check at its own dimension (σ and α shared; the bound re-evaluated there)."""
-    from biasbound.calibration import calibrate_knowledge, check
+    from biasbound.calibration import calibrate, check
 
     K = _knowledge_of(knowledge, s, view.units)
     try:
-        bcal = calibrate_knowledge(K, tau=s.tau, delta=s.delta, dim=view.dim, alpha=s.alpha, sigma=s.sigma,
+        bcal = calibrate(K, tau=s.tau, delta=s.delta, dim=view.dim, alpha=s.alpha, sigma=s.sigma,
                                    method="tight")
     except InfeasibleCertificateError as exc:
         raise InfeasibleCertificateError(f"Judge {judge!r}: {exc}", alpha_max=exc.alpha_max) from exc
@@ -560,7 +560,7 @@ def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
     1e-3), Markov + Laurent–Massart at the symmetric split; recorded as one Moments record so the
     certificate (schema 2) recomputes it."""
     from biasbound.bounds import Knowledge, Moments
-    from biasbound.calibration import calibrate_knowledge
+    from biasbound.calibration import calibrate
 
     # items, not rows: an item's reruns on one side of the hold-out, and one weight per item in Δ*
     cal_rows, held = _hamming1(observed, view).split(len(s.generators), s.holdout, rng)
@@ -574,7 +574,7 @@ def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
                        f"(max over {'models' if len(view.units) > 1 else 'the unit'}, {s.combine} over generators)")
     K = Knowledge.of({"+".join(s.used): rec})
     try:
-        bcal = calibrate_knowledge(K, tau=s.tau, delta=s.delta, dim=view.dim, alpha=s.alpha, sigma=s.sigma,
+        bcal = calibrate(K, tau=s.tau, delta=s.delta, dim=view.dim, alpha=s.alpha, sigma=s.sigma,
                                    method="paper")
     except InfeasibleCertificateError as exc:
         raise InfeasibleCertificateError(f"Judge {judge!r}: {exc}", alpha_max=exc.alpha_max) from exc
