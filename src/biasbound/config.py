@@ -50,6 +50,8 @@ Schema (defaults in brackets)::
       # ... or sequential judging: looks declared in advance, the first 10, 20, 40 of each model's seeded
       # draw; beta is split evenly over the looks; stop when alpha gains less than min_gain (relative):
       # sequential: {looks: [10, 20, 40, 80], min_gain: 0.01}
+      # ... optionally also stopping at the first look that meets every stated target:
+      # sequential: {looks: [10, 20, 40, 80], target: {alpha: 0.42, bias_radius: 0.5, flip_rate_width: 0.1}}
       options: {schematic: {mode: random}, paraphrase: {max_attempts: 3}}   # swap: {drawn: true} draws swap too
     tau: 0.5                        # [0.5]
     delta: 0.01                     # [0.01]
@@ -107,7 +109,9 @@ _PRICE_KEYS = ("prompt_per_million", "completion_per_million")
 _RETRY_KEYS = ("max_attempts", "max_parse_attempts", "timeout", "backoff_initial", "backoff_max", "backoff_jitter")
 _DATA_KEYS = ("questions", "answers", "table", "baseline", "models", "n_items", "include_baseline")
 _NEIGHBOR_KEYS = ("generators", "neighbors_per_generator", "options", "sequential")
-_SEQUENTIAL_KEYS = ("looks", "min_gain")
+_SEQUENTIAL_KEYS = ("looks", "min_gain", "target")
+#: targets a sequential run may stop on (every one stated must be met at a look)
+_TARGET_KEYS = ("alpha", "bias_radius", "flip_rate_width")
 #: the certify parameters under 'calibration:' (method, combine, alpha, beta, holdout, center, hamming, sigma,
 #: range_bound, deterministic_judge), from the one table of parameters
 _CALIBRATION_KEYS = tuple(PARAMETERS[n].config_key.split(".", 1)[1] for n in CERTIFY
@@ -212,7 +216,9 @@ class NeighborsConfig:
     true, when game 2 is judged for a seeded draw of m items per model, like any drawn generator.
     ``looks`` (sequential judging, declared in advance): increasing m values; the run judges the
     first ``looks[k]`` of each model's seeded draw of ``looks[-1]`` items, look after look, and stops
-    when α gains less than ``min_gain`` (relative). ``m`` is then the last look. ``draw_m``: the size
+    when α gains less than ``min_gain`` (relative) or when every stated ``target`` is met (``alpha``: α at least
+    this; ``bias_radius``: the judge's bias radius at δ at most this; ``flip_rate_width``: every drawn
+    generator's flip-rate interval at most this wide). ``m`` is then the last look. ``draw_m``: the size
     of the seeded draw whose first ``m`` are judged (``None``: ``m``; set by the sequential loop).
     """
 
@@ -221,6 +227,7 @@ class NeighborsConfig:
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     looks: tuple[int, ...] = ()
     min_gain: float = 0.01
+    target: Mapping[str, float] = field(default_factory=dict)
     draw_m: int | None = None
     budget_from: str | None = None
 
@@ -235,6 +242,8 @@ class NeighborsConfig:
                                "options": {k: dict(v) for k, v in self.options.items()}}
         if self.looks:
             out["sequential"] = {"looks": list(self.looks), "min_gain": self.min_gain}
+            if self.target:
+                out["sequential"]["target"] = dict(self.target)
         if self.draw_m is not None:
             out["draw_m"] = self.draw_m
         if self.budget_from is not None:
@@ -531,6 +540,7 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
     m = int(r.integer(d.get("neighbors_per_generator"), "neighbors.neighbors_per_generator", default=50, low=2))  # type: ignore[arg-type]
     looks: tuple[int, ...] = ()
     min_gain = 0.01
+    target: dict[str, float] = {}
     if d.get("sequential") is not None:
         seq = r.mapping(d["sequential"], "neighbors.sequential", _SEQUENTIAL_KEYS)
         if d.get("neighbors_per_generator") is not None:
@@ -545,6 +555,15 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
         looks = tuple(int(x) for x in raw_looks)
         m = looks[-1]
         min_gain = float(r.number(seq.get("min_gain"), "neighbors.sequential.min_gain", default=0.01, low=0, high=1))  # type: ignore[arg-type]
+        if seq.get("target") is not None:
+            tg = r.mapping(seq["target"], "neighbors.sequential.target", _TARGET_KEYS)
+            if not tg:
+                raise r.fail("neighbors.sequential.target", f"a mapping with at least one of {list(_TARGET_KEYS)}", tg)
+            for key, value in tg.items():
+                where = f"neighbors.sequential.target.{key}"
+                if value is None:
+                    raise r.fail(where, "a number in (0, 1]", value)
+                target[key] = float(r.number(value, where, default=None, low=0, high=1, low_open=True))  # type: ignore[arg-type]
     opts = r.mapping(d.get("options"), "neighbors.options", GENERATOR_NAMES)
     options = {}
     for name, o in opts.items():
@@ -558,7 +577,7 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
         raise r.fail("neighbors.options.swap.drawn", "true (judge game 2 of m drawn items per model) or false (every item)",
                      swap_opts["drawn"])
     ordered = tuple(g for g in GENERATOR_NAMES if g in gens)
-    return NeighborsConfig(generators=ordered, m=m, options=options, looks=looks, min_gain=min_gain)
+    return NeighborsConfig(generators=ordered, m=m, options=options, looks=looks, min_gain=min_gain, target=target)
 
 
 def _rubric(r: _Reader, raw: Any, template: str) -> tuple[tuple[str, str], ...] | None:

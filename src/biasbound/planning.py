@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,8 +41,31 @@ __all__ = ["SEQUENTIAL_RULE", "GeneratorPlan", "Plan", "plan", "plan_judgments",
 
 #: The stop rule of sequential judging (``biasbound run`` with ``neighbors.sequential``), as recorded.
 SEQUENTIAL_RULE = ("judge the first m of each model's seeded draw at each look declared in advance; certify at "
-                   "beta/K (K looks); stop at the first look whose alpha gains less than min_gain (relative) over the "
-                   "previous certified look's, else at the last look (the budget)")
+                   "beta/K (K looks); stop at the first look that meets every stated target, or whose alpha gains less "
+                   "than min_gain (relative) over the previous certified look's, else at the last look (the budget)")
+
+
+def targets_met(target: Mapping[str, float], alpha: float | None, card: Mapping[str, Any] | None,
+                generators: Sequence[str]) -> bool:
+    """Whether a look meets every stated ``target`` (``neighbors.sequential.target``): ``alpha`` (α at least
+    this), ``bias_radius`` (the judge card's bias radius at the certificate's δ at most this) and
+    ``flip_rate_width`` (the flip-rate interval of every certify generator in ``generators`` at most this
+    wide). A look without the figure (no certificate, no flip rate) does not meet it; no target: False."""
+    if not target or alpha is None:
+        return False
+    card = card or {}
+    if "alpha" in target and alpha < target["alpha"]:
+        return False
+    if "bias_radius" in target:
+        radius = (card.get("bias_radius") or {}).get("radius")
+        if radius is None or radius > target["bias_radius"]:
+            return False
+    if "flip_rate_width" in target:
+        for g in generators:
+            fr = ((card.get("generators") or {}).get(g) or {}).get("flip_rate") or {}
+            if fr.get("lo") is None or fr.get("hi") is None or fr["hi"] - fr["lo"] > target["flip_rate_width"]:
+                return False
+    return True
 
 
 def sequential_stops(previous: float | None, alpha: float | None, min_gain: float) -> bool:

@@ -769,14 +769,15 @@ async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool)
     """Sequential judging: look k judges the first ``looks[k]`` neighbours of each model's seeded draw of
     ``looks[-1]`` (earlier looks' calls come from the cache) and certifies at β/K (K looks declared in
     advance: on the union of the K looks' events, probability >= 1 - β, whichever look the rule stops at;
-    docs/proofs/sequential.md); the run stops at the first look whose α gains less than ``min_gain`` over
-    the previous look's (:func:`biasbound.planning.sequential_stops`), or at the last (the budget). The
+    docs/proofs/sequential.md); the run stops at the first look that meets every stated target
+    (:func:`biasbound.planning.targets_met`) or whose α gains less than ``min_gain`` over the previous look's
+    (:func:`biasbound.planning.sequential_stops`), or at the last (the budget). The
     stopped look's outputs stay; its certificates record the schedule (``scope.sequential``: the rule, the
     looks declared, β per look, the looks taken with their α and calls, the calls spent) and
     ``run_summary.json`` records every look."""
     import dataclasses
 
-    from biasbound.planning import SEQUENTIAL_RULE, sequential_stops
+    from biasbound.planning import SEQUENTIAL_RULE, sequential_stops, targets_met
 
     looks = cfg.neighbors.looks
     beta = cfg.calibration.beta
@@ -786,10 +787,11 @@ async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool)
     drawn = [g for g in cfg.neighbors.generators if g != "swap" or cfg.neighbors.swap_drawn]
     declared = {"rule": SEQUENTIAL_RULE, "looks": list(looks), "generators": drawn, "beta": beta,
                 "beta_per_look": beta_look, "min_gain": cfg.neighbors.min_gain,
+                **({"target": dict(cfg.neighbors.target)} if cfg.neighbors.target else {}),
                 "budget": {"neighbours_per_model": looks[-1], "generators": len(drawn)}}
     record: list[dict[str, Any]] = []
     result: RunResult | None = None
-    stopped = None
+    stopped, stopped_by = None, None
     previous = None
     spent = 0
     for k, m in enumerate(looks):
@@ -817,14 +819,18 @@ async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool)
         record.append({"look": k + 1, "m": m, "alpha": alpha, "calls": t.get("calls", 0), "attempts": t.get("attempts", 0),
                        "cost": t.get("cost"), "neighbour_judgments": look["neighbour_judgments"],
                        "gain": None if previous is None else alpha / previous - 1.0})
+        card = (result.certification.judge_card.get("judges") or {}).get(result.config.judge.name)
+        if targets_met(cfg.neighbors.target, alpha, card, [CERTIFY_NAMES[g] for g in drawn]):
+            stopped, stopped_by = k + 1, "target"
+            break
         if sequential_stops(previous, alpha, cfg.neighbors.min_gain):
-            stopped = k + 1
+            stopped, stopped_by = k + 1, "min_gain"
             break
         previous = alpha
     if result is None:  # unreachable: the last look raises instead of continuing
         raise RuntimeError("sequential run ended without a look")
     seq = {**declared, "stopped_at_look": stopped or record[-1]["look"],
-           "stopped_by": "min_gain" if stopped else "budget (the last look)", "m": record[-1]["m"],
+           "stopped_by": stopped_by if stopped else "budget (the last look)", "m": record[-1]["m"],
            "neighbour_judgments": record[-1]["neighbour_judgments"], "calls_spent": spent, "per_look": record}
     result.summary["sequential"] = seq
     result.summary["notes"].append(f"Sequential judging: looks {list(looks)} declared in advance, β = {beta:g} split "

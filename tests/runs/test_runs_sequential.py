@@ -85,6 +85,13 @@ def test_sequential_looks_judge_prefixes_split_beta_and_stop_by_the_rule(tmp_pat
     ({"generators": ["swap"], "sequential": {"looks": [5, 10]}}, {}, "neighbors.sequential"),
     ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10]}}, {"calibration": {"beta": None}}, "calibration.beta"),
     ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10]}}, {"calibration": {"alpha": 0.3}}, "calibration.alpha"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10], "target": {"alpha": 0}}}, {},
+     "neighbors.sequential.target.alpha"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10], "target": {"flip_rate_width": "narrow"}}}, {},
+     "neighbors.sequential.target.flip_rate_width"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10], "target": {"radius": 0.5}}}, {},
+     "neighbors.sequential.target.radius"),
+    ({"generators": ["swap", "format"], "sequential": {"looks": [5, 10], "target": {}}}, {}, "neighbors.sequential.target"),
     ({"generators": ["swap"], "options": {"swap": {"census": False}}}, {}, "neighbors.options.swap"),
     ({"generators": ["swap"], "options": {"swap": {"drawn": "yes"}}}, {}, "neighbors.options.swap.drawn"),
 ])
@@ -100,3 +107,38 @@ def test_swap_drawn_alone_is_a_drawn_generator_for_sequential_judging(tmp_path) 
                    {"generators": ["swap"], "options": {"swap": {"drawn": True}}, "sequential": {"looks": [5, 10]}})
     cfg = load_config(path)
     assert cfg.neighbors.swap_drawn and cfg.neighbors.looks == (5, 10) and cfg.neighbors.m == 10
+
+
+def test_targets_met_reads_alpha_the_bias_radius_and_every_flip_interval() -> None:
+    from biasbound.planning import targets_met
+
+    card = {"bias_radius": {"radius": 0.4},
+            "generators": {"variant:format": {"flip_rate": {"lo": 0.1, "hi": 0.2}},
+                           "rerun": {"flip_rate": {"lo": 0.0, "hi": 0.3}}}}
+    gens = ["variant:format", "rerun"]
+    assert not targets_met({}, 0.5, card, gens)  # no target: never stops on one
+    assert targets_met({"alpha": 0.4}, 0.4, card, gens) and not targets_met({"alpha": 0.41}, 0.4, card, gens)
+    assert not targets_met({"alpha": 0.1}, None, card, gens)  # a look without a certificate meets nothing
+    assert targets_met({"bias_radius": 0.4}, 0.3, card, gens) and not targets_met({"bias_radius": 0.39}, 0.3, card, gens)
+    assert targets_met({"flip_rate_width": 0.3}, 0.3, card, gens)
+    assert not targets_met({"flip_rate_width": 0.25}, 0.3, card, gens)  # rerun's interval is 0.3 wide
+    assert not targets_met({"flip_rate_width": 0.5}, 0.3, card, [*gens, "variant:paraphrase"])  # no figure: not met
+    assert not targets_met({"alpha": 0.1, "bias_radius": 0.3}, 0.3, card, gens)  # every stated target must be met
+
+
+@pytest.mark.slow
+def test_a_sequential_run_stops_at_the_first_look_meeting_its_targets(tmp_path) -> None:
+    # every target below is met by any certified look (α > 0.01, a radius is at most the range 1, an interval at
+    # most 1 wide): the run stops at the first look, says why, and records the targets in the certificate
+    looks = [5, 10, 20]
+    target = {"alpha": 0.01, "bias_radius": 1.0, "flip_rate_width": 1.0}
+    with serve_in_thread(SyntheticServerConfig()) as server:
+        path = _config(tmp_path / "s.yaml", server.url, tmp_path / "out",
+                       {"generators": ["swap", "format"], "sequential": {"looks": looks, "min_gain": 0.0,
+                                                                        "target": target}})
+        result = run(path, progress=False)
+    seq = result.summary["sequential"]
+    assert seq["stopped_at_look"] == 1 and seq["stopped_by"] == "target" and seq["m"] == 5
+    assert seq["target"] == target and seq["beta_per_look"] == pytest.approx(0.05 / 3)  # β still split over all 3
+    cert = json.loads((tmp_path / "out" / "certificate.json").read_text())
+    assert cert["scope"]["sequential"]["target"] == target and cert["scope"]["sequential"]["look"] == 1
