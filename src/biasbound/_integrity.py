@@ -121,11 +121,7 @@ def reading_options(judgments: Any) -> dict[str, Any] | None:
     rep = getattr(judgments, "report", None)
     sources, scale = getattr(rep, "sources", None), getattr(rep, "scale", None)
     if sources is not None and len(sources) == 1 and scale is not None:
-        out: dict[str, Any] = {"reader": "frame", "source": str(sources[0]), "scale": [float(scale[0]), float(scale[1])]}
-        usage = getattr(getattr(judgments, "frame", None), "attrs", {}).get("usage")
-        if usage:  # the judging cost biasbound run attached (the judge card's cost row): part of the input
-            out["usage"] = usage
-        return out
+        return {"reader": "frame", "source": str(sources[0]), "scale": [float(scale[0]), float(scale[1])]}
     return None
 
 

@@ -68,7 +68,7 @@ from biasbound._exceptions import (
     InputError,
     JudgeError,
 )
-from biasbound.config import LLM_GENERATORS, RunConfig, load_config
+from biasbound.config import CERTIFY_NAMES, LLM_GENERATORS, RunConfig, load_config
 from biasbound.data._io import iter_json_records
 
 __all__ = [
@@ -82,10 +82,6 @@ __all__ = [
 ]
 
 #: Generator name -> the neighbour name ``pipeline.certify`` reads from the judgment table.
-CERTIFY_NAMES: dict[str, str] = {
-    "swap": "swap", "format": "variant:format", "paraphrase": "variant:paraphrase",
-    "schematic": "variant:schematic", "agreeable": "variant:agreeable", "rerun": "rerun",
-}
 _CACHE_NAME = "judge_cache.sqlite"
 _MAX_LISTED_FAILURES = 200
 #: A game a drawn swap did not judge (``options.swap.drawn``), in the Arena-Hard judgment files.
@@ -615,16 +611,28 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
 
 
 def _judgment_table(state: _RunState, out: Path, outputs: dict[str, Path]) -> tuple[pd.DataFrame, Any]:
-    """Stage 4: the judgment table (``judgments.parquet``) and the JudgmentSet certify reads."""
+    """Stage 4: the judgment table and the JudgmentSet certify reads (written as ``judgments.parquet`` by
+    :func:`_write_judgments` once the run's usage is known)."""
     from biasbound.data.tables import from_frame
 
     frame = pd.DataFrame(state.rows)
     frame = frame.sort_values(["judge", "model", "item_id", "variant", "rerun", "game"], kind="stable").reset_index(drop=True)
-    frame.to_parquet(out / "judgments.parquet", index=False)
-    outputs["judgments"] = out / "judgments.parquet"
     jset = from_frame(frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]],
                       source="judgments.parquet", scale=(0.0, 1.0), judge=state.judge_name)
     return frame, jset
+
+
+def _write_judgments(cfg: RunConfig, frame: pd.DataFrame, jset: Any, summary: dict[str, Any], out: Path,
+                     outputs: dict[str, Path]) -> None:
+    """``judgments.parquet``: every judgment, with the judging cost (``attrs["usage"]``, the judge card's cost row;
+    a panel's stages are not split by judge) in the file's metadata, so that ``biasbound verify --judgments``
+    re-reads the table exactly as certify got it."""
+    if len(cfg.panel) == 1:
+        usage = {str(cfg.panel[0].name): summary["totals"]}
+        frame.attrs["usage"] = usage
+        jset.frame.attrs["usage"] = usage
+    frame.to_parquet(out / "judgments.parquet", index=False)
+    outputs["judgments"] = out / "judgments.parquet"
 
 
 def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.DataFrame,
@@ -674,8 +682,6 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
     panel = cfg.panel
     c = cfg.calibration
     certification = None
-    if len(panel) == 1:  # the judging cost per judge, for the judge card (a panel's stages are not split by judge)
-        jset.frame.attrs["usage"] = {str(panel[0].name): summary["totals"]}
     try:
         certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
             jset, **c.certify_kwargs(), neighbors=summary["certify_neighbors"], seed=cfg.seed, out=out,
@@ -735,6 +741,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
         outputs.update(_write_arena_hard(out, name, games, pairwise, cfg, several=len(cfg.panel) > 1))
     outputs["neighbors"] = _write_neighbors(out / "neighbors.jsonl", state.perturbations, frame, game0)
     summary = _run_summary(cfg, ctx, state, frame, cache_counts, retry_failed)
+    _write_judgments(cfg, frame, jset, summary, out, outputs)
 
     # 6. certify
     _refuse_dead_judges(cfg, frame, summary, out, t_start)

@@ -269,7 +269,7 @@ def _random_judge(rng: np.random.Generator, levels: np.ndarray):
 def test_random_judge_dominance_never_drops_the_maximum(seed: int) -> None:
     """A judge's models as generators (``"MODEL | swap"``): the search evaluates only the records no other record
     dominates (same levels, every tail bound no larger); its value must be the maximum over every record."""
-    from biasbound.calibration import _Plan
+    from biasbound.bounds._combined import Plan as _Plan
 
     rng = np.random.default_rng(seed)
     grids = [(np.arange(1, 5) / 4) ** 2, (np.arange(1, 3) / 2) ** 2]  # two level sets: only equal levels compare

@@ -317,8 +317,8 @@ def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
                               path=str(path)) from None
     cols = [c for c in COLUMNS if c in raw.columns and c not in ("source", "line")]
     js = from_frame(raw[cols], source=str(load.get("source")), scale=tuple(load["scale"]))
-    if isinstance(load.get("usage"), Mapping):  # the judging cost the run attached, as certify got it
-        js.frame.attrs["usage"] = dict(load["usage"])
+    if isinstance(raw.attrs.get("usage"), Mapping):  # the judging cost biasbound run stores with its table
+        js.frame.attrs["usage"] = dict(raw.attrs["usage"])
     return js
 
 
