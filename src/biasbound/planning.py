@@ -101,6 +101,8 @@ class GeneratorPlan:
     census: bool
     per_neighbour: dict[str, Any] = field(default_factory=dict)
     sequential: dict[str, Any] | None = None
+    targets: dict[str, float] = field(default_factory=dict)
+    why_not: str | None = None
 
     def chosen(self) -> dict[str, Any] | None:
         """The grid row of ``chosen_m`` (``None`` when not reached)."""
@@ -124,7 +126,8 @@ class Plan:
             "pilot": str(self.pilot), "models": self.models, "items": self.items, "settings": self.settings,
             "generators": {g: {"generator": p.generator, "census": p.census, "reference_alpha": p.reference_alpha,
                                "target_alpha": p.target_alpha, "chosen_m": p.chosen_m, "chosen": p.chosen(),
-                               "per_neighbour": p.per_neighbour, "grid": p.rows, "sequential": p.sequential}
+                               "per_neighbour": p.per_neighbour, "grid": p.rows, "sequential": p.sequential,
+                               "targets": p.targets, "why_not": p.why_not}
                            for g, p in self.generators.items()},
             "notes": list(self.notes),
         }
@@ -203,6 +206,8 @@ def plan(
     bootstrap_rounds: int = 200,
     looks: Sequence[int] | None = None,
     min_gain: float | None = None,
+    bias_radius: float | None = None,
+    flip_width: float | None = None,
 ) -> Plan:
     """Plan the neighbours per model that reach a target α, from a pilot run (see the module docstring).
 
@@ -229,6 +234,10 @@ def plan(
         evaluated: a rule not stopped by then is reported as undecided. Each generator is replayed alone; a
         run drawing several generators certifies them jointly (β split over them too), so its α per look can
         be lower and its stop later than the forecast.
+    bias_radius, flip_width:
+        Further targets, in (0, 1]: the judge's bias radius at δ at most ``bias_radius``, the generator's
+        flip-rate interval at most ``flip_width`` wide; the chosen m meets every target, and ``why_not`` says
+        whether a census would reach a target no m of the grid reaches.
 
     Returns
     -------
@@ -242,7 +251,7 @@ def plan(
     from biasbound.config import CERTIFY_NAMES
 
     folder = Path(pilot)
-    _check_target(alpha, within)
+    targets = _check_target(alpha, within, bias_radius, flip_width)
     summary, frame, draws = _read_pilot(folder)
     cfg = summary["config"]
     cal = cfg["calibration"]
@@ -311,11 +320,11 @@ def plan(
                               center=cal["center"], bootstrap_rounds=bootstrap_rounds,
                               baseline=cfg["data"]["baseline"] if pairwise else None)
         plans[g] = _plan_one(g, name, base, nb, [order], n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
-                             within, census, seed)
+                             within, census, seed, targets)
         if looks:
             plans[g].sequential = _predict_sequential(g, name, base, nb, order, n_items, judge, per, certify_kwargs,
                                                       looks, min_gain, top, census, seed)
-    settings = {"tau": cal["tau"], "delta": cal["delta"], "method": cal["method"], "beta": cal["beta"],
+    settings = {"targets": targets, "tau": cal["tau"], "delta": cal["delta"], "method": cal["method"], "beta": cal["beta"],
                 "view": cal["view"], "alpha": alpha, "within": within if alpha is None else None, "seed": seed,
                 "pilot_m": cfg["neighbors"]["neighbors_per_generator"], "looks": looks,
                 "min_gain": min_gain if looks else None}
@@ -325,11 +334,15 @@ def plan(
 
 def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: Sequence[dict[str, list[str]]],
               n_items: dict[str, int], judge: str, per: dict[str, Any], certify_kwargs: dict[str, Any],
-              ms: Sequence[int], alpha: float | None, within: float, census: bool, seed: int) -> GeneratorPlan:
+              ms: Sequence[int], alpha: float | None, within: float, census: bool, seed: int,
+              targets: Mapping[str, float] | None = None) -> GeneratorPlan:
     """α at each m (the first m of each model's order, certified with ``name`` alone) and the cost of m.
 
     With several orders (draws), ``alpha`` is their median, ``alpha_min``/``alpha_max`` the extremes,
-    and the chosen m is the smallest whose *every* draw reaches the target."""
+    and the chosen m is the smallest whose *every* draw reaches the target. ``targets`` adds
+    ``bias_radius`` (the judge's bias radius at δ at most this) and ``flip_rate_width`` (the generator's
+    flip-rate interval at most this wide), each read from the judge card of every draw (the worst draw counts);
+    ``why_not`` says, when no m reaches them, whether a census would."""
     from biasbound.data.tables import from_frame
     from biasbound.pipeline import certify
 
@@ -344,6 +357,8 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
         drawn = [model for model in models if m < n_items[model]]
         row: dict[str, Any] = {"m": int(m)}
         alphas: list[float] = []
+        radii: list[float] = []
+        widths: list[float] = []
         for order, nb_rank in zip(orders, ranks) if drawn else zip(orders[:1], ranks[:1]):  # a census is one
             # the first m of each model's order, declared as the uniform draw it is with its drawn item ids (a
             # drawn item without a neighbour row, e.g. a perturbation that did not apply, counts at the range bound)
@@ -355,11 +370,20 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
                 res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],
                               progress=False, plots=False, sampled=sampled, **certify_kwargs)
                 alphas.append(float(res.judges[judge].calibration.alpha))
+                card = (res.judge_card.get("judges") or {}).get(judge) or {}
+                radius = (card.get("bias_radius") or {}).get("radius")
+                if radius is not None:
+                    radii.append(float(radius))
+                flip = ((card.get("generators") or {}).get(name) or {}).get("flip_rate") or {}
+                if flip.get("lo") is not None and flip.get("hi") is not None:
+                    widths.append(float(flip["hi"]) - float(flip["lo"]))
             except BiasboundError as exc:
                 row["reason"] = str(exc)[:300]
                 alphas = []
                 break
         row["alpha"] = float(np.median(alphas)) if alphas else None
+        row["bias_radius"] = max(radii) if alphas and len(radii) == len(alphas) else None  # the worst draw
+        row["flip_rate_width"] = max(widths) if alphas and len(widths) == len(alphas) else None
         if len(ranks) > 1:
             row["alpha_min"] = min(alphas) if alphas else None
             row["alpha_max"] = max(alphas) if alphas else None
@@ -376,16 +400,31 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
         rows.append(row)
     ref = rows[-1].get("alpha")
     target = float(alpha) if alpha is not None else (None if ref is None else ref * (1.0 - within))
-    chosen = None
-    if target is not None:
-        chosen = next((r["m"] for r in rows if r.get("alpha") is not None
-                       and (r.get("alpha_min") if r.get("alpha_min") is not None else r["alpha"]) >= target - 1e-12),
-                      None)
+    extra = dict(targets or {})
+
+    def meets(r: dict[str, Any]) -> bool:
+        if r.get("alpha") is None or target is None:
+            return False
+        if (r.get("alpha_min") if r.get("alpha_min") is not None else r["alpha"]) < target - 1e-12:
+            return False
+        return all(r.get(key) is not None and r[key] <= value + 1e-12 for key, value in extra.items())
+
+    chosen = next((r["m"] for r in rows if meets(r)), None)
+    why_not = None
+    if chosen is None:
+        last = rows[-1] if rows else {"m": 0}
+        full = all(last["m"] >= n for n in n_items.values())
+        wanted = ", ".join([f"α ≥ {target:.4g}" if target is not None else "an α"]
+                           + [f"{k.replace('_', ' ')} ≤ {v:g}" for k, v in extra.items()])
+        why_not = (f"not reached even by a census (every item's neighbour judged): {wanted} is out of this judge's "
+                   "reach at these settings" if full else
+                   f"not reached by m ≤ {last['m']} (the pilot's draw): {wanted} needs more neighbours, up to a census "
+                   f"of {max(n_items.values())} per model; run a larger pilot to tell")
     for r in rows:
         if r.get("alpha") is not None and ref:
             r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
     return GeneratorPlan(generator=g, rows=rows, reference_alpha=ref, target_alpha=target, chosen_m=chosen,
-                         census=census, per_neighbour=per)
+                         census=census, per_neighbour=per, targets=extra, why_not=why_not)
 
 
 def _check_looks(looks: Any) -> list[int] | None:
@@ -433,11 +472,21 @@ def _predict_sequential(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame,
     return out
 
 
-def _check_target(alpha: float | None, within: float) -> None:
+def _check_target(alpha: float | None, within: float, bias_radius: float | None = None,
+                  flip_width: float | None = None) -> dict[str, float]:
+    """Check the targets; return the ones beyond α (``bias_radius``, ``flip_rate_width``) as a mapping."""
     if alpha is not None and not (0.0 < float(alpha) <= 1.0):
         raise InputError(f"The '--alpha' option of plan must be in (0, 1]. Got {alpha} instead.")
     if not (0.0 <= float(within) < 1.0):
         raise InputError(f"The '--within' option of plan must be in [0, 1). Got {within} instead.")
+    out: dict[str, float] = {}
+    for flag, key, value in (("--bias-radius", "bias_radius", bias_radius), ("--flip-width", "flip_rate_width", flip_width)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) <= 1.0:
+            raise InputError(f"The '{flag}' option of plan must be in (0, 1]. Got {value} instead.")
+        out[key] = float(value)
+    return out
 
 
 def _seeded_order(items: Sequence[str], seed: int, label: str) -> list[str]:
@@ -465,6 +514,8 @@ def plan_judgments(
     bootstrap_rounds: int = 200,
     label: str = "the judgment set",
     draws: int = 1,
+    bias_radius: float | None = None,
+    flip_width: float | None = None,
 ) -> Plan:
     """Plan from a judgment set whose neighbours are a census (every item's neighbour judged, e.g. both
     games of every pairwise judgment): α when only the first m of each model's items (in a seeded random
@@ -476,7 +527,7 @@ def plan_judgments(
     ``seed, seed + 1, ...``): α is their median, and the chosen m is the smallest whose every draw
     reaches the target.
     """
-    _check_target(alpha, within)
+    targets = _check_target(alpha, within, bias_radius, flip_width)
     if isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= 1000:
         raise InputError(f"The '--draws' option of plan must be an integer in [1, 1000]. Got {draws!r} instead.")
     frame = judgments.frame if hasattr(judgments, "frame") else judgments
@@ -499,8 +550,8 @@ def plan_judgments(
         orders = [{model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed + k, f"plan/{g}/{model}")
                    for model in models} for k in range(draws)]
         plans[g] = _plan_one(g, name, base, nb, orders, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid),
-                             alpha, within, True, seed)
-    settings = {"tau": tau, "delta": delta, "method": method, "beta": beta, "view": view, "alpha": alpha,
+                             alpha, within, True, seed, targets)
+    settings = {"targets": targets, "tau": tau, "delta": delta, "method": method, "beta": beta, "view": view, "alpha": alpha,
                 "within": within if alpha is None else None, "seed": seed, "pilot_m": None, "draws": draws}
     notes = [("α(m) is measured on one seeded order of the items per model; another order gives another α (--draws)."
               if draws == 1 else f"α(m) is the median over {draws} seeded orders of the items per model; the chosen m "

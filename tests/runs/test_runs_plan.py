@@ -218,3 +218,36 @@ def test_run_budget_is_the_last_look_of_a_sequential_run(tmp_path) -> None:
     (tmp_path / "plan.json").write_text(json.dumps({"settings": {}, "generators": {"format": {"chosen_m": 6}}}))
     budgeted = with_plan_budget(load_config(tmp_path / "r.yaml"), tmp_path / "plan.json")
     assert budgeted.neighbors.looks == (2, 4, 6) and budgeted.neighbors.m == 6
+
+
+def test_plan_reads_the_bias_radius_and_flip_width_and_says_when_a_census_would_not_do(pilot, capsys) -> None:
+    """Targets beyond α: at the census (swap's last grid row) the plan's bias radius and flip-rate interval width
+    are certify's own on the pilot with swap alone; a radius no m reaches is answered honestly — even a census
+    does not reach it (swap), or the pilot's draw is too small to tell (format)."""
+    frame = pd.read_parquet(pilot / "judgments.parquet")
+    direct = certify(from_frame(frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]],
+                                source="x", scale=(0.0, 1.0), judge="synthetic"),
+                     neighbors=["swap"], seed=4, progress=False, plots=False, bootstrap_rounds=100, baseline="gpt-4-0314")
+    card = direct.judge_card["judges"]["synthetic"]
+    easy = plan(pilot, grid=[2, 4, 8, 16], bias_radius=1.0, flip_width=1.0)
+    census = easy.generators["swap"].rows[-1]
+    assert census["m"] == 16 and census["bias_radius"] == card["bias_radius"]["radius"]
+    flip = card["generators"]["swap"]["flip_rate"]
+    assert census["flip_rate_width"] == pytest.approx(flip["hi"] - flip["lo"], abs=1e-12)
+    plain = plan(pilot, grid=[2, 4, 8, 16])
+    assert {g: p.chosen_m for g, p in easy.generators.items()} == {g: p.chosen_m for g, p in plain.generators.items()}
+    hard = plan(pilot, grid=[2, 4, 8, 16], bias_radius=1e-6)
+    assert all(p.chosen_m is None for p in hard.generators.values())
+    assert hard.generators["swap"].why_not.startswith("not reached even by a census")
+    assert hard.generators["format"].why_not.startswith("not reached by m ≤ 8")
+    assert hard.to_dict()["generators"]["swap"]["targets"] == {"bias_radius": 1e-6}
+    assert main(["plan", str(pilot), "--grid", "2,4", "--bias-radius", "1e-6"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "not reached even by a census" in printed and "bias radius" in printed
+
+
+@pytest.mark.parametrize("args", [["--bias-radius", "0"], ["--flip-width", "1.5"]])
+def test_plan_target_options_out_of_range_are_one_sentence(pilot, capsys, args) -> None:
+    assert main(["plan", str(pilot), *args]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"The '{args[0]}' option of plan must be in (0, 1]" in err and "Traceback" not in err

@@ -46,6 +46,11 @@ def register(app: typer.Typer) -> None:
                                                               "(default: the pilot's own looks, if it was sequential)."),
         min_gain: float | None = typer.Option(None, "--min-gain", help="The sequential stop rule's relative α gain, in "
                                                                        "[0, 1] (default: the pilot's, else 0.01)."),
+        bias_radius: float | None = typer.Option(None, "--bias-radius", help="Also reach a bias radius at δ at most this, "
+                                                 "in (0, 1] (the judge card's radius; at 500 items and δ = 0.01 it "
+                                                 "often needs a census)."),
+        flip_width: float | None = typer.Option(None, "--flip-width", help="Also reach a flip-rate interval at most this "
+                                                "wide, in (0, 1]."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of tables."),
         out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
     ) -> None:
@@ -63,14 +68,14 @@ def register(app: typer.Typer) -> None:
             if gens is not None:
                 raise InputError("The '--generators' option of plan needs a pilot folder; '--demo' plans swap.")
             result = plan_judgments(load_demo(), neighbors=["swap"], alpha=alpha, within=within,
-                                    grid=_parse_grid(grid), seed=seed, draws=draws,
-                                    label="the embedded Arena-Hard set (every swap judged)")
+                                    grid=_parse_grid(grid), seed=seed, draws=draws, bias_radius=bias_radius,
+                                    flip_width=flip_width, label="the embedded Arena-Hard set (every swap judged)")
         else:
             if draws != 1:
                 raise InputError("The '--draws' option of plan needs '--demo' (a pilot's draw is the one it recorded).")
             parsed_looks = None if looks is None else [x.strip() for x in looks.split(",") if x.strip()]
             result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed,
-                          looks=parsed_looks, min_gain=min_gain)
+                          looks=parsed_looks, min_gain=min_gain, bias_radius=bias_radius, flip_width=flip_width)
         doc = result.to_dict()
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +94,8 @@ def print_plan(result: Any, console: Console) -> None:
     """One table per generator (α and cost per m) and a summary table of the chosen m."""
     s = result.settings
     target = f"α ≥ {s['alpha']}" if s["alpha"] is not None else f"α within {s['within']:.0%} of the largest m's"
+    for key, value in (s.get("targets") or {}).items():
+        target += f", {key.replace('_', ' ')} ≤ {value:g}"
     source = result.pilot if s["pilot_m"] is None else f"the pilot {result.pilot}"
     console.print(f"Plan from {source}: {result.models} models × {result.items} items, "
                   f"τ = {s['tau']}, δ = {s['delta']}, β = {s['beta']}, {s['method']}; target: {target}",
@@ -102,15 +109,18 @@ def print_plan(result: Any, console: Console) -> None:
                                                        ("completion tokens", "completion_tokens", "{:,}"),
                                                        ("cost", "cost", "{:.3g}"))
                  if any(r.get(key) for r in p.rows)]
-        cols = ["m per model", "α (median; min–max)" if several else "α", "vs reference", "judge calls"]
-        for col in cols + [c for c, _, _ in extra]:
+        cols = ["m per model", "α (median; min–max)" if several else "α", "vs reference"]
+        shown_targets = [(col, key) for col, key in (("bias radius", "bias_radius"), ("flip CI width", "flip_rate_width"))
+                         if key in p.targets]
+        for col in cols + [c for c, _ in shown_targets] + ["judge calls"] + [c for c, _, _ in extra]:
             table.add_column(col, justify="right")
         for r in p.rows:
             mark = " ←" if r["m"] == p.chosen_m else ""
             a = _num(r.get("alpha"), "{:.4f}")
             if several and r.get("alpha_min") is not None and r.get("draws", 1) > 1:
                 a += f" ({r['alpha_min']:.4f}–{r['alpha_max']:.4f})"
-            table.add_row(f"{r['m']}{mark}", a, _num(r.get("alpha_vs_reference"), "{:+.1%}"), _num(r["judge_calls"]),
+            table.add_row(f"{r['m']}{mark}", a, _num(r.get("alpha_vs_reference"), "{:+.1%}"),
+                          *(_num(r.get(key), "{:.3g}") for _, key in shown_targets), _num(r["judge_calls"]),
                           *(_num(r.get(key), fmt) for _, key, fmt in extra))
         console.print(table)
         failed = [r for r in p.rows if r.get("alpha") is None]
@@ -128,13 +138,17 @@ def print_plan(result: Any, console: Console) -> None:
     for g, p in result.generators.items():
         c = chosen[g]
         if c is None:
-            summary.add_row(g, _num(p.target_alpha, "{:.4f}"), "not reached: run a larger pilot", "—", "—",
-                            *("—" for _ in extra))
+            summary.add_row(g, _num(p.target_alpha, "{:.4f}"),
+                            "not reached even by a census" if p.why_not and p.why_not.startswith("not reached even")
+                            else "not reached: run a larger pilot", "—", "—", *("—" for _ in extra))
             continue
         values = dict(c, tokens=None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"])
         summary.add_row(g, _num(p.target_alpha, "{:.4f}"), str(c["m"]), _num(c["alpha"], "{:.4f}"),
                         _num(c["judge_calls"]), *(_num(values.get(key), fmt) for _, key, fmt in extra))
     console.print(summary)
+    for g, p in result.generators.items():
+        if p.why_not:
+            console.print(f"{g}: {p.why_not}.", soft_wrap=True, highlight=False, markup=False)
     for g, p in result.generators.items():
         q = p.sequential
         if q is None:
