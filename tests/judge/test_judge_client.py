@@ -98,11 +98,11 @@ def test_ok_path_tokens_cost_and_arena_record(tmp_path, monkeypatch, transport) 
 
 
 def test_injected_faults_lose_no_judgment(tmp_path) -> None:
-    config = SyntheticServerConfig(latency_ms=2, fault_rate=0.2, fault_seed=3, timeout_sleep_s=0.6)
+    config = SyntheticServerConfig(latency_ms=2, fault_rate=0.2, fault_seed=3, timeout_sleep_s=2.0)
     judge = SyntheticJudge(config.judge)
     requests = make_requests(20)
     with serve_in_thread(config) as server:
-        cfg = config_for(server.url, timeout=0.3, max_attempts=12, max_parse_attempts=8)
+        cfg = config_for(server.url, timeout=1.0, max_attempts=12, max_parse_attempts=8)
         results = judge_many_sync(requests, config=cfg, cache=tmp_path / "c.sqlite", progress=False)
         stats = server.stats()
     assert all(r.status == "ok" for r in results)
@@ -111,7 +111,9 @@ def test_injected_faults_lose_no_judgment(tmp_path) -> None:
     # every HTTP attempt is accounted for, and the faults really happened and were retried
     assert sum(r.attempts for r in results) == stats["n_requests"]
     faults = stats["n_requests"] - stats["outcomes"]["ok"]
-    assert faults > 0 and sum(r.attempts - 1 for r in results) == faults
+    # every fault cost one more attempt; on a loaded machine an answer the server sent in time may still reach the
+    # client after its timeout and be retried too (the server logs it "ok"), so retries are at least the faults
+    assert faults > 0 and sum(r.attempts - 1 for r in results) >= faults
 
 
 @pytest.mark.parametrize("kind", ["429", "500", "timeout", "truncated", "garbage"])
