@@ -481,3 +481,68 @@ def test_card_positions_equal_get_indexer() -> None:
         values = pd.Series(rng.choice([f"m{i}" for i in range(60)] + [None], 3000), dtype=dtype)
         assert np.array_equal(_positions(index, values), index.get_indexer(values))
     assert np.array_equal(_positions(index, pd.Series([], dtype=object)), index.get_indexer(pd.Series([], dtype=object)))
+
+
+# ------------------------------------------------------------------ certificate trees: _plain and the finite check
+def _reference_plain(value):  # verbatim: the isinstance chain before the exact-type fast path
+    if isinstance(value, np.ndarray):
+        return _reference_plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _reference_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_reference_plain(v) for v in value]
+    return value
+
+
+def _random_tree(rng, depth: int = 0):
+    leaves = [lambda: float(rng.normal()), lambda: int(rng.integers(-5, 5)), lambda: bool(rng.integers(2)), lambda: None,
+              lambda: "s", lambda: np.float64(rng.normal()), lambda: np.int64(rng.integers(9)), lambda: np.bool_(True),
+              lambda: float("nan"), lambda: np.float64("inf"), lambda: np.arange(3.0), lambda: -math.inf,
+              lambda: {1, 2}, lambda: 1e308 * 10]
+    if depth < 3 and rng.random() < 0.6:
+        n = int(rng.integers(0, 4))
+        kind = rng.integers(3)
+        kids = [_random_tree(rng, depth + 1) for _ in range(n)]
+        if kind == 0:
+            return {(f"k{i}" if rng.random() < 0.8 else i): v for i, v in enumerate(kids)}
+        return kids if kind == 1 else tuple(kids)
+    return leaves[int(rng.integers(len(leaves)))]()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plain_and_finite_check_equal_the_plain_walks(seed: int) -> None:
+    from biasbound._exceptions import InputError
+    from biasbound.certificate import _check_finite_tree, _finite_json, _plain
+
+    rng = np.random.default_rng(seed)
+    outcomes = set()
+    for _ in range(400):
+        tree = _random_tree(rng)
+        try:
+            ref = _reference_plain(tree)
+        except Exception as exc:  # noqa: BLE001  (the same exception type from both)
+            with pytest.raises(type(exc)):
+                _plain(tree)
+        else:
+            got = _plain(tree)
+            assert repr(got) == repr(ref)  # repr: NaN == NaN and int vs float told apart
+            assert [type(x) for x in _leaves(got)] == [type(x) for x in _leaves(ref)]
+        try:
+            _check_finite_tree(tree, "f")
+            walk = "ok"
+        except (InputError, TypeError) as exc:
+            walk = type(exc).__name__
+        outcomes.add(walk)
+        if _finite_json(tree):  # the fast check passes only what the walk passes
+            assert walk == "ok"
+    assert outcomes == {"ok", "InputError", "TypeError"}  # every outcome was exercised
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [y for v in x.values() for y in _leaves(v)]
+    if isinstance(x, list):
+        return [y for v in x for y in _leaves(v)]
+    return [x]
