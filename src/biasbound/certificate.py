@@ -192,12 +192,14 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     # bound alone gives Markov's sqrt(U2/delta), which can exceed the range, e.g. 4.42 on a [0, 1] scale)
     kr = k if ri is None else Knowledge(generators=tuple((name, tuple(recs) + (AlmostSure(ri["A"]),))
                                                           for name, recs in k.generators), how=k.how)
-    per = {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators}
-    # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
     from biasbound.figures import bias_radii  # bias_radius at many deltas from one scan of the knowledge
 
-    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
     at, *curve = bias_radii((c.delta, *deltas), kr)
+    # one generator: its own radius is the combined one (max or mixture of one survival is that survival)
+    per = ({kr.generators[0][0]: _radius(at)} if len(kr.generators) == 1 else
+           {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators})
+    # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
+    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
                           "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}

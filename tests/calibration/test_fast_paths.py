@@ -269,7 +269,7 @@ def _random_judge(rng: np.random.Generator, levels: np.ndarray):
 def test_random_judge_dominance_never_drops_the_maximum(seed: int) -> None:
     """A judge's models as generators (``"MODEL | swap"``): the search evaluates only the records no other record
     dominates (same levels, every tail bound no larger); its value must be the maximum over every record."""
-    from biasbound.calibration import _Plan
+    from biasbound.bounds._combined import Plan as _Plan
 
     rng = np.random.default_rng(seed)
     grids = [(np.arange(1, 5) / 4) ** 2, (np.arange(1, 3) / 2) ** 2]  # two level sets: only equal levels compare
@@ -546,3 +546,100 @@ def _leaves(x):
     if isinstance(x, list):
         return [y for v in x for y in _leaves(v)]
     return [x]
+
+
+# ------------------------------------------------------------------ alpha*(sigma) guided by Brent's method
+def _plain_alpha_star(F, delta, hi=1.0, rtol=1e-12):  # verbatim: the bisection before the guide
+    if F(hi) <= delta:
+        return hi
+    lo = 0.0
+    if F(lo) > delta:
+        return 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
+            break
+        if F(mid) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_guided_alpha_star_equals_the_plain_bisection(seed: int) -> None:
+    from scipy import stats
+
+    from biasbound.bounds import RandomJudge
+    from biasbound.bounds._combined import Plan
+    from biasbound.calibration import _alpha_star
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):  # the random-judge bound itself (the per-model recheck's F), at random records and points
+        levels = np.sort(rng.choice(np.arange(1, 17) / 16, size=int(rng.integers(1, 6)), replace=False))
+        n = int(rng.integers(5, 60))
+        sums = np.sort(rng.integers(0, n + 1, size=levels.size))[::-1].astype(float)
+        rec = RandomJudge(levels=levels, sums=sums, n=n, beta=1e-3,
+                          shift_ratio=None if rng.random() < 0.5 else float(rng.uniform(0, 0.2)))
+        plan = Plan(Knowledge.of(rec), "tight")
+        tau, dim, delta = float(rng.uniform(0.2, 1.5)), int(rng.integers(2, 60)), float(rng.choice([0.01, 0.05, 0.1]))
+        sigma = float(rng.uniform(0.001, 0.3)) * tau / math.sqrt(2 * stats.chi2.isf(delta, dim))
+        F = lambda a: plan.evaluate(tau, a, sigma, dim)[0]  # noqa: E731
+        for rtol in (1e-6, 1e-9):
+            for floor in (0.0, float(rng.uniform(0, 1))):  # a floor that may be infeasible: the guide then gives up
+                assert _alpha_star(F, delta, rtol=rtol, guided=True, floor=floor) == _plain_alpha_star(F, delta, rtol=rtol)
+    for _ in range(200):  # smooth nondecreasing functions with flat and steep parts, and steps (the guide then fails)
+        c, w, step = float(rng.uniform(-0.2, 1.2)), float(10 ** rng.uniform(-9, 0)), rng.random() < 0.3
+        F = (lambda a: float(a > c)) if step else (lambda a: 0.5 * (1 + math.tanh((a - c) / w)))  # noqa: E731
+        delta = float(rng.uniform(0.05, 0.95))
+        for rtol in (1e-6, 1e-12):
+            assert _alpha_star(F, delta, rtol=rtol, guided=True) == _plain_alpha_star(F, delta, rtol=rtol)
+
+
+def _plain_sigma_star(G, delta, hi, lo=0.0, rtol=1e-12, grid=12):  # verbatim: the search before the guide
+    pts = [lo + (hi - lo) * i / grid for i in range(grid + 1)]
+    ok = [i for i, s in enumerate(pts) if G(s) <= delta]
+    if not ok:
+        return None
+    i = ok[-1]
+    if i == grid:
+        return hi
+    lo, hi = pts[i], pts[i + 1]
+    floor = pts[-1] * 1e-9
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
+            break
+        if G(mid) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_guided_sigma_star_equals_the_plain_search(seed: int) -> None:
+    from biasbound.bounds import RandomJudge
+    from biasbound.bounds._combined import Plan
+    from biasbound.bounds._tail import noise_only_sigma
+    from biasbound.calibration import _sigma_star
+
+    rng = np.random.default_rng(100 + seed)
+    seen = 0
+    for _ in range(40):  # the per-model recheck's sigma_max search: the random-judge bound at the judge's alpha
+        levels = np.sort(rng.choice(np.arange(1, 17) / 16, size=int(rng.integers(1, 6)), replace=False))
+        n = int(rng.integers(5, 60))
+        sums = np.sort(rng.integers(0, n + 1, size=levels.size))[::-1].astype(float)
+        rec = RandomJudge(levels=levels, sums=sums, n=n, beta=1e-3,
+                          shift_ratio=None if rng.random() < 0.5 else float(rng.uniform(0, 0.2)))
+        plan = Plan(Knowledge.of(rec), "tight")
+        tau, dim, delta = float(rng.uniform(0.2, 1.5)), int(rng.integers(2, 60)), float(rng.choice([0.01, 0.05, 0.1]))
+        alpha = float(rng.uniform(0.05, 1.0))
+        s_hi = noise_only_sigma(tau, delta, dim)
+        G = lambda s: plan.evaluate(tau, alpha, s, dim)[0]  # noqa: E731
+        for lo in (0.0, float(rng.uniform(0, 0.5)) * s_hi):
+            for rtol in (1e-6, 1e-12):
+                got = _sigma_star(G, delta, s_hi, lo=lo, rtol=rtol, grid=8, guided=True)
+                assert got == _plain_sigma_star(G, delta, s_hi, lo=lo, rtol=rtol, grid=8)
+                seen += got is not None and 0 < got < s_hi
+    assert seen > 20  # most searches ended inside a bracket (the guided part ran)
