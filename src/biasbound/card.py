@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from biasbound._exceptions import InputError
 
@@ -291,7 +291,6 @@ def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
 def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
                 pairs: Mapping[str, pd.DataFrame] | None = None, canon: pd.DataFrame | None = None) -> dict[str, Any]:
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    canon = _canonical_rows(fj) if canon is None else canon
     pairwise = bool((canon["game"] == 1).any())
     continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
@@ -485,8 +484,10 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     mean = lb["original"].to_numpy(dtype=float)
     lo, hi = lb["original_lo"].to_numpy(dtype=float), lb["original_hi"].to_numpy(dtype=float)
     n_items = lb["n_items"].to_numpy(dtype=float)
-    iu = np.triu_indices(d, k=1)
-    a, b = iu
+    canon = _canonical_rows(fj) if canon is None else canon
+    # the rank intervals first: their bootstrap's arrays are freed before the arrays over every model pair exist
+    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
+    a, b = np.triu_indices(d, k=1)
     ordered = mean[a] > mean[b]
     # (b) question resampling: disjoint intervals (Arena-Hard's separability)
     boot = ordered & (lo[a] > hi[b])
@@ -509,7 +510,6 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         return np.stack([names[a[sel]], names[b[sel]]], axis=1).tolist()
 
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    canon = _canonical_rows(fj) if canon is None else canon
     for g, nb in pairs.items():
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
@@ -540,8 +540,11 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     scale = np.sqrt(sig[a] ** 2 + sig[b] ** 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(scale > 0, released_gap / scale, np.where(released_gap > 0, np.inf, -np.inf))
-    kept = stats.norm.cdf(z)
+    del released_gap, scale
+    kept = special.ndtr(z)  # norm.cdf's own routine: the same values, without its copies of z
+    del z
     noise = ordered & (kept >= level)
+    del kept
     robust = boot & keeps & noise
     reversed_any = np.zeros(len(a), dtype=bool)
     for rev in reversed_masks:  # the pairs of reversed_by, as masks over (a, b)
@@ -557,7 +560,6 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     np.fill_diagonal(code, "=")
     code[a[shown], b[shown]] = pair_code[shown]
     code[b[shown], a[shown]] = pair_code[shown]
-    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
     n_pairs = int(len(a))
 
     def share(x: np.ndarray) -> float | None:
