@@ -643,3 +643,28 @@ def test_guided_sigma_star_equals_the_plain_search(seed: int) -> None:
                 assert got == _plain_sigma_star(G, delta, s_hi, lo=lo, rtol=rtol, grid=8)
                 seen += got is not None and 0 < got < s_hi
     assert seen > 20  # most searches ended inside a bracket (the guided part ran)
+
+
+# ------------------------------------------------------------------ per-model rechecks shared by equal knowledge
+def test_models_with_equal_knowledge_share_a_recheck_that_verify_recomputes() -> None:
+    import json
+
+    import pandas as pd
+
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(7)
+    pattern = [(float(rng.integers(0, 5)) / 4, float(rng.integers(0, 5)) / 4) for _ in range(6)]
+    rows = []
+    for m in range(10):  # models 0-5 judged alike (equal knowledge), the others at random
+        for i in range(6):
+            g1, g2 = pattern[i] if m < 6 else (float(rng.integers(0, 5)) / 4, float(rng.integers(0, 5)) / 4)
+            for g, sc in ((1, g1), (2, g2)):
+                rows.append({"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": "original", "rerun": 0,
+                             "game": g, "score": sc, "source": "t.csv", "line": 0})
+    res = certify(pd.DataFrame(rows), out=None, plots=False, progress=False, seed=0)
+    certs = res.judges["j"].model_certificates
+    keys = [json.dumps([c.knowledge, c.dim], sort_keys=True) for c in certs.values()]
+    assert len(set(keys)) < len(keys)  # some models shared a recheck
+    for c in certs.values():  # each one's derived fields are what verify() recomputes from its own inputs alone
+        assert c.verify()["holds"]
