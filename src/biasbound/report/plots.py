@@ -1313,7 +1313,7 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     part = "" if (r0, r1, c0, c1) == (0, d, 0, d) else (
         f" (rows {r0 + 1}–{r1}" + ("" if (c0, c1) == (0, d) else f", columns {c0 + 1}–{c1}") + f" of {d})")
     if d < len(all_models):  # the legend counts every pair, the grid the best d models' pairs
-        part += f" — the {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
+        part += f"\nthe {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
     side = label_w + cell * (c1 - c0)
     heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
     ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
