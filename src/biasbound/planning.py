@@ -216,7 +216,7 @@ def plan(
     InputError
         A folder that is not a finished run, a generator it did not use, an option out of range.
     """
-    from biasbound.runner import CERTIFY_NAMES
+    from biasbound.config import CERTIFY_NAMES
 
     folder = Path(pilot)
     _check_target(alpha, within)

@@ -68,7 +68,7 @@ from biasbound._exceptions import (
     InputError,
     JudgeError,
 )
-from biasbound.config import LLM_GENERATORS, RunConfig, load_config
+from biasbound.config import CERTIFY_NAMES, LLM_GENERATORS, RunConfig, load_config
 from biasbound.data._io import iter_json_records
 
 __all__ = [
@@ -82,10 +82,6 @@ __all__ = [
 ]
 
 #: Generator name -> the neighbour name ``pipeline.certify`` reads from the judgment table.
-CERTIFY_NAMES: dict[str, str] = {
-    "swap": "swap", "format": "variant:format", "paraphrase": "variant:paraphrase",
-    "schematic": "variant:schematic", "agreeable": "variant:agreeable", "rerun": "rerun",
-}
 _CACHE_NAME = "judge_cache.sqlite"
 _MAX_LISTED_FAILURES = 200
 #: A game a drawn swap did not judge (``options.swap.drawn``), in the Arena-Hard judgment files.
