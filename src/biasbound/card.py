@@ -186,19 +186,20 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
     game = frame["game"].to_numpy()
     ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
-    vv = v.to_numpy(dtype=object)[codes]
-    first = np.isin(vv, list(_FIRST))
-    second = np.isin(vv, list(_SECOND))
-    tie = np.isin(vv, list(_TIE))
+    vu = v.to_numpy(dtype=object)  # every test below on the distinct verdicts, then read back per row by its code
+    first = np.isin(vu, list(_FIRST))[codes]
+    second = np.isin(vu, list(_SECOND))[codes]
+    tie = np.isin(vu, list(_TIE))[codes]
     out[ok & first] = 1.0
     out[ok & second] = 0.0
     out[ok & tie] = 0.5
-    lab1, lab2 = vv == "1", vv == "2"
+    lab1, lab2 = (vu == "1")[codes], (vu == "2")[codes]
     out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
     out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
     # FastChat / MT-Bench pairwise: "<prompt>: model_1" in original labels; model_1 is assistant A in g1
-    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)[codes]
-    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()[codes]
+    tu = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
+    fc1, fc2 = (tu == "model_1")[codes], (tu == "model_2")[codes]
+    fct = ((tu == "tie") & v.str.contains(":", regex=False).to_numpy(dtype=bool))[codes]
     out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
     out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
     out[ok & fct] = 0.5
