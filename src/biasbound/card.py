@@ -479,6 +479,10 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         neighbour, ``.`` not separated, ``=`` diagonal), ``matrix_models`` (how many models it covers) and
         ``pair_counts`` {code: pairs of every model} (``S``, ``B``, ``R``, ``.``).
     """
+    from biasbound._validation import check_int
+
+    max_pairs = None if max_pairs is None else check_int(max_pairs, "max_pairs", "rank_statements", low=0)
+    matrix_models = None if matrix_models is None else check_int(matrix_models, "matrix_models", "rank_statements", low=0)
     lb = j.leaderboard.dropna(subset=["original"]).sort_values("original", ascending=False, kind="stable")
     models = [str(m) for m in lb["model"]]
     d = len(models)

@@ -72,3 +72,12 @@ def test_rank_pairs_plot_of_a_capped_matrix(table, tmp_path) -> None:
     cap = rank_statements(frame, res.judges["j"], rounds=50, seed=1, matrix_models=10)
     out = plot_rank_pairs(cap, tmp_path / "rank_pairs.png")
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("kw", [{"max_pairs": -1}, {"matrix_models": -3}, {"max_pairs": 1.5}])
+def test_caps_out_of_range_are_one_sentence(table, kw) -> None:
+    from biasbound._exceptions import InputError
+
+    frame, res = table
+    with pytest.raises((InputError, TypeError), match="rank_statements"):
+        rank_statements(frame, res.judges["j"], rounds=10, seed=1, **kw)
