@@ -668,3 +668,21 @@ def test_models_with_equal_knowledge_share_a_recheck_that_verify_recomputes() ->
     assert len(set(keys)) < len(keys)  # some models shared a recheck
     for c in certs.values():  # each one's derived fields are what verify() recomputes from its own inputs alone
         assert c.verify()["holds"]
+
+
+# ------------------------------------------------------------------ the judgments digest's row order
+@pytest.mark.parametrize("seed", range(4))
+def test_lex_order_equals_lexsort_and_its_tie_check(seed: int) -> None:
+    from biasbound._integrity import _lex_order
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        n = int(rng.integers(0, 300))
+        huge = rng.random() < 0.2  # spans whose product overflows int64: the lexsort route
+        keys = tuple(rng.integers(-1, 4 if not huge else 2**40, size=n).astype(np.int64) if j != 4 else
+                     rng.integers(-1, 30, size=n).astype(np.int64) for j in range(5))
+        order, tied = _lex_order(keys)
+        ref = np.lexsort(keys)
+        assert np.array_equal(order, ref)
+        ref_tied = n > 1 and bool(np.logical_and.reduce([k[ref][1:] == k[ref][:-1] for k in keys]).any())
+        assert tied == ref_tied
