@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -62,6 +63,29 @@ def _canon(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 
 
+def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
+    """``(np.lexsort(keys), whether two rows have every key equal)`` (integer keys, the last one primary).
+
+    When the keys fit one int64 in mixed radix (each offset by its minimum), that combined key, which orders rows
+    exactly as the tuple does, is sorted once (a stable argsort, as lexsort is stable: the same permutation) and
+    compared once; otherwise lexsort and a comparison per key."""
+    import numpy as np
+
+    n = len(keys[0])
+    if n:
+        lows = [int(k.min()) for k in keys]
+        spans = [int(k.max()) - lo + 1 for k, lo in zip(keys, lows)]
+        if math.prod(spans) < 2**62:
+            combined = np.zeros(n, dtype=np.int64)
+            for k, lo, span in zip(keys[::-1], lows[::-1], spans[::-1]):  # the primary key first
+                combined = combined * span + (np.asarray(k, dtype=np.int64) - lo)
+            order = np.argsort(combined, kind="stable")
+            c = combined[order]
+            return order, bool(n > 1 and (c[1:] == c[:-1]).any())
+    order = np.lexsort(keys)
+    return order, bool(n > 1 and np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys]).any())
+
+
 def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     """``(judge digest, {model: digest})`` of one judge's judgment rows (pandas DataFrame in the contract schema).
 
@@ -92,8 +116,8 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     # (model, item, variant, rerun, game) is unique in a judgment table (pipeline.certify refuses a key given twice);
     # the score breaks ties all the same, so the order never depends on the input's row order
     keys = (game, rerun, v_codes, i_codes, m_codes)
-    order = np.lexsort(keys)
-    if n > 1 and np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys]).any():
+    order, tied = _lex_order(keys)
+    if n > 1 and tied:
         order = np.lexsort((score, *keys))
     per_model: dict[str, str] = {}
     sm = m_codes[order]

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._rounding import above, below, floor_sig
 from biasbound._validation import check_in_range, check_int, check_one_of
@@ -70,24 +72,55 @@ _ALPHA_CEIL = 1e8  # alpha*(0) above this is reported as unbounded (any shrinkag
 # --------------------------------------------------------------------------- searches
 
 
-def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol: float = 1e-12) -> float:
+def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol: float = 1e-12,
+                guided: bool = False, floor: float = 0.0) -> float:
     """Largest alpha in [0, hi] with F(alpha) <= delta (F nondecreasing); 0.0 when only alpha=0 (or none) works.
 
-    Bisection keeping the feasible end; the returned value was evaluated and is feasible (or 0.0)."""
+    Bisection keeping the feasible end; the returned value was evaluated and is feasible (or 0.0).
+
+    ``guided`` (F continuous, e.g. sigma > 0): Brent's method first finds the crossing ``r`` to far below the
+    bisection's last step, and the bisection then decides a midpoint by ``mid <= r`` instead of evaluating F,
+    except near ``r``; its two final ends are then evaluated. When they confirm (``F(lo) <= delta < F(hi)``), every
+    decision was the one F gives (F nondecreasing: a midpoint that became ``lo`` lies at or below the final ``lo``,
+    one that became ``hi`` at or above the final ``hi``), so the result is the plain bisection's, in about half the
+    evaluations; otherwise the plain bisection runs. ``floor``: a point believed feasible where Brent's method starts
+    (the guess only; the bisection and its result are the plain one's)."""
+    top = hi
     if F(hi) <= delta:
         return hi
     lo = 0.0
     if F(lo) > delta:
         return 0.0
+    guess = _crossing(F, delta, min(max(floor, 0.0), hi), hi, rtol) if guided else None
+    margin = 2e-2 * rtol * hi
+    lo_seen = hi_seen = True  # evaluated: F(0) <= delta < F(hi)
     for _ in range(_BISECT):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
             break
-        if F(mid) <= delta:  # [proof:safe-end] lo is always a point whose bound was evaluated <= delta
-            lo = mid
+        if guess is None or abs(mid - guess) <= margin:
+            ok, seen = F(mid) <= delta, True  # [proof:safe-end] lo is always a point whose bound was evaluated <= delta
         else:
-            hi = mid
+            ok, seen = mid <= guess, False
+        if ok:
+            lo, lo_seen = mid, seen
+        else:
+            hi, hi_seen = mid, seen
+    if guess is not None and not ((lo_seen or F(lo) <= delta) and (hi_seen or F(hi) > delta)):
+        return _alpha_star(F, delta, top, rtol)  # the guide was off: the plain bisection
     return lo
+
+
+def _crossing(F: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float) -> float | None:
+    """Where ``F`` crosses ``delta`` in [lo, hi] (``F(lo) <= delta < F(hi)``), by Brent's method to ``1e-2 rtol hi``;
+    None when it fails (the caller then bisects plainly)."""
+    from scipy.optimize import brentq
+
+    try:
+        return float(brentq(lambda a: F(a) - delta, lo, hi, xtol=1e-2 * rtol * hi, rtol=4 * np.finfo(float).eps,
+                            maxiter=100))
+    except (RuntimeError, ValueError):
+        return None
 
 
 def _alpha_zero(F0: Callable[[float], float], delta: float, rtol: float = 1e-12) -> float:
@@ -101,12 +134,13 @@ def _alpha_zero(F0: Callable[[float], float], delta: float, rtol: float = 1e-12)
 
 
 def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float = 0.0,
-                rtol: float = 1e-12, grid: int = 12) -> float | None:
+                rtol: float = 1e-12, grid: int = 12, guided: bool = False) -> float | None:
     """Largest verified sigma in [lo, hi] with G(sigma) <= delta (None when none is found).
 
     The bounds need not be monotone in sigma (noise can lower a worst case whose mass sits just above
     tau), so a grid of ``grid`` points is scanned first; the bisection then runs between the largest
-    feasible grid point and the next one, keeping the feasible end.  The result was evaluated."""
+    feasible grid point and the next one, keeping the feasible end.  The result was evaluated.  ``guided``: that
+    bisection guided by Brent's method as in :func:`_alpha_star` (when the bracket lies above sigma = 0)."""
     pts = [lo + (hi - lo) * i / grid for i in range(grid + 1)]
     ok = [i for i, s in enumerate(pts) if G(s) <= delta]  # [proof:sigma-scan]
     if not ok:
@@ -116,6 +150,31 @@ def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float 
         return hi
     lo, hi = pts[i], pts[i + 1]
     floor = pts[-1] * 1e-9  # a noise scale this small is reported as the feasible end found (often 0)
+    # between two grid points above 0 the bound is continuous in sigma: guided as _alpha_star's bisection (the same
+    # decisions whenever G is monotone between them, confirmed at the two final ends; else the plain bisection)
+    guess = _crossing(G, delta, lo, hi, rtol) if guided and lo > 0 else None
+    a, b = lo, hi
+    margin = 2e-2 * rtol * hi
+    lo_seen = hi_seen = True
+    for _ in range(_BISECT):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
+            break
+        if guess is None or abs(mid - guess) <= margin:
+            ok, seen = G(mid) <= delta, True
+        else:
+            ok, seen = mid <= guess, False
+        if ok:
+            lo, lo_seen = mid, seen
+        else:
+            hi, hi_seen = mid, seen
+    if guess is not None and not ((lo_seen or G(lo) <= delta) and (hi_seen or G(hi) > delta)):
+        return _bisect_sigma(G, delta, a, b, rtol, floor)
+    return lo
+
+
+def _bisect_sigma(G: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float, floor: float) -> float:
+    """The plain bisection of :func:`_sigma_star` between two grid points (``G(lo) <= delta < G(hi)``)."""
     for _ in range(_BISECT):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
@@ -421,7 +480,8 @@ def calibrate(
             _infeasible(t, dl, al, amax)
         sg = smax
     else:
-        a_s = _alpha_star(lambda a: F(a, sg), dl, rtol=rt)
+        # F is continuous in alpha when sigma > 0; a given alpha was checked feasible at sg (Brent's start)
+        a_s = _alpha_star(lambda a: F(a, sg), dl, rtol=rt, guided=sg > 0, floor=al or 0.0)
         if al is None:
             if a_s <= 0:
                 raise InfeasibleCertificateError(
@@ -430,7 +490,7 @@ def calibrate(
             al = a_s
         # the given point's bound was checked (or is checked below); sigma_max is the largest verified noise found
         # above it (the bound need not be monotone in sigma)
-        smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg, rtol=rt, grid=8)
+        smax = _sigma_star(lambda s: F(al, s), dl, s_hi, lo=sg, rtol=rt, grid=8, guided=checked)
         if smax is None:
             _infeasible(t, dl, al, amax)
     value, per = plan.evaluate(t, al, sg, d, every=True)

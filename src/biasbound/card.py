@@ -30,6 +30,10 @@ generator's all-items neighbour (every item perturbed at once, exact from the da
 (disjoint 95% item-bootstrap intervals of the leaderboard, as Arena-Hard's separability) and (c) the certified
 release's noise (order kept with probability >= 0.95); the bias-robust separability is the share separated
 under all three, the plain one under (b) alone; a 95% rank interval per model from the same item bootstrap.
+Their size does not grow with the square of the models: the reversed and tied pairs are counted in full and
+listed up to :data:`PAIR_LIST_CAP` per generator (the pairs with the largest original margins, in leaderboard
+order, ``"... N more"`` stated), the order matrix covers the :data:`MATRIX_MODELS` best models (the counts of
+every pair beside it); ``rank_statements(max_pairs=None, matrix_models=None)`` gives everything.
 
 :func:`check_card` evaluates ``--fail-if`` style thresholds (``flip_rate>0.1``) and :func:`moved_figures`
 the figures of two cards whose intervals are disjoint: one route for ``biasbound compare`` and
@@ -46,7 +50,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from biasbound._exceptions import InputError
 
@@ -68,6 +72,10 @@ __all__ = [
 ]
 
 LEVEL = 0.95  # every interval of the card
+#: Pairs listed per generator in ``reversed_by`` / ``tied_by`` (the rest counted: ``reversed_count`` / ``tied_count``).
+PAIR_LIST_CAP = 100
+#: Models (best first) whose pairs the order ``matrix`` holds (every pair is counted in ``pair_counts``).
+MATRIX_MODELS = 200
 
 #: Verdict strings that name the winning position (Arena-Hard letters; brackets stripped first).
 _FIRST = frozenset({"A>>B", "A>B", "B<<A", "B<A"})
@@ -178,19 +186,20 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
     v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
     game = frame["game"].to_numpy()
     ok = np.isin(game, (1, 2)) & frame["score"].notna().to_numpy()
-    vv = v.to_numpy(dtype=object)[codes]
-    first = np.isin(vv, list(_FIRST))
-    second = np.isin(vv, list(_SECOND))
-    tie = np.isin(vv, list(_TIE))
+    vu = v.to_numpy(dtype=object)  # every test below on the distinct verdicts, then read back per row by its code
+    first = np.isin(vu, list(_FIRST))[codes]
+    second = np.isin(vu, list(_SECOND))[codes]
+    tie = np.isin(vu, list(_TIE))[codes]
     out[ok & first] = 1.0
     out[ok & second] = 0.0
     out[ok & tie] = 0.5
-    lab1, lab2 = vv == "1", vv == "2"
+    lab1, lab2 = (vu == "1")[codes], (vu == "2")[codes]
     out[ok & lab1] = np.where(game[ok & lab1] == 1, 1.0, 0.0)
     out[ok & lab2] = np.where(game[ok & lab2] == 2, 1.0, 0.0)
     # FastChat / MT-Bench pairwise: "<prompt>: model_1" in original labels; model_1 is assistant A in g1
-    tail = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)[codes]
-    fc1, fc2, fct = tail == "model_1", tail == "model_2", (tail == "tie") & v.str.contains(":", regex=False).to_numpy()[codes]
+    tu = v.str.rsplit(":", n=1).str[-1].to_numpy(dtype=object)
+    fc1, fc2 = (tu == "model_1")[codes], (tu == "model_2")[codes]
+    fct = ((tu == "tie") & v.str.contains(":", regex=False).to_numpy(dtype=bool))[codes]
     out[ok & fc1] = np.where(game[ok & fc1] == 1, 1.0, 0.0)
     out[ok & fc2] = np.where(game[ok & fc2] == 2, 1.0, 0.0)
     out[ok & fct] = 0.5
@@ -283,7 +292,6 @@ def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
 def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
                 pairs: Mapping[str, pd.DataFrame] | None = None, canon: pd.DataFrame | None = None) -> dict[str, Any]:
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    canon = _canonical_rows(fj) if canon is None else canon
     pairwise = bool((canon["game"] == 1).any())
     continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
@@ -326,7 +334,8 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
 
 
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
-               level: float = LEVEL, rounds: int | None = None, seed: int | None = None) -> dict[str, Any]:
+               level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
+               max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -343,6 +352,8 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         Level of every interval (0.95).
     rounds, seed:
         Item-bootstrap rounds and seed of the rank intervals (default: the certification's).
+    max_pairs, matrix_models:
+        The rank statements' caps (:func:`rank_statements`; None: every pair listed, every model in the matrix).
 
     Returns
     -------
@@ -361,7 +372,8 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         canon = _canonical_rows(fj)
         card = _judge_card(fj, j, (usage or {}).get(name), level, pairs, canon)
         if j is not None:
-            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs, canon=canon)
+            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs, canon=canon,
+                                            max_pairs=max_pairs, matrix_models=matrix_models)
         judges[name] = card
     out = {"level": level, "judges": judges}
     out["panel"] = panel_rows(out)
@@ -430,7 +442,8 @@ def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_item
 
 def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
                     level: float = LEVEL, pairs: Mapping[str, pd.DataFrame] | None = None,
-                    canon: pd.DataFrame | None = None) -> dict[str, Any]:
+                    canon: pd.DataFrame | None = None, max_pairs: int | None = PAIR_LIST_CAP,
+                    matrix_models: int | None = MATRIX_MODELS) -> dict[str, Any]:
     """Which model pairs of one judge keep their order under the bias, the question sample and the noise.
 
     Parameters
@@ -446,6 +459,10 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         ``{generator: observed_neighbors(fj, generator)}`` when already at hand (default: observed here).
     canon:
         ``fj``'s original judgments when already at hand (default: selected here).
+    max_pairs:
+        Most pairs listed per generator in ``reversed_by`` and ``tied_by`` (None: every pair); the rest are counted.
+    matrix_models:
+        The ``matrix`` covers the first (best) this many models (None: all); ``pair_counts`` counts every pair.
 
     Returns
     -------
@@ -453,20 +470,29 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         ``models`` (best first by original mean), ``rank_interval`` {model: [lo, hi]}, ``pairs``,
         ``separability`` {``bootstrap`` (Arena-Hard's: disjoint intervals), ``bias_robust`` (separated under
         all three), ``all_items`` (order kept by every all-items neighbour), ``noise``}, ``reversed_by``
-        {generator: [[higher, lower], ...]} (pairs one all-items neighbour strictly reverses), ``tied_by`` (pairs it
-        ties: not reversed, but the order is not kept either), ``reversed_bootstrap_separated`` {generator: how many
-        reversed pairs the bootstrap separates}, ``matrix`` (row strings:
+        {generator: [[higher, lower], ...]} (pairs one all-items neighbour strictly reverses: at most ``max_pairs``,
+        those with the largest original margins, in leaderboard order), ``reversed_count`` {generator: every such
+        pair}, ``tied_by`` / ``tied_count`` (pairs it ties: not reversed, but the order is not kept either),
+        ``pairs_listed`` (the cap, None = all), ``reversed_bootstrap_separated`` {generator: how many reversed pairs
+        the bootstrap separates}, ``matrix`` (row strings over the first ``matrix_models`` models:
         ``S`` separated under all three, ``B`` by the bootstrap only, ``R`` reversed by an all-items
-        neighbour, ``.`` not separated, ``=`` diagonal).
+        neighbour, ``.`` not separated, ``=`` diagonal), ``matrix_models`` (how many models it covers) and
+        ``pair_counts`` {code: pairs of every model} (``S``, ``B``, ``R``, ``.``).
     """
+    from biasbound._validation import check_int
+
+    max_pairs = None if max_pairs is None else check_int(max_pairs, "max_pairs", "rank_statements", low=0)
+    matrix_models = None if matrix_models is None else check_int(matrix_models, "matrix_models", "rank_statements", low=0)
     lb = j.leaderboard.dropna(subset=["original"]).sort_values("original", ascending=False, kind="stable")
     models = [str(m) for m in lb["model"]]
     d = len(models)
     mean = lb["original"].to_numpy(dtype=float)
     lo, hi = lb["original_lo"].to_numpy(dtype=float), lb["original_hi"].to_numpy(dtype=float)
     n_items = lb["n_items"].to_numpy(dtype=float)
-    iu = np.triu_indices(d, k=1)
-    a, b = iu
+    canon = _canonical_rows(fj) if canon is None else canon
+    # the rank intervals first: their bootstrap's arrays are freed before the arrays over every model pair exist
+    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
+    a, b = np.triu_indices(d, k=1)
     ordered = mean[a] > mean[b]
     # (b) question resampling: disjoint intervals (Arena-Hard's separability)
     boot = ordered & (lo[a] > hi[b])
@@ -475,14 +501,20 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     reversed_by: dict[str, list[list[str]]] = {}
     reversed_separated: dict[str, int] = {}
     tied_by: dict[str, list[list[str]]] = {}
+    reversed_count: dict[str, int] = {}
+    tied_count: dict[str, int] = {}
     reversed_masks: list[np.ndarray] = []
     names = np.asarray(models, dtype=object)
 
-    def named(mask: np.ndarray) -> list[list[str]]:  # [[higher, lower], ...] of the pairs in mask
-        return np.stack([names[a[mask]], names[b[mask]]], axis=1).tolist()
+    gap = mean[a] - mean[b]  # the original margin of each pair (>= 0: best first)
+
+    def named(mask: np.ndarray) -> list[list[str]]:  # [[higher, lower], ...]: at most max_pairs, the largest margins
+        sel = np.flatnonzero(mask)
+        if max_pairs is not None and sel.size > max_pairs:  # in leaderboard order (a stable sort keeps it among equals)
+            sel = np.sort(sel[np.argsort(-gap[sel], kind="stable")[:max_pairs]])
+        return np.stack([names[a[sel]], names[b[sel]]], axis=1).tolist()
 
     pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    canon = _canonical_rows(fj) if canon is None else canon
     for g, nb in pairs.items():
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
@@ -495,6 +527,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         reversed_masks.append(rev)
         reversed_by[g] = named(rev)
         tied_by[g] = named(tie)
+        reversed_count[g] = int(np.count_nonzero(rev))
+        tied_count[g] = int(np.count_nonzero(tie))
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
@@ -507,22 +541,30 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         shr = sc.drop_duplicates("model").set_index(sc.drop_duplicates("model")["model"].astype(str))["shrunk_model"]
         shr = shr.reindex(models).to_numpy(dtype=float)
         sig = np.full(d, cal.sigma)
-    gap = shr[a] - shr[b]
+    released_gap = shr[a] - shr[b]
     scale = np.sqrt(sig[a] ** 2 + sig[b] ** 2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(scale > 0, gap / scale, np.where(gap > 0, np.inf, -np.inf))
-    kept = stats.norm.cdf(z)
+        z = np.where(scale > 0, released_gap / scale, np.where(released_gap > 0, np.inf, -np.inf))
+    del released_gap, scale
+    kept = special.ndtr(z)  # norm.cdf's own routine: the same values, without its copies of z
+    del z
     noise = ordered & (kept >= level)
+    del kept
     robust = boot & keeps & noise
-    code = np.full((d, d), ".", dtype="<U1")
-    np.fill_diagonal(code, "=")
     reversed_any = np.zeros(len(a), dtype=bool)
     for rev in reversed_masks:  # the pairs of reversed_by, as masks over (a, b)
         reversed_any |= rev
+    # each pair's code, later codes over earlier ones: "S" (robust) is a subset of "B" (boot); "R" wins
+    pair_code = np.full(len(a), ".", dtype="<U1")
     for arr, ch in ((boot, "B"), (robust, "S"), (reversed_any, "R")):
-        code[a[arr], b[arr]] = ch
-        code[b[arr], a[arr]] = ch
-    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
+        pair_code[arr] = ch
+    pair_counts = {ch: int(np.count_nonzero(pair_code == ch)) for ch in ("S", "B", "R", ".")}
+    dm = d if matrix_models is None else min(d, int(matrix_models))
+    shown = b < dm  # a < b: both models among the first dm
+    code = np.full((dm, dm), ".", dtype="<U1")
+    np.fill_diagonal(code, "=")
+    code[a[shown], b[shown]] = pair_code[shown]
+    code[b[shown], a[shown]] = pair_code[shown]
     n_pairs = int(len(a))
 
     def share(x: np.ndarray) -> float | None:
@@ -533,8 +575,11 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         "rank_interval": {m: [int(x), int(y)] for m, x, y in zip(models, r_lo, r_hi)},
         "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
                          "noise": share(noise)},
-        "reversed_by": reversed_by, "tied_by": tied_by, "reversed_bootstrap_separated": reversed_separated,
-        "matrix": code.view(f"<U{d}").ravel().tolist() if d else [],  # each row's characters as one string
+        "reversed_by": reversed_by, "tied_by": tied_by, "reversed_count": reversed_count, "tied_count": tied_count,
+        "pairs_listed": None if max_pairs is None else int(max_pairs),
+        "reversed_bootstrap_separated": reversed_separated,
+        "matrix": code.view(f"<U{dm}").ravel().tolist() if dm else [],  # each row's characters as one string
+        "matrix_models": int(dm), "pair_counts": pair_counts,
     }
 
 
@@ -620,9 +665,13 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
             shown = "; ".join(f"{x} > {y}" for x, y in pairs[:6]) + (f"; … {len(pairs) - 6} more" if len(pairs) > 6 else "")
             sep_n = (rk.get("reversed_bootstrap_separated") or {}).get(g)
             extra = f" ({sep_n} of them separated by the bootstrap)" if sep_n else ""
-            ties = len((rk.get("tied_by") or {}).get(g) or [])
+            ties = (rk.get("tied_count") or {}).get(g, len((rk.get("tied_by") or {}).get(g) or []))
             tied = f" (and {ties} pair(s) tied, not reversed)" if ties else ""
-            rows.append((f"pairs reversed by {g} on every item", f"{len(pairs)}{extra}" + (f": {shown}" if pairs else "")
+            n_rev = (rk.get("reversed_count") or {}).get(g, len(pairs))
+            if n_rev > len(pairs):  # a capped list: its shown pairs are the largest margins, the rest counted
+                shown = ("largest original margins: " + "; ".join(f"{x} > {y}" for x, y in pairs[:6])
+                         + f"; … {n_rev - min(len(pairs), 6)} more")
+            rows.append((f"pairs reversed by {g} on every item", f"{n_rev}{extra}" + (f": {shown}" if pairs else "")
                          + tied))
     c = card.get("cost") or {}
     if c.get("known"):

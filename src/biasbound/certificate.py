@@ -83,6 +83,16 @@ def sha256_of_array(scores: ArrayLike) -> str:
     return hashlib.sha256(arr.tobytes()).hexdigest()
 
 
+def _finite_json(value: Any) -> bool:
+    """True when json's C encoder takes ``value`` with ``allow_nan=False``: then :func:`_check_finite_tree` passes too
+    (every type it accepts the walk accepts, NaN and infinity refused by both), so the walk runs only otherwise."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _check_finite_tree(value: Any, path: str) -> None:
     """Reject NaN/inf anywhere in a JSON-like tree (they must never be written)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
@@ -104,6 +114,13 @@ def _check_finite_tree(value: Any, path: str) -> None:
 
 def _plain(value: Any) -> Any:
     """Convert numpy scalars/arrays and tuples to plain JSON types."""
+    kind = type(value)  # exact built-in types first (the bulk of every certificate), the same results as below
+    if value is None or kind is str or kind is float or kind is int or kind is bool:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(v) for v in value]
     if isinstance(value, np.ndarray):
         return _plain(value.tolist())
     if isinstance(value, np.generic):
@@ -175,12 +192,14 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     # bound alone gives Markov's sqrt(U2/delta), which can exceed the range, e.g. 4.42 on a [0, 1] scale)
     kr = k if ri is None else Knowledge(generators=tuple((name, tuple(recs) + (AlmostSure(ri["A"]),))
                                                           for name, recs in k.generators), how=k.how)
-    per = {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators}
-    # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
     from biasbound.figures import bias_radii  # bias_radius at many deltas from one scan of the knowledge
 
-    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
     at, *curve = bias_radii((c.delta, *deltas), kr)
+    # one generator: its own radius is the combined one (max or mixture of one survival is that survival)
+    per = ({kr.generators[0][0]: _radius(at)} if len(kr.generators) == 1 else
+           {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators})
+    # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
+    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
                           "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}
@@ -410,8 +429,11 @@ class Certificate:
             raise InputError(f"The certificate's 'schema_version' must be one of {list(READABLE_VERSIONS)}. "
                              f"Got {self.schema_version!r} instead.")
         check_one_of(self.center.get("kind"), "center.kind", "Certificate", CENTER_KINDS)
-        for f in dataclasses.fields(self):
-            _check_finite_tree(getattr(self, f.name), f.name)
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if _finite_json(fields):  # every field at once; else the walk names the field and path (or passes it)
+            return
+        for name, v in fields.items():
+            _check_finite_tree(v, name)
 
     @property
     def inputs(self) -> dict[str, Any]:

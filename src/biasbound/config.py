@@ -103,6 +103,11 @@ CERTIFY_NAMES: dict[str, str] = {
 }
 #: Generators that need a rewriting LLM.
 LLM_GENERATORS: tuple[str, ...] = ("paraphrase", "agreeable")
+#: The neighbour name ``certify`` gives each run generator's judgments (the runner writes them, ``plan`` reads them).
+CERTIFY_NAMES: dict[str, str] = {
+    "swap": "swap", "format": "variant:format", "paraphrase": "variant:paraphrase",
+    "schematic": "variant:schematic", "agreeable": "variant:agreeable", "rerun": "rerun",
+}
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
              "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")

@@ -481,3 +481,208 @@ def test_card_positions_equal_get_indexer() -> None:
         values = pd.Series(rng.choice([f"m{i}" for i in range(60)] + [None], 3000), dtype=dtype)
         assert np.array_equal(_positions(index, values), index.get_indexer(values))
     assert np.array_equal(_positions(index, pd.Series([], dtype=object)), index.get_indexer(pd.Series([], dtype=object)))
+
+
+# ------------------------------------------------------------------ certificate trees: _plain and the finite check
+def _reference_plain(value):  # verbatim: the isinstance chain before the exact-type fast path
+    if isinstance(value, np.ndarray):
+        return _reference_plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _reference_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_reference_plain(v) for v in value]
+    return value
+
+
+def _random_tree(rng, depth: int = 0):
+    leaves = [lambda: float(rng.normal()), lambda: int(rng.integers(-5, 5)), lambda: bool(rng.integers(2)), lambda: None,
+              lambda: "s", lambda: np.float64(rng.normal()), lambda: np.int64(rng.integers(9)), lambda: np.bool_(True),
+              lambda: float("nan"), lambda: np.float64("inf"), lambda: np.arange(3.0), lambda: -math.inf,
+              lambda: {1, 2}, lambda: 1e308 * 10]
+    if depth < 3 and rng.random() < 0.6:
+        n = int(rng.integers(0, 4))
+        kind = rng.integers(3)
+        kids = [_random_tree(rng, depth + 1) for _ in range(n)]
+        if kind == 0:
+            return {(f"k{i}" if rng.random() < 0.8 else i): v for i, v in enumerate(kids)}
+        return kids if kind == 1 else tuple(kids)
+    return leaves[int(rng.integers(len(leaves)))]()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plain_and_finite_check_equal_the_plain_walks(seed: int) -> None:
+    from biasbound._exceptions import InputError
+    from biasbound.certificate import _check_finite_tree, _finite_json, _plain
+
+    rng = np.random.default_rng(seed)
+    outcomes = set()
+    for _ in range(400):
+        tree = _random_tree(rng)
+        try:
+            ref = _reference_plain(tree)
+        except Exception as exc:  # noqa: BLE001  (the same exception type from both)
+            with pytest.raises(type(exc)):
+                _plain(tree)
+        else:
+            got = _plain(tree)
+            assert repr(got) == repr(ref)  # repr: NaN == NaN and int vs float told apart
+            assert [type(x) for x in _leaves(got)] == [type(x) for x in _leaves(ref)]
+        try:
+            _check_finite_tree(tree, "f")
+            walk = "ok"
+        except (InputError, TypeError) as exc:
+            walk = type(exc).__name__
+        outcomes.add(walk)
+        if _finite_json(tree):  # the fast check passes only what the walk passes
+            assert walk == "ok"
+    assert outcomes == {"ok", "InputError", "TypeError"}  # every outcome was exercised
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [y for v in x.values() for y in _leaves(v)]
+    if isinstance(x, list):
+        return [y for v in x for y in _leaves(v)]
+    return [x]
+
+
+# ------------------------------------------------------------------ alpha*(sigma) guided by Brent's method
+def _plain_alpha_star(F, delta, hi=1.0, rtol=1e-12):  # verbatim: the bisection before the guide
+    if F(hi) <= delta:
+        return hi
+    lo = 0.0
+    if F(lo) > delta:
+        return 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
+            break
+        if F(mid) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_guided_alpha_star_equals_the_plain_bisection(seed: int) -> None:
+    from scipy import stats
+
+    from biasbound.bounds import RandomJudge
+    from biasbound.bounds._combined import Plan
+    from biasbound.calibration import _alpha_star
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):  # the random-judge bound itself (the per-model recheck's F), at random records and points
+        levels = np.sort(rng.choice(np.arange(1, 17) / 16, size=int(rng.integers(1, 6)), replace=False))
+        n = int(rng.integers(5, 60))
+        sums = np.sort(rng.integers(0, n + 1, size=levels.size))[::-1].astype(float)
+        rec = RandomJudge(levels=levels, sums=sums, n=n, beta=1e-3,
+                          shift_ratio=None if rng.random() < 0.5 else float(rng.uniform(0, 0.2)))
+        plan = Plan(Knowledge.of(rec), "tight")
+        tau, dim, delta = float(rng.uniform(0.2, 1.5)), int(rng.integers(2, 60)), float(rng.choice([0.01, 0.05, 0.1]))
+        sigma = float(rng.uniform(0.001, 0.3)) * tau / math.sqrt(2 * stats.chi2.isf(delta, dim))
+        F = lambda a: plan.evaluate(tau, a, sigma, dim)[0]  # noqa: E731
+        for rtol in (1e-6, 1e-9):
+            for floor in (0.0, float(rng.uniform(0, 1))):  # a floor that may be infeasible: the guide then gives up
+                assert _alpha_star(F, delta, rtol=rtol, guided=True, floor=floor) == _plain_alpha_star(F, delta, rtol=rtol)
+    for _ in range(200):  # smooth nondecreasing functions with flat and steep parts, and steps (the guide then fails)
+        c, w, step = float(rng.uniform(-0.2, 1.2)), float(10 ** rng.uniform(-9, 0)), rng.random() < 0.3
+        F = (lambda a: float(a > c)) if step else (lambda a: 0.5 * (1 + math.tanh((a - c) / w)))  # noqa: E731
+        delta = float(rng.uniform(0.05, 0.95))
+        for rtol in (1e-6, 1e-12):
+            assert _alpha_star(F, delta, rtol=rtol, guided=True) == _plain_alpha_star(F, delta, rtol=rtol)
+
+
+def _plain_sigma_star(G, delta, hi, lo=0.0, rtol=1e-12, grid=12):  # verbatim: the search before the guide
+    pts = [lo + (hi - lo) * i / grid for i in range(grid + 1)]
+    ok = [i for i, s in enumerate(pts) if G(s) <= delta]
+    if not ok:
+        return None
+    i = ok[-1]
+    if i == grid:
+        return hi
+    lo, hi = pts[i], pts[i + 1]
+    floor = pts[-1] * 1e-9
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
+            break
+        if G(mid) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_guided_sigma_star_equals_the_plain_search(seed: int) -> None:
+    from biasbound.bounds import RandomJudge
+    from biasbound.bounds._combined import Plan
+    from biasbound.bounds._tail import noise_only_sigma
+    from biasbound.calibration import _sigma_star
+
+    rng = np.random.default_rng(100 + seed)
+    seen = 0
+    for _ in range(40):  # the per-model recheck's sigma_max search: the random-judge bound at the judge's alpha
+        levels = np.sort(rng.choice(np.arange(1, 17) / 16, size=int(rng.integers(1, 6)), replace=False))
+        n = int(rng.integers(5, 60))
+        sums = np.sort(rng.integers(0, n + 1, size=levels.size))[::-1].astype(float)
+        rec = RandomJudge(levels=levels, sums=sums, n=n, beta=1e-3,
+                          shift_ratio=None if rng.random() < 0.5 else float(rng.uniform(0, 0.2)))
+        plan = Plan(Knowledge.of(rec), "tight")
+        tau, dim, delta = float(rng.uniform(0.2, 1.5)), int(rng.integers(2, 60)), float(rng.choice([0.01, 0.05, 0.1]))
+        alpha = float(rng.uniform(0.05, 1.0))
+        s_hi = noise_only_sigma(tau, delta, dim)
+        G = lambda s: plan.evaluate(tau, alpha, s, dim)[0]  # noqa: E731
+        for lo in (0.0, float(rng.uniform(0, 0.5)) * s_hi):
+            for rtol in (1e-6, 1e-12):
+                got = _sigma_star(G, delta, s_hi, lo=lo, rtol=rtol, grid=8, guided=True)
+                assert got == _plain_sigma_star(G, delta, s_hi, lo=lo, rtol=rtol, grid=8)
+                seen += got is not None and 0 < got < s_hi
+    assert seen > 20  # most searches ended inside a bracket (the guided part ran)
+
+
+# ------------------------------------------------------------------ per-model rechecks shared by equal knowledge
+def test_models_with_equal_knowledge_share_a_recheck_that_verify_recomputes() -> None:
+    import json
+
+    import pandas as pd
+
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(7)
+    pattern = [(float(rng.integers(0, 5)) / 4, float(rng.integers(0, 5)) / 4) for _ in range(6)]
+    rows = []
+    for m in range(10):  # models 0-5 judged alike (equal knowledge), the others at random
+        for i in range(6):
+            g1, g2 = pattern[i] if m < 6 else (float(rng.integers(0, 5)) / 4, float(rng.integers(0, 5)) / 4)
+            for g, sc in ((1, g1), (2, g2)):
+                rows.append({"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": "original", "rerun": 0,
+                             "game": g, "score": sc, "source": "t.csv", "line": 0})
+    res = certify(pd.DataFrame(rows), out=None, plots=False, progress=False, seed=0)
+    certs = res.judges["j"].model_certificates
+    keys = [json.dumps([c.knowledge, c.dim], sort_keys=True) for c in certs.values()]
+    assert len(set(keys)) < len(keys)  # some models shared a recheck
+    for c in certs.values():  # each one's derived fields are what verify() recomputes from its own inputs alone
+        assert c.verify()["holds"]
+
+
+# ------------------------------------------------------------------ the judgments digest's row order
+@pytest.mark.parametrize("seed", range(4))
+def test_lex_order_equals_lexsort_and_its_tie_check(seed: int) -> None:
+    from biasbound._integrity import _lex_order
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        n = int(rng.integers(0, 300))
+        huge = rng.random() < 0.2  # spans whose product overflows int64: the lexsort route
+        keys = tuple(rng.integers(-1, 4 if not huge else 2**40, size=n).astype(np.int64) if j != 4 else
+                     rng.integers(-1, 30, size=n).astype(np.int64) for j in range(5))
+        order, tied = _lex_order(keys)
+        ref = np.lexsort(keys)
+        assert np.array_equal(order, ref)
+        ref_tied = n > 1 and bool(np.logical_and.reduce([k[ref][1:] == k[ref][:-1] for k in keys]).any())
+        assert tied == ref_tied

@@ -25,6 +25,7 @@ undershoots the true one by float error.  numpy/scipy only.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -138,12 +139,18 @@ def kappa_sq(alpha: float, shift_ratio: float | None) -> float:
     return a2 + (1.0 - a2) * shift_ratio  # [proof:kappa]
 
 
+@functools.lru_cache(maxsize=4096)
+def _chi2_isf(delta: float, dim: int) -> float:
+    """``chi2.isf(delta, dim)``, remembered: a judge's thousands of models share a few dimensions."""
+    return float(stats.chi2.isf(delta, dim))
+
+
 def noise_only_sigma(tau: float, delta: float, dim: int) -> float:
     """Largest sigma at which the noise alone (zero shift) stays within delta: ``tau / sqrt(2 chi2.isf(delta, d))``.
 
     No shrinkage can beat this: any sigma above it violates every bound; used as the upper end of searches.
     """
-    q = float(stats.chi2.isf(delta, dim))
+    q = _chi2_isf(float(delta), int(dim))
     if not math.isfinite(q) or q <= 0:
         return math.inf
     return tau / math.sqrt(2.0 * q)  # [proof:noise-only]

@@ -229,9 +229,9 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
 
     for name, c in ((getattr(result, "judge_card", None) or {}).get("judges") or {}).items():
         rk = c.get("ranks") or {}
-        if len(rk.get("models") or []) > 1:
+        if len(rk.get("matrix") or []) > 1:  # the matrix covers the best rk["matrix_models"] models
             sfx = f"-{_safe_name(name)}" if several else ""
-            for rows, cols, path in rank_pair_pages(len(rk["models"]), out / f"rank_pairs{sfx}.png"):
+            for rows, cols, path in rank_pair_pages(len(rk["matrix"]), out / f"rank_pairs{sfx}.png"):
                 plots[path.stem] = plot_rank_pairs(rk, path, title=f"Which model pairs keep their order ({name})",
                                                    rows=rows, cols=cols)
     if several:

@@ -1090,7 +1090,17 @@ def _card_view(card: Mapping[str, Any] | None, plots: Mapping[str, Any]) -> dict
         rk = c.get("ranks") or {}
         ranks = [(m, f"{lo}–{hi}" if lo != hi else str(lo)) for m, (lo, hi) in (rk.get("rank_interval") or {}).items()]
         reversed_rows = [(g, hi_, lo_) for g, pairs in (rk.get("reversed_by") or {}).items() for hi_, lo_ in pairs]
-        judges.append({"name": name, "rows": card_rows(c), "reversed": reversed_rows,
+        counts = rk.get("reversed_count") or {}
+        capped = {g: n for g, n in counts.items() if n > len((rk.get("reversed_by") or {}).get(g) or [])}
+        reversed_note = ("Every model pair whose order a bias alone reverses: the neighbour applied to every item at once, "
+                         "exact from the data (pairs it only ties are counted in the card above).")
+        if capped:
+            reversed_note = ("The model pairs whose order a bias alone reverses (the neighbour applied to every item at once, "
+                             f"exact from the data), at most {rk.get('pairs_listed')} per neighbour: those with the largest "
+                             "original margins, in leaderboard order — " + "; ".join(
+                                 f"{g}: {len((rk.get('reversed_by') or {}).get(g) or [])} of {n} shown" for g, n in capped.items())
+                             + " (summary.json counts every pair).")
+        judges.append({"name": name, "rows": card_rows(c), "reversed": reversed_rows, "reversed_note": reversed_note,
                        "head": f"{c['models']} model(s) × {c['items']} item(s), {c['judgments']} judgments, "
                                f"{c['missing']} missing; 95% intervals",
                        "ranks": ranks if len(ranks) > 1 else [],

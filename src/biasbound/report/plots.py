@@ -1259,14 +1259,15 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     ----------
     ranks : Mapping
         The card's ``ranks`` (:func:`biasbound.card.rank_statements`): ``models`` (best first) and ``matrix``
-        (row strings of ``S`` / ``B`` / ``R`` / ``.`` / ``=``).
+        (row strings of ``S`` / ``B`` / ``R`` / ``.`` / ``=``) over the first ``matrix_models`` models (all when
+        absent); ``pair_counts``, when present, counts every pair for the legend (the title then says so).
     path : str or os.PathLike
         Where to write the PNG.
     title : str, optional
         Figure title.
     rows, cols : (int, int), optional
         The models (positions ``start`` to ``stop - 1``, best first) drawn as rows and as columns; default all.
-        The legend's pair counts are over the whole matrix.
+        The legend's pair counts are over the whole matrix (every pair, given ``pair_counts``).
 
     Returns
     -------
@@ -1278,8 +1279,10 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     where = "plot_rank_pairs"
     out = _check_path(path, where)
     title = _check_title(title, where)
-    models = list(ranks.get("models") or [])
+    all_models = list(ranks.get("models") or [])
     rows_ = list(ranks.get("matrix") or [])
+    # a matrix capped at the best models (rank_statements' matrix_models): drawn for those, counted over every pair
+    models = all_models[:int(ranks.get("matrix_models") or len(all_models))]
     if len(models) < 2 or len(rows_) != len(models) or any(len(r) != len(models) for r in rows_):
         raise InputError(f"The 'ranks' parameter of {where} must hold at least two models and a square 'matrix'. "
                          f"Got {len(models)} model(s) and {len(rows_)} row(s) instead.")
@@ -1303,11 +1306,14 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     ax.set_xlabel("model (rank, best first)", fontsize=8)
     ax.tick_params(length=0)
     counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
+    counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
     handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
                for c, col, lab in _PAIR_CODES if lab]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     part = "" if (r0, r1, c0, c1) == (0, d, 0, d) else (
         f" (rows {r0 + 1}–{r1}" + ("" if (c0, c1) == (0, d) else f", columns {c0 + 1}–{c1}") + f" of {d})")
+    if d < len(all_models):  # the legend counts every pair, the grid the best d models' pairs
+        part += f"\nthe {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
     side = label_w + cell * (c1 - c0)
     heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
     ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
