@@ -96,11 +96,6 @@ __all__ = [
 
 #: Generators ``run`` can use, in the order they are judged.
 GENERATOR_NAMES: tuple[str, ...] = ("swap", "format", "paraphrase", "schematic", "agreeable", "rerun")
-#: Each generator's name in certify (``--generators``): a perturbation the runner judges is a ``variant``.
-CERTIFY_NAMES: dict[str, str] = {
-    "swap": "swap", "format": "variant:format", "paraphrase": "variant:paraphrase",
-    "schematic": "variant:schematic", "agreeable": "variant:agreeable", "rerun": "rerun",
-}
 #: Generators that need a rewriting LLM.
 LLM_GENERATORS: tuple[str, ...] = ("paraphrase", "agreeable")
 #: The neighbour name ``certify`` gives each run generator's judgments (the runner writes them, ``plan`` reads them).

@@ -679,7 +679,6 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
     from biasbound._exceptions import BiasboundError
     from biasbound.pipeline import certify
 
-    panel = cfg.panel
     c = cfg.calibration
     certification = None
     try:
