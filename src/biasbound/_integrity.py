@@ -120,15 +120,25 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     if n > 1 and tied:
         order = np.lexsort((score, *keys))
     per_model: dict[str, str] = {}
-    sm = m_codes[order]
+    sm, si, sv = m_codes[order], i_codes[order], v_codes[order]
     cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
+    # a model's sorted distinct items and each row's index among them: its rows are sorted by item within the
+    # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
+    first = np.ones(n, dtype=bool)
+    first[1:] = (sm[1:] != sm[:-1]) | (si[1:] != si[:-1])
+    rank = np.cumsum(first) - 1
+    starts = np.asarray(cuts[:-1], dtype=np.int64)
+    local_i = rank - np.repeat(rank[starts], np.diff(cuts)) if n else rank
+    seen = np.zeros((len(models), len(variants)), dtype=bool)
+    seen[sm, sv] = True
+    local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     for a, b in zip(cuts[:-1], cuts[1:]):
         idx = order[a:b]
-        it, vt = np.unique(i_codes[idx]), np.unique(v_codes[idx])  # sorted global codes = sorted names
+        it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
         head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
                 "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
         h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
-        for arr in (np.searchsorted(it, i_codes[idx]), np.searchsorted(vt, v_codes[idx]), rerun[idx], game[idx]):
+        for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
             h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
         per_model[str(models[sm[a]])] = h.hexdigest()

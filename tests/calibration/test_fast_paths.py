@@ -686,3 +686,68 @@ def test_lex_order_equals_lexsort_and_its_tie_check(seed: int) -> None:
         assert np.array_equal(order, ref)
         ref_tied = n > 1 and bool(np.logical_and.reduce([k[ref][1:] == k[ref][:-1] for k in keys]).any())
         assert tied == ref_tied
+
+
+# ------------------------------------------------------------------ judgments digest: per-model item/variant indices
+def _reference_judgments_digest(frame):
+    """The per-model loop as it was (np.unique and searchsorted per model), verbatim apart from names."""
+    import hashlib
+
+    import pandas as pd
+
+    from biasbound._integrity import _canon, _lex_order, _sha
+
+    n = len(frame)
+
+    def column(c, default):
+        return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
+
+    judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+    m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
+    i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
+    v_codes, variants = pd.factorize(column("variant", "original").astype(str), sort=True)
+    rerun = column("rerun", 0).to_numpy(dtype="<i8")
+    game = column("game", 0).to_numpy(dtype="<i8")
+    score = column("score", np.nan).to_numpy(dtype="<f8") + 0.0
+    score[np.isnan(score)] = np.nan
+    models, items, variants = (np.asarray(list(x), dtype=object) for x in (models, items, variants))
+    keys = (game, rerun, v_codes, i_codes, m_codes)
+    order, tied = _lex_order(keys)
+    if n > 1 and tied:
+        order = np.lexsort((score, *keys))
+    per_model = {}
+    sm = m_codes[order]
+    cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        idx = order[a:b]
+        it, vt = np.unique(i_codes[idx]), np.unique(v_codes[idx])
+        head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
+                "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
+        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        for arr in (np.searchsorted(it, i_codes[idx]), np.searchsorted(vt, v_codes[idx]), rerun[idx], game[idx]):
+            h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
+        per_model[str(models[sm[a]])] = h.hexdigest()
+    return _sha(_canon(per_model)), per_model
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_judgments_digest_equals_the_per_model_unique_route(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound._integrity import judgments_digest
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400)) if seed else 0
+    frame = pd.DataFrame({
+        "judge": "j",
+        "model": rng.choice([f"m{k}" for k in range(int(rng.integers(1, 9)))], n),
+        "item_id": rng.choice([f"q{k}" for k in range(int(rng.integers(1, 40)))], n),
+        # some models lack some variants, and a variant may sort between two others of a model
+        "variant": rng.choice(["original", "swap", "format:md", "paraphrase", "rerun"], n),
+        "rerun": rng.integers(0, 3, n), "game": rng.integers(1, 3, n),
+        "score": np.where(rng.random(n) < 0.1, np.nan, np.round(rng.random(n), 1) * rng.choice([1.0, -1.0], n)),
+    })
+    if seed % 3 == 0 and n:  # keys given twice: the score-breaking lexsort route
+        frame = pd.concat([frame, frame.iloc[: n // 4]], ignore_index=True)
+    assert judgments_digest(frame) == _reference_judgments_digest(frame)
