@@ -376,15 +376,21 @@ def test_tuple_codes_equal_the_column_by_column_factorisation(seed: int) -> None
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 3000))
     frame = pd.DataFrame({"judge": rng.choice(["j1", "j2", None], n), "model": rng.choice([f"m{i}" for i in range(40)], n),
-                          "item_id": rng.integers(0, 500, n).astype(str), "game": rng.integers(0, 3, n)})
+                          "item_id": rng.integers(0, 500, n).astype(str), "game": rng.integers(0, 3, n),
+                          "line": rng.permutation(n).astype(str)})
     ids = _ColumnCodes(frame)
-    for cols in (["judge"], ["judge", "model"], ["judge", "model", "item_id", "game"], ["item_id", "judge"]):
+    bound = max(4 * n, 2**20)
+    # the last tuple's mixed radix exceeds the bound once n > 51: the factorised route
+    for cols in (["judge"], ["judge", "model"], ["judge", "model", "item_id", "game"], ["item_id", "judge"],
+                 ["item_id", "model", "line"]):
         want = np.zeros(n, dtype=np.int64)  # the plain computation it replaced: one factorisation per column
         for col in cols:
             codes, uniques = ids.column(col)
             want, _ = pd.factorize(want * (len(uniques) + 1) + codes, sort=False)
             want = want.astype(np.int64)
-        assert np.array_equal(ids.key(cols), want)
+        got = ids.key(cols)  # the same partition of the rows into tuples, as table indices below the bound
+        assert got.dtype == np.int64 and (got.min() >= 0 and got.max() < bound)
+        assert np.array_equal(pd.factorize(got, sort=False)[0], want)
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -51,7 +51,10 @@ class _ColumnCodes:
         return self.cols[key]
 
     def key(self, cols: list[str]) -> np.ndarray:
-        """One int64 code per row for the tuple of ``cols`` (equal tuples give equal codes)."""
+        """One int64 code per row for the tuple of ``cols``: equal tuples give equal codes, every code below
+        ``max(4 · rows, 2**20)`` (a table index). The mixed-radix code itself when it fits that bound, else
+        factorised (codes in order of first appearance of the tuple)."""
+        bound = max(4 * len(self.frame), 2**20)
         key = np.zeros(len(self.frame), dtype=np.int64)
         radix = 1  # key < radix: the tuple so far in mixed radix, factorised only when the next digit would overflow
         for col in cols:
@@ -61,12 +64,14 @@ class _ColumnCodes:
                 key, firsts = pd.factorize(key, sort=False)
                 key, radix = key.astype(np.int64), max(len(firsts), 1)
             key, radix = key * base + codes, radix * base
-        key, _ = pd.factorize(key, sort=False)  # codes in order of first appearance of the tuple
+        if radix <= bound:
+            return key
+        key, _ = pd.factorize(key, sort=False)
         return key.astype(np.int64)
 
 
 def _in(key: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """``np.isin(key, among)`` for dense codes (``_ColumnCodes.key``: 0..K-1): one table lookup, no sort."""
+    """``np.isin(key, among)`` for small nonnegative codes (``_ColumnCodes.key``): one table lookup, no sort."""
     table = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=bool)
     table[among] = True
     return table[key]
