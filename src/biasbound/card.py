@@ -403,14 +403,18 @@ def _model_matrix(fj: pd.DataFrame, models: list[str], canon: pd.DataFrame | Non
 
 def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of each model's rank (1 = best, ties share the better rank) over item resamples."""
-    from biasbound.leaderboard import _draw_counts
+    from biasbound.leaderboard import _Present, _draw_counts
 
     present = ~np.isnan(mat)
     x = np.where(present, mat, 0.0)
+    den = present.T.astype(float)  # resampled counts of present items: one product, or few missing ones subtracted
+    few_missing = mat.shape[1] > 0 and np.count_nonzero(~present) * 8 < mat.size
+    sparse_den = _Present(present.astype(float), ~present) if few_missing else None
     ranks = []
     for chunk in _draw_counts(seed, rounds, mat.shape[1]):
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.asarray(chunk @ x.T) / np.asarray(chunk @ present.T.astype(float))
+            means = np.asarray(chunk @ x.T) / (sparse_den.resampled(chunk) if sparse_den is not None
+                                               else np.asarray(chunk @ den))
         means = np.where(np.isnan(means), -np.inf, means)
         ranks.append(stats.rankdata(-means, axis=1, method="min"))
     rk = np.vstack(ranks)

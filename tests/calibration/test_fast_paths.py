@@ -757,3 +757,38 @@ def test_judgments_digest_equals_the_per_model_unique_route(seed: int) -> None:
     if seed % 3 == 0 and n:  # keys given twice: the score-breaking lexsort route
         frame = pd.concat([frame, frame.iloc[: n // 4]], ignore_index=True)
     assert judgments_digest(frame) == _reference_judgments_digest(frame)
+
+
+# ------------------------------------------------------------------ judge card: rank-interval bootstrap denominators
+def _reference_rank_intervals(mat, rounds, seed, level):
+    """The card's rank bootstrap as it was: both resampled sums as dense products."""
+    from scipy import stats
+
+    from biasbound.leaderboard import _draw_counts
+
+    present = ~np.isnan(mat)
+    x = np.where(present, mat, 0.0)
+    ranks = []
+    for chunk in _draw_counts(seed, rounds, mat.shape[1]):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.asarray(chunk @ x.T) / np.asarray(chunk @ present.T.astype(float))
+        means = np.where(np.isnan(means), -np.inf, means)
+        ranks.append(stats.rankdata(-means, axis=1, method="min"))
+    rk = np.vstack(ranks)
+    q = 100.0 * (1.0 - level) / 2.0
+    return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rank_intervals_equal_the_dense_denominator_route(seed: int) -> None:
+    from biasbound.card import _bootstrap_rank_intervals
+
+    rng = np.random.default_rng(seed)
+    mat = np.round(rng.random((int(rng.integers(1, 30)), int(rng.integers(1, 80)))), 1)
+    # none, few (the sparse route) or many missing (the dense route); a model with every item missing too
+    mat[rng.random(mat.shape) < [0.0, 0.03, 0.4][seed % 3]] = np.nan
+    if seed == 7:
+        mat[0] = np.nan
+    got = _bootstrap_rank_intervals(mat, 300, seed, 0.95)
+    want = _reference_rank_intervals(mat, 300, seed, 0.95)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
