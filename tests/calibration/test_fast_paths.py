@@ -792,3 +792,33 @@ def test_rank_intervals_equal_the_dense_denominator_route(seed: int) -> None:
     got = _bootstrap_rank_intervals(mat, 300, seed, 0.95)
     want = _reference_rank_intervals(mat, 300, seed, 0.95)
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_column_codes_equal_factorising_the_strings(seed: int) -> None:
+    import pandas as pd
+
+    from biasbound.pipeline._coverage import _ColumnCodes
+
+    def plain(values, sort):  # the route it replaced: every column as strings, factorised (sorted) per call
+        codes, uniques = pd.factorize(values.astype(str), sort=sort)
+        codes, uniques = codes.astype(np.int64), np.asarray(uniques, dtype=object)
+        if (codes < 0).any():
+            codes[codes < 0] = len(uniques)
+            uniques = np.append(uniques, np.nan)
+        return codes, uniques
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 2000))
+    names = [f"m{i}" for i in range(int(rng.integers(1, 30)))] + ["Z", "a", "é", "10", "9"]
+    frame = pd.DataFrame({"model": pd.Series(rng.choice(names, n), dtype="str"),
+                          "game": rng.integers(-2, 12, n), "rerun": rng.integers(0, 3, n).astype(float)})
+    if seed % 2:  # missing ids: one more value, last in either order
+        frame.loc[rng.random(n) < 0.1, "model"] = None
+    ids = _ColumnCodes(frame)
+    for col in ("model", "game", "rerun"):
+        for sort in (True, False):
+            got, want = ids.column(col, sort=sort), plain(frame[col], sort)
+            assert np.array_equal(got[0], want[0])
+            assert got[1].tolist() == want[1].tolist() or (
+                pd.isna(got[1][-1]) and pd.isna(want[1][-1]) and got[1][:-1].tolist() == want[1][:-1].tolist())

@@ -40,14 +40,27 @@ class _ColumnCodes:
         """``(codes, uniques)`` of one column as strings; with ``sort`` the uniques are in sorted order
         (missing values get the last code)."""
         key = f"{col}:{sort}"
-        if key not in self.cols:
-            codes, uniques = pd.factorize(self.frame[col].astype(str), sort=sort)
+        if key not in self.cols and not sort:
+            values = self.frame[col]
+            if pd.api.types.is_integer_dtype(values.dtype):  # distinct integers are distinct strings
+                codes, uniques = pd.factorize(values, sort=False)
+                uniques = np.asarray([str(u) for u in uniques], dtype=object)
+            else:
+                codes, uniques = pd.factorize(values.astype(str), sort=False)
+                uniques = np.asarray(uniques, dtype=object)
             codes = codes.astype(np.int64)
-            uniques = np.asarray(uniques, dtype=object)
             if (codes < 0).any():  # a missing id is one more value
                 codes[codes < 0] = len(uniques)
                 uniques = np.append(uniques, np.nan)
             self.cols[key] = (codes, uniques)
+        elif key not in self.cols:  # the unsorted codes renumbered by their names' order (missing stays last)
+            codes, uniques = self.column(col)
+            named = len(uniques) - int(len(uniques) > 0 and not isinstance(uniques[-1], str))
+            order = np.argsort(uniques[:named].astype(str), kind="stable")
+            rank = np.empty(len(uniques), dtype=np.int64)
+            rank[order] = np.arange(named)
+            rank[named:] = np.arange(named, len(uniques))
+            self.cols[key] = (rank[codes], np.concatenate([uniques[:named][order], uniques[named:]]))
         return self.cols[key]
 
     def key(self, cols: list[str]) -> np.ndarray:
