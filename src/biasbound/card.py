@@ -403,7 +403,7 @@ def _model_matrix(fj: pd.DataFrame, models: list[str], canon: pd.DataFrame | Non
 
 def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of each model's rank (1 = best, ties share the better rank) over item resamples."""
-    from biasbound.leaderboard import _Present, _draw_counts
+    from biasbound.leaderboard import _draw_counts, _Present
 
     present = ~np.isnan(mat)
     x = np.where(present, mat, 0.0)
