@@ -147,7 +147,6 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     canonical scores hash to the certificate's ``data_sha256``) with one neighbour for each of its items, so
     the probability over T is computed exactly from it."""
     import numpy as np
-    import pandas as pd
 
     from biasbound.neighbors.observed import observed_neighbors
 

@@ -34,7 +34,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
-from biasbound._validation import arg, cli_command
+from biasbound._validation import cli_command
 from biasbound.parameters import old_option, option, renamed, validate
 
 __all__ = [

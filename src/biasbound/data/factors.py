@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound.data._io import iter_json_records
