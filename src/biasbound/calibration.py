@@ -85,18 +85,29 @@ def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol
     one that became ``hi`` at or above the final ``hi``), so the result is the plain bisection's, in about half the
     evaluations; otherwise the plain bisection runs. ``floor``: a point believed feasible where Brent's method starts
     (the guess only; the bisection and its result are the plain one's)."""
-    top = hi
     if F(hi) <= delta:
         return hi
     lo = 0.0
     if F(lo) > delta:
         return 0.0
     guess = _crossing(F, delta, min(max(floor, 0.0), hi), hi, rtol) if guided else None
+    out = _bisect(F, delta, lo, hi, rtol, guess)
+    return _bisect(F, delta, lo, hi, rtol) if out is None else out  # the guide was off: the plain bisection
+
+
+def _bisect(F: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float, guess: float | None = None,
+            stop_below: float = -math.inf) -> float | None:
+    """The bisection of ``[lo, hi]`` (``F(lo) <= delta < F(hi)``) that keeps the feasible end, stopping at relative
+    width ``rtol`` (or once ``hi <= stop_below``); the returned ``lo`` was evaluated feasible (or is the given one).
+
+    With a ``guess`` of the crossing (:func:`_crossing`), a midpoint away from it is decided by ``mid <= guess``
+    without evaluating ``F``; the two final ends are then evaluated, and ``None`` is returned when they do not
+    confirm the decisions (the caller then bisects plainly)."""
     margin = 2e-2 * rtol * hi
-    lo_seen = hi_seen = True  # evaluated: F(0) <= delta < F(hi)
+    lo_seen = hi_seen = True  # evaluated: F(lo) <= delta < F(hi)
     for _ in range(_BISECT):
         mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi or hi - lo <= rtol * hi:
+        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= stop_below:
             break
         if guess is None or abs(mid - guess) <= margin:
             ok, seen = F(mid) <= delta, True  # [proof:safe-end] lo is always a point whose bound was evaluated <= delta
@@ -107,7 +118,7 @@ def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol
         else:
             hi, hi_seen = mid, seen
     if guess is not None and not ((lo_seen or F(lo) <= delta) and (hi_seen or F(hi) > delta)):
-        return _alpha_star(F, delta, top, rtol)  # the guide was off: the plain bisection
+        return None
     return lo
 
 
@@ -153,37 +164,8 @@ def _sigma_star(G: Callable[[float], float], delta: float, hi: float, lo: float 
     # between two grid points above 0 the bound is continuous in sigma: guided as _alpha_star's bisection (the same
     # decisions whenever G is monotone between them, confirmed at the two final ends; else the plain bisection)
     guess = _crossing(G, delta, lo, hi, rtol) if guided and lo > 0 else None
-    a, b = lo, hi
-    margin = 2e-2 * rtol * hi
-    lo_seen = hi_seen = True
-    for _ in range(_BISECT):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
-            break
-        if guess is None or abs(mid - guess) <= margin:
-            ok, seen = G(mid) <= delta, True
-        else:
-            ok, seen = mid <= guess, False
-        if ok:
-            lo, lo_seen = mid, seen
-        else:
-            hi, hi_seen = mid, seen
-    if guess is not None and not ((lo_seen or G(lo) <= delta) and (hi_seen or G(hi) > delta)):
-        return _bisect_sigma(G, delta, a, b, rtol, floor)
-    return lo
-
-
-def _bisect_sigma(G: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float, floor: float) -> float:
-    """The plain bisection of :func:`_sigma_star` between two grid points (``G(lo) <= delta < G(hi)``)."""
-    for _ in range(_BISECT):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi or hi - lo <= rtol * hi or hi <= floor:
-            break
-        if G(mid) <= delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    out = _bisect(G, delta, lo, hi, rtol, guess, stop_below=floor)
+    return _bisect(G, delta, lo, hi, rtol, stop_below=floor) if out is None else out
 
 
 # --------------------------------------------------------------------------- the record
