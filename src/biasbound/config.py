@@ -241,6 +241,11 @@ class NeighborsConfig:
         """``options.swap.drawn``: swap judged on m drawn items per model (game 2) instead of a census."""
         return "swap" in self.generators and bool(self.options.get("swap", {}).get("drawn", False))
 
+    @property
+    def drawn(self) -> list[str]:
+        """The generators judged on a seeded draw of m items per model (every one but a census swap)."""
+        return [g for g in self.generators if g != "swap" or self.swap_drawn]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         out: dict[str, Any] = {"generators": list(self.generators), "neighbors_per_generator": self.m,
@@ -728,7 +733,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
     _check_together(calibration, neighbors, src)
     if neighbors.looks:
-        if not [g for g in neighbors.generators if g != "swap" or neighbors.swap_drawn]:
+        if not neighbors.drawn:
             raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
                          "swap")
         if calibration.beta is None:
@@ -812,7 +817,7 @@ def with_plan_budget(cfg: RunConfig, plan_path: str | Path) -> RunConfig:
             raise InputError(f"The '--budget' option of run names {str(path)!r}, a plan made for {key} = {st[key]!r}; "
                              f"this run certifies at {key} = {mine!r}. Plan again with the run's settings.")
     nb = cfg.neighbors
-    drawn = [g for g in nb.generators if g != "swap" or nb.swap_drawn]
+    drawn = nb.drawn
     if not drawn:
         raise InputError(f"The '--budget' option of run names {str(path)!r}, but this run draws no neighbours (swap "
                          "alone is a census); a budget sets how many are drawn.")

@@ -790,7 +790,7 @@ async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool)
     if beta is None:  # parse_config refuses this; a RunConfig built by hand may not
         raise InputError(f"The key 'calibration.beta' of {cfg.path} must be a number with 'neighbors.sequential'.")
     beta_look = beta / len(looks)
-    drawn = [g for g in cfg.neighbors.generators if g != "swap" or cfg.neighbors.swap_drawn]
+    drawn = cfg.neighbors.drawn
     declared = {"rule": SEQUENTIAL_RULE, "looks": list(looks), "generators": drawn, "beta": beta,
                 "beta_per_look": beta_look, "min_gain": cfg.neighbors.min_gain,
                 **({"target": dict(cfg.neighbors.target)} if cfg.neighbors.target else {}),
