@@ -45,6 +45,18 @@ SEQUENTIAL_RULE = ("judge the first m of each model's seeded draw at each look d
                    "than min_gain (relative) over the previous certified look's, else at the last look (the budget)")
 
 
+def card_radius(card: Mapping[str, Any] | None) -> float | None:
+    """The judge card's bias radius at the certificate's δ (None when the card has none)."""
+    radius = ((card or {}).get("bias_radius") or {}).get("radius")
+    return None if radius is None else float(radius)
+
+
+def card_flip_width(card: Mapping[str, Any] | None, generator: str) -> float | None:
+    """The width of a certify generator's flip-rate interval on the judge card (None when it has none)."""
+    fr = (((card or {}).get("generators") or {}).get(generator) or {}).get("flip_rate") or {}
+    return None if fr.get("lo") is None or fr.get("hi") is None else float(fr["hi"]) - float(fr["lo"])
+
+
 def targets_met(target: Mapping[str, float], alpha: float | None, card: Mapping[str, Any] | None,
                 generators: Sequence[str]) -> bool:
     """Whether a look meets every stated ``target`` (``neighbors.sequential.target``): ``alpha`` (α at least
@@ -53,17 +65,16 @@ def targets_met(target: Mapping[str, float], alpha: float | None, card: Mapping[
     wide). A look without the figure (no certificate, no flip rate) does not meet it; no target: False."""
     if not target or alpha is None:
         return False
-    card = card or {}
     if "alpha" in target and alpha < target["alpha"]:
         return False
     if "bias_radius" in target:
-        radius = (card.get("bias_radius") or {}).get("radius")
+        radius = card_radius(card)
         if radius is None or radius > target["bias_radius"]:
             return False
     if "flip_rate_width" in target:
         for g in generators:
-            fr = ((card.get("generators") or {}).get(g) or {}).get("flip_rate") or {}
-            if fr.get("lo") is None or fr.get("hi") is None or fr["hi"] - fr["lo"] > target["flip_rate_width"]:
+            width = card_flip_width(card, g)
+            if width is None or width > target["flip_rate_width"]:
                 return False
     return True
 
@@ -370,13 +381,12 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
                 res = certify(from_frame(fr, source="plan", scale=(0.0, 1.0), judge=judge), neighbors=[name],
                               progress=False, plots=False, sampled=sampled, **certify_kwargs)
                 alphas.append(float(res.judges[judge].calibration.alpha))
-                card = (res.judge_card.get("judges") or {}).get(judge) or {}
-                radius = (card.get("bias_radius") or {}).get("radius")
+                card = (res.judge_card.get("judges") or {}).get(judge)
+                radius, width = card_radius(card), card_flip_width(card, name)
                 if radius is not None:
-                    radii.append(float(radius))
-                flip = ((card.get("generators") or {}).get(name) or {}).get("flip_rate") or {}
-                if flip.get("lo") is not None and flip.get("hi") is not None:
-                    widths.append(float(flip["hi"]) - float(flip["lo"]))
+                    radii.append(radius)
+                if width is not None:
+                    widths.append(width)
             except BiasboundError as exc:
                 row["reason"] = str(exc)[:300]
                 alphas = []
