@@ -95,6 +95,8 @@ _ABORT_STATUS = frozenset({401, 403, 404})
 #: Connection failures in a row (no reply of any kind in between) after which a run stops: the endpoint is
 #: down or the URL is wrong, and more retries only spend minutes before blaming something else.
 MAX_CONNECTION_FAILURES = 8
+#: tries of the one cheap request before judging when the endpoint answers too slowly (a refused connection: one)
+PROBE_TRIES = 3
 
 
 def _is_connection_failure(exc: BaseException) -> bool:
@@ -603,16 +605,26 @@ class _Run:
             if self._checked:
                 return
             for lane in self.lanes:
-                try:
-                    await lane.clients[0].get("/models", cast_to=_httpx.Response)
-                except openai.APIStatusError as exc:
-                    if exc.status_code in (401, 403):
-                        self.abort = JudgeError(self.clean(
-                            f"The judge endpoint {lane.url} refused the key with HTTP {exc.status_code}; "
-                            f"check the key in {self.config.api_key_env!r}."))
-                except openai.APIConnectionError as exc:
-                    if _is_connection_failure(exc) or isinstance(exc, openai.APITimeoutError):
-                        self.abort = self._unreachable(exc, "before judging", lane.url)
+                for tried in range(1, PROBE_TRIES + 1):
+                    try:
+                        await lane.clients[0].get("/models", cast_to=_httpx.Response)
+                    except openai.APIStatusError as exc:
+                        if exc.status_code in (401, 403):
+                            self.abort = JudgeError(self.clean(
+                                f"The judge endpoint {lane.url} refused the key with HTTP {exc.status_code}; "
+                                f"check the key in {self.config.api_key_env!r}."))
+                    except openai.APIConnectionError as exc:
+                        if _is_connection_failure(exc):
+                            self.abort = self._unreachable(exc, "before judging", lane.url)
+                        elif tried < PROBE_TRIES:
+                            continue  # a slow reply is not a dead endpoint (a busy server, a loaded machine): ask again
+                        else:
+                            self.abort = JudgeError(self.clean(
+                                f"The endpoint {lane.url} accepted the connection but did not answer a request within "
+                                f"the timeout ({self.config.timeout:g} s) in {PROBE_TRIES} tries before judging; raise "
+                                "the timeout or check the server; judgments already made are cached, so a re-run "
+                                "resumes."))
+                    break
                 if self.abort is not None:
                     break
             self._checked = True
