@@ -268,10 +268,15 @@ def _cost(usage: Mapping[str, Any] | None, n_judgments: int) -> dict[str, Any]:
     calls = usage.get("calls")
     tok = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
     money = usage.get("cost")
+    earlier = int(usage.get("from_earlier_sessions") or 0)
+    notes = [] if money is not None else ["money unknown: no prices configured"]
+    if earlier:
+        notes.append(f"{earlier} of the {calls} calls were made by an earlier session of this run and read from its "
+                     "cache (their tokens and cost as recorded then)")
     return {"known": True, "judgments": n_judgments, "calls": calls, "tokens": tok, "money": money,
             "calls_per_1000": None if calls is None else calls * per, "tokens_per_1000": tok * per,
-            "money_per_1000": None if money is None else money * per,
-            "note": None if money is not None else "money unknown: no prices configured"}
+            "money_per_1000": None if money is None else money * per, "from_earlier_sessions": earlier,
+            "note": "; ".join(notes) or None}
 
 
 def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:

@@ -382,12 +382,19 @@ class _RunState:
     judge_counts: dict[str, Any] = field(default_factory=dict)
     neighbour_items: list[tuple[Any, str]] = field(default_factory=list)
     sampled_draws: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: every distinct judge call behind this run's judgments: (prompt tokens, completion tokens, cost, read from the
+    #: cache) — a call an earlier session of the run made and this one read back still cost what it cost
+    used: dict[str, tuple[int, int, float | None, bool]] = field(default_factory=dict)
 
     def record(self, results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
         if self.several:
             stage = f"{self.current}/{stage}"
         stages = self.stages
         stages[stage] = _merge_stats([stages[stage], _stage_stats(results)]) if stage in stages else _stage_stats(results)
+        for r in results:
+            key = r.cache_key if r.cache_key is not None else f"#{id(r)}"
+            if not r.from_cache or key not in self.used:  # a call made now replaces the cached copy it re-made
+                self.used[key] = (r.prompt_tokens or 0, r.completion_tokens or 0, r.cost, bool(r.from_cache))
         for r, (item, variant) in zip(results, tags):
             self.rows.append({
                 "judge": self.current, "model": item.model, "item_id": item.item_id, "variant": variant,
@@ -624,11 +631,11 @@ def _judgment_table(state: _RunState, out: Path, outputs: dict[str, Path]) -> tu
 
 def _write_judgments(cfg: RunConfig, frame: pd.DataFrame, jset: Any, summary: dict[str, Any], out: Path,
                      outputs: dict[str, Path]) -> None:
-    """``judgments.parquet``: every judgment, with the judging cost (``attrs["usage"]``, the judge card's cost row;
-    a panel's stages are not split by judge) in the file's metadata, so that ``biasbound verify --judgments``
+    """``judgments.parquet``: every judgment, with the judging cost (``attrs["usage"]``: the run summary's
+    ``judging_cost``, the judge card's cost row; a panel's stages are not split by judge) in the file's metadata, so that ``biasbound verify --judgments``
     re-reads the table exactly as certify got it."""
     if len(cfg.panel) == 1:
-        usage = {str(cfg.panel[0].name): summary["totals"]}
+        usage = {str(cfg.panel[0].name): summary["judging_cost"]}
         frame.attrs["usage"] = usage
         jset.frame.attrs["usage"] = usage
     frame.to_parquet(out / "judgments.parquet", index=False)
@@ -652,8 +659,19 @@ def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.Data
         "missing_by_status": {k: int(v) for k, v in frame.loc[frame["score"].isna(), "status"].value_counts().items()},
         "failures": state.failures, "generators": state.gen_summaries,
         "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in state.perturbations.items()},
-        "certify_neighbors": neighbour_names, "notes": state.notes,
+        "certify_neighbors": neighbour_names, "notes": state.notes, "judging_cost": _judging_cost(state),
     }
+
+
+def _judging_cost(state: _RunState) -> dict[str, Any]:
+    """What the judgments of this run cost: every distinct judge call behind them, whichever session of the run made
+    it (``totals`` counts this session's calls only; a resumed or repeated run reads earlier calls from the cache,
+    with the tokens and cost recorded when they were made)."""
+    used = state.used.values()
+    costs = [c for _, _, c, _ in used if c is not None]
+    return {"calls": len(used), "prompt_tokens": sum(p for p, _, _, _ in used),
+            "completion_tokens": sum(c for _, c, _, _ in used), "cost": float(sum(costs)) if costs else None,
+            "from_earlier_sessions": sum(cached for _, _, _, cached in used)}
 
 
 def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, Any], out: Path, t_start: float) -> None:

@@ -183,10 +183,12 @@ def test_demo_run_twice_takes_every_call_of_the_second_run_from_the_cache(tmp_pa
     assert main(args) == 0
     first = pd.read_json(tmp_path / "d" / "run" / "run_summary.json", typ="series")
     first_judgments = judgments(tmp_path / "d" / "run")
+    card1 = _card_cost(tmp_path / "d" / "run")
     capsys.readouterr()
     assert main(args) == 0
     printed = " ".join(capsys.readouterr().out.split())
     second = pd.read_json(tmp_path / "d" / "run" / "run_summary.json", typ="series")
+    card2 = _card_cost(tmp_path / "d" / "run")
     t1, t2 = first["totals"], second["totals"]
     assert t1["calls"] > 0 and t1["shared"] == 10  # the baseline against itself reads the same in both orders
     assert t2["requests"] == t1["requests"] == t2["cache_hits"]
@@ -195,3 +197,18 @@ def test_demo_run_twice_takes_every_call_of_the_second_run_from_the_cache(tmp_pa
     assert rw["requests"] == rw["cache_hits"] > 0 and rw["attempts"] == 0
     assert f"judge calls: {t2['requests']} requested = {t2['requests']} from the cache + 0 shared + 0 over HTTP" in printed
     pd.testing.assert_frame_equal(judgments(tmp_path / "d" / "run"), first_judgments)
+    # what the judgments cost does not drop to nothing because this session read them back: the same calls, tokens
+    # and money as the session that made them, said to come from the earlier session
+    assert card1["known"] and card1["calls"] == first["judging_cost"]["calls"] > 0 and card1["money"] > 0
+    assert card1["from_earlier_sessions"] == 0 and card1["note"] is None
+    assert {k: card2[k] for k in ("calls", "tokens", "money")} == {k: card1[k] for k in ("calls", "tokens", "money")}
+    assert card2["from_earlier_sessions"] == card2["calls"]
+    assert f"{card2['calls']} of the {card2['calls']} calls were made by an earlier session" in card2["note"]
+
+
+def _card_cost(folder) -> dict:
+    import json
+
+    card = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["judge_card"]
+    (judge,) = card["judges"].values()
+    return judge["cost"]
