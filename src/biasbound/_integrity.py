@@ -266,45 +266,40 @@ def check_manifest(folder: Path, public_key: Any = None, *,
 
 
 # --------------------------------------------------------------------------- keys
-def _read_key(path: str | Path, option: str, where: str) -> bytes:
+def _load_key(path: str | Path, private: bool, where: str) -> Any:
+    """The Ed25519 key (private or public) of a PEM file, or one sentence naming the option and the file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+    option, env, kind, what = (("--sign-key", SIGN_KEY_ENV, Ed25519PrivateKey,
+                                "an unencrypted Ed25519 private key in PEM form (the .key file 'biasbound keygen' writes)")
+                               if private else
+                               ("--public-key", PUBLIC_KEY_ENV, Ed25519PublicKey,
+                                "an Ed25519 public key in PEM form (the .pub file 'biasbound keygen' writes)"))
     p = Path(path)
     try:
-        return p.read_bytes()
+        data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which cannot be read "
                          f"({exc.strerror or exc}).") from None
+    try:
+        key = (serialization.load_pem_private_key(data, password=None) if private
+               else serialization.load_pem_public_key(data))
+    except (ValueError, TypeError, UnicodeDecodeError):
+        key = None
+    if not isinstance(key, kind):
+        raise InputError(f"The {option!r} option of {where} (or {env}) names {str(path)!r}, which is not {what}.")
+    return key
 
 
 def load_private_key(path: str | Path, *, where: str = "certify") -> Any:
     """The Ed25519 private key of a PEM file (``--sign-key``, or the :data:`SIGN_KEY_ENV` variable)."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    data = _read_key(path, "--sign-key", where)
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError, UnicodeDecodeError):
-        key = None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise InputError(f"The '--sign-key' option of {where} (or {SIGN_KEY_ENV}) names {str(path)!r}, which is not an "
-                         "unencrypted Ed25519 private key in PEM form (the .key file 'biasbound keygen' writes).")
-    return key
+    return _load_key(path, True, where)
 
 
 def load_public_key(path: str | Path, *, where: str = "verify") -> Any:
     """The Ed25519 public key of a PEM file (``--public-key``, or the :data:`PUBLIC_KEY_ENV` variable)."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    data = _read_key(path, "--public-key", where)
-    try:
-        key = serialization.load_pem_public_key(data)
-    except (ValueError, TypeError, UnicodeDecodeError):
-        key = None
-    if not isinstance(key, Ed25519PublicKey):
-        raise InputError(f"The '--public-key' option of {where} (or {PUBLIC_KEY_ENV}) names {str(path)!r}, which is not "
-                         "an Ed25519 public key in PEM form (the .pub file 'biasbound keygen' writes).")
-    return key
+    return _load_key(path, False, where)
 
 
 def generate_keypair(folder: str | Path, name: str = "biasbound-signing") -> tuple[Path, Path]:
