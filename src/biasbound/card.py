@@ -331,8 +331,11 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
         card["neighbourhood"] = {**nbh, "view": j.view,
                                  "reading": READINGS.get(key, f"{nbh.get('k')} items' verdicts at once")}
         br = getattr(cert, "bias_radius", None) or {}
+        ri = getattr(cert, "range_implied", None) or {}
         card["bias_radius"] = {"delta": br.get("delta"), "radius": br.get("radius"),
-                               "per_generator": br.get("per_generator"), "curve": br.get("curve")}
+                               "per_generator": br.get("per_generator"), "curve": br.get("curve"),
+                               # the largest change the score range allows (||Delta|| <= A for every neighbour)
+                               "range_max": None if ri.get("A") is None else float(ri["A"])}
         card["alpha"], card["sigma"] = float(j.calibration.alpha), float(j.calibration.sigma)
         card["what_the_data_add"] = _what_the_data_add(j)
     return card
@@ -655,7 +658,11 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     br = card.get("bias_radius")
     if br and br.get("curve"):
         curve = ", ".join(f"δ={_g(p['delta'])}: {_g(p['radius'])}" for p in br["curve"])
-        rows.append((f"bias radius at δ = {_g(br['delta'])}", f"{_g(br['radius'], 4)}  (over δ: {curve})"))
+        whole = ""
+        if br.get("range_max") is not None and br.get("radius") is not None and br["radius"] >= br["range_max"]:
+            whole = (f" = the largest change the score range allows ({_g(br['range_max'], 4)}): more than δ of the "
+                     "neighbours may move the scores by the whole range, as far as the data show")
+        rows.append((f"bias radius at δ = {_g(br['delta'])}", f"{_g(br['radius'], 4)}{whole}  (over δ: {curve})"))
     wd = card.get("what_the_data_add")
     if wd:
         ratio = "" if wd["alpha_ratio"] is None else f" ({wd['alpha_ratio']:.3g}×)"

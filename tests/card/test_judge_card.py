@@ -171,6 +171,20 @@ def test_what_the_data_add_on_arena_hard(arena) -> None:
     assert violation_bound(cal.tau, wd["alpha_data"], cal.sigma, cal.dim, k) > cal.delta
 
 
+def test_a_bias_radius_of_the_whole_range_says_so(arena) -> None:
+    """Known truth: 14% of the swaps reverse a verdict outright (|Δ| = 1, the whole 0–1 range) and δ = 0.01, so no
+    radius below 1 can hold; the card must say the radius is the whole range — and not say it below the range."""
+    res, f = arena
+    c = res.judge_card["judges"]["ensemble"]
+    br = c["bias_radius"]
+    assert c["generators"]["swap"]["strict_reversal"]["lo"] > br["delta"]
+    assert br["radius"] == br["range_max"] == 1.0
+    text = dict(card_rows(c))[f"bias radius at δ = {br['delta']:g}"]
+    assert text.startswith("1 = the largest change the score range allows (1): more than δ of the neighbours")
+    smaller = {**c, "bias_radius": {**br, "radius": 0.75}}
+    assert "the largest change" not in dict(card_rows(smaller))[f"bias radius at δ = {br['delta']:g}"]
+
+
 def test_thresholds_and_the_pytest_helper(llmbar_card, tmp_path) -> None:
     assert parse_threshold("flip_rate>0.1") == ("flip_rate", ">", 0.1)
     assert parse_threshold(" flip_rate:rerun <= 0.05 ") == ("flip_rate:rerun", "<=", 0.05)
