@@ -564,6 +564,56 @@ def rank(scores: Any) -> np.ndarray:
     return out
 
 
+_PAIR_CELLS = 1_000_000  # rows x n x n pair comparisons held at once (a chunk that stays in cache)
+
+
+def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Kendall τ_b of ``x`` (n,) against each row of ``ys`` (k, n): ``scipy.stats.kendalltau(x, y).statistic``
+    row by row, vectorised (one pass over the n² pairs of all rows instead of k calls of ~0.5 ms overhead).
+
+    scipy counts the tied pairs of x and of y and the concordant-minus-discordant pairs C − D as integers,
+    then forms ``(C − D) / sqrt(n0 − n1) / sqrt(n0 − n2)`` and clips it to [−1, 1]. The same integers are
+    counted here (exact in any order), from the rows' dense ranks (ties share a rank, as in scipy), and
+    the same floating-point operations follow, so every value equals scipy's to the last bit
+    (tests/calibration/test_fast_paths.py, random inputs with ties). NaN where scipy gives NaN: NaN in
+    the row or in x (scipy's ``nan_policy="propagate"``), or a side with every pair tied. Cost O(k n²)
+    small-integer comparisons, in chunks of rows.
+    """
+    x = np.asarray(x, dtype=float)
+    ys = np.asarray(ys, dtype=float)
+    n = x.size
+    out = np.full(len(ys), np.nan)
+    if n < 2 or np.isnan(x).any():
+        return out
+    tot = n * (n - 1) // 2
+    above = x[:, None] > x[None, :]  # pairs (i, j) with x_i > x_j; the transpose holds those with x_i < x_j
+    below = np.ascontiguousarray(above.T)
+    xtie = tot - int(np.count_nonzero(above))
+    # dense ranks of each row (equal values share one) in the narrowest integer type: comparing them is
+    # comparing the values, several times faster than comparing floats
+    order = np.argsort(ys, axis=1, kind="stable")
+    srt = np.take_along_axis(ys, order, axis=1)
+    new = np.ones(ys.shape, dtype=bool)
+    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    ranks = np.empty(ys.shape, dtype=np.int16 if n < 2**15 else np.int64)
+    np.put_along_axis(ranks, order, np.cumsum(new, axis=1, dtype=ranks.dtype), axis=1)
+    pos = np.arange(n)
+    ytie = (pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1)).sum(axis=1)  # per value: 0 + 1 + ... + (c - 1)
+    con_minus_dis = np.empty(len(ys), dtype=np.int64)
+    step = max(1, _PAIR_CELLS // (n * n))
+    for start in range(0, len(ys), step):
+        r = ranks[start : start + step]
+        gt = r[:, :, None] > r[:, None, :]  # y_i > y_j: each untied pair of y once
+        # a pair ordered alike by x and y is concordant, oppositely discordant; a tie in either is neither
+        con_minus_dis[start : start + step] = (np.count_nonzero(gt & above, axis=(1, 2))
+                                              - np.count_nonzero(gt & below, axis=(1, 2)))
+    ok = ~np.isnan(ys).any(axis=1) & (xtie != tot) & (ytie != tot)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    out[ok] = np.minimum(1.0, np.maximum(-1.0, tau[ok]))
+    return out
+
+
 def retention(
     original: Any, certified: Any, *, alpha: float, sigma_model: Any
 ) -> dict[str, Any]:
@@ -610,8 +660,7 @@ def retention(
     return {
         # a constant side (one model, or tied scores) has no rank correlation: NaN, without scipy's warning
         "spearman": float(stats.spearmanr(o, c).statistic) if np.ptp(o) > 0 and np.ptp(c) > 0 else float("nan"),
-        "kendall_tau_b": float(stats.kendalltau(o, c, variant="b").statistic) if np.ptp(o) > 0 and np.ptp(c) > 0
-        else float("nan"),
+        "kendall_tau_b": float(_kendall_tau_b(o, c[None, :])[0]) if np.ptp(o) > 0 and np.ptp(c) > 0 else float("nan"),
         "pearson": float(stats.pearsonr(o, c).statistic) if so > 0 and sc > 0 else float("nan"),
         "pairs_kept_probability": kept.tolist(),
         "pairs_kept_mean": float(kept.mean()),
