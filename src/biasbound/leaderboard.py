@@ -565,6 +565,7 @@ def rank(scores: Any) -> np.ndarray:
 
 
 _PAIR_CELLS = 1_000_000  # rows x n x n pair comparisons held at once (a chunk that stays in cache)
+_PAIRWISE_MAX_N = 500  # above this many values per row, scipy's O(n log n) count per row is the cheaper one
 
 
 def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
@@ -575,13 +576,16 @@ def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
     then forms ``(C − D) / sqrt(n0 − n1) / sqrt(n0 − n2)`` and clips it to [−1, 1]. The same integers are
     counted here (exact in any order), from the rows' dense ranks (ties share a rank, as in scipy), and
     the same floating-point operations follow, so every value equals scipy's to the last bit
-    (tests/calibration/test_fast_paths.py, random inputs with ties). NaN where scipy gives NaN: NaN in
-    the row or in x (scipy's ``nan_policy="propagate"``), or a side with every pair tied. Cost O(k n²)
-    small-integer comparisons, in chunks of rows.
+    (tests/pipeline/test_fast_leaderboard.py, random inputs with ties). NaN where scipy gives NaN: NaN
+    in the row or in x (scipy's ``nan_policy="propagate"``), or a side with every pair tied. Cost O(k n²)
+    small-integer comparisons, in chunks of rows: cheaper than k scipy calls up to a few hundred values
+    per row; above ``_PAIRWISE_MAX_N`` scipy's own O(n log n) count is called row by row instead.
     """
     x = np.asarray(x, dtype=float)
     ys = np.asarray(ys, dtype=float)
     n = x.size
+    if n > _PAIRWISE_MAX_N:
+        return np.array([stats.kendalltau(x, y, variant="b").statistic for y in ys], dtype=float)
     out = np.full(len(ys), np.nan)
     if n < 2 or np.isnan(x).any():
         return out

@@ -52,6 +52,15 @@ def test_kendall_tau_b_chunks_of_rows_and_larger_n_equal_scipy() -> None:
     assert _same_bits(_kendall_tau_b(x, ys), _scipy_rows(x, ys))
 
 
+def test_kendall_tau_b_above_the_pairwise_size_is_scipy_row_by_row() -> None:
+    from biasbound.leaderboard import _PAIRWISE_MAX_N
+
+    rng = np.random.default_rng(4)
+    x = np.round(rng.normal(size=_PAIRWISE_MAX_N + 1), 1)
+    ys = np.round(x + rng.normal(size=(3, _PAIRWISE_MAX_N + 1)), 1)
+    assert _same_bits(_kendall_tau_b(x, ys), _scipy_rows(x, ys))
+
+
 def test_kendall_tau_b_known_values() -> None:
     # no ties: perfect order 1, reversed -1; one swap among 4 (C - D = 4, 6 pairs): 4/6
     x = np.array([1.0, 2.0, 3.0, 4.0])
