@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -90,3 +91,29 @@ def test_retention_over_noise_kendall_band_equals_the_per_draw_loop() -> None:
     assert got["kendall_tau_b"] == {"mean": float(np.mean(kt)), "p05": float(np.quantile(kt, 0.05)),
                                     "p95": float(np.quantile(kt, 0.95))}
     assert got["kendall_draws"] == 400
+
+
+# ------------------------------------------------------------------ the leaderboard's mean over both orders: grouped by codes
+def _pairwise_frame(seed: int, models: int = 12, items: int = 40) -> pd.DataFrame:
+    from biasbound.data import from_frame
+
+    rng = np.random.default_rng(seed)
+    grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    rows = [(f"m{m:02d}" if m % 3 else f"Model-{m}", f"q{i}", game, float(rng.choice(grid)))
+            for m in range(models) for i in range(items) for game in (1, 2)]
+    raw = pd.DataFrame(rows, columns=["model", "item_id", "game", "score"])
+    raw.loc[rng.random(len(raw)) < 0.05, "score"] = np.nan  # missing verdicts: skipped by the means
+    return from_frame(raw, judge="j", scale=(0, 1)).frame
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_original_both_orders_equals_the_text_groupby(seed: int, tmp_path) -> None:
+    from biasbound.pipeline import certify
+
+    frame = _pairwise_frame(seed)
+    lb = certify(frame, out=tmp_path / "out", plots=False, progress=False, seed=seed).judges["j"].leaderboard
+    # the plain computation it replaced: group the rows by the model's text
+    both = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])]
+    want = lb["model"].map(both.groupby(both["model"].astype(str))["score"].mean())
+    assert lb["original_both_orders"].notna().all()
+    assert _same_bits(lb["original_both_orders"].to_numpy(), want.to_numpy())
