@@ -117,3 +117,61 @@ def test_original_both_orders_equals_the_text_groupby(seed: int, tmp_path) -> No
     want = lb["model"].map(both.groupby(both["model"].astype(str))["score"].mean())
     assert lb["original_both_orders"].notna().all()
     assert _same_bits(lb["original_both_orders"].to_numpy(), want.to_numpy())
+
+
+# ------------------------------------------------------------------ bootstrap products in float32 where they are exact
+def _counts(seed: int, rounds: int, n: int) -> np.ndarray:
+    from biasbound.leaderboard import _draw_counts
+
+    return np.vstack(_draw_counts(seed, rounds, n))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_float32_products_of_quarter_matrices_equal_float64(seed: int) -> None:
+    from biasbound.leaderboard import _exact_float32
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    # quarters up to just under the exactness bound (max|mat| * n < 2^22), signs mixed, zeros
+    top = (2.0**22 - 1) / n
+    mat = np.trunc(rng.uniform(-top, top, size=(int(rng.integers(1, 30)), n)) * 4) / 4
+    mat[rng.random(mat.shape) < 0.2] = 0.0
+    counts = _counts(seed, 300, n)
+    m32 = _exact_float32(mat, n)
+    assert m32 is not None
+    assert _same_bits((counts.astype(np.float32) @ m32).astype(float), counts @ mat.T)
+
+
+def test_float32_products_are_refused_where_they_could_round() -> None:
+    from biasbound.leaderboard import _exact_float32
+
+    assert _exact_float32(np.array([[0.1, 0.5]]), 10) is None  # not a multiple of 1/4
+    assert _exact_float32(np.array([[2.0**20, 1.0]]), 4) is None  # 4 * 2^20 = 2^22: at the bound
+    assert _exact_float32(np.array([[2.0**20 - 1, 1.0]]), 4) is not None
+
+
+def _plain_ratio_bootstrap(num: np.ndarray, den: np.ndarray, counts: np.ndarray, level: float):
+    """The float64 dense products and NaN-aware percentiles (the plain computation)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = num.sum(axis=1) / den.sum(axis=1)
+        reps = (counts @ num.T) / (counts @ den.T)
+    q = 100 * (1 - level) / 2
+    lo, hi = np.full(num.shape[0], np.nan), np.full(num.shape[0], np.nan)
+    has = np.isfinite(reps).any(axis=0)
+    lo[has], hi[has] = np.nanpercentile(reps[:, has], [q, 100 - q], axis=0)
+    return point, lo, hi
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_winrate_bootstrap_equals_the_float64_products(continuous: bool) -> None:
+    from biasbound.leaderboard import _battles, _ratio_bootstrap
+
+    rng = np.random.default_rng(31 + continuous)
+    frame = _pairwise_frame(3, models=15, items=60)
+    if continuous:  # preferences in [0, 1]: not quarters, the float64 route
+        frame["score"] = np.where(frame["score"].isna(), np.nan, rng.uniform(size=len(frame)))
+    b = _battles(frame, 3.0, "test", continuous=continuous)[0]
+    counts = _counts(5, 500, b.num.shape[1])
+    got = _ratio_bootstrap(b.num, b.den, np.random.default_rng(0), 500, 0.95, counts=[counts])
+    for g, w in zip(got, _plain_ratio_bootstrap(b.num, b.den, counts, 0.95)):
+        assert _same_bits(g, w)
