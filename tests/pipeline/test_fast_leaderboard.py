@@ -175,3 +175,32 @@ def test_winrate_bootstrap_equals_the_float64_products(continuous: bool) -> None
     got = _ratio_bootstrap(b.num, b.den, np.random.default_rng(0), 500, 0.95, counts=[counts])
     for g, w in zip(got, _plain_ratio_bootstrap(b.num, b.den, counts, 0.95)):
         assert _same_bits(g, w)
+
+
+# ------------------------------------------------------------------ pairs reversed by one neighbour: one search per move
+def _plain_pairs_reversed_by_moves(means: np.ndarray, model: np.ndarray, move: np.ndarray) -> np.ndarray:
+    """The code it replaced (two searches per neighbour), verbatim."""
+    srt = np.sort(np.asarray(means, dtype=float))
+    old = np.asarray(means, dtype=float)[model]
+    new = old + np.asarray(move, dtype=float)
+    lo, hi = np.minimum(old, new), np.maximum(old, new)
+    between = np.searchsorted(srt, hi, side="left") - np.searchsorted(srt, lo, side="right")
+    return np.where(hi > lo, np.maximum(between, 0), 0).astype(float)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pairs_reversed_by_moves_equals_two_searches(seed: int) -> None:
+    from biasbound.pipeline._cost import pairs_reversed_by_moves
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 60))
+    means = np.round(rng.uniform(size=n), 1 + seed % 3)  # tied means
+    model = rng.integers(0, n, 3000)
+    move = rng.normal(scale=0.2, size=3000)
+    move[::5] = 0.0  # no move: nothing reversed
+    land = rng.integers(0, n, 3000)
+    move[1::5] = (means[land] - means[model])[1::5]  # landing exactly on another mean (not strictly between)
+    move[2::5] = 1e-300  # a move too small to change the mean
+    got = pairs_reversed_by_moves(means, model, move)
+    assert got.dtype == np.float64 and got.sum() > 0
+    assert _same_bits(got, _plain_pairs_reversed_by_moves(means, model, move))
