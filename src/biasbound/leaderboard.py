@@ -292,7 +292,7 @@ def _battles(
                 raise InputError(f"The 'frame' parameter of {where} must hold preferences in [0, 1]. "
                                  f"Got {float(s[off][0])!r} instead.")
             w = ok.astype(float)
-            win = np.where(ok, s, 0.0)
+            w_win = w * np.where(ok, s, 0.0)
         else:
             off = ok & ~np.isin(s, _GRID)
             if off.any():
@@ -300,8 +300,11 @@ def _battles(
                     f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
                     f"Got {float(s[off][0])!r} instead."
                 )
-            w = np.where(np.isin(s, (0.0, 1.0)), weight, 1.0) * ok
-            win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
+            # weight and weighted win per Arena-Hard level (index 4·score, exact on the levels; 5 = missing):
+            # a strong verdict weighs `weight`, a win counts 1, a tie 1/2, a loss 0, a missing game nothing
+            level = np.where(ok, s * 4.0, 5.0).astype(np.intp)
+            w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
+            w, w_win = w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
         m_codes, m_idx = _compact(m_all[ix], len(model_names))
         i_codes, i_idx = _compact(i_all[ix], int(i_all.max()) + 1 if i_all.size else 0)
         shape = (len(m_codes), len(i_codes))
@@ -311,13 +314,13 @@ def _battles(
             # the two games of an item are summed; every value is a multiple of 1/2, so the
             # sums (and the bootstrap products below) are exact in any order
             flat = m_idx * shape[1] + i_idx
-            num = np.bincount(flat, weights=w * win, minlength=shape[0] * shape[1]).reshape(shape)
+            num = np.bincount(flat, weights=w_win, minlength=shape[0] * shape[1]).reshape(shape)
             den = np.bincount(flat, weights=w, minlength=shape[0] * shape[1]).reshape(shape)
         else:
-            num = sparse.csr_array((w * win, (m_idx, i_idx)), shape=shape)  # duplicates (the two games) are summed
+            num = sparse.csr_array((w_win, (m_idx, i_idx)), shape=shape)  # duplicates (the two games) are summed
             den = sparse.csr_array((w, (m_idx, i_idx)), shape=shape)
-        n_battles = np.bincount(m_idx, weights=ok.astype(float), minlength=shape[0]).astype(np.int64)
-        n_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=shape[0]).astype(np.int64)
+        n_missing = np.bincount(m_idx[~ok], minlength=shape[0]).astype(np.int64)
+        n_battles = np.bincount(m_idx, minlength=shape[0]).astype(np.int64) - n_missing
         out.append(_Battles(judge, num, den, [str(m) for m in model_names[m_codes]], n_battles, n_missing))
     return out
 
