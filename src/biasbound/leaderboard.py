@@ -93,8 +93,8 @@ def _count_chunks(rng: np.random.Generator, rounds: int, n_items: int) -> Iterat
     for start in range(0, rounds, step):
         r = min(step, rounds - start)
         idx = rng.integers(0, n_items, size=(r, n_items))
-        offsets = (np.arange(r) * n_items)[:, None]
-        yield np.bincount((idx + offsets).ravel(), minlength=r * n_items).reshape(r, n_items).astype(float)
+        idx += (np.arange(r) * n_items)[:, None]  # round k's draws counted in cells k·n_items onwards
+        yield np.bincount(idx.ravel(), minlength=r * n_items).reshape(r, n_items).astype(float)
 
 
 def _draw_counts(rng: np.random.Generator | int, rounds: int, n_items: int) -> list[np.ndarray]:
