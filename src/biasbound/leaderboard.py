@@ -628,7 +628,7 @@ def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
     srt = np.take_along_axis(ys, order, axis=1)
     new = np.ones(ys.shape, dtype=bool)
     new[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    ranks = np.empty(ys.shape, dtype=np.int16 if n < 2**15 else np.int64)
+    ranks = np.empty(ys.shape, dtype=np.int16)  # n <= _PAIRWISE_MAX_N ranks fit
     np.put_along_axis(ranks, order, np.cumsum(new, axis=1, dtype=ranks.dtype), axis=1)
     pos = np.arange(n)
     ytie = (pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1)).sum(axis=1)  # per value: 0 + 1 + ... + (c - 1)

@@ -43,6 +43,10 @@ def test_kendall_tau_b_rows_equal_scipy_with_ties(seed: int) -> None:
         ys[0, -1] = np.nan  # NaN propagates to that row only
     if seed % 11 == 0:
         x[:] = x[0]  # x constant: every row NaN
+    if seed % 13 == 1:
+        x[-1] = np.nan  # NaN in x: every row NaN
+    if seed % 4 == 3:
+        ys[:, 0], ys[-1, 1 % n] = np.inf, -np.inf  # infinite values are ranked (tied with each other)
     assert _same_bits(_kendall_tau_b(x, ys), _scipy_rows(x, ys))
 
 
