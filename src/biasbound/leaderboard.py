@@ -107,16 +107,17 @@ def _exact_float32(mat: Any, n_items: int) -> np.ndarray | None:
     """``mat.T`` in float32 when its products with resample counts are exact in float32, else None.
 
     A resample's counts are integers summing to ``n_items``. When every entry of ``mat`` is a
-    multiple of 1/4 (Arena-Hard's levels, battle weights and half wins), every partial sum of
-    ``counts · mat`` is a multiple of 1/4 of size at most n_items · max|mat|; below 2^22 it is exact
+    non-negative multiple of 1/4 (Arena-Hard's levels, battle weights and half wins), every partial
+    sum of ``counts · mat`` is a multiple of 1/4 in [0, n_items · max(mat)]; below 2^22 it is exact
     in float32's 24-bit significand. The float32 product, in whatever order it sums, then equals the
-    float64 product (exact as well) bit for bit, at half the cost. Other matrices (certified scores,
-    continuous preferences) keep the float64 product; sparse ones their sparse product.
+    float64 product (exact as well) bit for bit, at half the cost (non-negative: no signed zero
+    whose sign could depend on the order). Other matrices (certified scores, continuous
+    preferences) keep the float64 product; sparse ones their sparse product.
     """
-    if not isinstance(mat, np.ndarray) or mat.size == 0:
+    if not isinstance(mat, np.ndarray) or mat.size == 0 or np.signbit(mat).any():
         return None
     quarters = mat * 4.0
-    if not (np.array_equal(quarters, np.round(quarters)) and float(np.abs(mat).max()) * n_items < 2.0**22):
+    if not (np.array_equal(quarters, np.round(quarters)) and float(mat.max()) * n_items < 2.0**22):
         return None
     return np.ascontiguousarray(mat.T, dtype=np.float32)
 

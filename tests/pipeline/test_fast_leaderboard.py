@@ -136,9 +136,9 @@ def test_float32_products_of_quarter_matrices_equal_float64(seed: int) -> None:
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 400))
-    # quarters up to just under the exactness bound (max|mat| * n < 2^22), signs mixed, zeros
+    # quarters up to just under the exactness bound (max(mat) * n < 2^22), zeros
     top = (2.0**22 - 1) / n
-    mat = np.trunc(rng.uniform(-top, top, size=(int(rng.integers(1, 30)), n)) * 4) / 4
+    mat = np.trunc(rng.uniform(0, top, size=(int(rng.integers(1, 30)), n)) * 4) / 4
     mat[rng.random(mat.shape) < 0.2] = 0.0
     counts = _counts(seed, 300, n)
     m32 = _exact_float32(mat, n)
@@ -150,6 +150,8 @@ def test_float32_products_are_refused_where_they_could_round() -> None:
     from biasbound.leaderboard import _exact_float32
 
     assert _exact_float32(np.array([[0.1, 0.5]]), 10) is None  # not a multiple of 1/4
+    assert _exact_float32(np.array([[-0.0, 0.5]]), 10) is None  # signed: a zero sum's sign could depend on order
+    assert _exact_float32(np.array([[-0.25, 0.5]]), 10) is None
     assert _exact_float32(np.array([[2.0**20, 1.0]]), 4) is None  # 4 * 2^20 = 2^22: at the bound
     assert _exact_float32(np.array([[2.0**20 - 1, 1.0]]), 4) is not None
 
