@@ -4,7 +4,6 @@ Bradley–Terry) and retention figures, and the panel leaderboard over judges.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -44,11 +43,15 @@ def _is_pairwise(frame: pd.DataFrame) -> bool:
     return {1, 2} <= games
 
 
-def _on_arena_hard_levels(frame: pd.DataFrame) -> bool:
-    """True when every non-missing pairwise score (original, rerun 0, games 1 and 2) is one of Arena-Hard's levels."""
+def _pairwise_rows(frame: pd.DataFrame) -> np.ndarray:
+    """The rows of the pairwise statistics (boolean mask): variant "original", rerun 0, games 1 and 2."""
+    return ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy(dtype=bool)
+
+
+def _on_arena_hard_levels(frame: pd.DataFrame, rows: np.ndarray) -> bool:
+    """True when every non-missing pairwise score (``rows``: :func:`_pairwise_rows`) is one of Arena-Hard's levels."""
     from biasbound.leaderboard import _GRID
 
-    rows = ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy(dtype=bool)
     score = frame["score"].to_numpy(dtype=float)[rows]
     score = score[~np.isnan(score)]
     return bool(np.isin(score, _GRID).all())
@@ -105,7 +108,9 @@ def _judge_leaderboard(
                                pd.Index([str(x) for x in canon.item_names[col_codes]]))
         c_mean, c_lo, c_hi = _boot(cert_mat, s.bootstrap_rounds, b_seed, counts)
         table["certified"], table["certified_lo"], table["certified_hi"] = c_mean, c_lo, c_hi
-        sigma_model = np.array([cal.sigma / math.sqrt(max(int(d_m.get(m, 1)), 1)) for m in all_models])
+        # σ/√d_m per model (d_m = 1 where absent or 0): numpy's sqrt and division are IEEE-exact like math's
+        d = np.maximum(d_m.reindex(all_models).fillna(1).to_numpy().astype(np.int64), 1)
+        sigma_model = cal.sigma / np.sqrt(d.astype(float))
         distortion = {m: float(lb.expected_distortion(batch.values[m], cal.alpha, mech[m][1], cal.sigma)) for m in models}
     else:
         res, c_arr, _ = mech["*"]
@@ -128,11 +133,13 @@ def _judge_leaderboard(
     for col in ("winrate", "winrate_lo", "winrate_hi", "bt", "bt_lo", "bt_hi"):
         table[col] = np.nan  # the 'preference' columns exist only for pairwise scales other than Arena-Hard's
     stats_note = None
-    if _is_pairwise(fj):
+    pairwise = _is_pairwise(fj)
+    if pairwise:
         # Arena-Hard's win rate (strong verdicts weighted 3) is defined on its five levels only; any other
         # pairwise scale (1-10 grades, continuous preferences, normalised to [0, 1] in the model's view)
         # gets the mean preference over both games and Bradley-Terry on fractional wins instead.
-        grid = _on_arena_hard_levels(fj)
+        keep = _pairwise_rows(fj)
+        grid = _on_arena_hard_levels(fj, keep)
         # one bootstrap serves both tables (bradley_terry with the same seed recomputes it)
         wr_table, battles = lb._winrate(fj, baseline=None, rounds=s.bootstrap_rounds, level=0.95, weight=3, rng=b_seed,
                                         where="arena_hard_winrate" if grid else "the pairwise leaderboard",
@@ -153,10 +160,13 @@ def _judge_leaderboard(
     else:
         stats_note = ("Single-answer scores: win rate, mean preference and Bradley-Terry need pairwise judgments "
                       "(games 1 and 2) and are omitted; 'original' is the mean score.")
-    if _is_pairwise(fj):
-        # context for readers: f(D) is the original presentation order only; this is the mean over both orders
-        both = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
-        table["original_both_orders"] = table["model"].map(both.groupby(both["model"].astype(str))["score"].mean())
+    if pairwise:
+        # context for readers: f(D) is the original presentation order only; this is the mean over both orders.
+        # Grouped by the model codes (names[codes] is each row's model text) rather than by the text: the same
+        # groups with their rows in the same order, so pandas' (compensated) group means keep every bit.
+        m_all, model_names, _ = codes
+        both = pd.Series(fj["score"].to_numpy(dtype=float)[keep]).groupby(m_all[keep]).mean()
+        table["original_both_orders"] = table["model"].map(pd.Series(both.to_numpy(), index=model_names[both.index]))
     ok = table["certified"].notna().to_numpy()
     if ok.sum() >= 2:
         ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],
