@@ -95,3 +95,19 @@ def test_recheck_with_any_hint_equals_the_recheck_without() -> None:
     assert seen > 6  # most models were feasible (compared)
     with pytest.raises(TypeError):
         recheck(judge, hint=0.5)
+
+
+def test_remembered_few_tails_equal_the_array_route_and_are_fresh_arrays() -> None:
+    from biasbound.bounds._tail import _few_tails, tail
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        tau, sigma, dim = float(rng.uniform(0.2, 2)), float(rng.uniform(0.01, 0.5)), int(rng.integers(1, 3000))
+        q = np.concatenate([[0.0], np.sort(rng.uniform(0, 4, size=int(rng.integers(1, 8))))])
+        # more than 64 values take the array route (no memo): the few values must equal it, also when remembered
+        ref = tail(np.concatenate([q, np.full(70, 9.0)]), tau=tau, sigma=sigma, dim=dim)[: q.size]
+        first = tail(q, tau=tau, sigma=sigma, dim=dim)
+        first[:] = -1.0  # a caller writing into its result changes nothing remembered
+        again = tail(q, tau=tau, sigma=sigma, dim=dim)
+        assert np.array_equal(again, ref)
+    assert _few_tails.cache_info().hits >= 50
