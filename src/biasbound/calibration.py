@@ -544,11 +544,12 @@ def _candidate_records(k: Knowledge, plan: Plan, method: str, tau: float, delta:
           for gi, (_, cs) in enumerate(plan.gens) for ci, c in enumerate(cs)}
     for name, recs in k.generators:
         for i, r in enumerate(recs):
+            kind = r.to_dict()["kind"]
             for u in UNITS:
                 reason = u.applies(r)
                 if method == "paper" and u is not paper:
                     reason = reason or "method='paper' uses Corollary 3.2 only"
-                rec: dict[str, Any] = {"generator": name, "record": i, "knowledge": r.to_dict()["kind"], "unit": u.NAME,
+                rec: dict[str, Any] = {"generator": name, "record": i, "knowledge": kind, "unit": u.NAME,
                                        "applicable": reason is None, "reason": reason or "", "exact": bool(u.EXACT),
                                        "beta": float(r.beta or 0.0), "value": None, "alpha_at_sigma": None,
                                        "sigma_at_alpha": None, "selected": False}
