@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
-from scipy.special import rel_entr
+# the same C routine as the ufunc scipy.special.rel_entr (the same values) without the ufunc's dispatch on a Python
+# float, about 10x faster: the KL bounds' root finding calls it thousands of times per judge
+from scipy.special.cython_special import rel_entr
 
 from biasbound._exceptions import InputError
 from biasbound._rounding import above, below
@@ -112,7 +114,7 @@ def rms(distances: ArrayLike) -> float:
 
 def _kl(p: float, q: float) -> float:
     """Bernoulli KL divergence ``kl(p || q)`` (0 log 0 = 0)."""
-    return float(rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q))
+    return rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
 
 
 def kl_upper_bound(mean: float, n: int, beta: float) -> float:

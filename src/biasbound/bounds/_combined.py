@@ -153,25 +153,32 @@ class Plan:
                     kept.append(i)
             drop = set(single) - set(kept)
             self.active = [i for i in range(len(self.gens)) if i not in drop]
+        # per candidate, its unit's weighted-sum form (None: the unit's own bound), looked up once
+        self._linear = [[getattr(c.unit, "_linear", None) for c in cs] for _, cs in self.gens]
+        self._memo: dict[tuple[float, float, float, int, bool], dict[tuple[int, int], float]] = {}
 
     def values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool = False) -> dict[tuple[int, int], float]:
         """The bound of every candidate (generator index, candidate index) of the evaluated generators.
 
         A pure function of its arguments, remembered per plan: a point the searches (or the final evaluation
         and the candidate records) revisit is computed once."""
+        return dict(self._remembered(tau, alpha, sigma, dim, every))  # a copy: the caller may change it
+
+    def _remembered(self, tau: float, alpha: float, sigma: float, dim: int, every: bool) -> dict[tuple[int, int], float]:
+        """:meth:`values`' remembered dict itself (read only: :meth:`evaluate` reads it, copying it at every point of
+        a search cost as much as the evaluation for a judge's hundreds of models)."""
         memo_key = (tau, alpha, sigma, dim, every)
-        memo = self.__dict__.setdefault("_memo", {})
-        if memo_key not in memo:
-            memo[memo_key] = self._values(tau, alpha, sigma, dim, every)
-        return dict(memo[memo_key])
+        out = self._memo.get(memo_key)
+        if out is None:
+            out = self._memo[memo_key] = self._values(tau, alpha, sigma, dim, every)
+        return out
 
     def _values(self, tau: float, alpha: float, sigma: float, dim: int, every: bool) -> dict[tuple[int, int], float]:
         idx = range(len(self.gens)) if every else self.active
         lin: list[tuple[int, int, np.ndarray, np.ndarray, float]] = []
         vals: dict[tuple[int, int], float] = {}
         for gi in idx:
-            for ci, c in enumerate(self.gens[gi][1]):
-                f = getattr(c.unit, "_linear", None)
+            for ci, (c, f) in enumerate(zip(self.gens[gi][1], self._linear[gi])):
                 if f is None:
                     vals[(gi, ci)] = candidate_bound(c, tau, alpha, sigma, dim)
                 else:
@@ -198,11 +205,14 @@ class Plan:
                  every: bool = False) -> tuple[float, list[tuple[str, Candidate, float]]]:
         """The combined bound and, per evaluated generator, its smallest candidate and value."""
         idx = range(len(self.gens)) if every else self.active
-        vals = self.values(tau, alpha, sigma, dim, every)
+        vals = self._remembered(tau, alpha, sigma, dim, every)
         per = []
         for gi in idx:
             name, cands = self.gens[gi]
-            v, ci = min((vals[(gi, ci)], ci) for ci in range(len(cands)))  # [proof:min-over-bounds]
+            if len(cands) == 1:  # one candidate: the minimum below
+                v, ci = vals[(gi, 0)], 0
+            else:
+                v, ci = min((vals[(gi, ci)], ci) for ci in range(len(cands)))  # [proof:min-over-bounds]
             per.append((name, cands[ci], v))
         values = [v for _, _, v in per]
         if self.how == "max":  # [proof:combine]

@@ -70,20 +70,8 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
         return _up_prob(np.where(np.isnan(p), 1.0, p))
     lam = q / scale
     flat = lam.ravel()
-    if flat.size <= 8 and _NCX2_SF is not None:  # a handful (a random judge's levels): the same steps per value, in
-        # Python floats (IEEE like numpy's; a ufunc gives one element the value it gives it inside an array)
-        zero_p = None
-        vals = []
-        for v in flat.tolist():
-            if v == 0.0:
-                zero_p = float(special.chdtrc(float(dim), x)) if zero_p is None else zero_p
-                p = zero_p
-            else:
-                p = float(_NCX2_SF(x, float(dim), v))
-            p = 1.0 if p != p else p  # NaN: the trivial bound
-            p = p * (1.0 + SCIPY_REL_ERR) + (1e-300 if p > 0 else 0.0)  # as _up_prob
-            vals.append(min(max(p, 0.0), 1.0))
-        return np.array(vals, dtype=float).reshape(q.shape)
+    if flat.size <= 8 and _NCX2_SF is not None:  # a handful (a random judge's levels)
+        return np.array(_few_tails(x, int(dim), tuple(flat.tolist())), dtype=float).reshape(q.shape)
     if flat.size <= 64:  # few values: evaluate each (the same value per element as through the unique ones)
         uniq, inverse = flat, np.arange(flat.size)
     elif flat.size and bool(np.all(flat[1:] >= flat[:-1])):  # sorted (a population's shifts): unique in one pass
@@ -103,6 +91,27 @@ def tail(q: np.ndarray | float, *, tau: float, sigma: float, dim: int) -> np.nda
                       else stats.ncx2.sf(x, dim, lam_nz))  # [proof:tail-ncx2]
     out = np.where(np.isnan(out), 1.0, out)  # a failed evaluation is replaced by the trivial bound
     return _up_prob(out[inverse.ravel()].reshape(q.shape))
+
+
+@functools.lru_cache(maxsize=8192)
+def _few_tails(x: float, dim: int, lams: tuple[float, ...]) -> tuple[float, ...]:
+    """:func:`tail`'s values (rounded up) at noncentralities ``lams`` and ``x = tau^2 / (2 sigma^2)``: the same steps per
+    value in Python floats (IEEE like numpy's; a ufunc gives one element the value it gives it inside an array).
+
+    A pure function of its arguments, remembered: a judge's models share their random-judge levels, so every model
+    of one dimension evaluates its checked point and its sigma grid at the same shifts (only the weights differ)."""
+    zero_p = None
+    vals = []
+    for v in lams:
+        if v == 0.0:
+            zero_p = float(special.chdtrc(float(dim), x)) if zero_p is None else zero_p
+            p = zero_p
+        else:
+            p = float(_NCX2_SF(x, float(dim), v))
+        p = 1.0 if p != p else p  # NaN: the trivial bound
+        p = p * (1.0 + SCIPY_REL_ERR) + (1e-300 if p > 0 else 0.0)  # as _up_prob
+        vals.append(min(max(p, 0.0), 1.0))
+    return tuple(vals)
 
 
 def weighted_sum(w: np.ndarray, p: np.ndarray, const: float, *, groups: np.ndarray | None = None) -> float:

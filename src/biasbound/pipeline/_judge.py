@@ -755,12 +755,13 @@ def _bound_certificates(
         # the recheck is a function of (knowledge, d) at the judge's point: models with equal knowledge records (notes
         # included) and d share one (many do at a few items per model: 831 distinct of 2000 models at 25 items)
         rechecked: dict[str, Any] = {}
+        bcal_m = None
         for m in view.units:
             res, c, _ = mech[m]
             k_m = Knowledge.of(per_unit[m]["knowledge"])
             key = json.dumps([k_m.to_dict(), int(view.unit_dim(m))], sort_keys=True, allow_nan=True)
-            if key not in rechecked:
-                rechecked[key] = recheck(bcal, knowledge=k_m, dim=view.unit_dim(m), frontier_points=0)
+            if key not in rechecked:  # hint: the previous model's alpha_max guides this one's search (same result)
+                rechecked[key] = recheck(bcal, knowledge=k_m, dim=view.unit_dim(m), frontier_points=0, hint=bcal_m)
             bcal_m = rechecked[key]
             a = audits.per_model[m]
             scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)),

@@ -101,10 +101,8 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
     out: dict[str, _UnitKnowledge] = {}
     if isinstance(view, _ModelView):
         # each model's rows as one slice of a stable sort by model (the rows in their order, as a mask would give)
-        b_order, o_order = np.argsort(batch.m, kind="stable"), np.argsort(observed.model, kind="stable")
-        b_m, o_m = np.asarray(batch.m)[b_order], np.asarray(observed.model)[o_order]
-        b_i, b_score = np.asarray(batch.i)[b_order], np.asarray(batch.score)[b_order]
-        o_item, o_diff, o_gen = np.asarray(observed.item)[o_order], np.asarray(observed.diff)[o_order], gen_of[o_order]
+        b_m, b_i, b_score = _by_code(batch.m, batch.i, batch.score)
+        o_m, o_item, o_diff, o_gen = _by_code(observed.model, observed.item, observed.diff, gen_of)
         for code in batch.model_codes.tolist():
             unit = str(batch.model_names[code])
             b0, b1 = np.searchsorted(b_m, code, side="left"), np.searchsorted(b_m, code, side="right")
@@ -129,6 +127,17 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
     out["*"] = _unit("*", view.dim, s, [(pair, weight)], per_gen, model_view=False, model_of_pair=batch.m,
                      n_models=view.dim, missing=miss, orig=batch.score)
     return out
+
+
+def _by_code(codes: Any, *columns: Any) -> list[np.ndarray]:
+    """``codes`` and ``columns`` in the order of a stable sort by ``codes``: the arrays themselves when the codes are
+    already sorted (a batch's rows come grouped by model; the stable sort of sorted codes is the identity)."""
+    arrays = [np.asarray(codes)] + [np.asarray(c) for c in columns]
+    c = arrays[0]
+    if c.size < 2 or bool(np.all(c[1:] >= c[:-1])):
+        return arrays
+    order = np.argsort(c, kind="stable")
+    return [a[order] for a in arrays]
 
 
 def drawn_without_row(draw: Any, g: str, batch: Any, seen: np.ndarray, n_items: int, item_names: np.ndarray) -> np.ndarray:
