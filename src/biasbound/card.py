@@ -285,8 +285,10 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
 
 
 def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
-    """The original judgments (variant original, rerun 0, game 0 or 1)."""
-    return fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    """The original judgments (variant original, rerun 0, game 0 or 1): the columns the card reads of them
+    (model, item_id, game, score), so the row selection moves no other text column."""
+    mask = ((fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])).to_numpy(dtype=bool)
+    return fj.loc[mask, ["model", "item_id", "game", "score"]]
 
 
 def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,

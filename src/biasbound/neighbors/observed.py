@@ -255,6 +255,13 @@ def _match(
     else:
         nb_mask = _neighbor_mask(frame, kind, name)
         on = ["judge", "model", "item_id", "game"]
+    codes = dict(codes or {})
+    for col in _GROUP:  # judge and model enter both keys below: each factorised once for the two
+        if col not in codes:
+            col_codes, _ = pd.factorize(frame[col], sort=False)
+            if col_codes.size and col_codes.min() < 0:  # a missing value: the merge path (see _row_key)
+                return None
+            codes[col] = col_codes
     group_key = _row_key(frame, _GROUP, codes)
     row_key = _row_key(frame, on, codes)
     if group_key is None or row_key is None:
