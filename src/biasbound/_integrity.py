@@ -86,7 +86,7 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
     return order, bool(n > 1 and np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys]).any())
 
 
-def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
+def judgments_digest(frame: Any, codes: tuple[Any, Any, Any, Any] | None = None) -> tuple[str, dict[str, str]]:
     """``(judge digest, {model: digest})`` of one judge's judgment rows (pandas DataFrame in the contract schema).
 
     A model's digest is the SHA-256 of: the compact JSON ``{"judge", "model", "item_ids", "variants"}`` (the sorted
@@ -95,6 +95,10 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     the score float64 (``NaN`` for a missing judgment, ``-0.0`` written as ``0.0``). The judge's digest is the
     SHA-256 of the compact, key-sorted JSON ``{model: digest}``, so one model's digest is checked without the
     others' rows. Row order in the input does not matter; every other difference in a row does.
+
+    ``codes`` optionally gives ``(model codes, sorted model names, item codes, sorted item names)`` as
+    ``data.tables._sorted_codes`` makes them (the pipeline's one factorisation of the judge's table); they are used
+    when neither column holds a missing value, where they equal the sorted factorisation below.
     """
     import numpy as np
     import pandas as pd
@@ -105,8 +109,12 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
         return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
 
     judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
-    m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
-    i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
+    if codes is not None and not column("model", "").hasnans and not column("item_id", "").hasnans:
+        m_codes, models, i_codes, items = codes  # sorted distinct texts and each row's index: as factorised below
+        models, items = models.tolist(), items.tolist()
+    else:
+        m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
+        i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
     v_codes, variants = pd.factorize(column("variant", "original").astype(str), sort=True)
     rerun = column("rerun", 0).to_numpy(dtype="<i8")
     game = column("game", 0).to_numpy(dtype="<i8")

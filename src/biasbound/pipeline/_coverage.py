@@ -100,7 +100,7 @@ def _unique_small(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prepare(
-    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False
+    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False, ids: _ColumnCodes | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any], list[tuple[str, int | None, str]]]:
     """Count what the judgments cover and leave out the rows that cannot be certified.
 
@@ -113,6 +113,8 @@ def prepare(
     skip_bad:
         Leave out (and count) neighbour rows whose item has no canonical judgment; when False
         such a row is an error naming its file and line.
+    ids:
+        The :class:`_ColumnCodes` of ``frame`` when the caller has made them (``_check_frame``).
 
     Returns
     -------
@@ -124,7 +126,7 @@ def prepare(
 
     score = frame["score"].to_numpy(dtype=float)
     canon_any = obs._canonical_mask(frame).to_numpy(dtype=bool)
-    ids = _ColumnCodes(frame)
+    ids = _ColumnCodes(frame) if ids is None or ids.frame is not frame else ids
     jm = ids.key(["judge", "model"])
     has_canon = np.zeros(int(jm.max()) + 1 if len(jm) else 0, dtype=bool)
     has_canon[jm[canon_any]] = True
