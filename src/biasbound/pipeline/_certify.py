@@ -235,8 +235,11 @@ def certify(
                 if name not in groups:
                     raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
                                      "rerun 0) to certify.")
-                codes = _codes(groups[name])  # model and item codes: one factorisation for the digest and the rest
-                root, per_model = judgments_digest(groups[name], (codes.m, codes.model_names, codes.i, codes.item_names))
+                codes = _codes(groups[name], ids)  # model and item codes: one factorisation for the digest and the rest
+                id_codes = {"model": (codes.m, codes.model_names), "item_id": (codes.i, codes.item_names)}
+                if groups[name] is ids.frame:  # one judge, every row kept: the variant codes made by _check_frame
+                    id_codes["variant"] = ids.column("variant", sort=True)
+                root, per_model = judgments_digest(groups[name], id_codes)
                 extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
                                            judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
                                            schedule=schedule)

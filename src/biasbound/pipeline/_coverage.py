@@ -242,7 +242,8 @@ def prepare(
                 f"{len(entry['not_certified'])} model(s) have no usable original judgment and are not certified: "
                 + ", ".join(sorted(entry["not_certified"])[:10]) + "."
             )
-    return frame[keep], coverage, skipped
+    # every row kept: the checked table itself (its _ColumnCodes stay valid for the judge's own codes)
+    return (frame if keep.all() else frame[keep]), coverage, skipped
 
 
 def score_scales(frame: pd.DataFrame, load_report: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:

@@ -155,8 +155,13 @@ def _judge_leaderboard(
                       "(games 1 and 2) and are omitted; 'original' is the mean score.")
     if _is_pairwise(fj):
         # context for readers: f(D) is the original presentation order only; this is the mean over both orders
-        both = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
-        table["original_both_orders"] = table["model"].map(both.groupby(both["model"].astype(str))["score"].mean())
+        both = ((fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])).to_numpy(dtype=bool)
+        if fj["model"].hasnans:  # astype(str) keeps a missing model missing, and groupby leaves it out
+            means = fj["score"][both].groupby(fj["model"].astype(str)[both]).mean()
+        else:  # grouped by the judge's model codes (its sorted model texts): the same groups and row order, same means
+            by_code = fj["score"][both].groupby(codes[0][both]).mean()
+            means = pd.Series(by_code.to_numpy(), index=codes[1][by_code.index.to_numpy()])
+        table["original_both_orders"] = table["model"].map(means)
     ok = table["certified"].notna().to_numpy()
     if ok.sum() >= 2:
         ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],
