@@ -109,6 +109,7 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
 
     judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+
     def sorted_codes(c: str, default: str) -> tuple[Any, Any]:
         values = column(c, default)
         if codes is not None and c in codes and not values.hasnans:
