@@ -90,3 +90,41 @@ def test_leaderboard_mean_over_both_orders_equals_groupby(seed: int) -> None:
     lb = certify(frame, neighbors="swap", progress=False, plots=False, seed=0).leaderboard
     want = frame.groupby("model")["score"].mean()
     assert np.array_equal(lb["original_both_orders"].to_numpy(), want.reindex(lb["model"]).to_numpy())
+
+
+def _pairwise_table(seed: int, judges: int = 1, drop: float = 0.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [{"judge": f"j{k}", "model": m, "item_id": q, "variant": "original", "rerun": 0, "game": g,
+             "score": np.nan if rng.random() < 0.05 else float(rng.integers(0, 5)) / 4, "verdict": "A>B"}
+            for k in range(judges) for m in ("m0", "m1", "Mé", "m3") for q in (f"q{i}" for i in range(30))
+            for g in (1, 2) if rng.random() >= drop]
+    return pd.DataFrame(rows).assign(source="t.jsonl", line=lambda f: np.arange(1, len(f) + 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_observed_neighbors_with_given_codes_equal_its_own(seed: int) -> None:
+    from biasbound.neighbors.observed import observed_neighbors
+
+    frame = _pairwise_table(seed, judges=1 + seed % 2, drop=0.05)  # some neighbours without their original
+    codes = _ColumnCodes(frame).present(["judge", "model", "item_id"])
+    got = observed_neighbors(frame, "swap", skip_bad=True, codes=codes)
+    want = observed_neighbors(frame, "swap", skip_bad=True)
+    pd.testing.assert_frame_equal(got, want)
+    assert got.attrs == want.attrs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_judge_card_with_certify_codes_equals_its_own(seed: int) -> None:
+    import json
+
+    from biasbound.card import judge_card
+    from biasbound.pipeline import certify
+    from biasbound.pipeline._coverage import prepare
+
+    frame = _pairwise_table(seed)
+    checked, ids = _check_frame(frame, ("swap",))
+    kept, _, _ = prepare(checked, ("swap",), ids=ids)
+    assert kept is checked  # every row kept: the one-judge route of the card is taken
+    result = certify(frame, neighbors="swap", progress=False, plots=False, seed=0)
+    got, want = judge_card(kept, result, ids=ids), judge_card(kept, result)
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)

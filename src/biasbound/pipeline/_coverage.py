@@ -63,6 +63,17 @@ class _ColumnCodes:
             self.cols[key] = (rank[codes], np.concatenate([uniques[:named][order], uniques[named:]]))
         return self.cols[key]
 
+    def present(self, cols: list[str]) -> dict[str, np.ndarray] | None:
+        """The unsorted codes of ``cols`` (equal values <=> equal codes), or None when one holds a missing id
+        (a consumer such as ``observed._match`` then takes its own route for missing keys)."""
+        out = {}
+        for col in cols:
+            codes, uniques = self.column(col)
+            if len(uniques) and not isinstance(uniques[-1], str):  # the appended missing value
+                return None
+            out[col] = codes
+        return out
+
     def key(self, cols: list[str]) -> np.ndarray:
         """One int64 code per row for the tuple of ``cols``: equal tuples give equal codes, every code below
         ``max(4 · rows, 2**20)`` (a table index). The mixed-radix code itself when it fits that bound, else
