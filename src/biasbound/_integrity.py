@@ -86,7 +86,7 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
     return order, bool(n > 1 and np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys]).any())
 
 
-def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
+def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = None) -> tuple[str, dict[str, str]]:
     """``(judge digest, {model: digest})`` of one judge's judgment rows (pandas DataFrame in the contract schema).
 
     A model's digest is the SHA-256 of: the compact JSON ``{"judge", "model", "item_ids", "variants"}`` (the sorted
@@ -95,6 +95,10 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
     the score float64 (``NaN`` for a missing judgment, ``-0.0`` written as ``0.0``). The judge's digest is the
     SHA-256 of the compact, key-sorted JSON ``{model: digest}``, so one model's digest is checked without the
     others' rows. Row order in the input does not matter; every other difference in a row does.
+
+    ``codes`` optionally maps ``model``, ``item_id`` or ``variant`` to ``(row codes, sorted distinct texts)`` made
+    by the caller (the pipeline's one factorisation of the judge's table); a column's are used when it holds no
+    missing value, where they equal the sorted factorisation of its text below.
     """
     import numpy as np
     import pandas as pd
@@ -105,9 +109,16 @@ def judgments_digest(frame: Any) -> tuple[str, dict[str, str]]:
         return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
 
     judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
-    m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
-    i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
-    v_codes, variants = pd.factorize(column("variant", "original").astype(str), sort=True)
+
+    def sorted_codes(c: str, default: str) -> tuple[Any, Any]:
+        values = column(c, default)
+        if codes is not None and c in codes and not values.hasnans:
+            return codes[c][0], codes[c][1].tolist()  # each row's index into the sorted distinct texts, as below
+        return pd.factorize(values.astype(str), sort=True)
+
+    m_codes, models = sorted_codes("model", "")
+    i_codes, items = sorted_codes("item_id", "")
+    v_codes, variants = sorted_codes("variant", "original")
     rerun = column("rerun", 0).to_numpy(dtype="<i8")
     game = column("game", 0).to_numpy(dtype="<i8")
     score = column("score", np.nan).to_numpy(dtype="<f8") + 0.0  # -0.0 -> 0.0

@@ -129,10 +129,10 @@ def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
+def _pairs(frame: pd.DataFrame, generator: str, codes: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     from biasbound.neighbors.observed import observed_neighbors
 
-    return observed_neighbors(frame, generator, skip_bad=True)
+    return observed_neighbors(frame, generator, skip_bad=True, codes=codes)
 
 
 def _delta_star(nb: pd.DataFrame) -> float | None:
@@ -290,8 +290,10 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
 
 
 def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
-    """The original judgments (variant original, rerun 0, game 0 or 1)."""
-    return fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])]
+    """The original judgments (variant original, rerun 0, game 0 or 1): the columns the card reads of them
+    (model, item_id, game, score), so the row selection moves no other text column."""
+    mask = ((fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])).to_numpy(dtype=bool)
+    return fj.loc[mask, ["model", "item_id", "game", "score"]]
 
 
 def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
@@ -343,7 +345,8 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
 
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
-               max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS) -> dict[str, Any]:
+               max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
+               ids: Any = None) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -362,6 +365,8 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         Item-bootstrap rounds and seed of the rank intervals (default: the certification's).
     max_pairs, matrix_models:
         The rank statements' caps (:func:`rank_statements`; None: every pair listed, every model in the matrix).
+    ids:
+        ``certify``'s id codes of ``frame`` (``pipeline._coverage._ColumnCodes``), reused for a one-judge table.
 
     Returns
     -------
@@ -374,9 +379,15 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     settings = getattr(result, "settings", {}) or {}
     rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
-    for name, fj in frame.groupby(frame["judge"].astype(str), sort=True):
+    key_codes = None  # a one-judge table with certify's id codes: the table itself is the judge's, codes reused
+    if ids is not None and ids.frame is frame and len(ids.column("judge")[1]) == 1:
+        key_codes = ids.present(["judge", "model", "item_id"])
+    groups = ([(str(ids.column("judge")[1][0]), frame)] if key_codes is not None
+              else frame.groupby(frame["judge"].astype(str), sort=True))
+    for name, fj in groups:
         j = results.get(name)
-        pairs = {g: _pairs(fj, g) for g in data_generators(fj)}  # observed once, read by the card and the ranks
+        # observed once, read by the card and the ranks
+        pairs = {g: _pairs(fj, g, key_codes) for g in data_generators(fj)}
         canon = _canonical_rows(fj)
         card = _judge_card(fj, j, (usage or {}).get(name), level, pairs, canon)
         if j is not None:
@@ -544,7 +555,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
-    sc = j.scores[j.scores["in_batch"]] if "in_batch" in j.scores.columns else j.scores
+    read = [c for c in ("model", "shrunk", "shrunk_model") if c in j.scores.columns]  # the columns read below:
+    sc = j.scores.loc[j.scores["in_batch"], read] if "in_batch" in j.scores.columns else j.scores  # no other text moved
     if j.view == "model":
         g_ = sc.groupby(sc["model"].astype(str))["shrunk"]
         shr = g_.mean().reindex(models).to_numpy(dtype=float)

@@ -149,7 +149,9 @@ def _neighbor_rows(frame: pd.DataFrame, kind: str, name: str | None) -> pd.DataF
     return frame.loc[mask, ["judge", "model", "item_id", "game", "rerun", "score", "source", "line"]]
 
 
-def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = False) -> pd.DataFrame:
+def observed_neighbors(
+    frame: pd.DataFrame, generator: str, *, skip_bad: bool = False, codes: Mapping[str, np.ndarray] | None = None
+) -> pd.DataFrame:
     """Observed Hamming-1 neighbours of every (judge, model) group at once (vectorised).
 
     Parameters
@@ -161,6 +163,9 @@ def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = 
     skip_bad:
         When False, a neighbour row whose (judge, model, item) has no canonical row raises;
         when True it is skipped and counted in ``attrs["unmatched"]``.
+    codes:
+        Ready integer codes of key columns of ``frame`` (equal values <=> equal codes, no missing value),
+        as :func:`_match` takes them: a caller that has factorised them already.
 
     Returns
     -------
@@ -177,7 +182,7 @@ def observed_neighbors(frame: pd.DataFrame, generator: str, *, skip_bad: bool = 
     """
     frame = _check_frame(frame, "observed_neighbors")
     kind, name = _parse_generator(generator, "observed_neighbors")
-    matched = _match(frame, kind, name, str(generator), skip_bad)
+    matched = _match(frame, kind, name, str(generator), skip_bad, codes)
     if matched is None:
         return _observed_neighbors_merge(frame, kind, name, str(generator), skip_bad)
     nb_pos, canon_pos, dims, n_missing, n_unmatched = matched
@@ -255,6 +260,13 @@ def _match(
     else:
         nb_mask = _neighbor_mask(frame, kind, name)
         on = ["judge", "model", "item_id", "game"]
+    codes = dict(codes or {})
+    for col in _GROUP:  # judge and model enter both keys below: each factorised once for the two
+        if col not in codes:
+            col_codes, _ = pd.factorize(frame[col], sort=False)
+            if col_codes.size and col_codes.min() < 0:  # a missing value: the merge path (see _row_key)
+                return None
+            codes[col] = col_codes
     group_key = _row_key(frame, _GROUP, codes)
     row_key = _row_key(frame, on, codes)
     if group_key is None or row_key is None:

@@ -15,7 +15,7 @@ from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, In
 from biasbound._integrity import judgments_digest, reading_options
 from biasbound._validation import arg
 from biasbound.pipeline._coverage import CertificateExtras, prepare, score_scales
-from biasbound.pipeline._judge import _certify_judge
+from biasbound.pipeline._judge import _certify_judge, _codes
 from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
@@ -206,10 +206,10 @@ def certify(
     if RANGE_GENERATOR in s.generators and s.method != "tight":
         raise InputError(f"{arg('The ' + repr('method') + ' parameter', 'The ' + repr('--method') + ' option')} of certify must be "
                          f"'tight' to certify on the score range alone. Got {s.method!r} instead.")
-    frame = _check_frame(frame, s.generators)
+    frame, ids = _check_frame(frame, s.generators)
     if not isinstance(skip_bad, bool):
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
-    frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad)
+    frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad, ids=ids)
     scales = score_scales(frame, load_report)
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
@@ -235,11 +235,15 @@ def certify(
                 if name not in groups:
                     raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
                                      "rerun 0) to certify.")
-                root, per_model = judgments_digest(groups[name])
+                codes = _codes(groups[name], ids)  # model and item codes: one factorisation for the digest and the rest
+                id_codes = {"model": (codes.m, codes.model_names), "item_id": (codes.i, codes.item_names)}
+                if groups[name] is ids.frame:  # one judge, every row kept: the variant codes made by _check_frame
+                    id_codes["variant"] = ids.column("variant", sort=True)
+                root, per_model = judgments_digest(groups[name], id_codes)
                 extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
                                            judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
                                            schedule=schedule)
-                jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras)
+                jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes)
                 jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
                 done[name] = jc
             except (InfeasibleCertificateError, InputError) as exc:
@@ -271,7 +275,7 @@ def certify(
             from biasbound.card import judge_card
 
             bar.update(task, description="computing the judge card")
-            result.judge_card = judge_card(frame, result, usage=usage)
+            result.judge_card = judge_card(frame, result, usage=usage, ids=ids)
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were

@@ -63,6 +63,17 @@ class _ColumnCodes:
             self.cols[key] = (rank[codes], np.concatenate([uniques[:named][order], uniques[named:]]))
         return self.cols[key]
 
+    def present(self, cols: list[str]) -> dict[str, np.ndarray] | None:
+        """The unsorted codes of ``cols`` (equal values <=> equal codes), or None when one holds a missing id
+        (a consumer such as ``observed._match`` then takes its own route for missing keys)."""
+        out = {}
+        for col in cols:
+            codes, uniques = self.column(col)
+            if len(uniques) and not isinstance(uniques[-1], str):  # the appended missing value
+                return None
+            out[col] = codes
+        return out
+
     def key(self, cols: list[str]) -> np.ndarray:
         """One int64 code per row for the tuple of ``cols``: equal tuples give equal codes, every code below
         ``max(4 · rows, 2**20)`` (a table index). The mixed-radix code itself when it fits that bound, else
@@ -100,7 +111,7 @@ def _unique_small(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prepare(
-    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False
+    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False, ids: _ColumnCodes | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any], list[tuple[str, int | None, str]]]:
     """Count what the judgments cover and leave out the rows that cannot be certified.
 
@@ -113,6 +124,8 @@ def prepare(
     skip_bad:
         Leave out (and count) neighbour rows whose item has no canonical judgment; when False
         such a row is an error naming its file and line.
+    ids:
+        The :class:`_ColumnCodes` of ``frame`` when the caller has made them (``_check_frame``).
 
     Returns
     -------
@@ -124,7 +137,7 @@ def prepare(
 
     score = frame["score"].to_numpy(dtype=float)
     canon_any = obs._canonical_mask(frame).to_numpy(dtype=bool)
-    ids = _ColumnCodes(frame)
+    ids = _ColumnCodes(frame) if ids is None or ids.frame is not frame else ids
     jm = ids.key(["judge", "model"])
     has_canon = np.zeros(int(jm.max()) + 1 if len(jm) else 0, dtype=bool)
     has_canon[jm[canon_any]] = True
@@ -240,7 +253,8 @@ def prepare(
                 f"{len(entry['not_certified'])} model(s) have no usable original judgment and are not certified: "
                 + ", ".join(sorted(entry["not_certified"])[:10]) + "."
             )
-    return frame[keep], coverage, skipped
+    # every row kept: the checked table itself (its _ColumnCodes stay valid for the judge's own codes)
+    return (frame if keep.all() else frame[keep]), coverage, skipped
 
 
 def score_scales(frame: pd.DataFrame, load_report: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:

@@ -95,11 +95,20 @@ class _Codes:
     item_names: np.ndarray
 
 
-def _codes(fj: pd.DataFrame) -> _Codes:
+def _codes(fj: pd.DataFrame, ids: Any = None) -> _Codes:
+    """``ids``: the table's ``_ColumnCodes`` when ``fj`` is that very table (one judge, every row kept)."""
     from biasbound.data.tables import _sorted_codes
 
-    m_all, model_names = _sorted_codes(fj["model"])
-    i_all, item_names = _sorted_codes(fj["item_id"])
+    def sorted_codes(col: str) -> tuple[np.ndarray, np.ndarray]:
+        if ids is not None and ids.frame is fj and isinstance(fj[col].dtype, pd.StringDtype) and not fj[col].hasnans:
+            # text without a missing value: the same sorted distinct texts and ranks as _sorted_codes gives,
+            # from the factorisation made once for the whole table
+            codes, names = ids.column(col, sort=True)
+            return codes.astype(np.intp, copy=False), names.astype(str)
+        return _sorted_codes(fj[col])
+
+    m_all, model_names = sorted_codes("model")
+    i_all, item_names = sorted_codes("item_id")
     return _Codes(m=m_all, model_names=model_names, i=i_all, item_names=item_names)
 
 
@@ -461,13 +470,14 @@ def _tight_audits(
 
 
 # ----------------------------------------------------------------------------------- one judge
-def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, extras: Any = None) -> JudgeCertification:
+def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, extras: Any = None,
+                   codes: _Codes | None = None) -> JudgeCertification:
     """Certify one judge: the stages above, in data-flow order (see the module docstring for seeding).
 
     ``extras`` (:class:`biasbound.pipeline._coverage.CertificateExtras`): coverage, digests and provenance recorded in
-    the certificates as they are built."""
+    the certificates as they are built. ``codes``: :func:`_codes` of ``fj`` when the caller has made them."""
     rng = np.random.default_rng(judge_seed)
-    codes = _codes(fj)
+    codes = _codes(fj) if codes is None else codes
     canon, n_missing = _canonical(fj, s, codes)
     batch, notes = _certified_batch(canon, s, judge, rng)
     view = make_view(s.view, batch)

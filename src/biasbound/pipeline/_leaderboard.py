@@ -161,12 +161,13 @@ def _judge_leaderboard(
         stats_note = ("Single-answer scores: win rate, mean preference and Bradley-Terry need pairwise judgments "
                       "(games 1 and 2) and are omitted; 'original' is the mean score.")
     if pairwise:
-        # context for readers: f(D) is the original presentation order only; this is the mean over both orders.
-        # Grouped by the model codes (names[codes] is each row's model text) rather than by the text: the same
-        # groups with their rows in the same order, so pandas' (compensated) group means keep every bit.
-        m_all, model_names, _ = codes
-        both = pd.Series(fj["score"].to_numpy(dtype=float)[keep]).groupby(m_all[keep]).mean()
-        table["original_both_orders"] = table["model"].map(pd.Series(both.to_numpy(), index=model_names[both.index]))
+        # context for readers: f(D) is the original presentation order only; this is the mean over both orders
+        if fj["model"].hasnans:  # astype(str) keeps a missing model missing, and groupby leaves it out
+            means = fj["score"][keep].groupby(fj["model"].astype(str)[keep]).mean()
+        else:  # grouped by the judge's model codes (its sorted model texts): the same groups and row order, same means
+            by_code = fj["score"][keep].groupby(codes[0][keep]).mean()
+            means = pd.Series(by_code.to_numpy(), index=codes[1][by_code.index.to_numpy()])
+        table["original_both_orders"] = table["model"].map(means)
     ok = table["certified"].notna().to_numpy()
     if ok.sum() >= 2:
         ret = dict(lb.retention(table["original"].to_numpy()[ok], table["certified"].to_numpy()[ok],

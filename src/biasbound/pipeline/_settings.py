@@ -142,7 +142,11 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     return frame, rep
 
 
-def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFrame:
+def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.DataFrame, Any]:
+    """The checked working table and the integer codes of its id columns (``pipeline._coverage._ColumnCodes``,
+    made here for the repeated-key check and handed on to ``prepare``: each id column factorised once)."""
+    from biasbound.pipeline._coverage import _ColumnCodes
+
     need = {"judge", "model", "item_id", "score"}
     miss = sorted(need - set(frame.columns))
     if miss:
@@ -170,7 +174,13 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
             f"the first {score[at]!r}{where}."
         )
     key = ["judge", "model", "item_id", "variant", "rerun", "game"]
-    dup = frame.duplicated(key, keep=False).to_numpy()
+    ids = _ColumnCodes(frame)
+    if all(isinstance(frame[c].dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(frame[c].dtype) for c in key):
+        # text and integer ids: equal key tuples <=> equal codes (a missing id one more value, as duplicated has it)
+        codes = ids.key(key)
+        dup = np.bincount(codes)[codes] > 1
+    else:  # other dtypes (1 and "1" in one object column) through pandas' own comparison
+        dup = frame.duplicated(key, keep=False).to_numpy()
     if dup.any():  # one judgment given twice cannot be paired with its neighbours
         row = frame[dup].iloc[0]
         where = ""
@@ -180,7 +190,7 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
         shown = ", ".join(f"{k}={row[k].item() if hasattr(row[k], 'item') else row[k]!r}" for k in key)
         raise InputError(f"The 'judgments' parameter of {_WHERE} holds the judgment ({shown}) more than once{where}; "
                          "give each judgment once.")
-    variants = set(frame["variant"].astype(str).unique())
+    variants = set(ids.column("variant")[1].tolist())  # the distinct texts (as astype(str).unique() has them)
     for g in generators:
         if g == "swap" and not frame["game"].isin([2]).any():
             raise InputError(
@@ -198,7 +208,7 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> pd.DataFra
                 f"{_named('neighbors')} of {_WHERE} asks for {g!r}, but that variant is not in the judgments "
                 f"(variants present: {', '.join(have)})."
             )
-    return frame
+    return frame, ids
 
 
 #: How a caller opts in to the range bound, in the caller's words (appended to "no neighbour" errors).
