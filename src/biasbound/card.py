@@ -366,7 +366,7 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     max_pairs, matrix_models:
         The rank statements' caps (:func:`rank_statements`; None: every pair listed, every model in the matrix).
     ids:
-        ``certify``'s id codes of ``frame`` (``pipeline._coverage._ColumnCodes``), reused for a one-judge table.
+        ``certify``'s id codes of ``frame`` (``pipeline._codes._ColumnCodes``), reused for a one-judge table.
 
     Returns
     -------

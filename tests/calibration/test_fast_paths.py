@@ -371,7 +371,7 @@ def test_bias_radii_of_step_records_equal_the_per_delta_scan(seed: int) -> None:
 def test_tuple_codes_equal_the_column_by_column_factorisation(seed: int) -> None:
     import pandas as pd
 
-    from biasbound.pipeline._coverage import _ColumnCodes
+    from biasbound.pipeline._codes import _ColumnCodes
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 3000))
@@ -798,7 +798,7 @@ def test_rank_intervals_equal_the_dense_denominator_route(seed: int) -> None:
 def test_column_codes_equal_factorising_the_strings(seed: int) -> None:
     import pandas as pd
 
-    from biasbound.pipeline._coverage import _ColumnCodes
+    from biasbound.pipeline._codes import _ColumnCodes
 
     def plain(values, sort):  # the route it replaced: every column as strings, factorised (sorted) per call
         codes, uniques = pd.factorize(values.astype(str), sort=sort)

@@ -15,7 +15,7 @@ import pytest
 from biasbound._exceptions import InputError
 from biasbound._integrity import judgments_digest
 from biasbound.data.tables import _sorted_codes
-from biasbound.pipeline._coverage import _ColumnCodes
+from biasbound.pipeline._codes import _ColumnCodes
 from biasbound.pipeline._judge import _codes
 from biasbound.pipeline._settings import _check_frame
 

@@ -143,9 +143,9 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
 
 
 def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.DataFrame, Any]:
-    """The checked working table and the integer codes of its id columns (``pipeline._coverage._ColumnCodes``,
+    """The checked working table and the integer codes of its id columns (``pipeline._codes._ColumnCodes``,
     made here for the repeated-key check and handed on to ``prepare``: each id column factorised once)."""
-    from biasbound.pipeline._coverage import _ColumnCodes
+    from biasbound.pipeline._codes import _ColumnCodes
 
     need = {"judge", "model", "item_id", "score"}
     miss = sorted(need - set(frame.columns))
