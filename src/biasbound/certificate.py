@@ -378,8 +378,9 @@ def _records_digest(values: dict[str, Any], version: Any = None) -> str:
     field but ``created`` and ``records_sha256``; schema 2 the :data:`_RECORDS` fields (``version`` default:
     ``values["schema_version"]``)."""
     version = values.get("schema_version") if version is None else version
+    # the values are _plain's output (a cycle would have recursed there without end): no circular-reference check
     text = json.dumps({k: values.get(k) for k in _digested(version)}, sort_keys=True,
-                      ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+                      ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
