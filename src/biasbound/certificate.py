@@ -177,7 +177,7 @@ def _radius(x: float) -> float | None:
 
 
 def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...], bias_radius: Any, original_scale: Any,
-                 range_implied: Any) -> dict[str, Any]:
+                 range_implied: Any, record_curves: dict[Any, Any] | None = None) -> dict[str, Any]:
     from biasbound.bounds import almost_sure
     from biasbound.bounds._knowledge import AlmostSure, Knowledge
 
@@ -210,7 +210,17 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     per = ({kr.generators[0][0]: _radius(at)} if len(kr.generators) == 1 else
            {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators})
     # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
-    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
+    def record_curve(r: Any) -> list[float | None]:
+        if record_curves is None:
+            return [_radius(x) for x in bias_radii(deltas, r)]
+        # a record object seen before in this build (a judge's certificate lists its models' records): its curve, a
+        # function of the record and the deltas only; the record is held with it, so its id is never another's
+        got = record_curves.get((id(r), deltas))
+        if got is None or got[0] is not r:
+            got = record_curves[(id(r), deltas)] = (r, [_radius(x) for x in bias_radii(deltas, r)])
+        return list(got[1])
+
+    per_record = {name: [record_curve(r) for r in recs] for name, recs in k.generators}
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
                           "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}
@@ -693,6 +703,7 @@ def make_certificate(
     units: dict[str, Any] | None = None,
     diagnostics: dict[str, Any] | None = None,
     judgments_sha256: str | None = None,
+    record_curves: dict[Any, Any] | None = None,
 ) -> Certificate:
     """Build the certificate for a calibration applied to one batch.
 
@@ -733,6 +744,10 @@ def make_certificate(
         Reported figures that were not used to calibrate (e.g. the jitter-free sensitivity); not verified.
     judgments_sha256 : str, optional
         :func:`biasbound._integrity.judgments_digest` of the judgment rows used (the pipeline sets it).
+    record_curves : dict, optional
+        One empty dict shared by the certificates of one build (a judge's and its models'): each knowledge record's
+        bias-radius curve (``bias_radius.per_record_curve``) is computed once and read back when the same record
+        object comes again (the judge's certificate lists every model's records). The values are unchanged.
 
     Returns
     -------
@@ -770,7 +785,7 @@ def make_certificate(
            "neighbor_relation": neighbor_relation, "batch_description": batch_description}
     from biasbound.figures import DEFAULT_DELTAS, bias_radius, original_scale, range_implied
 
-    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied)
+    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied, record_curves)
     return Certificate(schema_version=SCHEMA_VERSION, **_plain(inp), seed=int(seed), data_sha256=data_sha256, view=str(view),
                        scope=_plain(dict(scope or {})), **der, biasbound_version=__version__,
                        created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

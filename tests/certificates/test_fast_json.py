@@ -80,3 +80,34 @@ def test_plain_returns_new_containers():
     out_dict["c"] = 1
     assert leaf_list == [1.0, 2, "a"] and leaf_dict == {"a": 1.0, "b": None}
     assert _plain((1.0, 2)) == [1.0, 2] and type(_plain((1.0, 2))) is list
+
+
+def test_shared_record_curves_give_the_certificates_computed_alone(demo_set, monkeypatch):
+    """The pipeline shares one ``record_curves`` dict among a judge's certificates (a model's records come again in
+    the judge's): every certificate is the one computed with each curve recomputed (exact equality)."""
+    import biasbound.certificate as bc
+    from biasbound.pipeline import certify
+
+    def certificates():
+        res = certify(demo_set, method="tight", out=None, progress=False, plots=False, seed=0)
+        out = []
+        for j in res.judges.values():
+            for c in (j.certificate, *j.model_certificates.values()):
+                d = c.to_dict()
+                d.pop("created"), d.pop("records_sha256")
+                out.append(d)
+        return out
+
+    shared = certificates()
+    calls = []
+    make = bc.make_certificate
+
+    def alone(*args, **kwargs):
+        calls.append(kwargs.get("record_curves"))
+        return make(*args, **{**kwargs, "record_curves": None})
+
+    monkeypatch.setattr(bc, "make_certificate", alone)
+    assert certificates() == shared
+    assert len(calls) > 2 and all(isinstance(c, dict) for c in calls)  # the pipeline did pass a shared dict
+    assert len({id(c) for c in calls}) < len(calls)  # one dict for several certificates (else nothing is shared)
+    assert any(d["bias_radius"]["per_record_curve"] for d in shared)
