@@ -177,7 +177,7 @@ def _radius(x: float) -> float | None:
 
 
 def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...], bias_radius: Any, original_scale: Any,
-                 range_implied: Any, record_curves: dict[Any, Any] | None = None) -> dict[str, Any]:
+                 range_implied: Any, shared_radii: dict[Any, Any] | None = None) -> dict[str, Any]:
     from biasbound.bounds import almost_sure
     from biasbound.bounds._knowledge import AlmostSure, Knowledge
 
@@ -206,19 +206,34 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     from biasbound.figures import bias_radii  # bias_radius at many deltas from one scan of the knowledge
 
     at, *curve = bias_radii((c.delta, *deltas), kr)
-    # one generator: its own radius is the combined one (max or mixture of one survival is that survival)
-    per = ({kr.generators[0][0]: _radius(at)} if len(kr.generators) == 1 else
-           {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators})
+
+    def shared(key: tuple[Any, ...], held: tuple[Any, ...], compute: Any) -> Any:
+        """``compute()``, or its value from an earlier certificate of this build with the same key (a judge's
+        certificate lists its models' records again): ``key`` names records by id, and ``held`` keeps those records
+        with the value, so an id found is never another object's."""
+        if shared_radii is None:
+            return compute()
+        got = shared_radii.get(key)
+        if got is None or len(got[0]) != len(held) or any(a is not b for a, b in zip(got[0], held)):
+            got = shared_radii[key] = (held, compute())
+        return got[1]
+
+    # a generator's own radius at delta: a function of its records, the range bound A added to them and delta alone
+    # (bias_radii's value at one delta does not depend on the other deltas asked: every step is per threshold)
+    a_range = None if ri is None else ri["A"]
+    if len(kr.generators) == 1:  # one generator: its own radius is the combined one (max or mixture of one survival)
+        name, recs = k.generators[0]
+        per = {name: _radius(at)}
+        if shared_radii is not None:
+            shared_radii[("radius", c.delta, a_range, *map(id, recs))] = (tuple(recs), per[name])
+    else:
+        per = {name: shared(("radius", c.delta, a_range, *map(id, recs)), tuple(recs),
+                            lambda name=name, kr_recs=kr_recs: _radius(bias_radius(c.delta, Knowledge(generators=((name, kr_recs),)))))
+               for (name, recs), (_, kr_recs) in zip(k.generators, kr.generators)}
+
     # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
     def record_curve(r: Any) -> list[float | None]:
-        if record_curves is None:
-            return [_radius(x) for x in bias_radii(deltas, r)]
-        # a record object seen before in this build (a judge's certificate lists its models' records): its curve, a
-        # function of the record and the deltas only; the record is held with it, so its id is never another's
-        got = record_curves.get((id(r), deltas))
-        if got is None or got[0] is not r:
-            got = record_curves[(id(r), deltas)] = (r, [_radius(x) for x in bias_radii(deltas, r)])
-        return list(got[1])
+        return list(shared(("curve", deltas, id(r)), (r,), lambda: [_radius(x) for x in bias_radii(deltas, r)]))
 
     per_record = {name: [record_curve(r) for r in recs] for name, recs in k.generators}
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
@@ -703,7 +718,7 @@ def make_certificate(
     units: dict[str, Any] | None = None,
     diagnostics: dict[str, Any] | None = None,
     judgments_sha256: str | None = None,
-    record_curves: dict[Any, Any] | None = None,
+    shared_radii: dict[Any, Any] | None = None,
 ) -> Certificate:
     """Build the certificate for a calibration applied to one batch.
 
@@ -744,10 +759,11 @@ def make_certificate(
         Reported figures that were not used to calibrate (e.g. the jitter-free sensitivity); not verified.
     judgments_sha256 : str, optional
         :func:`biasbound._integrity.judgments_digest` of the judgment rows used (the pipeline sets it).
-    record_curves : dict, optional
+    shared_radii : dict, optional
         One empty dict shared by the certificates of one build (a judge's and its models'): each knowledge record's
-        bias-radius curve (``bias_radius.per_record_curve``) is computed once and read back when the same record
-        object comes again (the judge's certificate lists every model's records). The values are unchanged.
+        bias-radius curve (``bias_radius.per_record_curve``) and each generator's radius (``per_generator``) are
+        computed once and read back when the same record objects (and range bound and delta) come again (the
+        judge's certificate lists every model's records). The values are unchanged.
 
     Returns
     -------
@@ -785,7 +801,7 @@ def make_certificate(
            "neighbor_relation": neighbor_relation, "batch_description": batch_description}
     from biasbound.figures import DEFAULT_DELTAS, bias_radius, original_scale, range_implied
 
-    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied, record_curves)
+    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied, shared_radii)
     return Certificate(schema_version=SCHEMA_VERSION, **_plain(inp), seed=int(seed), data_sha256=data_sha256, view=str(view),
                        scope=_plain(dict(scope or {})), **der, biasbound_version=__version__,
                        created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

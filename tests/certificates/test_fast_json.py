@@ -82,8 +82,8 @@ def test_plain_returns_new_containers():
     assert _plain((1.0, 2)) == [1.0, 2] and type(_plain((1.0, 2))) is list
 
 
-def test_shared_record_curves_give_the_certificates_computed_alone(demo_set, monkeypatch):
-    """The pipeline shares one ``record_curves`` dict among a judge's certificates (a model's records come again in
+def test_shared_radii_give_the_certificates_computed_alone(demo_set, monkeypatch):
+    """The pipeline shares one ``shared_radii`` dict among a judge's certificates (a model's records come again in
     the judge's): every certificate is the one computed with each curve recomputed (exact equality)."""
     import biasbound.certificate as bc
     from biasbound.pipeline import certify
@@ -103,11 +103,13 @@ def test_shared_record_curves_give_the_certificates_computed_alone(demo_set, mon
     make = bc.make_certificate
 
     def alone(*args, **kwargs):
-        calls.append(kwargs.get("record_curves"))
-        return make(*args, **{**kwargs, "record_curves": None})
+        calls.append(kwargs.get("shared_radii"))
+        return make(*args, **{**kwargs, "shared_radii": None})
 
     monkeypatch.setattr(bc, "make_certificate", alone)
     assert certificates() == shared
     assert len(calls) > 2 and all(isinstance(c, dict) for c in calls)  # the pipeline did pass a shared dict
     assert len({id(c) for c in calls}) < len(calls)  # one dict for several certificates (else nothing is shared)
     assert any(d["bias_radius"]["per_record_curve"] for d in shared)
+    judge = [d for d in shared if d["scope"].get("model") == "*"]
+    assert judge and any(len(d["bias_radius"]["per_generator"]) > 1 for d in judge)  # the judge's radii were shared
