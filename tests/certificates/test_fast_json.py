@@ -1,4 +1,4 @@
-"""The certificate's JSON routes made faster give the values of the plain code they replaced.
+"""The certificate's and the judgments digest's JSON routes made faster give the values of the plain code they replaced.
 
 Compared with verbatim copies of the plain references on seeded random JSON-like trees (numpy scalars and
 arrays, tuples, non-string keys, nesting); the comparisons are exact (== and type), so a failure means a
@@ -7,8 +7,11 @@ changed value, never noise. No statistical test here (false-failure rate 0).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
+from biasbound._integrity import _canon, _lex_order, _sha, judgments_digest
 from biasbound.certificate import _plain
 
 
@@ -113,3 +116,83 @@ def test_shared_radii_give_the_certificates_computed_alone(demo_set, monkeypatch
     assert any(d["bias_radius"]["per_record_curve"] for d in shared)
     judge = [d for d in shared if d["scope"].get("model") == "*"]
     assert judge and any(len(d["bias_radius"]["per_generator"]) > 1 for d in judge)  # the judge's radii were shared
+
+
+# ------------------------------------------------------------------ judgments digest: the plain reference (as it was)
+def _reference_judgments_digest(frame):
+    """`judgments_digest` as it was: the head JSON of every model encoded whole."""
+    import pandas as pd
+
+    n = len(frame)
+
+    def column(c: str, default: Any) -> Any:
+        return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
+
+    judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+    m_codes, models = pd.factorize(column("model", "").astype(str), sort=True)
+    i_codes, items = pd.factorize(column("item_id", "").astype(str), sort=True)
+    v_codes, variants = pd.factorize(column("variant", "original").astype(str), sort=True)
+    rerun = column("rerun", 0).to_numpy(dtype="<i8")
+    game = column("game", 0).to_numpy(dtype="<i8")
+    score = column("score", np.nan).to_numpy(dtype="<f8") + 0.0  # -0.0 -> 0.0
+    score[np.isnan(score)] = np.nan  # one bit pattern for a missing judgment
+    models, items, variants = (np.asarray(list(x), dtype=object) for x in (models, items, variants))
+    # (model, item, variant, rerun, game) is unique in a judgment table (pipeline.certify refuses a key given twice);
+    # the score breaks ties all the same, so the order never depends on the input's row order
+    keys = (game, rerun, v_codes, i_codes, m_codes)
+    order, tied = _lex_order(keys)
+    if n > 1 and tied:
+        order = np.lexsort((score, *keys))
+    per_model: dict[str, str] = {}
+    sm, si, sv = m_codes[order], i_codes[order], v_codes[order]
+    cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
+    # a model's sorted distinct items and each row's index among them: its rows are sorted by item within the
+    # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
+    first = np.ones(n, dtype=bool)
+    first[1:] = (sm[1:] != sm[:-1]) | (si[1:] != si[:-1])
+    rank = np.cumsum(first) - 1
+    starts = np.asarray(cuts[:-1], dtype=np.int64)
+    local_i = rank - np.repeat(rank[starts], np.diff(cuts)) if n else rank
+    seen = np.zeros((len(models), len(variants)), dtype=bool)
+    seen[sm, sv] = True
+    local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        idx = order[a:b]
+        it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
+        head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
+                "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
+        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
+            h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
+        per_model[str(models[sm[a]])] = h.hexdigest()
+    return _sha(_canon(per_model)), per_model
+
+
+def _random_judgments(rng: np.random.Generator):
+    """A judgment table: models on the same items or on their own subsets, odd ids (quotes, backslashes, non-ASCII,
+    digits), one or two judges, some columns left out."""
+    import pandas as pd
+
+    names = ["q1", "q2", 'say "hi"', "back\\slash", "é-ü", "10", "2", "ß", "emoji 🙂", " lead"]
+    rows = []
+    same = bool(rng.integers(2))
+    for m in range(int(rng.integers(1, 6))):
+        items = names if same else [x for x in names if rng.random() < 0.6] or names[:1]
+        for it in items:
+            for v in ("original", "swap", "para")[: int(rng.integers(1, 4))]:
+                rows.append({"judge": "j" if rng.random() < 0.9 else "k", "model": f"m{m}" if m % 2 else f"модель {m}",
+                             "item_id": it, "variant": v, "rerun": int(rng.integers(2)), "game": int(rng.integers(1, 3)),
+                             "score": float(rng.choice([np.nan, -0.0, 0.25, 1.0]))})
+    frame = pd.DataFrame(rows).drop_duplicates(["model", "item_id", "variant", "rerun", "game"])
+    drop = [c for c in ("variant", "rerun", "game") if rng.random() < 0.2]
+    return frame.drop(columns=drop).sample(frac=1.0, random_state=int(rng.integers(1000)))
+
+
+def test_judgments_digest_equals_the_reference_on_random_tables():
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        frame = _random_judgments(rng)
+        assert judgments_digest(frame) == _reference_judgments_digest(frame)
+    empty = _random_judgments(rng).iloc[:0]
+    assert judgments_digest(empty) == _reference_judgments_digest(empty)
