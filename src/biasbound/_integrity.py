@@ -143,12 +143,16 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     seen = np.zeros((len(models), len(variants)), dtype=bool)
     seen[sm, sv] = True
     local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
+    judge_text, ids_codes, ids_text = _canon(judges[0] if len(judges) == 1 else judges), None, ""
     for a, b in zip(cuts[:-1], cuts[1:]):
         idx = order[a:b]
         it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
-        head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
-                "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
-        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        if ids_codes is None or not np.array_equal(it, ids_codes):  # models judged on the same items: encoded once
+            ids_codes, ids_text = it, _canon(items[it].tolist())
+        # _canon({"judge", "model", "item_ids", "variants"}) written out: its keys in sorted order, each value's text
+        head = (f'{{"item_ids":{ids_text},"judge":{judge_text},"model":{_canon(str(models[sm[a]]))},'
+                f'"variants":{_canon(variants[vt].tolist())}}}')
+        h = hashlib.sha256((head + "\n").encode("utf-8"))
         for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
             h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())

@@ -112,14 +112,25 @@ def _check_finite_tree(value: Any, path: str) -> None:
     raise TypeError(f"The certificate field {path!r} must be JSON-serializable. Got {type(value).__name__} instead.")
 
 
+#: the exact built-in types :func:`_plain` returns unchanged
+_SCALARS = frozenset({str, float, int, bool, type(None)})
+_STR = frozenset({str})
+
+
 def _plain(value: Any) -> Any:
     """Convert numpy scalars/arrays and tuples to plain JSON types."""
     kind = type(value)  # exact built-in types first (the bulk of every certificate), the same results as below
     if value is None or kind is str or kind is float or kind is int or kind is bool:
         return value
     if kind is dict:
+        # a leaf (str keys, built-in scalar values: most dicts of a certificate) is copied as it is, the types read
+        # in one C-level scan (issuperset stops at the first other type) instead of one call per value
+        if _SCALARS.issuperset(map(type, value.values())) and _STR.issuperset(map(type, value)):
+            return dict(value)
         return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
     if kind is list or kind is tuple:
+        if _SCALARS.issuperset(map(type, value)):  # a leaf list (levels, sums, curves): the same copy, no call per value
+            return list(value)
         return [_plain(v) for v in value]
     if isinstance(value, np.ndarray):
         return _plain(value.tolist())
@@ -166,7 +177,7 @@ def _radius(x: float) -> float | None:
 
 
 def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...], bias_radius: Any, original_scale: Any,
-                 range_implied: Any) -> dict[str, Any]:
+                 range_implied: Any, shared_radii: dict[Any, Any] | None = None) -> dict[str, Any]:
     from biasbound.bounds import almost_sure
     from biasbound.bounds._knowledge import AlmostSure, Knowledge
 
@@ -195,11 +206,36 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
     from biasbound.figures import bias_radii  # bias_radius at many deltas from one scan of the knowledge
 
     at, *curve = bias_radii((c.delta, *deltas), kr)
-    # one generator: its own radius is the combined one (max or mixture of one survival is that survival)
-    per = ({kr.generators[0][0]: _radius(at)} if len(kr.generators) == 1 else
-           {name: _radius(bias_radius(c.delta, Knowledge(generators=((name, recs),)))) for name, recs in kr.generators})
+
+    def shared(key: tuple[Any, ...], held: tuple[Any, ...], compute: Any) -> Any:
+        """``compute()``, or its value from an earlier certificate of this build with the same key (a judge's
+        certificate lists its models' records again): ``key`` names records by id, and ``held`` keeps those records
+        with the value, so an id found is never another object's."""
+        if shared_radii is None:
+            return compute()
+        got = shared_radii.get(key)
+        if got is None or len(got[0]) != len(held) or any(a is not b for a, b in zip(got[0], held)):
+            got = shared_radii[key] = (held, compute())
+        return got[1]
+
+    # a generator's own radius at delta: a function of its records, the range bound A added to them and delta alone
+    # (bias_radii's value at one delta does not depend on the other deltas asked: every step is per threshold)
+    a_range = None if ri is None else ri["A"]
+    if len(kr.generators) == 1:  # one generator: its own radius is the combined one (max or mixture of one survival)
+        name, recs = k.generators[0]
+        per = {name: _radius(at)}
+        if shared_radii is not None:
+            shared_radii[("radius", c.delta, a_range, *map(id, recs))] = (tuple(recs), per[name])
+    else:
+        per = {name: shared(("radius", c.delta, a_range, *map(id, recs)), tuple(recs),
+                            lambda name=name, kr_recs=kr_recs: _radius(bias_radius(c.delta, Knowledge(generators=((name, kr_recs),)))))
+               for (name, recs), (_, kr_recs) in zip(k.generators, kr.generators)}
+
     # each record's own curve: what that piece of knowledge alone says about the judge (and a check on it)
-    per_record = {name: [[_radius(x) for x in bias_radii(deltas, r)] for r in recs] for name, recs in k.generators}
+    def record_curve(r: Any) -> list[float | None]:
+        return list(shared(("curve", deltas, id(r)), (r,), lambda: [_radius(x) for x in bias_radii(deltas, r)]))
+
+    per_record = {name: [record_curve(r) for r in recs] for name, recs in k.generators}
     out["bias_radius"] = {"delta": c.delta, "radius": _radius(at), "per_generator": per,
                           "curve": [{"delta": d, "radius": _radius(x)} for d, x in zip(deltas, curve)],
                           "per_record_curve": per_record}
@@ -367,8 +403,9 @@ def _records_digest(values: dict[str, Any], version: Any = None) -> str:
     field but ``created`` and ``records_sha256``; schema 2 the :data:`_RECORDS` fields (``version`` default:
     ``values["schema_version"]``)."""
     version = values.get("schema_version") if version is None else version
+    # the values are _plain's output (a cycle would have recursed there without end): no circular-reference check
     text = json.dumps({k: values.get(k) for k in _digested(version)}, sort_keys=True,
-                      ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+                      ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -681,6 +718,7 @@ def make_certificate(
     units: dict[str, Any] | None = None,
     diagnostics: dict[str, Any] | None = None,
     judgments_sha256: str | None = None,
+    shared_radii: dict[Any, Any] | None = None,
 ) -> Certificate:
     """Build the certificate for a calibration applied to one batch.
 
@@ -721,6 +759,11 @@ def make_certificate(
         Reported figures that were not used to calibrate (e.g. the jitter-free sensitivity); not verified.
     judgments_sha256 : str, optional
         :func:`biasbound._integrity.judgments_digest` of the judgment rows used (the pipeline sets it).
+    shared_radii : dict, optional
+        One empty dict shared by the certificates of one build (a judge's and its models'): each knowledge record's
+        bias-radius curve (``bias_radius.per_record_curve``) and each generator's radius (``per_generator``) are
+        computed once and read back when the same record objects (and range bound and delta) come again (the
+        judge's certificate lists every model's records). The values are unchanged.
 
     Returns
     -------
@@ -750,7 +793,7 @@ def make_certificate(
     u = {"scale": 1.0, "name": "score units"} if units is None else {"scale": float(units.get("scale", 1.0)),
                                                                      "name": str(units.get("name", "score units"))}
     inp = {"tau": c.tau, "delta": c.delta, "dim": c.dim, "method": c.method, "alpha": c.alpha, "sigma": c.sigma,
-           "knowledge": _plain(c.knowledge.to_dict()),
+           "knowledge": c.knowledge.to_dict(),  # made plain with the other inputs just below (once)
            "frontier_inputs": {"n": c.frontier_points, "tau_split": c.tau_split, "default_rule": c.default_rule},
            "range": None if range_bound is None else {"A": float(range_bound),
                                                       "shift_ratio": None if range_shift_ratio is None else float(range_shift_ratio)},
@@ -758,7 +801,7 @@ def make_certificate(
            "neighbor_relation": neighbor_relation, "batch_description": batch_description}
     from biasbound.figures import DEFAULT_DELTAS, bias_radius, original_scale, range_implied
 
-    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied)
+    der = _derive_from(c, inp, c.knowledge, DEFAULT_DELTAS, bias_radius, original_scale, range_implied, shared_radii)
     return Certificate(schema_version=SCHEMA_VERSION, **_plain(inp), seed=int(seed), data_sha256=data_sha256, view=str(view),
                        scope=_plain(dict(scope or {})), **der, biasbound_version=__version__,
                        created=created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -753,8 +753,9 @@ def _bound_certificates(
     pooled = None if audits.pooled is None else _jsonable(audits.pooled.to_dict())
     judge_audit = {"pooled": pooled, "verdict_counts": audits.counts,
                    "per_model": {m: (None if a is None else a.verdict) for m, a in audits.per_model.items()}}
+    # shared_radii: a model's records come again in the judge's certificate; their bias radii are computed once
     common = dict(center_kind=s.center_kind, neighbor_relation=relation, neighborhood=neighborhood,
-                  diagnostics=diagnostics)
+                  diagnostics=diagnostics, shared_radii={})
     model_certs: dict[str, Any] = {}
     if isinstance(view, _ModelView):
         import json

@@ -26,7 +26,9 @@ BIG_JSON = 1_000_000
 def _json_text(obj: Any, ensure_ascii: bool = True) -> str:
     """``obj`` (JSON types only) as text: indented, or, above :data:`BIG_JSON` characters, one top-level list
     element or object entry per line (the same JSON value)."""
-    kw: dict[str, Any] = dict(allow_nan=False, ensure_ascii=ensure_ascii)
+    # JSON types only, made by _jsonable or Certificate.to_dict (a cycle would have recursed there without end): the
+    # encoder's circular-reference bookkeeping is skipped (the same text, ~7% less time)
+    kw: dict[str, Any] = dict(allow_nan=False, ensure_ascii=ensure_ascii, check_circular=False)
     if isinstance(obj, list):
         parts, ends = [json.dumps(v, separators=(",", ":"), **kw) for v in obj], "[]"
     elif isinstance(obj, dict):
