@@ -140,11 +140,10 @@ def _pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
 class _PairRows:
     """One generator's observed neighbour pairs of one judge (:func:`_pairs`' rows, in its order) as arrays.
 
-    ``m``: the pair's model code (into :class:`_JudgeRows` ``model_names``); ``keyed``: False where the model id is
-    missing (the merge path only: such pairs are left out of Δ*, as a pandas group drops a missing key)."""
+    ``m``: the pair's model code (into :class:`_JudgeRows` ``model_names``; -1 where the model id is missing, which
+    only the merge path holds: left out of every per-model table, as a pandas group drops a missing key)."""
 
     m: np.ndarray
-    keyed: np.ndarray | None
     original: np.ndarray
     neighbor: np.ndarray
     rerun: np.ndarray
@@ -152,6 +151,10 @@ class _PairRows:
 
     def __len__(self) -> int:
         return int(self.m.size)
+
+    def delta_star(self) -> float | None:
+        """:func:`_delta_star` of these pairs (a missing model id: no group)."""
+        return _delta_star(np.where(self.m >= 0, self.m, np.nan), self.original - self.neighbor)
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,9 @@ class _JudgeRows:
     per judge) rather than by grouping, selecting or taking the string columns of a million rows again."""
 
     fj: pd.DataFrame
-    m: np.ndarray  # per row: code into model_names (the sorted texts, str of each value)
+    m: np.ndarray  # per row: code into model_names (the sorted texts, str of each value); -1 = a missing id
     model_names: np.ndarray
-    i: np.ndarray
+    i: np.ndarray  # the same for the items
     item_names: np.ndarray
     canon: np.ndarray  # positions of the original judgments (variant original, rerun 0, game 0 or 1)
     score: np.ndarray
@@ -181,11 +184,12 @@ def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names:
     score = fj["score"].to_numpy(dtype=float)
     if matched is not None:
         nb_pos, canon_pos, _, n_missing, _ = matched
-        return _PairRows(m=m_all[nb_pos], keyed=None, original=score[canon_pos], neighbor=score[nb_pos],
+        return _PairRows(m=m_all[nb_pos], original=score[canon_pos], neighbor=score[nb_pos],
                          rerun=fj["rerun"].to_numpy(dtype=np.int64)[nb_pos], missing=int(n_missing))
     nb = _pairs(fj, generator)  # keys with missing values: the merge path, its model ids looked up by their text
     model = nb["model"]
-    return _PairRows(m=np.searchsorted(model_names, model.to_numpy(dtype=str)), keyed=model.notna().to_numpy(),
+    text = model.astype(object).to_numpy().astype(str)  # each value's str (as _sorted_codes reads them)
+    return _PairRows(m=np.where(model.isna().to_numpy(), -1, pd.Index(model_names).get_indexer(text)),
                      original=nb["original"].to_numpy(dtype=float), neighbor=nb["neighbor"].to_numpy(dtype=float),
                      rerun=nb["rerun"].to_numpy(dtype=np.int64), missing=int(nb.attrs.get("missing", 0)))
 
@@ -197,9 +201,16 @@ def _judge_rows(fj: pd.DataFrame) -> _JudgeRows:
     from biasbound.pipeline._neighbours import _key_codes
 
     obs._check_frame(fj, "observed_neighbors")
-    m_all, model_names = _sorted_codes(fj["model"])
-    i_all, item_names = _sorted_codes(fj["item_id"])
-    key_codes = _key_codes(fj, m_all, i_all)
+    def ids(col: str) -> pd.Series:  # a string column with missing values is read through object: each value's str
+        s = fj[col]  # (a pandas string column's to_numpy(dtype=str) cuts its texts short when it holds a missing one)
+        return s.astype(object) if isinstance(s.dtype, pd.StringDtype) and s.hasnans else s
+
+    m_all, model_names = _sorted_codes(ids("model"))
+    i_all, item_names = _sorted_codes(ids("item_id"))
+    key_codes = _key_codes(fj, m_all, i_all)  # only columns without a missing id: there every code is its value
+    # a missing id is no model or item of the card (the text routes grouped and indexed by it dropped it)
+    m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all
+    i_all = np.where(fj["item_id"].isna().to_numpy(), -1, i_all) if fj["item_id"].hasnans else i_all
     pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes) for g in data_generators(fj)}
     return _JudgeRows(fj=fj, m=m_all, model_names=model_names, i=i_all, item_names=item_names,
                       canon=np.flatnonzero(obs._canonical_mask(fj).to_numpy(dtype=bool)),
@@ -311,7 +322,7 @@ def _generator_figures(nb: _PairRows, pairwise: bool, continuous: bool, level: f
         "strict_reversal": (_prop(int(np.count_nonzero((o - 0.5) * (n_ - 0.5) < 0)), len(nb), level)
                             if pairwise or continuous else None),
         "mean_shift": _mean_ci(n_ - o, level),
-        "delta_star": _delta_star(nb.m if nb.keyed is None else pd.Series(nb.m).where(nb.keyed), o - n_),
+        "delta_star": nb.delta_star(),
     }
     return out
 
@@ -376,7 +387,10 @@ def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None
     for g, nb in rows.pairs.items():
         if len(nb) or nb.missing:
             gens[g] = _generator_figures(nb, pairwise, continuous, level)
-    pos_rows = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
+    # the rows of both presentation orders, with the columns first_shown_choice and _model_first_game read
+    # (selecting the other, string, columns of a million rows too would only copy them)
+    pos_rows = fj.loc[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2]),
+                      [c for c in ("verdict", "game", "score") if c in fj.columns]]
     choice = first_shown_choice(pos_rows)
     known = choice[~np.isnan(choice)]
     decisive = known[known != 0.5]
@@ -413,7 +427,8 @@ def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None
 
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
-               max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS) -> dict[str, Any]:
+               max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
+               groups: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -432,6 +447,9 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         Item-bootstrap rounds and seed of the rank intervals (default: the certification's).
     max_pairs, matrix_models:
         The rank statements' caps (:func:`rank_statements`; None: every pair listed, every model in the matrix).
+    groups:
+        ``{judge: its rows}`` when the table is already split by judge as ``frame.groupby(frame["judge"].astype(str))``
+        splits it (``certify`` has it); default: split here.
 
     Returns
     -------
@@ -444,7 +462,10 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     settings = getattr(result, "settings", {}) or {}
     rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
-    for name, fj in frame.groupby(frame["judge"].astype(str), sort=True):
+    if groups is None:
+        groups = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    for name in sorted(groups):
+        fj = groups[name]
         j = results.get(name)
         rows = _judge_rows(fj)  # read once (codes, original rows, neighbour pairs) by the card and the ranks
         card = _judge_card(rows, j, (usage or {}).get(name), level)
@@ -461,20 +482,20 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
 # rank statements
 # ----------------------------------------------------------------------------------------------------
 def _model_positions(rows: _JudgeRows, models: list[str]) -> np.ndarray:
-    """Per model code: its row in ``models`` (-1 for a model not among them)."""
-    return pd.Index(models).get_indexer(pd.Index(rows.model_names))
+    """Per model code: its row in ``models`` (-1 for a model not among them); one more entry, -1, read by code -1."""
+    return np.append(pd.Index(models).get_indexer(pd.Index(rows.model_names)), -1)
 
 
 def _model_matrix(rows: _JudgeRows, models: list[str]) -> np.ndarray:
     """Models × original items (the texts of the original rows' items, sorted) of the original scores."""
     ci = rows.i[rows.canon]
     seen = np.zeros(len(rows.item_names), dtype=bool)
-    seen[ci] = True
+    seen[ci[ci >= 0]] = True
     column = np.cumsum(seen) - 1  # item code -> its column among the original items (codes are in sorted text order)
     mat = np.full((len(models), int(np.count_nonzero(seen))), np.nan)
-    r = _model_positions(rows, models)[rows.m[rows.canon]] if len(rows.model_names) else np.zeros(0, dtype=np.intp)
-    keep = r >= 0
-    mat[r[keep], column[ci][keep]] = rows.score[rows.canon][keep]
+    r = _model_positions(rows, models)[rows.m[rows.canon]]
+    keep = (r >= 0) & (ci >= 0)
+    mat[r[keep], column[ci[keep]]] = rows.score[rows.canon][keep]
     return mat
 
 
@@ -516,12 +537,13 @@ def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_item
     out = []
     if len(nb):
         reruns, r_code = np.unique(nb.rerun, return_inverse=True)  # rounds in rerun order
-        n_codes = max(len(rows.model_names), 1)
-        by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(r_code.astype(np.int64) * n_codes + nb.m).sum()
+        n_codes = len(rows.model_names) + 1  # model code + 1: a missing id (-1) is a group of its own, then dropped
+        by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(
+            r_code.astype(np.int64) * n_codes + (nb.m + 1)).sum()  # one group per (rerun, model): rows in table order
         key = by.index.to_numpy()
         for r in range(len(reruns)):
             mine = key // n_codes == r
-            pos = at[key[mine] % n_codes]
+            pos = at[key[mine] % n_codes - 1]
             keep = pos >= 0
             sums = total.copy()
             sums[pos[keep]] = (total[pos[keep]] - by["o"].to_numpy()[mine][keep]) + by["n"].to_numpy()[mine][keep]
@@ -617,7 +639,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
-    sc = j.scores[j.scores["in_batch"]] if "in_batch" in j.scores.columns else j.scores
+    sc = j.scores[["model", "shrunk" if j.view == "model" else "shrunk_model"]]  # the two columns read below
+    sc = sc[j.scores["in_batch"]] if "in_batch" in j.scores.columns else sc
     if j.view == "model":
         g_ = sc.groupby(sc["model"].astype(str))["shrunk"]
         shr = g_.mean().reindex(models).to_numpy(dtype=float)

@@ -271,7 +271,7 @@ def certify(
             from biasbound.card import judge_card
 
             bar.update(task, description="computing the judge card")
-            result.judge_card = judge_card(frame, result, usage=usage)
+            result.judge_card = judge_card(frame, result, usage=usage, groups=groups)  # the judges' rows, split once
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
