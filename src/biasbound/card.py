@@ -124,7 +124,9 @@ def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
     if "game" in frame.columns and (frame["game"] == 2).any():
         out.append("swap")
     if "variant" in frame.columns:
-        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str).unique())) if v != "original")
+        # str of the distinct values (a handful), not of every row: the same set of texts
+        texts = pd.Series(pd.unique(frame["variant"]), dtype=frame["variant"].dtype).astype(str).unique()
+        out.extend(f"variant:{v}" for v in sorted(set(texts)) if v != "original")
     if "rerun" in frame.columns and (frame["rerun"] > 0).any():
         out.append("rerun")
     return tuple(out)
@@ -382,7 +384,7 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
 def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
     fj = rows.fj
     pairwise = bool((fj["game"].to_numpy()[rows.canon] == 1).any())
-    continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
+    continuous = int(fj["score"].nunique()) > DISCRETE_LEVELS  # nunique leaves missing scores out
     gens: dict[str, Any] = {}
     for g, nb in rows.pairs.items():
         if len(nb) or nb.missing:
