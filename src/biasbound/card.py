@@ -196,19 +196,32 @@ def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names:
                      rerun=nb["rerun"].to_numpy(dtype=np.int64), missing=int(nb.attrs.get("missing", 0)))
 
 
-def _judge_rows(fj: pd.DataFrame) -> _JudgeRows:
-    """Read one judge's rows once (:class:`_JudgeRows`)."""
+def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
+    """Read one judge's rows once (:class:`_JudgeRows`).
+
+    ``codes``: certify's model and item codes of these very rows (``pipeline._judge._codes``: ``m, model_names, i,
+    item_names``, :func:`biasbound.data.tables._sorted_codes` of each column), reused for a column without a
+    missing id (where they are the codes read here)."""
     from biasbound.data.tables import _sorted_codes
     from biasbound.neighbors import observed as obs
     from biasbound.pipeline._neighbours import _key_codes
 
     obs._check_frame(fj, "observed_neighbors")
+
     def ids(col: str) -> pd.Series:  # a string column with missing values is read through object: each value's str
         s = fj[col]  # (a pandas string column's to_numpy(dtype=str) cuts its texts short when it holds a missing one)
         return s.astype(object) if isinstance(s.dtype, pd.StringDtype) and s.hasnans else s
 
-    m_all, model_names = _sorted_codes(ids("model"))
-    i_all, item_names = _sorted_codes(ids("item_id"))
+    def given(col: str, at: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if codes is None or fj[col].hasnans:
+            return None
+        c, names = (codes.m, codes.model_names) if at == 0 else (codes.i, codes.item_names)
+        if len(c) != len(fj):
+            raise ValueError(f"judge_card: the codes given for {col!r} are not of these rows.")
+        return c, names
+
+    m_all, model_names = given("model", 0) or _sorted_codes(ids("model"))
+    i_all, item_names = given("item_id", 1) or _sorted_codes(ids("item_id"))
     key_codes = _key_codes(fj, m_all, i_all)  # only columns without a missing id: there every code is its value
     # a missing id is no model or item of the card (the text routes grouped and indexed by it dropped it)
     m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all
@@ -430,7 +443,7 @@ def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
                max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
-               groups: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
+               groups: Mapping[str, pd.DataFrame] | None = None, codes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -452,6 +465,9 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     groups:
         ``{judge: its rows}`` when the table is already split by judge as ``frame.groupby(frame["judge"].astype(str))``
         splits it (``certify`` has it); default: split here.
+    codes:
+        With ``groups``: ``{judge: certify's model and item codes of its rows}`` (``pipeline._judge._codes``),
+        reused rather than made again.
 
     Returns
     -------
@@ -464,12 +480,13 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     settings = getattr(result, "settings", {}) or {}
     rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
-    if groups is None:
-        groups = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    if groups is None:  # split here: codes of other rows would not fit them
+        groups, codes = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}, None
     for name in sorted(groups):
         fj = groups[name]
         j = results.get(name)
-        rows = _judge_rows(fj)  # read once (codes, original rows, neighbour pairs) by the card and the ranks
+        # read once (codes, original rows, neighbour pairs) by the card and the ranks
+        rows = _judge_rows(fj, (codes or {}).get(name))
         card = _judge_card(rows, j, (usage or {}).get(name), level)
         if j is not None:
             card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, rows=rows,

@@ -119,7 +119,7 @@ def test_card_tables_on_codes_equal_the_text_routes(seed: int) -> None:
 
 def test_the_rank_statements_of_one_reading_equal_those_read_again() -> None:
     """``rank_statements`` on the card's one reading of the rows equals the same call reading them itself; the
-    card of a table split by judge beforehand equals the card splitting it."""
+    card of a table split by judge and coded beforehand (as certify passes them) equals the card reading it."""
     from biasbound.pipeline import certify
 
     fj = _table(3, continuous=False, dtype="str")
@@ -128,5 +128,10 @@ def test_the_rank_statements_of_one_reading_equal_those_read_again() -> None:
     own = card.rank_statements(fj, j, rounds=40, seed=2)
     shared = card.rank_statements(fj, j, rounds=40, seed=2, rows=card._judge_rows(fj))
     assert own == shared and own["pairs"] > 0
-    # certify's split of the table by judge, passed in, gives the card judge_card's own split gives
-    assert card.judge_card(fj, res, rounds=40) == card.judge_card(fj, res, rounds=40, groups={"j": fj})
+    # certify's split of the table by judge and its id codes, passed in, give the card judge_card's own reading gives
+    from biasbound.pipeline._judge import _codes
+
+    own = card.judge_card(fj, res, rounds=40)
+    assert own == card.judge_card(fj, res, rounds=40, groups={"j": fj}) == card.judge_card(
+        fj, res, rounds=40, groups={"j": fj}, codes={"j": _codes(fj)})
+    assert own["judges"]["j"]["ranks"]["pairs"] > 0

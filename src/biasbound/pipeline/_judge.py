@@ -461,13 +461,14 @@ def _tight_audits(
 
 
 # ----------------------------------------------------------------------------------- one judge
-def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, extras: Any = None) -> JudgeCertification:
+def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, extras: Any = None,
+                   codes: _Codes | None = None) -> JudgeCertification:
     """Certify one judge: the stages above, in data-flow order (see the module docstring for seeding).
 
     ``extras`` (:class:`biasbound.pipeline._coverage.CertificateExtras`): coverage, digests and provenance recorded in
-    the certificates as they are built."""
+    the certificates as they are built. ``codes``: :func:`_codes` of ``fj`` when the caller has made them."""
     rng = np.random.default_rng(judge_seed)
-    codes = _codes(fj)
+    codes = _codes(fj) if codes is None else codes
     canon, n_missing = _canonical(fj, s, codes)
     batch, notes = _certified_batch(canon, s, judge, rng)
     view = make_view(s.view, batch)
