@@ -658,8 +658,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         reversed_separated[g] = int(np.count_nonzero(rev & boot))
     # (c) the certified release's noise: P(order kept) >= level
     cal = j.calibration
-    sc = j.scores[["model", "shrunk" if j.view == "model" else "shrunk_model"]]  # the two columns read below
-    sc = sc[j.scores["in_batch"]] if "in_batch" in j.scores.columns else sc
+    read = [c for c in ("model", "shrunk", "shrunk_model") if c in j.scores.columns]  # the columns read below:
+    sc = j.scores.loc[j.scores["in_batch"], read] if "in_batch" in j.scores.columns else j.scores  # no other text moved
     if j.view == "model":
         g_ = sc.groupby(sc["model"].astype(str))["shrunk"]
         shr = g_.mean().reindex(models).to_numpy(dtype=float)
