@@ -46,6 +46,7 @@ import math
 import operator
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -123,23 +124,132 @@ def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
     if "game" in frame.columns and (frame["game"] == 2).any():
         out.append("swap")
     if "variant" in frame.columns:
-        out.extend(f"variant:{v}" for v in sorted(set(frame["variant"].astype(str).unique())) if v != "original")
+        # str of the distinct values (a handful), not of every row: the same set of texts
+        texts = pd.Series(pd.unique(frame["variant"]), dtype=frame["variant"].dtype).astype(str).unique()
+        out.extend(f"variant:{v}" for v in sorted(set(texts)) if v != "original")
     if "rerun" in frame.columns and (frame["rerun"] > 0).any():
         out.append("rerun")
     return tuple(out)
 
 
-def _pairs(frame: pd.DataFrame, generator: str, codes: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
+def _pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
     from biasbound.neighbors.observed import observed_neighbors
 
-    return observed_neighbors(frame, generator, skip_bad=True, codes=codes)
+    return observed_neighbors(frame, generator, skip_bad=True)
 
 
-def _delta_star(nb: pd.DataFrame) -> float | None:
-    """Δ* of one judge: RMS of (original − neighbour) per model, the largest over models."""
-    if nb.empty:
+@dataclass(frozen=True)
+class _PairRows:
+    """One generator's observed neighbour pairs of one judge (:func:`_pairs`' rows, in its order) as arrays.
+
+    ``m``: the pair's model code (into :class:`_JudgeRows` ``model_names``; -1 where the model id is missing, which
+    only the merge path holds: left out of every per-model table, as a pandas group drops a missing key)."""
+
+    m: np.ndarray
+    original: np.ndarray
+    neighbor: np.ndarray
+    rerun: np.ndarray
+    missing: int
+
+    def __len__(self) -> int:
+        return int(self.m.size)
+
+    def delta_star(self) -> float | None:
+        """:func:`_delta_star` of these pairs (a missing model id: no group)."""
+        return _delta_star(np.where(self.m >= 0, self.m, np.nan), self.original - self.neighbor)
+
+
+@dataclass(frozen=True)
+class _JudgeRows:
+    """One judge's table read once for the card: model and item codes, the original rows and the neighbour pairs.
+
+    Every per-model and per-item table of the card is formed on these integer codes (one hashing of each id column
+    per judge) rather than by grouping, selecting or taking the string columns of a million rows again."""
+
+    fj: pd.DataFrame
+    m: np.ndarray  # per row: code into model_names (the sorted texts, str of each value); -1 = a missing id
+    model_names: np.ndarray
+    i: np.ndarray  # the same for the items
+    item_names: np.ndarray
+    canon: np.ndarray  # positions of the original judgments (variant original, rerun 0, game 0 or 1)
+    score: np.ndarray
+    pairs: dict[str, _PairRows]
+
+
+def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names: np.ndarray,
+               key_codes: Mapping[str, np.ndarray]) -> _PairRows:
+    """:func:`_pairs` as arrays: the rows of ``observed_neighbors(fj, generator, skip_bad=True)``, in its order."""
+    from biasbound.neighbors import observed as obs
+
+    kind, name = obs._parse_generator(generator, "observed_neighbors")
+    matched = obs._match(fj, kind, name, generator, True, key_codes)  # observed_neighbors' own matching
+    score = fj["score"].to_numpy(dtype=float)
+    if matched is not None:
+        nb_pos, canon_pos, _, n_missing, _ = matched
+        return _PairRows(m=m_all[nb_pos], original=score[canon_pos], neighbor=score[nb_pos],
+                         rerun=fj["rerun"].to_numpy(dtype=np.int64)[nb_pos], missing=int(n_missing))
+    nb = _pairs(fj, generator)  # keys with missing values: the merge path, its model ids looked up by their text
+    model = nb["model"]
+    text = model.astype(object).to_numpy().astype(str)  # each value's str (as _sorted_codes reads them)
+    return _PairRows(m=np.where(model.isna().to_numpy(), -1, pd.Index(model_names).get_indexer(text)),
+                     original=nb["original"].to_numpy(dtype=float), neighbor=nb["neighbor"].to_numpy(dtype=float),
+                     rerun=nb["rerun"].to_numpy(dtype=np.int64), missing=int(nb.attrs.get("missing", 0)))
+
+
+def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
+    """Read one judge's rows once (:class:`_JudgeRows`).
+
+    ``codes``: certify's model and item codes of these very rows (``pipeline._judge._codes``: ``m, model_names, i,
+    item_names``, :func:`biasbound.data.tables._sorted_codes` of each column), reused for a column without a
+    missing id (where they are the codes read here)."""
+    from biasbound.data.tables import _sorted_codes
+    from biasbound.neighbors import observed as obs
+    from biasbound.pipeline._neighbours import _key_codes
+
+    obs._check_frame(fj, "observed_neighbors")
+
+    def ids(col: str) -> pd.Series:  # a string column with missing values is read through object: each value's str
+        s = fj[col]  # (a pandas string column's to_numpy(dtype=str) cuts its texts short when it holds a missing one)
+        return s.astype(object) if isinstance(s.dtype, pd.StringDtype) and s.hasnans else s
+
+    def given(col: str, at: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if codes is None or fj[col].hasnans:
+            return None
+        c, names = (codes.m, codes.model_names) if at == 0 else (codes.i, codes.item_names)
+        if len(c) != len(fj):
+            raise ValueError(f"judge_card: the codes given for {col!r} are not of these rows.")
+        return c, names
+
+    m_all, model_names = given("model", 0) or _sorted_codes(ids("model"))
+    i_all, item_names = given("item_id", 1) or _sorted_codes(ids("item_id"))
+    key_codes = _key_codes(fj, m_all, i_all)  # only columns without a missing id: there every code is its value
+    # a missing id is no model or item of the card (the text routes grouped and indexed by it dropped it)
+    m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all
+    i_all = np.where(fj["item_id"].isna().to_numpy(), -1, i_all) if fj["item_id"].hasnans else i_all
+    pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes) for g in data_generators(fj)}
+    return _JudgeRows(fj=fj, m=m_all, model_names=model_names, i=i_all, item_names=item_names,
+                      canon=np.flatnonzero(obs._canonical_mask(fj).to_numpy(dtype=bool)),
+                      score=fj["score"].to_numpy(dtype=float), pairs=pairs)
+
+
+def _distinct(rows: _JudgeRows, col: str, codes: np.ndarray) -> int:
+    """``nunique`` of an id column over the original rows, counted on its codes when they are its values (a string
+    column without missing values: equal text is equal value); else pandas' own count."""
+    series = rows.fj[col]
+    if isinstance(series.dtype, pd.StringDtype) and not series.hasnans:
+        return int(np.count_nonzero(np.bincount(codes[rows.canon], minlength=1)))
+    return int(series.iloc[rows.canon].nunique())
+
+
+def _delta_star(model: Any, difference: np.ndarray) -> float | None:
+    """Δ* of one judge: RMS of (original − neighbour) per model, the largest over models.
+
+    ``model`` is any per-pair group key (the model texts, or their integer codes: the per-group means are the same
+    numbers either way, each group summed in row order; a missing key is left out, as pandas groups do)."""
+    difference = np.asarray(difference, dtype=float)
+    if difference.size == 0:
         return None
-    per = nb.assign(sq=nb["difference"].to_numpy(dtype=float) ** 2).groupby("model")["sq"].mean()
+    per = pd.Series(difference ** 2).groupby(np.asarray(model)).mean()
     return float(np.sqrt(per.max()))
 
 
@@ -161,7 +271,8 @@ def observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str]) -> pd.D
     for g in generators:
         nb = _pairs(frame, g)
         for judge, grp in nb.groupby("judge", sort=True):
-            rows.append({"judge": str(judge), "generator": g, "delta_star": _delta_star(grp), "m": int(len(grp))})
+            rows.append({"judge": str(judge), "generator": g, "m": int(len(grp)),
+                         "delta_star": _delta_star(grp["model"].to_numpy(), grp["difference"].to_numpy(dtype=float))})
     return pd.DataFrame(rows, columns=["judge", "generator", "delta_star", "m"])
 
 
@@ -214,20 +325,19 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
 DISCRETE_LEVELS = 12
 
 
-def _generator_figures(nb: pd.DataFrame, pairwise: bool, continuous: bool, level: float) -> dict[str, Any]:
-    o = nb["original"].to_numpy(dtype=float)
-    n_ = nb["neighbor"].to_numpy(dtype=float)
+def _generator_figures(nb: _PairRows, pairwise: bool, continuous: bool, level: float) -> dict[str, Any]:
+    o, n_ = nb.original, nb.neighbor
     if continuous:
         flips = int(np.count_nonzero(np.sign(o - 0.5) != np.sign(n_ - 0.5)))
     else:
         flips = int(np.count_nonzero(np.abs(o - n_) > 1e-12))
     out: dict[str, Any] = {
-        "pairs": int(len(nb)), "missing": int(nb.attrs.get("missing", 0)),
+        "pairs": int(len(nb)), "missing": nb.missing,
         "flip_rate": _prop(flips, len(nb), level),
         "strict_reversal": (_prop(int(np.count_nonzero((o - 0.5) * (n_ - 0.5) < 0)), len(nb), level)
                             if pairwise or continuous else None),
         "mean_shift": _mean_ci(n_ - o, level),
-        "delta_star": _delta_star(nb),
+        "delta_star": nb.delta_star(),
     }
     return out
 
@@ -289,23 +399,18 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
     return 1 if agree == 1.0 else 2 if agree == 0.0 else None
 
 
-def _canonical_rows(fj: pd.DataFrame) -> pd.DataFrame:
-    """The original judgments (variant original, rerun 0, game 0 or 1): the columns the card reads of them
-    (model, item_id, game, score), so the row selection moves no other text column."""
-    mask = ((fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([0, 1])).to_numpy(dtype=bool)
-    return fj.loc[mask, ["model", "item_id", "game", "score"]]
-
-
-def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None, level: float,
-                pairs: Mapping[str, pd.DataFrame] | None = None, canon: pd.DataFrame | None = None) -> dict[str, Any]:
-    pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    pairwise = bool((canon["game"] == 1).any())
-    continuous = int(fj["score"].dropna().nunique()) > DISCRETE_LEVELS
+def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
+    fj = rows.fj
+    pairwise = bool((fj["game"].to_numpy()[rows.canon] == 1).any())
+    continuous = int(fj["score"].nunique()) > DISCRETE_LEVELS  # nunique leaves missing scores out
     gens: dict[str, Any] = {}
-    for g, nb in pairs.items():
-        if len(nb) or nb.attrs.get("missing", 0):
+    for g, nb in rows.pairs.items():
+        if len(nb) or nb.missing:
             gens[g] = _generator_figures(nb, pairwise, continuous, level)
-    pos_rows = fj[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2])]
+    # the rows of both presentation orders, with the columns first_shown_choice and _model_first_game read
+    # (selecting the other, string, columns of a million rows too would only copy them)
+    pos_rows = fj.loc[(fj["variant"] == "original") & (fj["rerun"] == 0) & fj["game"].isin([1, 2]),
+                      [c for c in ("verdict", "game", "score") if c in fj.columns]]
     choice = first_shown_choice(pos_rows)
     known = choice[~np.isnan(choice)]
     decisive = known[known != 0.5]
@@ -319,7 +424,7 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
                                 "FastChat labels do)")
     card: dict[str, Any] = {
         "judgments": int(fj["score"].notna().sum()), "missing": int(fj["score"].isna().sum()),
-        "items": int(canon["item_id"].nunique()), "models": int(canon["model"].nunique()),
+        "items": _distinct(rows, "item_id", rows.i), "models": _distinct(rows, "model", rows.m),
         "pairwise": pairwise, "generators": gens,
         "verdict_rule": ("side of 0.5 (continuous scores: a flip = the preferred side changes)" if continuous
                          else "score level (a flip = any change of level)"), "position_preference": position,
@@ -346,7 +451,7 @@ def _judge_card(fj: pd.DataFrame, j: Any | None, usage: Mapping[str, Any] | None
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
                max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
-               ids: Any = None) -> dict[str, Any]:
+               groups: Mapping[str, pd.DataFrame] | None = None, codes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -365,8 +470,12 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         Item-bootstrap rounds and seed of the rank intervals (default: the certification's).
     max_pairs, matrix_models:
         The rank statements' caps (:func:`rank_statements`; None: every pair listed, every model in the matrix).
-    ids:
-        ``certify``'s id codes of ``frame`` (``pipeline._codes._ColumnCodes``), reused for a one-judge table.
+    groups:
+        ``{judge: its rows}`` when the table is already split by judge as ``frame.groupby(frame["judge"].astype(str))``
+        splits it (``certify`` has it); default: split here.
+    codes:
+        With ``groups``: ``{judge: certify's model and item codes of its rows}`` (``pipeline._judge._codes``),
+        reused rather than made again.
 
     Returns
     -------
@@ -379,19 +488,16 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     settings = getattr(result, "settings", {}) or {}
     rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
-    key_codes = None  # a one-judge table with certify's id codes: the table itself is the judge's, codes reused
-    if ids is not None and ids.frame is frame and len(ids.column("judge")[1]) == 1:
-        key_codes = ids.present(["judge", "model", "item_id"])
-    groups = ([(str(ids.column("judge")[1][0]), frame)] if key_codes is not None
-              else frame.groupby(frame["judge"].astype(str), sort=True))
-    for name, fj in groups:
+    if groups is None:  # split here: codes of other rows would not fit them
+        groups, codes = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}, None
+    for name in sorted(groups):
+        fj = groups[name]
         j = results.get(name)
-        # observed once, read by the card and the ranks
-        pairs = {g: _pairs(fj, g, key_codes) for g in data_generators(fj)}
-        canon = _canonical_rows(fj)
-        card = _judge_card(fj, j, (usage or {}).get(name), level, pairs, canon)
+        # read once (codes, original rows, neighbour pairs) by the card and the ranks
+        rows = _judge_rows(fj, (codes or {}).get(name))
+        card = _judge_card(rows, j, (usage or {}).get(name), level)
         if j is not None:
-            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, pairs=pairs, canon=canon,
+            card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, rows=rows,
                                             max_pairs=max_pairs, matrix_models=matrix_models)
         judges[name] = card
     out = {"level": level, "judges": judges}
@@ -402,21 +508,21 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
 # ----------------------------------------------------------------------------------------------------
 # rank statements
 # ----------------------------------------------------------------------------------------------------
-def _positions(index: pd.Index, values: pd.Series) -> np.ndarray:
-    """``index.get_indexer(values)`` through the distinct values (a few hundred models or items, a million rows)."""
-    codes, uniq = pd.factorize(values)
-    pos = index.get_indexer(pd.Index(uniq))
-    return np.where(codes < 0, -1, pos[codes] if len(pos) else -1)
+def _model_positions(rows: _JudgeRows, models: list[str]) -> np.ndarray:
+    """Per model code: its row in ``models`` (-1 for a model not among them); one more entry, -1, read by code -1."""
+    return np.append(pd.Index(models).get_indexer(pd.Index(rows.model_names)), -1)
 
 
-def _model_matrix(fj: pd.DataFrame, models: list[str], canon: pd.DataFrame | None = None) -> np.ndarray:
-    canon = _canonical_rows(fj) if canon is None else canon
-    items = pd.Index(sorted(set(canon["item_id"].astype(str).unique())))
-    mat = np.full((len(models), len(items)), np.nan)
-    r = _positions(pd.Index(models), canon["model"].astype(str))
-    c = _positions(items, canon["item_id"].astype(str))
-    keep = r >= 0
-    mat[r[keep], c[keep]] = canon["score"].to_numpy(dtype=float)[keep]
+def _model_matrix(rows: _JudgeRows, models: list[str]) -> np.ndarray:
+    """Models × original items (the texts of the original rows' items, sorted) of the original scores."""
+    ci = rows.i[rows.canon]
+    seen = np.zeros(len(rows.item_names), dtype=bool)
+    seen[ci[ci >= 0]] = True
+    column = np.cumsum(seen) - 1  # item code -> its column among the original items (codes are in sorted text order)
+    mat = np.full((len(models), int(np.count_nonzero(seen))), np.nan)
+    r = _model_positions(rows, models)[rows.m[rows.canon]]
+    keep = (r >= 0) & (ci >= 0)
+    mat[r[keep], column[ci[keep]]] = rows.score[rows.canon][keep]
     return mat
 
 
@@ -441,32 +547,40 @@ def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: fl
     return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
 
 
-def _all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray,
-                     nb: pd.DataFrame | None = None, canon: pd.DataFrame | None = None) -> list[np.ndarray]:
+def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
     """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
 
     Sums are formed item by item (neighbour score where observed, else the original) before one division, so
-    two models whose neighbour sums are equal get equal means (a tie is not an order kept)."""
-    canon = _canonical_rows(fj) if canon is None else canon
-    total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
-    nb = _pairs(fj, generator) if nb is None else nb
-    rounds = []
-    idx = pd.Index(models)
-    for _, grp in (nb.groupby("rerun", sort=True) if len(nb) else []):
-        by = grp.groupby(grp["model"].astype(str))
-        orig, new = by["original"].sum(), by["neighbor"].sum()
-        pos = idx.get_indexer(orig.index)
-        sums = total.copy()
-        keep = pos >= 0
-        sums[pos[keep]] = (total[pos[keep]] - orig.to_numpy()[keep]) + new.to_numpy()[keep]
-        rounds.append(sums / np.maximum(n_items, 1))
-    return rounds
+    two models whose neighbour sums are equal get equal means (a tie is not an order kept). Each sum is pandas'
+    group sum over the model's rows in table order, grouped by integer codes (the same numbers as grouping by the
+    model texts, without hashing them again)."""
+    at = _model_positions(rows, models)  # model code -> position in models
+    d = len(models)
+    total = np.zeros(d)
+    canon_sum = pd.Series(rows.score[rows.canon]).groupby(rows.m[rows.canon]).sum()
+    pos = at[canon_sum.index.to_numpy()]
+    total[pos[pos >= 0]] = canon_sum.to_numpy()[pos >= 0]
+    nb = rows.pairs[generator]
+    out = []
+    if len(nb):
+        reruns, r_code = np.unique(nb.rerun, return_inverse=True)  # rounds in rerun order
+        n_codes = len(rows.model_names) + 1  # model code + 1: a missing id (-1) is a group of its own, then dropped
+        by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(
+            r_code.astype(np.int64) * n_codes + (nb.m + 1)).sum()  # one group per (rerun, model): rows in table order
+        key = by.index.to_numpy()
+        for r in range(len(reruns)):
+            mine = key // n_codes == r
+            pos = at[key[mine] % n_codes - 1]
+            keep = pos >= 0
+            sums = total.copy()
+            sums[pos[keep]] = (total[pos[keep]] - by["o"].to_numpy()[mine][keep]) + by["n"].to_numpy()[mine][keep]
+            out.append(sums / np.maximum(n_items, 1))
+    return out
 
 
 def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
-                    level: float = LEVEL, pairs: Mapping[str, pd.DataFrame] | None = None,
-                    canon: pd.DataFrame | None = None, max_pairs: int | None = PAIR_LIST_CAP,
-                    matrix_models: int | None = MATRIX_MODELS) -> dict[str, Any]:
+                    level: float = LEVEL, max_pairs: int | None = PAIR_LIST_CAP,
+                    matrix_models: int | None = MATRIX_MODELS, rows: _JudgeRows | None = None) -> dict[str, Any]:
     """Which model pairs of one judge keep their order under the bias, the question sample and the noise.
 
     Parameters
@@ -478,10 +592,6 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         α, σ, certified scores).
     rounds, seed, level:
         Item bootstrap of the rank intervals.
-    pairs:
-        ``{generator: observed_neighbors(fj, generator)}`` when already at hand (default: observed here).
-    canon:
-        ``fj``'s original judgments when already at hand (default: selected here).
     max_pairs:
         Most pairs listed per generator in ``reversed_by`` and ``tied_by`` (None: every pair); the rest are counted.
     matrix_models:
@@ -501,6 +611,8 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
         ``S`` separated under all three, ``B`` by the bootstrap only, ``R`` reversed by an all-items
         neighbour, ``.`` not separated, ``=`` diagonal), ``matrix_models`` (how many models it covers) and
         ``pair_counts`` {code: pairs of every model} (``S``, ``B``, ``R``, ``.``).
+    rows:
+        ``fj`` read once for the card (internal; default: read here).
     """
     from biasbound._validation import check_int
 
@@ -512,9 +624,9 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
     mean = lb["original"].to_numpy(dtype=float)
     lo, hi = lb["original_lo"].to_numpy(dtype=float), lb["original_hi"].to_numpy(dtype=float)
     n_items = lb["n_items"].to_numpy(dtype=float)
-    canon = _canonical_rows(fj) if canon is None else canon
+    rows = _judge_rows(fj) if rows is None else rows
     # the rank intervals first: their bootstrap's arrays are freed before the arrays over every model pair exist
-    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(fj, models, canon), rounds, seed, level) if d else ([], [])
+    r_lo, r_hi = _bootstrap_rank_intervals(_model_matrix(rows, models), rounds, seed, level) if d else ([], [])
     a, b = np.triu_indices(d, k=1)
     ordered = mean[a] > mean[b]
     # (b) question resampling: disjoint intervals (Arena-Hard's separability)
@@ -537,11 +649,10 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
             sel = np.sort(sel[np.argsort(-gap[sel], kind="stable")[:max_pairs]])
         return np.stack([names[a[sel]], names[b[sel]]], axis=1).tolist()
 
-    pairs = pairs if pairs is not None else {g: _pairs(fj, g) for g in data_generators(fj)}
-    for g, nb in pairs.items():
+    for g in rows.pairs:
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
-        for m2 in _all_items_means(fj, g, models, n_items, nb, canon):
+        for m2 in _all_items_means(rows, g, models, n_items):
             rev |= m2[a] < m2[b]
             tie |= m2[a] == m2[b]
         rev &= ordered

@@ -476,19 +476,6 @@ def test_rank_statements_pairs_and_matrix_equal_the_plain_loops() -> None:
     assert all(got["matrix"][k][k] == "=" for k in range(len(models)))
 
 
-def test_card_positions_equal_get_indexer() -> None:
-    import pandas as pd
-
-    from biasbound.card import _positions
-
-    rng = np.random.default_rng(9)
-    index = pd.Index([f"m{i}" for i in rng.permutation(50)])
-    for dtype in (object, "str"):
-        values = pd.Series(rng.choice([f"m{i}" for i in range(60)] + [None], 3000), dtype=dtype)
-        assert np.array_equal(_positions(index, values), index.get_indexer(values))
-    assert np.array_equal(_positions(index, pd.Series([], dtype=object)), index.get_indexer(pd.Series([], dtype=object)))
-
-
 # ------------------------------------------------------------------ certificate trees: _plain and the finite check
 def _reference_plain(value):  # verbatim: the isinstance chain before the exact-type fast path
     if isinstance(value, np.ndarray):

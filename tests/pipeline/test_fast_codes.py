@@ -2,8 +2,8 @@
 
 The repeated-key check of ``_check_frame`` (codes from ``_ColumnCodes``) against ``DataFrame.duplicated``, the
 judge's sorted codes taken from those codes against ``data.tables._sorted_codes``, ``judgments_digest`` with
-given codes against its own factorisation, and the leaderboard's mean over both orders against a plain
-groupby. Seeded random tables, exact comparisons (no statistical test: false-failure rate 0).
+given codes against its own factorisation, the judge card with certify's split and codes against its own, and the
+leaderboard's mean over both orders against a plain groupby. Seeded random tables, exact comparisons (no statistical test: false-failure rate 0).
 """
 
 from __future__ import annotations
@@ -101,18 +101,6 @@ def _pairwise_table(seed: int, judges: int = 1, drop: float = 0.0) -> pd.DataFra
     return pd.DataFrame(rows).assign(source="t.jsonl", line=lambda f: np.arange(1, len(f) + 1))
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_observed_neighbors_with_given_codes_equal_its_own(seed: int) -> None:
-    from biasbound.neighbors.observed import observed_neighbors
-
-    frame = _pairwise_table(seed, judges=1 + seed % 2, drop=0.05)  # some neighbours without their original
-    codes = _ColumnCodes(frame).present(["judge", "model", "item_id"])
-    got = observed_neighbors(frame, "swap", skip_bad=True, codes=codes)
-    want = observed_neighbors(frame, "swap", skip_bad=True)
-    pd.testing.assert_frame_equal(got, want)
-    assert got.attrs == want.attrs
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_judge_card_with_certify_codes_equals_its_own(seed: int) -> None:
     import json
@@ -126,5 +114,6 @@ def test_judge_card_with_certify_codes_equals_its_own(seed: int) -> None:
     kept, _, _ = prepare(checked, ("swap",), ids=ids)
     assert kept is checked  # every row kept: the one-judge route of the card is taken
     result = certify(frame, neighbors="swap", progress=False, plots=False, seed=0)
-    got, want = judge_card(kept, result, ids=ids), judge_card(kept, result)
+    got = judge_card(kept, result, groups={"j0": kept}, codes={"j0": _codes(kept, ids)})  # as certify passes them
+    want = judge_card(kept, result)
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)

@@ -150,7 +150,7 @@ def _neighbor_rows(frame: pd.DataFrame, kind: str, name: str | None) -> pd.DataF
 
 
 def observed_neighbors(
-    frame: pd.DataFrame, generator: str, *, skip_bad: bool = False, codes: Mapping[str, np.ndarray] | None = None
+    frame: pd.DataFrame, generator: str, *, skip_bad: bool = False
 ) -> pd.DataFrame:
     """Observed Hamming-1 neighbours of every (judge, model) group at once (vectorised).
 
@@ -163,10 +163,6 @@ def observed_neighbors(
     skip_bad:
         When False, a neighbour row whose (judge, model, item) has no canonical row raises;
         when True it is skipped and counted in ``attrs["unmatched"]``.
-    codes:
-        Ready integer codes of key columns of ``frame`` (equal values <=> equal codes, no missing value),
-        as :func:`_match` takes them: a caller that has factorised them already.
-
     Returns
     -------
     pandas.DataFrame
@@ -182,7 +178,7 @@ def observed_neighbors(
     """
     frame = _check_frame(frame, "observed_neighbors")
     kind, name = _parse_generator(generator, "observed_neighbors")
-    matched = _match(frame, kind, name, str(generator), skip_bad, codes)
+    matched = _match(frame, kind, name, str(generator), skip_bad)
     if matched is None:
         return _observed_neighbors_merge(frame, kind, name, str(generator), skip_bad)
     nb_pos, canon_pos, dims, n_missing, n_unmatched = matched

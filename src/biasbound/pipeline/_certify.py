@@ -219,6 +219,7 @@ def certify(
     else:
         groups = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
     done: dict[str, JudgeCertification] = {}
+    judge_codes: dict[str, Any] = {}  # each judge's model and item codes, made once for its certificate and its card
     failures: dict[str, str] = {}
     failure_kinds: dict[str, str] = {}
     errors: list[BiasboundError] = []
@@ -243,6 +244,7 @@ def certify(
                 extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
                                            judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
                                            schedule=schedule)
+                judge_codes[name] = codes
                 jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes)
                 jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
                 done[name] = jc
@@ -275,7 +277,7 @@ def certify(
             from biasbound.card import judge_card
 
             bar.update(task, description="computing the judge card")
-            result.judge_card = judge_card(frame, result, usage=usage, ids=ids)
+            result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes)  # split and coded once
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
