@@ -208,10 +208,6 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
 
     obs._check_frame(fj, "observed_neighbors")
 
-    def ids(col: str) -> pd.Series:  # a string column with missing values is read through object: each value's str
-        s = fj[col]  # (a pandas string column's to_numpy(dtype=str) cuts its texts short when it holds a missing one)
-        return s.astype(object) if isinstance(s.dtype, pd.StringDtype) and s.hasnans else s
-
     def given(col: str, at: int) -> tuple[np.ndarray, np.ndarray] | None:
         if codes is None or fj[col].hasnans:
             return None
@@ -220,8 +216,8 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
             raise ValueError(f"judge_card: the codes given for {col!r} are not of these rows.")
         return c, names
 
-    m_all, model_names = given("model", 0) or _sorted_codes(ids("model"))
-    i_all, item_names = given("item_id", 1) or _sorted_codes(ids("item_id"))
+    m_all, model_names = given("model", 0) or _sorted_codes(fj["model"])
+    i_all, item_names = given("item_id", 1) or _sorted_codes(fj["item_id"])
     key_codes = _key_codes(fj, m_all, i_all)  # only columns without a missing id: there every code is its value
     # a missing id is no model or item of the card (the text routes grouped and indexed by it dropped it)
     m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all

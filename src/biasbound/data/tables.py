@@ -166,13 +166,21 @@ def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
-        s = pd.Series(s.to_numpy(dtype=str))  # the np.unique conversion: every value through str
+        s = pd.Series(_texts(s))  # the np.unique conversion: every value through str
     codes, uniques = pd.factorize(s, sort=False)
     names = np.asarray(uniques, dtype=str)
     order = np.argsort(names, kind="stable")
     rank = np.empty(len(order), dtype=np.intp)
     rank[order] = np.arange(len(order), dtype=np.intp)
     return rank[codes], names[order]
+
+
+def _texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
+    """Every value through ``str`` (a missing one is ``"nan"``), as ``np.asarray(values).astype(str)`` converts.
+
+    Not ``Series.to_numpy(dtype=str)``: for a pandas string column holding a missing value (pandas 3.1) it cuts
+    every text to its first character (``["model-4", "model-17", None]`` -> ``["m", "m", "n"]``)."""
+    return np.asarray(values.to_numpy(dtype=object) if hasattr(values, "to_numpy") else values, dtype=object).astype(str)
 
 
 def _compact(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

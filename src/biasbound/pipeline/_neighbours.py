@@ -137,6 +137,7 @@ def _neighbour_codes(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Observed Hamming-1 neighbours of :func:`biasbound.neighbors.observed.observed_neighbors`
     as (model code, item code, difference) arrays; pairs with a non-finite difference dropped."""
+    from biasbound.data.tables import _texts
     from biasbound.neighbors import observed as obs
 
     obs._check_frame(fj, "observed_neighbors")
@@ -150,8 +151,8 @@ def _neighbour_codes(
     else:  # keys with missing values: the merge path, its ids looked up by their text
         nb = obs.observed_neighbors(fj, generator)
         diff = nb["difference"].to_numpy(dtype=float)
-        m = np.searchsorted(model_names, nb["model"].to_numpy(dtype=str))
-        i = np.searchsorted(item_names, nb["item_id"].to_numpy(dtype=str))
+        m = np.searchsorted(model_names, _texts(nb["model"]))
+        i = np.searchsorted(item_names, _texts(nb["item_id"]))
     ok = np.isfinite(diff)
     return m[ok], i[ok], diff[ok]
 
