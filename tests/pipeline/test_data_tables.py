@@ -200,14 +200,19 @@ def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llm
         pd.Series([3, 1, 10, 2, 1], dtype=object),
         pd.Series(["x", None, "a", "x"], dtype=object),
         pd.Series(["x", None, "a"], dtype="str"),
+        # a missing id in a string column: its texts were once cut to one character ("model-4", "model-17" -> "m")
+        pd.Series(["model-4", "model-17", None, "model-4"], dtype="str"),
+        pd.Index(["x", None, "y"], dtype="str"),
+        pd.Series([1.5, np.nan, 2.0]),
         pd.Series([], dtype="str"),
     ],
 )
 def test_sorted_codes_equal_numpy_unique_of_the_text(values: pd.Series) -> None:
+    """``_sorted_codes`` is ``np.unique`` of every value through ``str`` (its docstring's definition)."""
     from biasbound.data.tables import _sorted_codes
 
     codes, names = _sorted_codes(values)
-    names_ref, codes_ref = np.unique(values.to_numpy(dtype=str), return_inverse=True)
+    names_ref, codes_ref = np.unique(np.asarray(values).astype(str), return_inverse=True)
     np.testing.assert_array_equal(names, names_ref)
     np.testing.assert_array_equal(codes, codes_ref)
 

@@ -117,18 +117,3 @@ def test_judge_card_with_certify_codes_equals_its_own(seed: int) -> None:
     got = judge_card(kept, result, groups={"j0": kept}, codes={"j0": _codes(kept, ids)})  # as certify passes them
     want = judge_card(kept, result)
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
-
-
-@pytest.mark.parametrize("values", [
-    pd.Series(["model-4", "model-17", None, "model-4"], dtype="str"),  # a missing id in a string column
-    pd.Index(["x", None, "y"], dtype="str"),
-    pd.Series([3, 1, 2]), pd.Series([1.5, np.nan, 2.0]), np.array(["b", "a", "b"], dtype=object),
-])
-def test_sorted_codes_is_its_documented_np_unique(values) -> None:
-    """``_sorted_codes`` equals ``np.unique(np.asarray(values).astype(str), return_inverse=True)``; a pandas string
-    column with a missing value once had its texts cut to one character (``to_numpy(dtype=str)``), merging models."""
-    from biasbound.data.tables import _sorted_codes
-
-    codes, names = _sorted_codes(values)
-    want_names, want_codes = np.unique(np.asarray(values).astype(str), return_inverse=True)
-    assert names.tolist() == want_names.tolist() and codes.tolist() == want_codes.tolist()
