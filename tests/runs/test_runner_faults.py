@@ -94,15 +94,18 @@ def test_faults_kill9_and_resume(tmp_path) -> None:
         # 2. the same config in a subprocess, killed with SIGKILL mid-run
         cfg_b = write_config(tmp_path / "b.yaml", server.url, "out_b")
         db = tmp_path / "out_b" / "judge_cache.sqlite"
-        proc = subprocess.Popen([sys.executable, "-m", "biasbound.cli", "run", str(cfg_b), "--no-progress"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        err_path = tmp_path / "run_b.stderr"
+        with err_path.open("wb") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "biasbound.cli", "run", str(cfg_b), "--no-progress"],
+                                    stdout=subprocess.DEVNULL, stderr=err)
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and proc.poll() is None:
                 if db.exists() and len(_cache_keys(db)) >= n_calls // 3:
                     break
                 time.sleep(0.02)
-            assert proc.poll() is None, "the run finished before it could be killed"
+            assert proc.poll() is None, (f"the run ended (exit {proc.poll()}) before it could be killed: "
+                                         f"{err_path.read_text(errors='replace')[-2000:]}")
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
         finally:
