@@ -39,6 +39,8 @@ __all__ = [
     "load_private_key",
     "load_public_key",
     "manifest_record",
+    "manifest_signed",
+    "read_manifest",
     "reading_options",
     "rewrite_listed",
 ]
@@ -188,9 +190,16 @@ def _payload(files: Mapping[str, str]) -> dict[str, Any]:
     return {"manifest_version": MANIFEST_VERSION, "files": sorted(files), "sha256": dict(sorted(files.items()))}
 
 
-def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None) -> dict[str, Any]:
-    """The manifest of ``names`` in ``folder``: their digests, signed with ``private_key`` when given."""
+def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None, *,
+                    placed: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
+    """The manifest of ``names`` in ``folder``: their digests, signed with ``private_key`` when given.
+
+    ``placed`` records each file's ``[device, inode]`` where certify moved it: the next certify run into the folder
+    replaces only files that are still those very files with those digests (a manifest copied or planted there
+    names none)."""
     rec = _payload({n: file_sha256(folder / n) for n in names})
+    if placed is not None:
+        rec["placed"] = {n: list(placed[n]) for n in sorted(placed)}
     if private_key is not None:
         from cryptography.hazmat.primitives import serialization
 
@@ -217,8 +226,31 @@ def rewrite_listed(folder: Path, name: str, write: Any) -> Any:
     result = write()
     if listed:
         rec["sha256"][name] = file_sha256(folder / name)
+        if isinstance(rec.get("placed"), dict) and name in rec["placed"]:
+            st = os.lstat(folder / name)
+            rec["placed"][name] = [int(st.st_dev), int(st.st_ino)]
         path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
     return result
+
+
+def read_manifest(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(manifest record, None)`` of ``folder``, or ``(None, why not)`` (absent, not a regular file, not readable
+    JSON under the rules of :func:`biasbound._untrusted.load_json`, no digests)."""
+    from biasbound._exceptions import DataFormatError
+    from biasbound._untrusted import load_json
+
+    path = folder / MANIFEST
+    if not os.path.lexists(path):
+        return None, (f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
+                      "checked")
+    try:
+        rec = load_json(path, folder=folder)
+    except DataFormatError as exc:
+        return None, f"{MANIFEST} cannot be read as a manifest ({exc.reason})"
+    if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or not isinstance(rec.get("files"), list):
+        return None, (f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; "
+                      "re-run certify)")
+    return rec, None
 
 
 def check_manifest(folder: Path, public_key: Any = None, *,
@@ -226,22 +258,19 @@ def check_manifest(folder: Path, public_key: Any = None, *,
     """Re-hash every file the folder's manifest lists.
 
     Returns ``(problems, checked, signed)``: one ``(tag, sentence)`` per problem — ``EDITED`` for a file changed,
-    a file not listed although a run writes files of that name, a signature that does not verify; ``MISSING`` for
+    a file not listed although its name looks like an output, a signature that does not verify; ``MISSING`` for
     no manifest, no digests, no signature, a listed file absent — the names whose digest matched, and whether a
-    signature was checked. ``owned`` is a compiled pattern of the names a run writes (unlisted ones are problems).
-    With ``public_key`` a manifest without a valid signature by that key is a problem.
+    signature was checked. ``owned`` is a compiled pattern of the names that look like outputs (unlisted ones are
+    problems, whatever kind of file they are). With ``public_key`` a manifest without a valid signature by that key
+    is a problem.
     """
-    path = folder / MANIFEST
-    if not path.is_file():
-        return ([("MISSING", f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
-                 "checked")], [], False)
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return [("MISSING", f"{MANIFEST} is not readable JSON")], [], False
-    if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or not isinstance(rec.get("files"), list):
-        return ([("MISSING", f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; "
-                             "re-run certify)")], [], False)
+    import stat
+
+    from biasbound._untrusted import shown
+
+    rec, why = read_manifest(folder)
+    if rec is None:
+        return [("MISSING", str(why))], [], False
     digests = rec["sha256"]
     problems: list[tuple[str, str]] = []
     if sorted(map(str, rec["files"])) != sorted(map(str, digests)):
@@ -262,22 +291,36 @@ def check_manifest(folder: Path, public_key: Any = None, *,
                 problems.append(("EDITED", f"{MANIFEST}: the signature does not verify with the public key given (the "
                                            "manifest was edited after signing, or another key signed it)"))
     checked: list[str] = []
-    root = folder.resolve()
     for name, digest in sorted(digests.items()):
-        p = (folder / str(name))
-        if p.resolve().parent != root:
-            problems.append(("EDITED", f"{MANIFEST} lists {name!r}, which is not a file of this folder"))
-        elif not p.is_file():
-            problems.append(("MISSING", f"{name} is listed in {MANIFEST} but missing"))
+        p = folder / str(name)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            st = None
+        if p.parent != folder or str(name) in ("", ".", ".."):
+            problems.append(("EDITED", f"{MANIFEST} lists {shown(name)!r}, which is not a file of this folder"))
+        elif st is None:
+            problems.append(("MISSING", f"{shown(name)} is listed in {MANIFEST} but missing"))
+        elif not stat.S_ISREG(st.st_mode):
+            problems.append(("EDITED", f"{shown(name)} is listed in {MANIFEST} but is no longer a regular file (a link, "
+                                       "a pipe or a device stands in its place)"))
         elif file_sha256(p) != digest:
-            problems.append(("EDITED", f"{name} was changed after certify wrote it (its SHA-256 differs from {MANIFEST})"))
+            problems.append(("EDITED", f"{shown(name)} was changed after certify wrote it (its SHA-256 differs from "
+                                       f"{MANIFEST})"))
         else:
             checked.append(str(name))
     if owned is not None:
         for p in sorted(folder.iterdir()):
-            if p.is_file() and owned.match(p.name) and p.name not in digests:
-                problems.append(("EDITED", f"{p.name} is not listed in {MANIFEST} (it was not written by this certify run)"))
+            if owned.match(p.name) and p.name not in digests and not p.is_dir():
+                problems.append(("EDITED", f"{shown(p.name)} is not listed in {MANIFEST} (it was not written by this "
+                                           "certify run; remove it, or it would be read as one of the outputs)"))
     return problems, checked, signed
+
+
+def manifest_signed(folder: Path) -> bool:
+    """Whether the folder's manifest carries a signature (checked or not)."""
+    rec, _ = read_manifest(folder)
+    return isinstance(rec, dict) and isinstance(rec.get("signature"), dict)
 
 
 # --------------------------------------------------------------------------- keys

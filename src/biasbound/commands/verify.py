@@ -23,6 +23,7 @@ certificate or file and the field), 2 = bad input (printed as one sentence by th
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -45,6 +46,9 @@ def read_scores(path: Path) -> pd.DataFrame:
     """scores.parquet as written by ``certify`` (rows in the pipeline's canonical (model, item) order)."""
     import pandas as pd
 
+    from biasbound._untrusted import check_parquet_rows
+
+    check_parquet_rows(path)
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
@@ -92,28 +96,40 @@ def certificate_data(cert: Any, scores: pd.DataFrame, path: Path) -> tuple[np.nd
 
 
 def _read_json(path: Path) -> Any:
-    from biasbound.data._io import read_text
+    """A certificate file of a folder: a regular file (no link out of its folder), bounded, duplicate keys refused."""
+    from biasbound._untrusted import load_json
 
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"not a JSON certificate ({exc.msg}).", path=str(path), line=exc.lineno) from None
-    except (RecursionError, UnicodeDecodeError):
-        raise DataFormatError("not a JSON certificate.", path=str(path)) from None
+    return load_json(path, folder=path.parent)
+
+
+def _listed(folder: Path) -> set[str] | None:
+    """The names the folder's manifest lists (None without a readable manifest)."""
+    from biasbound._integrity import read_manifest
+
+    rec, _ = read_manifest(folder)
+    return None if rec is None else {str(n) for n in rec["sha256"]}
 
 
 def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
     """``[(label, Certificate, file)]`` from an output folder or one certificate file, and its folder."""
+    from biasbound._untrusted import shown
     from biasbound.certificate import Certificate
 
+    from biasbound.pipeline._staging import CERTIFICATE_NAMES
+
     if target.is_dir():
-        files = sorted(target.glob("certificate*.json"))
+        # one naming rule for what is read and what is checked: with a manifest, the certificates it lists (any other
+        # certificate-like file fails the manifest check); without one, the names certify writes
+        listed = _listed(target)
+        names = sorted(listed) if listed is not None else sorted(p.name for p in target.iterdir())
+        files = [target / n for n in names if CERTIFICATE_NAMES.match(n)]
         files = [f for f in files if f.name != "certificates.json"] + [f for f in files if f.name == "certificates.json"]
         if not files:
             raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify names the folder {str(target)!r}, which "
-                             "holds no certificate.json, certificate-*.json or certificates.json.")
+                             "holds no certificate.json, certificate-*.json or certificates.json"
+                             f"{' that its manifest lists' if listed is not None else ''}.")
         folder = target
-    elif target.is_file():
+    elif target.exists() or target.is_symlink():
         files, folder = [target], target.parent
     else:
         raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify names {str(target)!r}, which does not exist.")
@@ -136,10 +152,10 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
             except (InputError, TypeError, KeyError, ValueError) as exc:
                 raise DataFormatError(f"not a biasbound certificate ({exc})", path=str(f)) from None
             scope = cert.scope if isinstance(getattr(cert, "scope", None), Mapping) else {}
-            who = f"judge {scope.get('judge')}"
+            who = f"judge {shown(scope.get('judge'))}"
             if scope.get("model") not in (None, "*"):
-                who += f", model {scope.get('model')}"
-            out.append((f"{f.name}: {who}", cert, f))
+                who += f", model {shown(scope.get('model'))}"
+            out.append((f"{shown(f.name)}: {who}", cert, f))
     return out, folder
 
 
@@ -176,11 +192,17 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     A schema-2 certificate that verifies has ``"warning: ..."`` among its checked entries."""
     from biasbound.certificate import CertificateVerificationError
 
+    from biasbound._untrusted import regular_file
+
     certs, folder = _certificates(Path(target))
-    if scores_path is not None and not Path(scores_path).is_file():
+    if scores_path is not None and not Path(scores_path).exists():
         raise InputError(f"The '--scores' option of verify names {str(scores_path)!r}, which is not a file.")
     sp = Path(scores_path) if scores_path is not None else folder / "scores.parquet"
-    scores = read_scores(sp) if sp.is_file() else None
+    listed = _listed(folder)
+    if scores_path is None and listed is not None and sp.name not in listed:
+        sp = folder / "-"  # an unlisted scores.parquet is never read (the manifest check names it)
+    scores = read_scores(regular_file(sp, folder=None if scores_path is not None else folder)) \
+        if (scores_path is not None or os.path.lexists(sp)) else None
     crossed = _cross_check(certs)
     results = []
     for k, (label, cert, _) in enumerate(certs):
@@ -203,23 +225,46 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     return results
 
 
-def check_files(target: Path, public_key: Any = None) -> tuple[list[tuple[str, str]], str]:
+def check_files(target: Path, public_key: Any = None,
+                scores: Path | None = None) -> tuple[list[tuple[str, str]], str]:
     """The folder's files against its outputs manifest: ``([(EDITED or MISSING, sentence)], summary line)``.
 
     A folder target must hold the manifest; a single certificate file is checked against the manifest beside it
-    when there is one (else, without ``public_key``, nothing is checked and the summary says so)."""
-    from biasbound._integrity import MANIFEST, check_manifest
-    from biasbound.pipeline._staging import OWNED_NAMES
+    when there is one (and must be listed there; else, without ``public_key``, nothing is checked and the summary
+    says so). ``--scores`` given is checked like the rest: its SHA-256 must be the one the manifest records for
+    scores.parquet. A signed manifest checked without a key says so (the signature is present, not checked)."""
+    from biasbound._integrity import MANIFEST, check_manifest, file_sha256, manifest_signed
+    from biasbound._untrusted import regular_file, shown
+    from biasbound.pipeline._staging import OUTPUT_LIKE
 
     target = Path(target)
     folder = target if target.is_dir() else target.parent
-    if target.is_file() and not (folder / MANIFEST).is_file() and public_key is None:
-        return [], f"files     not checked: no {MANIFEST} beside {target.name} (only the certificate itself was)"
-    problems, checked, signed = check_manifest(folder, public_key, owned=OWNED_NAMES)
-    if target.is_file() and not problems:
-        checked = [n for n in checked if n == target.name] or checked
+    if not target.is_dir() and not os.path.lexists(folder / MANIFEST) and public_key is None:
+        return [], f"files     not checked: no {MANIFEST} beside {shown(target.name)} (only the certificate itself was)"
+    problems, checked, signed = check_manifest(folder, public_key, owned=OUTPUT_LIKE)
+    listed = _listed(folder)
+    if listed is not None and not target.is_dir() and target.name not in listed and \
+            not any(shown(target.name) in p for _, p in problems):
+        problems.append(("EDITED", f"{shown(target.name)} is not listed in {MANIFEST} (it was not written by the "
+                                   "certify run whose outputs these are)"))
+    if scores is not None and listed is not None:
+        recorded = (_manifest_digests(folder) or {}).get("scores.parquet")
+        if recorded is None or file_sha256(regular_file(scores)) != recorded:
+            problems.append(("EDITED", f"--scores {shown(scores)} is not the scores.parquet {MANIFEST} records (its "
+                                       "SHA-256 differs)"))
+    if not target.is_dir() and not problems:
+        checked = [n for n in checked if n == target.name]
     how = " and its Ed25519 signature by the public key given" if signed else ""
+    if public_key is None and manifest_signed(folder):
+        how = "; the manifest is signed: signature present, not checked (give --public-key to check it)"
     return problems, f"files     {len(checked)} file(s) match {MANIFEST}{how}"
+
+
+def _manifest_digests(folder: Path) -> dict[str, str] | None:
+    from biasbound._integrity import read_manifest
+
+    rec, _ = read_manifest(folder)
+    return None if rec is None else {str(k): str(v) for k, v in rec["sha256"].items()}
 
 
 #: report.html's time stamps (the run's and each certificate's ``created``), masked when outputs are compared.
@@ -405,13 +450,14 @@ def register(app: typer.Typer) -> None:
         """Re-check certificates, the files against their manifest, optionally the signature and the re-certification
         from the judgments. Exit 0 all verify, 1 any fails, 2 bad input."""
         from biasbound._integrity import load_public_key
+        from biasbound._untrusted import shown
 
         if more and not judgments:
             raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify takes one folder or file. Got "
                              f"{len(more) + 1} (name judgment files after --judgments).")
         judgments = [*(judgments or []), *(more or [])]
         key = None if public_key is None else load_public_key(public_key)
-        problems, files_line = check_files(target, key)
+        problems, files_line = check_files(target, key, scores)
         try:
             results = verify_outputs(target, scores)
         except DataFormatError as exc:
@@ -421,7 +467,7 @@ def register(app: typer.Typer) -> None:
             if exc.path is None or not any(tag == "EDITED" for tag, _ in problems) or \
                     Path(exc.path).resolve().parent != folder.resolve():
                 raise
-            results = [(Path(exc.path).name, f"cannot be read any more ({exc})", [])]
+            results = [(shown(Path(exc.path).name), f"cannot be read any more ({exc})", [])]
             judgments = []  # nothing to compare a re-certification with
         redone = recertify(target, judgments) if judgments else []
         failed = 0
@@ -431,17 +477,17 @@ def register(app: typer.Typer) -> None:
                     " (no scores.parquet: derived fields only)"
                 typer.echo(f"verified  {label}{extra}")
                 for w in (c for c in checked if c.startswith("warning: ")):
-                    typer.echo(f"          {w}")
+                    typer.echo(f"          {shown(w)}")
             else:
                 failed += 1
-                typer.echo(f"FAILED    {label}: {err}")
+                typer.echo(f"FAILED    {label}: {shown(err)}")
         for tag, p in problems:
-            typer.echo(f"{tag:<9} {p}")
+            typer.echo(f"{tag:<9} {shown(p)}")
         if not problems:
             typer.echo(files_line)
         bad_redo = [(n, e) for n, e in redone if e is not None]
         for name, err in bad_redo:
-            typer.echo(f"DIFFERS   {name}: {err}")
+            typer.echo(f"DIFFERS   {shown(name)}: {shown(err)}")
         if redone and not bad_redo:
             typer.echo(f"reproduced {len(redone)} output file(s) from the judgments given (apart from 'created')")
         typer.echo(f"{len(results) - failed} of {len(results)} certificates verify.")
