@@ -31,7 +31,7 @@ __all__ = ["check_parquet_rows", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_JSON_D
 #: The largest JSON file read (a certificate of 10^4 models is a few MB).
 MAX_JSON_BYTES = 256 * 2**20
 #: The most text a table reader holds after decompression (the largest public judgment sets are ~0.5 GB).
-MAX_TEXT_BYTES = 2 * 2**30
+MAX_TEXT_BYTES = 2**30
 #: The most rows a Parquet table may hold (its own metadata says how many, before anything is read).
 MAX_PARQUET_ROWS = 50_000_000
 #: Digits of one JSON integer (a certificate's largest integer, a seed, has 39).

@@ -347,8 +347,12 @@ def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
     if len(inputs) != 1:
         raise InputError(f"The '--judgments' option of verify must name one table for these certificates (made from one "
                          f"in-memory table, {load.get('source')!r}). Got {len(inputs)}.")
+    from biasbound._untrusted import check_parquet_rows
+
     path = Path(inputs[0])
     name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        check_parquet_rows(path)
     try:
         if name.endswith((".parquet", ".pq")):
             raw = pd.read_parquet(path)
@@ -367,21 +371,28 @@ def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
     return js
 
 
-def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | None]]:
+def recertify(target: Path, inputs: Sequence[Path], notes: list[str] | None = None) -> list[tuple[str, str | None]]:
     """Certify ``inputs`` again with the call recorded in the certificates and compare every output.
 
     Returns ``[(file name, failure sentence or None)]``. The re-run writes into a temporary folder (under
-    ``tempfile.gettempdir()``), removed afterwards.
+    ``tempfile.gettempdir()``), removed afterwards. The files given are matched to the inputs the certificates
+    record by content (any name, any order); ``notes`` receives what was applied (the matching, the reading
+    options), for the caller to print.
     """
+    notes = [] if notes is None else notes
     from biasbound._exceptions import BiasboundError
     from biasbound._integrity import MANIFEST
     from biasbound.commands.certify import load_inputs, restrict_to_groups_with
     from biasbound.pipeline import certify
 
+    from biasbound._reproduce import checked_reproduce
+    from biasbound.data._inputs import check_input
+
     certs, folder = _certificates(Path(target))
     for p in inputs:
         if not Path(p).exists():
             raise InputError(f"The '--judgments' option of verify names {str(p)!r}, which does not exist.")
+        check_input(p)
     judge_certs = [c for _, c, f in certs if f.name != "certificates.json"]
     calls = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
     if not judge_certs or any(not isinstance(r, Mapping) or not isinstance(r.get("certify"), Mapping) for r in calls):
@@ -394,39 +405,120 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
         raise InputError(f"The '--judgments' option of verify re-reads input files, but the certificates of "
                          f"{str(folder)!r} were made from an in-memory table (a Python call of pipeline.certify on a "
                          "DataFrame), which records no reading options; re-run that call.")
-    call, load = dict(calls[0]["certify"]), dict(calls[0]["load"])
+    call, load = checked_reproduce(calls[0])  # untrusted: only certify's own keys, each in range, no path
+    scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
+    try:
+        return _recertify_in(scratch, folder, list(inputs), call, load, notes)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _match_inputs(given: list[Path], recorded: list[Mapping[str, Any]],
+                  scratch: Path) -> tuple[list[Path] | None, list[tuple[str, str | None]], list[str]]:
+    """The given judgment files matched to the recorded inputs by content (SHA-256): links in ``scratch`` under the
+    recorded display names, in the recorded order, and the failures (an input recorded whose content no file has,
+    a file given that no record has). When as many files are given as recorded, the ones left over are paired in
+    the order given (so the re-certification still names the outputs they change); otherwise ``None``."""
+    from biasbound._untrusted import shown
+    from biasbound.data._inputs import content_record
+
+    digests: dict[str, list[Path]] = {}
+    for p in given:
+        digests.setdefault(content_record(p, p.name, "")["sha256"], []).append(p)
+    failures: list[tuple[str, str | None]] = []
+    pairs: list[tuple[Mapping[str, Any], Path | None]] = []
+    used: set[Path] = set()
+    for r in recorded:
+        cands = [p for p in digests.get(str(r["sha256"]), []) if p not in used]
+        if cands:
+            used.add(cands[0])
+        pairs.append((r, cands[0] if cands else None))
+    left = [p for p in given if p not in used]
+    for r, p in pairs:
+        if p is None:
+            failures.append((shown(r["name"]), f"no file given has the content recorded for this input (SHA-256 "
+                                               f"{str(r['sha256'])[:12]}…, {int(r['bytes']):,} bytes)"))
+    for p in left:
+        failures.append((shown(p.name), "its content matches no input the certificates record"))
+    if failures and len(given) != len(recorded):
+        return None, failures, []
+    matched, lines = [], []
+    for r, p in pairs:
+        p = p if p is not None else left.pop(0)
+        link = scratch / "inputs" / str(r["name"])
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(p.absolute(), link, target_is_directory=p.is_dir())
+        matched.append(link)
+        lines.append(f"{shown(r['name'])} = {shown(p)}")
+    return matched, failures, lines
+
+
+def _options_line(load: Mapping[str, Any]) -> str:
+    """The reading options verify applied, in words."""
+    parts = []
+    if load.get("columns"):
+        parts.append("columns " + ", ".join(f"{k}={v}" for k, v in dict(load["columns"]).items()))
+    if load.get("scale") is not None:
+        parts.append(f"scale {load['scale'][0]:g},{load['scale'][1]:g}")
+    if load.get("skip_bad"):
+        parts.append("skip bad lines")
+    if load.get("score_map"):
+        parts.append("score map " + ", ".join(f"{k}={v:g}" for k, v in dict(load["score_map"]).items()))
+    if load.get("llmbar_view") not in (None, "output_1"):
+        parts.append(f"LLMBar view {load['llmbar_view']}")
+    if load.get("ties") not in (None, "missing"):
+        parts.append(f"ties {load['ties']}")
+    if load.get("neighbors_auto"):
+        parts.append("generators auto (" + ", ".join(load["neighbors_auto"]) + ")")
+    return "; ".join(parts) or "the defaults (no column mapping, scale inferred)"
+
+
+def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[str, Any], load: dict[str, Any],
+                  notes: list[str]) -> list[tuple[str, str | None]]:
+    from biasbound._exceptions import BiasboundError
+    from biasbound._integrity import MANIFEST
+    from biasbound._untrusted import shown
+    from biasbound.commands.certify import load_inputs, restrict_to_groups_with
+    from biasbound.pipeline import certify
+
+    failures: list[tuple[str, str | None]] = []
+    if load.get("inputs") is not None:
+        matched, failures, lines = _match_inputs(inputs, load["inputs"], scratch)
+        if matched is None:
+            return failures
+        notes.append(("inputs read as: " if failures else "inputs matched by content: ") + "; ".join(lines))
+        inputs = matched
     if load.get("reader") == "frame":  # biasbound run's judgments.parquet, or a Python from_frame table
+        notes.append(f"read as one table named {shown(load.get('source'))!r}, scale {load['scale'][0]:g},"
+                     f"{load['scale'][1]:g}")
         loaded = _read_frame(inputs, load)
     else:
+        notes.append("reading options applied (recorded): " + shown(_options_line(load)))
         loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
                              skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
                              llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
                              score_map=load.get("score_map"))
         if load.get("neighbors_auto"):
             loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
-    scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
+    redo = scratch / "out"
     try:
-        redo = scratch / "out"
-        try:
-            certify(loaded, **{**call, "out": redo, "progress": False})
-        except BiasboundError as exc:
-            if not redo.is_dir():
-                return [("re-certification", f"certify fails on these judgments with the recorded call: {exc}")]
-        mine_names = {p.name for p in folder.iterdir() if p.is_file()}
-        redone_names = {p.name for p in redo.iterdir() if p.is_file()} - {MANIFEST}
-        results: list[tuple[str, str | None]] = []
-        for name in sorted(redone_names):
-            if name not in mine_names:
-                results.append((name, f"re-certification writes {name}, which the folder lacks"))
-            else:
-                results.append((name, _compare(name, folder / name, redo / name)))
-        from biasbound.pipeline._staging import OWNED_NAMES
+        certify(loaded, **{**call, "out": redo, "progress": False})
+    except BiasboundError as exc:
+        if not redo.is_dir():
+            return [*failures, ("re-certification", f"certify fails on these judgments with the recorded call: {exc}")]
+    mine_names = {p.name for p in folder.iterdir() if p.is_file()}
+    redone_names = {p.name for p in redo.iterdir() if p.is_file()} - {MANIFEST}
+    results: list[tuple[str, str | None]] = []
+    for name in sorted(redone_names):
+        if name not in mine_names:
+            results.append((name, f"re-certification writes {name}, which the folder lacks"))
+        else:
+            results.append((name, _compare(name, folder / name, redo / name)))
+    from biasbound.pipeline._staging import OWNED_NAMES
 
-        for name in sorted(n for n in mine_names - redone_names if OWNED_NAMES.match(n)):
-            results.append((name, "re-certification of these judgments does not write this file"))
-        return results
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    for name in sorted(n for n in mine_names - redone_names if OWNED_NAMES.match(n)):
+        results.append((name, "re-certification of these judgments does not write this file"))
+    return failures + results
 
 
 def register(app: typer.Typer) -> None:
@@ -469,7 +561,8 @@ def register(app: typer.Typer) -> None:
                 raise
             results = [(shown(Path(exc.path).name), f"cannot be read any more ({exc})", [])]
             judgments = []  # nothing to compare a re-certification with
-        redone = recertify(target, judgments) if judgments else []
+        notes: list[str] = []
+        redone = recertify(target, judgments, notes) if judgments else []
         failed = 0
         for label, err, checked in results:
             if err is None:
@@ -485,6 +578,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{tag:<9} {shown(p)}")
         if not problems:
             typer.echo(files_line)
+        for note in notes:
+            typer.echo(f"judgments {note}")
         bad_redo = [(n, e) for n, e in redone if e is not None]
         for name, err in bad_redo:
             typer.echo(f"DIFFERS   {shown(name)}: {shown(err)}")
