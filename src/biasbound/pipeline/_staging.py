@@ -38,7 +38,7 @@ from biasbound._exceptions import InputError
 from biasbound._integrity import MANIFEST, manifest_record
 from biasbound._validation import arg, cli_command
 
-__all__ = ["CERTIFICATE_NAMES", "MANIFEST", "OUTPUT_LIKE", "OWNED_NAMES", "check_out", "staged_output"]
+__all__ = ["CERTIFICATE_NAMES", "MANIFEST", "OUTPUT_LIKE", "OWNED_NAMES", "check_out", "seal_outputs", "staged_output"]
 
 #: Names a certify run writes: removed from a folder that has no manifest (written before manifests); a file of
 #: such a name that the manifest does not list fails ``biasbound verify``.
@@ -162,3 +162,23 @@ def staged_output(out: Path, private_key: Any = None) -> Iterator[Path]:
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def seal_outputs(folder: Path, paths: Any, private_key: Any = None) -> None:
+    """Add the files ``paths`` that lie directly in ``folder`` (``biasbound run``'s judgments.parquet,
+    neighbors.jsonl, run_summary.json, ...) to the folder's manifest beside certify's outputs, re-hash every listed
+    file and sign the whole with ``private_key`` when given, so that the manifest lists every file the run wrote."""
+    from biasbound._integrity import read_manifest
+
+    folder = Path(folder)
+    rec, _ = read_manifest(folder)
+    names = set(map(str, rec["sha256"])) if rec is not None else set()
+    placed = dict(rec.get("placed") or {}) if rec is not None and isinstance(rec.get("placed"), dict) else {}
+    for p in paths:
+        if isinstance(p, (str, Path)) and Path(p).parent.resolve() == folder.resolve() and _identity(Path(p)):
+            names.add(Path(p).name)
+    names.discard(MANIFEST)
+    names = {n for n in names if _identity(folder / n) is not None}
+    placed = {n: placed[n] for n in names if n in placed}
+    record = manifest_record(folder, sorted(names), private_key, placed=placed)
+    (folder / MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
