@@ -336,6 +336,12 @@ def _load_key(path: str | Path, private: bool, where: str) -> Any:
                                 "an Ed25519 public key in PEM form (the .pub file 'biasbound keygen' writes)"))
     p = Path(path)
     try:
+        from biasbound._untrusted import regular_file
+
+        regular_file(p)
+    except InputError:
+        raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which is not a regular file.") from None
+    try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which cannot be read "
@@ -347,7 +353,29 @@ def _load_key(path: str | Path, private: bool, where: str) -> Any:
         key = None
     if not isinstance(key, kind):
         raise InputError(f"The {option!r} option of {where} (or {env}) names {str(path)!r}, which is not {what}.")
+    mode = p.stat().st_mode & 0o777
+    if private and mode & 0o077 and str(p.resolve()) not in _WARNED:
+        _WARNED.add(str(p.resolve()))  # once per key and process (certify reads it where it checks and where it signs)
+        _warn(f"the private key {str(p)!r} ({option}) can be read by other users (mode {mode:04o}); "
+              f"restrict it with 'chmod 600 {p}'.")
     return key
+
+
+_WARNED: set[str] = set()
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr for a command-line user, a Python warning otherwise."""
+    from biasbound._validation import cli_command
+
+    if cli_command() is None:
+        import warnings
+
+        warnings.warn(message, UserWarning, stacklevel=3)
+    else:
+        import sys
+
+        print(f"warning: {message}", file=sys.stderr)
 
 
 def load_private_key(path: str | Path, *, where: str = "certify") -> Any:
@@ -365,10 +393,18 @@ def generate_keypair(folder: str | Path, name: str = "biasbound-signing") -> tup
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    if not str(folder).strip():  # Path("") is ".": the keys would land in the current folder unasked
+        raise InputError("The '--out' option of keygen must name a folder for the keys. Got an empty name instead.")
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise InputError(f"The '--out' option of keygen names {str(out)!r}, which is an existing file; give a folder.")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise InputError(f"The '--out' option of keygen names {str(out)!r}, where no key can be written "
+                         f"({exc.strerror or exc}); give a writable folder.") from None
     priv_path, pub_path = out / f"{name}.key", out / f"{name}.pub"
     for p in (priv_path, pub_path):
         if p.exists():

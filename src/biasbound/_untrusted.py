@@ -25,7 +25,7 @@ from typing import Any
 
 from biasbound._exceptions import DataFormatError
 
-__all__ = ["check_parquet_rows", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "MAX_PARQUET_ROWS", "MAX_TEXT_BYTES", "load_json",
+__all__ = ["check_parquet_rows", "escape_terminal_text", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "MAX_PARQUET_ROWS", "MAX_TEXT_BYTES", "load_json",
            "parse_json", "regular_file", "shown"]
 
 #: The largest JSON file read (a certificate of 10^4 models is a few MB).
@@ -180,3 +180,20 @@ for _cp in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)):  # 
 def shown(name: Any) -> str:
     """``str(name)`` with every control character (C0, DEL, C1, bidirectional overrides) shown escaped."""
     return str(name).translate(_ESCAPES)
+
+
+def escape_terminal_text() -> None:
+    """Make every text the ``rich`` consoles print go through :func:`shown`'s escapes (newlines and tabs kept).
+
+    rich sanitises each text it prints with one translation table (``rich.control.strip_control_codes``, which
+    by itself drops only BEL, BS, VT, FF and CR and lets ESC through); the command line extends that table once
+    at start-up, so a judge or model name holding a terminal escape (cursor moves, erase-line, an OSC 52 clipboard
+    write) is shown as ``\\x1b[1A...`` in every table and line of every command. rich's own styling is not text
+    and is unaffected."""
+    try:
+        from rich import control
+    except ImportError:  # pragma: no cover - rich is a dependency
+        return
+    table = getattr(control, "_CONTROL_STRIP_TRANSLATE", None)
+    if isinstance(table, dict):
+        table.update({k: v for k, v in _ESCAPES.items() if k not in (0x09, 0x0A)})

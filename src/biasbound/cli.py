@@ -83,6 +83,9 @@ def _in_cli_words(message: str, command: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; biasbound errors become one sentence on stderr and exit code 2."""
+    from biasbound._untrusted import escape_terminal_text
+
+    escape_terminal_text()  # names from the data never drive the terminal (control characters shown escaped)
     err = Console(stderr=True)
     args = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args if not a.startswith("-")), "biasbound")

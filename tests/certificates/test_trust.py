@@ -279,3 +279,58 @@ def test_class4_hostile_json_is_one_sentence(made, tmp_path, kind) -> None:
     line = one_sentence(cli("verify", out, cwd=tmp_path))
     assert "certificate.json" in line
     assert {"duplicate": "twice", "long int": "digits", "deep": "levels deep"}[kind] in line
+
+
+# ------------------------------------------------------------------------------------ class 6: names, compare, keys
+EVIL = "ev\x1b[1A\x1b[2Kil\x1b]52;c;ZXZpbA==\x07"
+
+
+def test_class6_control_characters_in_names_never_reach_the_terminal(made, tmp_path) -> None:
+    import pandas as pd
+
+    frame = pd.read_csv(made["table"])
+    frame["judge"] = EVIL
+    frame["model"] = frame["model"] + "\x1b[31m"
+    evil = tmp_path / "evil.csv"
+    frame.to_csv(evil, index=False)
+    out = tmp_path / "out"
+    res = cli("certify", evil, "--out", out, *made["base"], cwd=tmp_path)
+    assert res.returncode == 0 and "\x1b" not in res.stdout + res.stderr
+    assert "ev\\x1b[1A\\x1b[2Kil\\x1b]52;c;ZXZpbA==\\x07" in res.stdout  # shown, escaped
+    res = cli("verify", out, cwd=tmp_path)
+    assert res.returncode == 0 and "\x1b" not in res.stdout + res.stderr and "\\x1b" in res.stdout
+    res = cli("compare", out, out, cwd=tmp_path)
+    assert "\x1b" not in res.stdout + res.stderr and "\\x1b" in res.stdout
+
+
+def test_class6_compare_refuses_an_edited_summary(made, tmp_path, capsys) -> None:
+    old = _copy(made["plain"], tmp_path / "old")
+    new = _copy(made["plain"], tmp_path / "new")
+    summary = json.loads((new / "summary.json").read_text())
+    summary["edited"] = True
+    (new / "summary.json").write_text(json.dumps(summary))
+    line = one_sentence(cli("compare", old, new, "--fail-if", "flip_rate>0.99", cwd=tmp_path))
+    assert "'NEW'" in line and "summary.json was changed" in line
+    (new / MANIFEST).unlink()
+    code, text = _inprocess(capsys, "compare", old, new / "summary.json")
+    assert code == 2 and "has no .biasbound-outputs.json" in text
+    assert _inprocess(capsys, "compare", old, made["plain"])[0] == 0  # genuine folders compare
+
+
+def test_keygen_refuses_an_empty_or_unwritable_folder_and_a_readable_key_warns(made, tmp_path, capsys) -> None:
+    line = one_sentence(cli("keygen", "--out", "", cwd=tmp_path))
+    assert "empty name" in line and not list(tmp_path.glob("*.key"))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if not os.access(ro, os.W_OK):  # (root writes anywhere: nothing to refuse then)
+            code, text = _inprocess(capsys, "keygen", "--out", ro / "k")
+            assert code == 2 and "give a writable folder" in text
+    finally:
+        ro.chmod(0o700)
+    key = tmp_path / "open.key"
+    shutil.copy(made["root"] / "keys" / "biasbound-signing.key", key)
+    key.chmod(0o644)
+    res = cli("certify", made["table"], "--out", tmp_path / "o", "--sign-key", key, *made["base"], cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr.count("can be read by other users (mode 0644)") == 1
