@@ -334,3 +334,25 @@ def test_keygen_refuses_an_empty_or_unwritable_folder_and_a_readable_key_warns(m
     key.chmod(0o644)
     res = cli("certify", made["table"], "--out", tmp_path / "o", "--sign-key", key, *made["base"], cwd=tmp_path)
     assert res.returncode == 0 and res.stderr.count("can be read by other users (mode 0644)") == 1
+
+
+# ------------------------------------------------------------------------------------ class 5: the audit's own data
+def test_class5_audit_recognises_its_own_data_by_the_rows_digest(made, tmp_path) -> None:
+    """Neighbours whose distances, counts and level sums equal the certificate's record but whose rows are not its
+    data (here: the same answers under other item ids) are fresh evidence, audited; the certificate's own rows are
+    a recheck."""
+    import pandas as pd
+
+    cert = made["plain"] / "certificate.json"
+    res = cli("audit", cert, "--neighbor-file", made["table"], "--json", "--no-progress", cwd=tmp_path)
+    own = json.loads(res.stdout)
+    assert {p["kind"] for p in own["audit"]["parts"]} == {"recheck"}, own
+    frame = pd.read_csv(made["table"])
+    frame["item_id"] = frame["item_id"] + "-fresh"  # same counts and level sums, other items
+    fresh = tmp_path / "fresh.csv"
+    frame.to_csv(fresh, index=False)
+    res = cli("audit", cert, "--neighbor-file", fresh, "--json", "--no-progress", cwd=tmp_path)
+    doc = json.loads(res.stdout)
+    kinds = {p["kind"] for p in doc["audit"]["parts"]}
+    assert "recheck" not in kinds and doc["verdict"] != "recheck", doc
+    assert res.returncode == {"holds": 0, "not contradictable": 0, "violated": 1, "inconclusive": 3}[doc["verdict"]]
