@@ -46,7 +46,7 @@ class DataFormatError(InputError):
     """
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
-        from biasbound._untrusted import shown
+        from biasbound._names import shown
 
         self.path = None if path is None else str(path)
         self.line = line

@@ -24,9 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from biasbound._exceptions import DataFormatError
+from biasbound._names import _ESCAPES, shown
 
-__all__ = ["check_parquet_rows", "escape_terminal_text", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "MAX_PARQUET_ROWS", "MAX_TEXT_BYTES", "load_json",
-           "parse_json", "regular_file", "shown"]
+__all__ = [
+    "MAX_INT_DIGITS",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_PARQUET_ROWS",
+    "MAX_TEXT_BYTES",
+    "check_parquet_rows",
+    "escape_terminal_text",
+    "load_json",
+    "parse_json",
+    "regular_file",
+    "shown",
+]
 
 #: The largest JSON file read (a certificate of 10^4 models is a few MB).
 MAX_JSON_BYTES = 256 * 2**20
@@ -80,7 +92,7 @@ def check_parquet_rows(path: str | Path) -> Path:
         import pyarrow.parquet as pq
 
         rows = int(pq.ParquetFile(p).metadata.num_rows)
-    except Exception:  # noqa: BLE001 - not Parquet, or damaged: the reader says so in its own sentence
+    except (OSError, ValueError, ImportError):  # not Parquet, or damaged: the reader says so in its own sentence
         return p
     if rows > MAX_PARQUET_ROWS:
         raise DataFormatError(f"declares {rows:,} rows, more than the {MAX_PARQUET_ROWS:,} biasbound reads from one "
@@ -169,17 +181,6 @@ def load_json(path: str | Path, *, folder: str | Path | None = None) -> Any:
         raise DataFormatError(f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}).",
                               path=str(p)) from None
     return parse_json(text, p)
-
-
-_ESCAPES = {i: f"\\x{i:02x}" for i in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
-_ESCAPES.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
-for _cp in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)):  # bidirectional overrides
-    _ESCAPES[_cp] = f"\\u{_cp:04x}"
-
-
-def shown(name: Any) -> str:
-    """``str(name)`` with every control character (C0, DEL, C1, bidirectional overrides) shown escaped."""
-    return str(name).translate(_ESCAPES)
 
 
 def escape_terminal_text() -> None:

@@ -54,14 +54,9 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     p = Path(path)
     if not p.is_file():
         raise InputError(f"The 'CERTIFICATE' argument of audit names {str(p)!r}, which is not a file.")
-    from biasbound.data._io import read_text
+    from biasbound._untrusted import load_json
 
-    try:
-        data = json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"not a JSON certificate ({exc.msg}).", path=str(p), line=exc.lineno) from None
-    except RecursionError:
-        raise DataFormatError("not a JSON certificate (nested too deeply to read).", path=str(p)) from None
+    data = load_json(p)  # a regular file, bounded, no duplicate key, no huge integer, no deep nesting
     if isinstance(data, list):
         certs = [c for c in data if isinstance(c, Mapping) and "tau" in c and isinstance(c.get("scope", {}), Mapping)]
         if not certs:
@@ -249,7 +244,7 @@ def _recorded_model_digests(path: Path, root: str, judge: Any) -> dict[str, str]
     return {k: str(v) for k, v in per.items()}
 
 
-def _own_parts(cert: Mapping[str, Any], frame: pd.DataFrame, parts: Mapping[tuple[str | None, str], Any],
+def _own_parts(cert: Mapping[str, Any], frame: Any, parts: Mapping[tuple[str | None, str], Any],
                path: Path) -> set[tuple[str | None, str]]:
     """The parts whose rows are the certificate's own data: the judge's judgment rows in the files (originals and
     every neighbour: item ids and answers) hash to the certificate's ``judgments_sha256`` (the judge's digest for a

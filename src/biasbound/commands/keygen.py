@@ -8,8 +8,6 @@ Writes ``DIR/biasbound-signing.key`` (the private key, PKCS#8 PEM, unencrypted, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 __all__ = ["register"]

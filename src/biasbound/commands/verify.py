@@ -114,7 +114,6 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
     """``[(label, Certificate, file)]`` from an output folder or one certificate file, and its folder."""
     from biasbound._untrusted import shown
     from biasbound.certificate import Certificate
-
     from biasbound.pipeline._staging import CERTIFICATE_NAMES
 
     if target.is_dir():
@@ -190,9 +189,8 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``.
 
     A schema-2 certificate that verifies has ``"warning: ..."`` among its checked entries."""
-    from biasbound.certificate import CertificateVerificationError
-
     from biasbound._untrusted import regular_file
+    from biasbound.certificate import CertificateVerificationError
 
     certs, folder = _certificates(Path(target))
     if scores_path is not None and not Path(scores_path).exists():
@@ -233,7 +231,12 @@ def check_files(target: Path, public_key: Any = None,
     when there is one (and must be listed there; else, without ``public_key``, nothing is checked and the summary
     says so). ``--scores`` given is checked like the rest: its SHA-256 must be the one the manifest records for
     scores.parquet. A signed manifest checked without a key says so (the signature is present, not checked)."""
-    from biasbound._integrity import MANIFEST, check_manifest, file_sha256, manifest_signed
+    from biasbound._integrity import (
+        MANIFEST,
+        check_manifest,
+        file_sha256,
+        manifest_signed,
+    )
     from biasbound._untrusted import regular_file, shown
     from biasbound.pipeline._staging import OUTPUT_LIKE
 
@@ -380,10 +383,6 @@ def recertify(target: Path, inputs: Sequence[Path], notes: list[str] | None = No
     options), for the caller to print.
     """
     notes = [] if notes is None else notes
-    from biasbound._exceptions import BiasboundError
-    from biasbound._integrity import MANIFEST
-    from biasbound.commands.certify import load_inputs, restrict_to_groups_with
-    from biasbound.pipeline import certify
 
     from biasbound._reproduce import checked_reproduce
     from biasbound.data._inputs import check_input
