@@ -335,12 +335,14 @@ def _load_key(path: str | Path, private: bool, where: str) -> Any:
                                ("--public-key", PUBLIC_KEY_ENV, Ed25519PublicKey,
                                 "an Ed25519 public key in PEM form (the .pub file 'biasbound keygen' writes)"))
     p = Path(path)
-    try:
+    if p.exists():  # a pipe or a device would block or never end (a missing file is said below)
+        from biasbound._exceptions import DataFormatError
         from biasbound._untrusted import regular_file
 
-        regular_file(p)
-    except InputError:
-        raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which is not a regular file.") from None
+        try:
+            regular_file(p)
+        except DataFormatError as exc:
+            raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which {exc.reason}") from None
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -147,7 +147,7 @@ class Plan:
 def _read_pilot(pilot: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     need = ["run_summary.json", "judgments.parquet", "neighbors.jsonl"]
     for name in need:
-        if not (pilot / name).is_file():
+        if not (pilot / name).exists():  # present but not a regular file: said by the readers below
             raise InputError(f"The pilot folder {pilot} lacks {name}; pass the output folder of a finished "
                              "'biasbound run'.")
     from biasbound._untrusted import check_parquet_rows, load_json, regular_file

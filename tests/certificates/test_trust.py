@@ -162,7 +162,7 @@ def test_class2_a_users_file_under_an_output_name_is_refused_untouched(made, tmp
     (folder / "summary.json").write_text("my summary")
     res = cli("certify", made["table"], "--out", folder, *made["base"], cwd=tmp_path)
     line = one_sentence(res)
-    assert "summary.json" in line and "did not write" in line
+    assert "summary.json" in line and "cannot prove it wrote" in line
     assert (folder / "summary.json").read_text() == "my summary" and sorted(p.name for p in folder.iterdir()) == [
         "summary.json"]
 
@@ -356,3 +356,20 @@ def test_class5_audit_recognises_its_own_data_by_the_rows_digest(made, tmp_path)
     kinds = {p["kind"] for p in doc["audit"]["parts"]}
     assert "recheck" not in kinds and doc["verdict"] != "recheck", doc
     assert res.returncode == {"holds": 0, "not contradictable": 0, "violated": 1, "inconclusive": 3}[doc["verdict"]]
+
+
+def test_every_command_refuses_a_named_pipe_in_one_sentence(made, tmp_path, capsys) -> None:
+    """Issue 28, items 5/7: compare, audit and plan read their inputs through the same regular-file check as
+    certify and verify (a FIFO would block them forever)."""
+    fifo = tmp_path / "judgments.csv"
+    os.mkfifo(fifo)
+    for args in (["compare", made["plain"], fifo], ["audit", made["plain"] / "certificate.json", "--neighbor-file", fifo]):
+        code, text = _inprocess(capsys, *args)
+        assert code == 2 and "named pipe" in text, (args, text)
+    pilot = tmp_path / "pilot"
+    pilot.mkdir()
+    for name in ("judgments.parquet", "neighbors.jsonl"):
+        (pilot / name).write_bytes(b"")
+    os.mkfifo(pilot / "run_summary.json")
+    code, text = _inprocess(capsys, "plan", pilot)
+    assert code == 2 and "named pipe" in text

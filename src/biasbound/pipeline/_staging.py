@@ -143,8 +143,9 @@ def staged_output(out: Path, private_key: Any = None) -> Iterator[Path]:
                 if os.path.lexists(out / name) and name not in owned:
                     raise InputError(f"The {arg(repr('out') + ' parameter', repr('--out') + ' option')} of "
                                      f"{cli_command() or 'certify'} names {str(out)!r}, which holds {name!r}, a file "
-                                     f"certify did not write there (it is not recorded in the folder's {MANIFEST} as "
-                                     "certify's own); move it away or give another folder.")
+                                     f"certify cannot prove it wrote there (not recorded in the folder's {MANIFEST} as the "
+                                     "file certify moved in: a user's file, a copied folder, or outputs of an older "
+                                     "biasbound); move it away or give another folder.")
         # each file keeps its identity (device, inode) when moved within a file system: recorded, it tells the next
         # run which files of the folder it may replace
         target_dev = os.stat(out if existed else out.parent).st_dev
