@@ -175,6 +175,10 @@ def load_json(path: str | Path, *, folder: str | Path | None = None) -> Any:
     if len(data) > MAX_JSON_BYTES:
         raise DataFormatError(f"holds more than the {MAX_JSON_BYTES:,} bytes a biasbound JSON file may hold.",
                               path=str(p))
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise DataFormatError(f"is binary, not JSON text (a NUL byte at offset {nul}).", path=str(p),
+                              line=data.count(b"\n", 0, nul) + 1)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -54,9 +54,7 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     p = Path(path)
     if not p.is_file():
         raise InputError(f"The 'CERTIFICATE' argument of audit names {str(p)!r}, which is not a file.")
-    from biasbound._untrusted import load_json
-
-    data = load_json(p)  # a regular file, bounded, no duplicate key, no huge integer, no deep nesting
+    data = _json_certificate(p)
     if isinstance(data, list):
         certs = [c for c in data if isinstance(c, Mapping) and "tau" in c and isinstance(c.get("scope", {}), Mapping)]
         if not certs:
@@ -242,6 +240,17 @@ def _recorded_model_digests(path: Path, root: str, judge: Any) -> dict[str, str]
     if not all(isinstance(v, str) for v in per.values()) or _sha(_canon(per)) != root:
         return {}
     return {k: str(v) for k, v in per.items()}
+
+
+def _json_certificate(p: Path) -> Any:
+    """The JSON of a certificate file through the shared bounded reader (a regular file, no duplicate key, no huge
+    integer, no deep nesting), its refusal worded as a certificate's."""
+    from biasbound._untrusted import load_json
+
+    try:
+        return load_json(p)
+    except DataFormatError as exc:
+        raise DataFormatError(f"not a JSON certificate: it {exc.reason}", path=exc.path, line=exc.line) from None
 
 
 def _own_parts(cert: Mapping[str, Any], frame: Any, parts: Mapping[tuple[str | None, str], Any],

@@ -99,7 +99,10 @@ def _read_json(path: Path) -> Any:
     """A certificate file of a folder: a regular file (no link out of its folder), bounded, duplicate keys refused."""
     from biasbound._untrusted import load_json
 
-    return load_json(path, folder=path.parent)
+    try:
+        return load_json(path, folder=path.parent)
+    except DataFormatError as exc:
+        raise DataFormatError(f"not a JSON certificate: it {exc.reason}", path=exc.path, line=exc.line) from None
 
 
 def _listed(folder: Path) -> set[str] | None:
@@ -505,7 +508,7 @@ def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[st
     except BiasboundError as exc:
         if not redo.is_dir():
             return [*failures, ("re-certification", f"certify fails on these judgments with the recorded call: {exc}")]
-    mine_names = {p.name for p in folder.iterdir() if p.is_file()}
+    mine_names = {p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink()}  # never through a link
     redone_names = {p.name for p in redo.iterdir() if p.is_file()} - {MANIFEST}
     results: list[tuple[str, str | None]] = []
     for name in sorted(redone_names):

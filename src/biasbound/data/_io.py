@@ -74,6 +74,8 @@ def read_bytes(path: Path) -> bytes:
         name, _ = _COMPRESSED[suffix]
         try:
             return _bounded(suffix, raw, path)
+        except DataFormatError:  # the size cap: its own sentence
+            raise
         except (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError) as exc:
             what = "truncated" if isinstance(exc, EOFError) else "corrupt"
             raise DataFormatError(
