@@ -291,13 +291,14 @@ def check_manifest(folder: Path, public_key: Any = None, *,
                 problems.append(("EDITED", f"{MANIFEST}: the signature does not verify with the public key given (the "
                                            "manifest was edited after signing, or another key signed it)"))
     checked: list[str] = []
+    root = folder.resolve()
     for name, digest in sorted(digests.items()):
         p = folder / str(name)
         try:
             st = os.lstat(p)
         except OSError:
             st = None
-        if p.parent != folder or str(name) in ("", ".", ".."):
+        if not _inside(str(name)) or (st is not None and p.resolve() != root.joinpath(*str(name).split("/"))):
             problems.append(("EDITED", f"{MANIFEST} lists {shown(name)!r}, which is not a file of this folder"))
         elif st is None:
             problems.append(("MISSING", f"{shown(name)} is listed in {MANIFEST} but missing"))
@@ -315,6 +316,13 @@ def check_manifest(folder: Path, public_key: Any = None, *,
                 problems.append(("EDITED", f"{shown(p.name)} is not listed in {MANIFEST} (it was not written by this "
                                            "certify run; remove it, or it would be read as one of the outputs)"))
     return problems, checked, signed
+
+
+def _inside(name: str) -> bool:
+    """Whether a manifest name is a relative path inside its folder (``model_judgment/judge/model.jsonl`` for the
+    files ``biasbound run`` writes into subfolders): no absolute path, no ``..`` or ``.`` part, no empty part."""
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and "\\" not in name and all(q not in ("", ".", "..") for q in parts)
 
 
 def manifest_signed(folder: Path) -> bool:

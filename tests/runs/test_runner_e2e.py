@@ -244,6 +244,7 @@ def test_every_file_the_run_wrote_is_in_the_manifest(e2e, tmp_path, capsys) -> N
     of the run's folder verifies with the public key."""
     import json
     import shutil
+    from pathlib import Path
 
     from biasbound._integrity import MANIFEST, load_private_key
     from biasbound.cli import main
@@ -253,11 +254,18 @@ def test_every_file_the_run_wrote_is_in_the_manifest(e2e, tmp_path, capsys) -> N
     out = result.config.output
     listed = set(json.loads((out / MANIFEST).read_text())["files"])
     assert {"run_summary.json", "neighbors.jsonl", "judgments.parquet", "certificate.json"} <= listed
+    written = {Path(v).resolve().relative_to(out.resolve()).as_posix() for v in result.outputs.values()
+               if isinstance(v, Path) and v.is_file()}
+    assert written <= listed and any(n.startswith("model_judgment/") for n in listed)  # subfolder files too
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     with open(copy / "neighbors.jsonl", "a") as fh:
         fh.write("\n")
-    assert main(["verify", str(copy)]) == 1 and "neighbors.jsonl was changed" in capsys.readouterr().out
+    sub = next(copy / n for n in sorted(listed) if n.startswith("model_judgment/"))
+    sub.write_text(sub.read_text().replace("A", "B", 1))
+    assert main(["verify", str(copy)]) == 1
+    text = capsys.readouterr().out
+    assert "neighbors.jsonl was changed" in text and f"{sub.relative_to(copy).as_posix()} was changed" in text
     bad = tmp_path / "bad.key"
     bad.write_text("not a key")
     assert main(["run", str(path), "--sign-key", str(bad), "--no-progress"]) == 2

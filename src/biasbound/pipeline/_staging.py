@@ -175,9 +175,15 @@ def seal_outputs(folder: Path, paths: Any, private_key: Any = None) -> None:
     rec, _ = read_manifest(folder)
     names = set(map(str, rec["sha256"])) if rec is not None else set()
     placed = dict(rec.get("placed") or {}) if rec is not None and isinstance(rec.get("placed"), dict) else {}
+    root = folder.resolve()
     for p in paths:
-        if isinstance(p, (str, Path)) and Path(p).parent.resolve() == folder.resolve() and _identity(Path(p)):
-            names.add(Path(p).name)
+        if not isinstance(p, (str, Path)) or _identity(Path(p)) is None:
+            continue
+        try:  # a file of the folder or of a subfolder (model_judgment/JUDGE/MODEL.jsonl), never one outside it
+            rel = Path(p).resolve().relative_to(root)
+        except ValueError:
+            continue
+        names.add(rel.as_posix())
     names.discard(MANIFEST)
     names = {n for n in names if _identity(folder / n) is not None}
     placed = {n: placed[n] for n in names if n in placed}
