@@ -66,7 +66,7 @@ def _in_cli_words(message: str, command: str) -> str:
         return message
     try:
         click_command = typer.main.get_command(app).commands.get(command)  # type: ignore[attr-defined]
-    except Exception:
+    except Exception:  # noqa: BLE001 - words only; never turn an error message into a crash
         return message
     if click_command is None:
         return message
@@ -96,9 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             rv = app(args=args, standalone_mode=False)
     except BiasboundError as exc:
         # the sentence may quote the user's data ("[judge model, prompt name]", a model named "[b]x"): never markup
-        from biasbound._untrusted import (
-            shown,  # a name quoted in the sentence keeps its control characters escaped
-        )
+        from biasbound._names import shown  # a name quoted in the sentence keeps its control characters escaped
 
         err.print(f"[bold red]error:[/] {escape(shown(_in_cli_words(str(exc), command)))}", highlight=False,
                   soft_wrap=True)

@@ -870,7 +870,7 @@ def load_config(path: str | Path) -> RunConfig:
     from biasbound.data._io import read_text
 
     try:
-        raw = yaml.load(read_text(p), Loader=_UniqueKeyLoader)
+        raw = yaml.load(read_text(p), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except _DuplicateKey as exc:
         raise DataFormatError(f"The key {exc.key!r} appears twice (first at line {exc.first}); keep one.",
                               path=str(p), line=exc.line) from None

@@ -121,8 +121,8 @@ _TABLE_SUFFIXES = tuple(f".{ext}{c}" for ext in ("csv", "tsv", "json", "parquet"
 def detect_format(path: Path) -> str:
     """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar``, ``battles`` or ``table``."""
     from biasbound.integrations.alpaca_eval import is_annotation_file
-    from biasbound.integrations.battles import is_battle_table
     from biasbound.integrations.inspect_log import is_log_file
+    from biasbound.integrations.battles import is_battle_table
     from biasbound.integrations.mt_bench import kind_of_record
 
     if path.is_dir():
@@ -214,12 +214,7 @@ def load_inputs(
     what = "'INPUT' argument" if where != "audit" else "'--neighbor-file' option"
     if not paths:
         raise InputError(f"The {what} of {where} must name at least one file or folder. Got none.")
-    from biasbound.data._inputs import (
-        check_input,
-        content_record,
-        display_names,
-        relabel,
-    )
+    from biasbound.data._inputs import check_input, content_record, display_names, relabel
 
     frames, report = [], {}
     kinds = {}
@@ -695,14 +690,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
-        from biasbound._validation import check_one_of
         from biasbound.pipeline import certify
-        from biasbound.pipeline._settings import (
-            RANGE_GENERATOR,
-            check_settings,
-            holds_neighbours,
-        )
+        from biasbound.pipeline._settings import RANGE_GENERATOR, check_settings, holds_neighbours
         from biasbound.pipeline._staging import check_out
+
+        from biasbound._validation import check_one_of
 
         neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
         hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)

@@ -200,10 +200,12 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
         raise InputError(f"The '--scores' option of verify names {str(scores_path)!r}, which is not a file.")
     sp = Path(scores_path) if scores_path is not None else folder / "scores.parquet"
     listed = _listed(folder)
-    if scores_path is None and listed is not None and sp.name not in listed:
-        sp = folder / "-"  # an unlisted scores.parquet is never read (the manifest check names it)
-    scores = read_scores(regular_file(sp, folder=None if scores_path is not None else folder)) \
-        if (scores_path is not None or os.path.lexists(sp)) else None
+    if scores_path is not None:
+        scores = read_scores(regular_file(sp))
+    elif os.path.lexists(sp) and (listed is None or sp.name in listed):  # an unlisted one is never read (named)
+        scores = read_scores(regular_file(sp, folder=folder))
+    else:
+        scores = None
     crossed = _cross_check(certs)
     results = []
     for k, (label, cert, _) in enumerate(certs):
