@@ -46,11 +46,14 @@ class DataFormatError(InputError):
     """
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        from biasbound._names import shown
+
         self.path = None if path is None else str(path)
         self.line = line
+        self.reason = message
         where = ""
-        if self.path is not None:
-            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+        if self.path is not None:  # a file's name is shown with its control characters escaped
+            where = f"{shown(self.path)}:{line}: " if line is not None else f"{shown(self.path)}: "
         super().__init__(where + message)
 
 

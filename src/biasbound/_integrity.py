@@ -39,6 +39,8 @@ __all__ = [
     "load_private_key",
     "load_public_key",
     "manifest_record",
+    "manifest_signed",
+    "read_manifest",
     "reading_options",
     "rewrite_listed",
 ]
@@ -188,9 +190,16 @@ def _payload(files: Mapping[str, str]) -> dict[str, Any]:
     return {"manifest_version": MANIFEST_VERSION, "files": sorted(files), "sha256": dict(sorted(files.items()))}
 
 
-def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None) -> dict[str, Any]:
-    """The manifest of ``names`` in ``folder``: their digests, signed with ``private_key`` when given."""
+def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None, *,
+                    placed: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
+    """The manifest of ``names`` in ``folder``: their digests, signed with ``private_key`` when given.
+
+    ``placed`` records each file's ``[device, inode]`` where certify moved it: the next certify run into the folder
+    replaces only files that are still those very files with those digests (a manifest copied or planted there
+    names none)."""
     rec = _payload({n: file_sha256(folder / n) for n in names})
+    if placed is not None:
+        rec["placed"] = {n: list(placed[n]) for n in sorted(placed)}
     if private_key is not None:
         from cryptography.hazmat.primitives import serialization
 
@@ -205,7 +214,7 @@ def rewrite_listed(folder: Path, name: str, write: Any) -> Any:
     with its comparison) and record its new digest in the manifest; returns what ``write()`` returns. A file of a
     signed manifest is refused before anything is written: re-writing it would break the signature."""
     path = folder / MANIFEST
-    rec = None
+    rec: Any = None
     if path.is_file():
         try:
             rec = json.loads(path.read_text(encoding="utf-8"))
@@ -217,8 +226,31 @@ def rewrite_listed(folder: Path, name: str, write: Any) -> Any:
     result = write()
     if listed:
         rec["sha256"][name] = file_sha256(folder / name)
+        if isinstance(rec.get("placed"), dict) and name in rec["placed"]:
+            st = os.lstat(folder / name)
+            rec["placed"][name] = [int(st.st_dev), int(st.st_ino)]
         path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
     return result
+
+
+def read_manifest(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(manifest record, None)`` of ``folder``, or ``(None, why not)`` (absent, not a regular file, not readable
+    JSON under the rules of :func:`biasbound._untrusted.load_json`, no digests)."""
+    from biasbound._exceptions import DataFormatError
+    from biasbound._untrusted import load_json
+
+    path = folder / MANIFEST
+    if not os.path.lexists(path):
+        return None, (f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
+                      "checked")
+    try:
+        rec = load_json(path, folder=folder)
+    except DataFormatError as exc:
+        return None, f"{MANIFEST} cannot be read as a manifest ({exc.reason})"
+    if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or not isinstance(rec.get("files"), list):
+        return None, (f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; "
+                      "re-run certify)")
+    return rec, None
 
 
 def check_manifest(folder: Path, public_key: Any = None, *,
@@ -226,22 +258,19 @@ def check_manifest(folder: Path, public_key: Any = None, *,
     """Re-hash every file the folder's manifest lists.
 
     Returns ``(problems, checked, signed)``: one ``(tag, sentence)`` per problem — ``EDITED`` for a file changed,
-    a file not listed although a run writes files of that name, a signature that does not verify; ``MISSING`` for
+    a file not listed although its name looks like an output, a signature that does not verify; ``MISSING`` for
     no manifest, no digests, no signature, a listed file absent — the names whose digest matched, and whether a
-    signature was checked. ``owned`` is a compiled pattern of the names a run writes (unlisted ones are problems).
-    With ``public_key`` a manifest without a valid signature by that key is a problem.
+    signature was checked. ``owned`` is a compiled pattern of the names that look like outputs (unlisted ones are
+    problems, whatever kind of file they are). With ``public_key`` a manifest without a valid signature by that key
+    is a problem.
     """
-    path = folder / MANIFEST
-    if not path.is_file():
-        return ([("MISSING", f"the folder has no {MANIFEST} (the outputs manifest certify writes), so its files cannot be "
-                 "checked")], [], False)
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return [("MISSING", f"{MANIFEST} is not readable JSON")], [], False
-    if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), dict) or not isinstance(rec.get("files"), list):
-        return ([("MISSING", f"{MANIFEST} lists no file digests (written by a biasbound before outputs were hashed; "
-                             "re-run certify)")], [], False)
+    import stat
+
+    from biasbound._untrusted import shown
+
+    rec, why = read_manifest(folder)
+    if rec is None:
+        return [("MISSING", str(why))], [], False
     digests = rec["sha256"]
     problems: list[tuple[str, str]] = []
     if sorted(map(str, rec["files"])) != sorted(map(str, digests)):
@@ -264,20 +293,42 @@ def check_manifest(folder: Path, public_key: Any = None, *,
     checked: list[str] = []
     root = folder.resolve()
     for name, digest in sorted(digests.items()):
-        p = (folder / str(name))
-        if p.resolve().parent != root:
-            problems.append(("EDITED", f"{MANIFEST} lists {name!r}, which is not a file of this folder"))
-        elif not p.is_file():
-            problems.append(("MISSING", f"{name} is listed in {MANIFEST} but missing"))
+        p = folder / str(name)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            st = None
+        if not _inside(str(name)) or (st is not None and p.resolve() != root.joinpath(*str(name).split("/"))):
+            problems.append(("EDITED", f"{MANIFEST} lists {shown(name)!r}, which is not a file of this folder"))
+        elif st is None:
+            problems.append(("MISSING", f"{shown(name)} is listed in {MANIFEST} but missing"))
+        elif not stat.S_ISREG(st.st_mode):
+            problems.append(("EDITED", f"{shown(name)} is listed in {MANIFEST} but is no longer a regular file (a link, "
+                                       "a pipe or a device stands in its place)"))
         elif file_sha256(p) != digest:
-            problems.append(("EDITED", f"{name} was changed after certify wrote it (its SHA-256 differs from {MANIFEST})"))
+            problems.append(("EDITED", f"{shown(name)} was changed after certify wrote it (its SHA-256 differs from "
+                                       f"{MANIFEST})"))
         else:
             checked.append(str(name))
     if owned is not None:
         for p in sorted(folder.iterdir()):
-            if p.is_file() and owned.match(p.name) and p.name not in digests:
-                problems.append(("EDITED", f"{p.name} is not listed in {MANIFEST} (it was not written by this certify run)"))
+            if owned.match(p.name) and p.name not in digests and not p.is_dir():
+                problems.append(("EDITED", f"{shown(p.name)} is not listed in {MANIFEST} (it was not written by this "
+                                           "certify run; remove it, or it would be read as one of the outputs)"))
     return problems, checked, signed
+
+
+def _inside(name: str) -> bool:
+    """Whether a manifest name is a relative path inside its folder (``model_judgment/judge/model.jsonl`` for the
+    files ``biasbound run`` writes into subfolders): no absolute path, no ``..`` or ``.`` part, no empty part."""
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and "\\" not in name and all(q not in ("", ".", "..") for q in parts)
+
+
+def manifest_signed(folder: Path) -> bool:
+    """Whether the folder's manifest carries a signature (checked or not)."""
+    rec, _ = read_manifest(folder)
+    return isinstance(rec, dict) and isinstance(rec.get("signature"), dict)
 
 
 # --------------------------------------------------------------------------- keys
@@ -292,6 +343,14 @@ def _load_key(path: str | Path, private: bool, where: str) -> Any:
                                ("--public-key", PUBLIC_KEY_ENV, Ed25519PublicKey,
                                 "an Ed25519 public key in PEM form (the .pub file 'biasbound keygen' writes)"))
     p = Path(path)
+    if p.exists():  # a pipe or a device would block or never end (a missing file is said below)
+        from biasbound._exceptions import DataFormatError
+        from biasbound._untrusted import regular_file
+
+        try:
+            regular_file(p)
+        except DataFormatError as exc:
+            raise InputError(f"The {option!r} option of {where} names {str(p)!r}, which {exc.reason}") from None
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -304,7 +363,29 @@ def _load_key(path: str | Path, private: bool, where: str) -> Any:
         key = None
     if not isinstance(key, kind):
         raise InputError(f"The {option!r} option of {where} (or {env}) names {str(path)!r}, which is not {what}.")
+    mode = p.stat().st_mode & 0o777
+    if private and mode & 0o077 and str(p.resolve()) not in _WARNED:
+        _WARNED.add(str(p.resolve()))  # once per key and process (certify reads it where it checks and where it signs)
+        _warn(f"the private key {str(p)!r} ({option}) can be read by other users (mode {mode:04o}); "
+              f"restrict it with 'chmod 600 {p}'.")
     return key
+
+
+_WARNED: set[str] = set()
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr for a command-line user, a Python warning otherwise."""
+    from biasbound._validation import cli_command
+
+    if cli_command() is None:
+        import warnings
+
+        warnings.warn(message, UserWarning, stacklevel=3)
+    else:
+        import sys
+
+        print(f"warning: {message}", file=sys.stderr)
 
 
 def load_private_key(path: str | Path, *, where: str = "certify") -> Any:
@@ -322,10 +403,18 @@ def generate_keypair(folder: str | Path, name: str = "biasbound-signing") -> tup
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    if not str(folder).strip():  # Path("") is ".": the keys would land in the current folder unasked
+        raise InputError("The '--out' option of keygen must name a folder for the keys. Got an empty name instead.")
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise InputError(f"The '--out' option of keygen names {str(out)!r}, which is an existing file; give a folder.")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise InputError(f"The '--out' option of keygen names {str(out)!r}, where no key can be written "
+                         f"({exc.strerror or exc}); give a writable folder.") from None
     priv_path, pub_path = out / f"{name}.key", out / f"{name}.pub"
     for p in (priv_path, pub_path):
         if p.exists():

@@ -561,6 +561,7 @@ def audit_certificate_parts(
     rng: np.random.Generator | int | None = None,
     not_audited: tuple[str, ...] = (),
     census: Any = (),
+    own: Any = None,
 ) -> CertificateAudit:
     """Audit a certificate part by part: each model's (and generator's) claim on its own neighbours.
 
@@ -580,6 +581,12 @@ def audit_certificate_parts(
     census : collection of (model or None, generator)
         Parts whose distances are every neighbour of the certified batch itself (the caller checked the data
         hash and one neighbour per item): the probability over T is then computed exactly (a recheck).
+    own : collection of (model or None, generator), optional
+        Parts whose neighbour rows the caller recognised as the certificate's own data by their digest (the
+        judgment rows' SHA-256 against the certificate's ``judgments_sha256``: item ids and answers). When
+        given, only these parts can be a "recheck"; every other part is fresh evidence, audited, even when its
+        counts and level sums happen to equal the record's (``biasbound audit`` always passes it). None (a
+        Python caller with distances only): recognised by the recorded values alone, as before.
 
     Returns
     -------
@@ -618,7 +625,8 @@ def audit_certificate_parts(
         kind, reason, filled = "audit", "fresh neighbours: a statistical audit of this part's claim", 0
         from biasbound.bounds._knowledge import FullPopulation, RandomJudge, Sample
 
-        if isinstance(rec, FullPopulation) and rec.weights is None and d.size:
+        mine = own is None or (model, generator) in own  # the caller's digest says these rows are the certified ones
+        if isinstance(rec, FullPopulation) and rec.weights is None and d.size and mine:
             observed = rec.sq_norms[: rec.m - rec.filled] if rec.filled else rec.sq_norms  # filled values are the largest
             left = _split_recorded(d * d, observed)
             if left is not None and left.size == 0:
@@ -626,7 +634,7 @@ def audit_certificate_parts(
                 reason = (f"these are the {rec.m - rec.filled} neighbours the certificate was calibrated on (its census"
                           + (f"; {rec.filled} unjudged counted at the range bound, as it counted them" if rec.filled else "")
                           + "): the probability is recomputed exactly — a recheck, not new evidence")
-        elif isinstance(rec, RandomJudge) and d.size:
+        elif isinstance(rec, RandomJudge) and d.size and mine:
             # the certificate's own draws (one per item, none filled): its confidence bound is recomputed from
             # them — a recheck, not new evidence about the judge's randomness
             if (rec.draws == d.size == rec.n - rec.filled

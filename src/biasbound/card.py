@@ -947,7 +947,6 @@ def moved_figures(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[s
 def read_card(path: Any) -> dict[str, Any]:
     """The judge card of a ``certify`` output folder (its ``summary.json``), of a ``summary.json``, or of a JSON
     file holding a card; an :class:`InputError` naming the file otherwise."""
-    import json
     from pathlib import Path
 
     from biasbound._exceptions import DataFormatError
@@ -956,10 +955,9 @@ def read_card(path: Any) -> dict[str, Any]:
     f = p / "summary.json" if p.is_dir() else p
     if not f.is_file():
         raise InputError(f"{p} is not a certify output folder (no summary.json) nor a summary.json file.")
-    try:
-        data = json.loads(f.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataFormatError(f"not readable as JSON ({exc}).", path=str(f), line=getattr(exc, "lineno", None)) from None
+    from biasbound._untrusted import load_json
+
+    data = load_json(f)  # a regular file, bounded, no duplicate key: one sentence otherwise
     card = data.get("judge_card") if isinstance(data, dict) and "judge_card" in data else data
     if not isinstance(card, dict) or not isinstance(card.get("judges"), dict):
         raise DataFormatError("holds no judge card (a 'judge_card' key with 'judges'); re-run certify with this "

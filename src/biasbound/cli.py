@@ -83,6 +83,9 @@ def _in_cli_words(message: str, command: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; biasbound errors become one sentence on stderr and exit code 2."""
+    from biasbound._untrusted import escape_terminal_text
+
+    escape_terminal_text()  # names from the data never drive the terminal (control characters shown escaped)
     err = Console(stderr=True)
     args = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args if not a.startswith("-")), "biasbound")
@@ -93,7 +96,14 @@ def main(argv: list[str] | None = None) -> int:
             rv = app(args=args, standalone_mode=False)
     except BiasboundError as exc:
         # the sentence may quote the user's data ("[judge model, prompt name]", a model named "[b]x"): never markup
-        err.print(f"[bold red]error:[/] {escape(_in_cli_words(str(exc), command))}", highlight=False, soft_wrap=True)
+        from biasbound._names import shown  # a name quoted in the sentence keeps its control characters escaped
+
+        err.print(f"[bold red]error:[/] {escape(shown(_in_cli_words(str(exc), command)))}", highlight=False,
+                  soft_wrap=True)
+        return 2
+    except MemoryError:  # an input larger than the machine holds, past every size cap
+        err.print("[bold red]error:[/] the input needs more memory than this machine has; give a smaller input "
+                  "(or split it).", highlight=False, soft_wrap=True)
         return 2
     except OSError as exc:  # a file the command had to read or write (permission, full disk, a folder in the way)
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""

@@ -799,13 +799,14 @@ def with_plan_budget(cfg: RunConfig, plan_path: str | Path) -> RunConfig:
     says nothing about this one). Census generators (swap unless drawn) need no budget.
     """
     import dataclasses
-    import json
+
+    from biasbound._untrusted import load_json
 
     path = Path(plan_path)
     try:
-        plan = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataFormatError(f"not a readable plan ({str(exc).splitlines()[0] if str(exc) else exc}); write one with "
+        plan = load_json(path)  # a regular file, bounded, no duplicate key
+    except DataFormatError as exc:
+        raise DataFormatError(f"not a readable plan ({exc.reason.rstrip('.')}); write one with "
                               "'biasbound plan ... --out PLAN.json'.", path=str(path)) from None
     if not isinstance(plan, dict) or not isinstance(plan.get("generators"), dict) \
             or not isinstance(plan.get("settings"), dict):

@@ -147,11 +147,18 @@ class Plan:
 def _read_pilot(pilot: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     need = ["run_summary.json", "judgments.parquet", "neighbors.jsonl"]
     for name in need:
-        if not (pilot / name).is_file():
+        if not (pilot / name).exists():  # present but not a regular file: said by the readers below
             raise InputError(f"The pilot folder {pilot} lacks {name}; pass the output folder of a finished "
                              "'biasbound run'.")
+    from biasbound._untrusted import check_parquet_rows, load_json, regular_file
+
+    summary = load_json(pilot / "run_summary.json", folder=pilot)  # regular, bounded, no duplicate key
+    check_parquet_rows(pilot / "judgments.parquet")
+    regular_file(pilot / "neighbors.jsonl", folder=pilot)
+    if not isinstance(summary, dict):
+        raise DataFormatError("run_summary.json is not a 'biasbound run' summary (no 'config').",
+                              path=str(pilot / "run_summary.json"))
     try:
-        summary = json.loads((pilot / "run_summary.json").read_text(encoding="utf-8"))
         frame = pd.read_parquet(pilot / "judgments.parquet")
         draws = pd.read_json(pilot / "neighbors.jsonl", lines=True, dtype=False)
     except (ValueError, OSError) as exc:

@@ -718,12 +718,23 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
     return certification
 
 
-async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
+async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True,
+                    sign_key: str | Path | None = None) -> RunResult:
     """Run the whole pipeline (see the module docstring); the async form of :func:`run`."""
+    from biasbound.pipeline._staging import seal_outputs
+
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    private_key = None
+    if sign_key is not None:  # read before any judge call: a bad key is refused before anything is spent
+        from biasbound._integrity import load_private_key
+
+        private_key = load_private_key(sign_key, where="run")
     if cfg.neighbors.looks and cfg.neighbors.draw_m is None:
-        return await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
-    return await _run_once(cfg, progress=progress, retry_failed=retry_failed)
+        result = await _run_sequential(cfg, progress=progress, retry_failed=retry_failed)
+    else:
+        result = await _run_once(cfg, progress=progress, retry_failed=retry_failed)
+    seal_outputs(cfg.output, result.outputs.values(), private_key)  # every file the run wrote, in the manifest
+    return result
 
 
 async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
@@ -863,7 +874,8 @@ async def _run_sequential(cfg: RunConfig, *, progress: bool, retry_failed: bool)
     return result
 
 
-def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True) -> RunResult:
+def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True,
+        sign_key: str | Path | None = None) -> RunResult:
     """Run ``biasbound run``: judge → perturb → judge neighbours → certify → outputs.
 
     Parameters
@@ -876,6 +888,9 @@ def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: 
         Call again the judge and rewriter calls that an earlier run left ``failed`` or ``missing`` in
         the cache (a server that was down, faults past the retry budget); ``False`` keeps them as they
         are (still counted missing, never scored).
+    sign_key:
+        An Ed25519 private key (``biasbound keygen``): the outputs manifest, which lists every file the run
+        wrote into its folder (the judgments, neighbours and run summary with certify's outputs), is signed.
 
     Returns
     -------
@@ -893,7 +908,7 @@ def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_async(config, progress=progress, retry_failed=retry_failed))
+        return asyncio.run(run_async(config, progress=progress, retry_failed=retry_failed, sign_key=sign_key))
     raise JudgeError("run cannot be called inside a running event loop; use 'await run_async(...)' instead.")
 
 

@@ -236,3 +236,43 @@ def test_verify_judgments_reproduces_every_output_of_a_run(e2e, capsys) -> None:
     text = capsys.readouterr().out
     assert code == 0, text
     assert "DIFFERS" not in text and "reproduced" in text
+
+
+def test_every_file_the_run_wrote_is_in_the_manifest(e2e, tmp_path, capsys) -> None:
+    """Issue 22, class 6: run_summary.json, neighbors.jsonl and judgments.parquet are listed with certify's outputs
+    (an edit of any fails verify); ``run --sign-key`` refuses a bad key before any judge call, and a signed seal
+    of the run's folder verifies with the public key."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from biasbound._integrity import MANIFEST, load_private_key
+    from biasbound.cli import main
+    from biasbound.pipeline._staging import seal_outputs
+
+    result, path, _ = e2e
+    out = result.config.output
+    listed = set(json.loads((out / MANIFEST).read_text())["files"])
+    assert {"run_summary.json", "neighbors.jsonl", "judgments.parquet", "certificate.json"} <= listed
+    written = {Path(v).resolve().relative_to(out.resolve()).as_posix() for v in result.outputs.values()
+               if isinstance(v, Path) and v.is_file()}
+    assert written <= listed and any(n.startswith("model_judgment/") for n in listed)  # subfolder files too
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    with open(copy / "neighbors.jsonl", "a") as fh:
+        fh.write("\n")
+    sub = next(copy / n for n in sorted(listed) if n.startswith("model_judgment/"))
+    sub.write_text(sub.read_text().replace("A", "B", 1))
+    assert main(["verify", str(copy)]) == 1
+    text = capsys.readouterr().out
+    assert "neighbors.jsonl was changed" in text and f"{sub.relative_to(copy).as_posix()} was changed" in text
+    bad = tmp_path / "bad.key"
+    bad.write_text("not a key")
+    assert main(["run", str(path), "--sign-key", str(bad), "--no-progress"]) == 2
+    assert "--sign-key" in capsys.readouterr().err
+    assert main(["keygen", "--out", str(tmp_path / "k")]) == 0
+    signed = tmp_path / "signed"
+    shutil.copytree(out, signed)
+    seal_outputs(signed, [signed / n for n in listed], load_private_key(tmp_path / "k" / "biasbound-signing.key"))
+    capsys.readouterr()
+    assert main(["verify", str(signed), "--public-key", str(tmp_path / "k" / "biasbound-signing.pub")]) == 0

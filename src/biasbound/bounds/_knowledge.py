@@ -322,7 +322,7 @@ class RandomJudge:
     independent ``[0, 1]`` variables whose mean is the tail ``q_k = Pr[||Delta||^2 > x_{k-1}]`` of the
     neighbour distribution rounded up to the levels.  ``upper`` holds the Chernoff–KL upper bounds at
     ``beta / K`` each (union bound over the levels), made nonincreasing: jointly valid at ``1 - beta``.
-    See ``docs/proofs/random-judge.md``.
+    See ``docs/proofs/random_judge.md``.
 
     Parameters
     ----------

@@ -54,14 +54,7 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     p = Path(path)
     if not p.is_file():
         raise InputError(f"The 'CERTIFICATE' argument of audit names {str(p)!r}, which is not a file.")
-    from biasbound.data._io import read_text
-
-    try:
-        data = json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"not a JSON certificate ({exc.msg}).", path=str(p), line=exc.lineno) from None
-    except RecursionError:
-        raise DataFormatError("not a JSON certificate (nested too deeply to read).", path=str(p)) from None
+    data = _json_certificate(p)
     if isinstance(data, list):
         certs = [c for c in data if isinstance(c, Mapping) and "tau" in c and isinstance(c.get("scope", {}), Mapping)]
         if not certs:
@@ -229,6 +222,64 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     return parts, used, absent, sorted(outside), census
 
 
+def _recorded_model_digests(path: Path, root: str, judge: Any) -> dict[str, str]:
+    """Each model's judgments digest from the per-model certificates beside a judge certificate, kept only when
+    together they hash to the judge's ``judgments_sha256`` (the digest tree :func:`judgments_digest` builds)."""
+    from biasbound._integrity import _canon, _sha
+    from biasbound._untrusted import load_json
+
+    beside = path.parent / "certificates.json"
+    try:
+        data = load_json(beside, folder=path.parent)
+    except InputError:
+        return {}
+    if not isinstance(data, list):
+        return {}
+    per = {str((d.get("scope") or {}).get("model")): d.get("judgments_sha256") for d in data
+           if isinstance(d, dict) and str((d.get("scope") or {}).get("judge")) == str(judge)}
+    if not all(isinstance(v, str) for v in per.values()) or _sha(_canon(per)) != root:
+        return {}
+    return {k: str(v) for k, v in per.items()}
+
+
+def _json_certificate(p: Path) -> Any:
+    """The JSON of a certificate file through the shared bounded reader (a regular file, no duplicate key, no huge
+    integer, no deep nesting), its refusal worded as a certificate's."""
+    from biasbound._untrusted import load_json
+
+    try:
+        return load_json(p)
+    except DataFormatError as exc:
+        raise DataFormatError(f"not a JSON certificate: it {exc.reason}", path=exc.path, line=exc.line) from None
+
+
+def _own_parts(cert: Mapping[str, Any], frame: Any, parts: Mapping[tuple[str | None, str], Any],
+               path: Path) -> set[tuple[str | None, str]]:
+    """The parts whose rows are the certificate's own data: the judge's judgment rows in the files (originals and
+    every neighbour: item ids and answers) hash to the certificate's ``judgments_sha256`` (the judge's digest for a
+    judge certificate, the model's for a per-model one; a model's part of a judge certificate by the per-model
+    digests beside it, checked against the judge's). Equal counts and level sums are not enough: fresh
+    neighbours can match them by chance, and would then be discarded as a "recheck" instead of audited."""
+    from biasbound._integrity import judgments_digest
+
+    recorded = cert.get("judgments_sha256")
+    scope = cert.get("scope") or {}
+    if not isinstance(recorded, str) or "judge" not in frame.columns:
+        return set()
+    rows = frame[frame["judge"].astype(str) == str(scope.get("judge"))]
+    if rows.empty:
+        return set()
+    root, per_model = judgments_digest(rows.drop(columns=[c for c in ("source", "line", "verdict") if c in rows.columns]))
+    model = scope.get("model")
+    if model not in (None, "*"):
+        return set(parts) if per_model.get(str(model)) == recorded else set()
+    if root == recorded:
+        return set(parts)
+    models = _recorded_model_digests(path, recorded, scope.get("judge"))
+    return {(m, g) for m, g in parts if m is not None and models.get(str(m)) is not None
+            and per_model.get(str(m)) == models[str(m)]}
+
+
 def _batch_digest(frame: pd.DataFrame, model: str, generator: str) -> str:
     """SHA-256 of one model's canonical scores f(D) in the files, as the pipeline hashes them (judged items
     in sorted item order)."""
@@ -317,7 +368,7 @@ def audit_on_files(
         return AuditOutcome(certificate=cert, verification_error=why, audit=None, generators=used, outside=outside)
     with step("auditing each model's claim: exact violation probability and Monte Carlo check", enabled=progress):
         result = audit_certificate_parts(cert, parts, confidence=confidence, rng=seed, not_audited=tuple(absent),
-                                         census=census)
+                                         census=census, own=_own_parts(cert, loaded.frame, parts, Path(certificate)))
     return AuditOutcome(certificate=cert, verification_error=None, audit=result, generators=used, outside=outside)
 
 

@@ -214,12 +214,15 @@ def load_inputs(
     what = "'INPUT' argument" if where != "audit" else "'--neighbor-file' option"
     if not paths:
         raise InputError(f"The {what} of {where} must name at least one file or folder. Got none.")
+    from biasbound.data._inputs import check_input, content_record, display_names, relabel
+
     frames, report = [], {}
     kinds = {}
     for raw in paths:
         p = Path(raw)
         if not p.exists():
             raise InputError(f"The {what} of {where} names {str(p)!r}, which does not exist.")
+        check_input(p)
         if str(p) in kinds:
             raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
         kinds[str(p)] = detect_format(p)
@@ -228,6 +231,9 @@ def load_inputs(
     alpaca = [q for q, k in kinds.items() if k == "alpaca_eval"]
     grouped = [Path(q) for q in kinds if kinds[q] != "alpaca_eval"] + ([alpaca] if len(alpaca) > 1 else
                                                                        [Path(q) for q in alpaca])
+    # every input is named in the outputs by a display name (its file name, or as many trailing folders as tell two
+    # apart), never by the path as typed; its content (SHA-256, size, format) is recorded with the reading options
+    shown_as = display_names(list(kinds))
     for p in grouped:
         if isinstance(p, list):
             from biasbound.integrations.alpaca_eval import load_alpaca_eval
@@ -237,7 +243,9 @@ def load_inputs(
             rep = js.report.to_dict() if hasattr(js.report, "to_dict") else dict(js.report)
             rep["format"] = "alpaca_eval"
             rep["integration"] = js.frame.attrs.get("integration")
-            report[" + ".join(p)] = rep
+            for q in p:
+                rep = relabel(js, rep, str(q), shown_as[str(q)])
+            report[" + ".join(shown_as[str(q)] for q in p)] = rep
             continue
         kind = kinds[str(p)]
         if kind == "arena-hard":
@@ -267,14 +275,16 @@ def load_inputs(
         rep["format"] = kind
         if "integration" in js.frame.attrs:
             rep["integration"] = js.frame.attrs["integration"]
-        if str(p) in report:
+        rep = relabel(js, rep, str(p), shown_as[str(p)])
+        if shown_as[str(p)] in report:
             raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
-        report[str(p)] = rep
+        report[shown_as[str(p)]] = rep
     frame = pd.concat(frames, ignore_index=True)
     if len(frames) > 1:
         frame = _across_inputs(frame, report, skip_bad)
     options = {"scale": None if scale is None else list(scale), "skip_bad": skip_bad, "columns": columns,
-               "llmbar_view": llmbar_view, "ties": ties, "score_map": score_map, "neighbors_auto": None}
+               "llmbar_view": llmbar_view, "ties": ties, "score_map": score_map, "neighbors_auto": None,
+               "inputs": [content_record(Path(q), shown_as[q], kinds[q]) for q in kinds]}
     return LoadedInputs(frame=frame, report=report, options=options)
 
 

@@ -37,11 +37,28 @@ def load_side(path: Path, *, what: str) -> dict[str, Any]:
     if not p.exists():
         raise InputError(f"The '{what}' argument of compare names {str(p)!r}, which does not exist.")
     if (p.is_dir() and (p / "summary.json").is_file()) or p.name == "summary.json":
+        _check_outputs(p, what)
         return read_card(p)
     from biasbound.commands.certify import load_inputs
 
     loaded = load_inputs([p])
     return judge_card(loaded.frame)
+
+
+def _check_outputs(path: Path, what: str) -> None:
+    """A certify folder is read only when its files match its outputs manifest (``biasbound verify``'s file
+    check): an edited summary.json, or a folder without a manifest, is refused in one sentence."""
+    from biasbound._exceptions import InputError
+    from biasbound._integrity import check_manifest
+    from biasbound._untrusted import shown
+    from biasbound.pipeline._staging import OUTPUT_LIKE
+
+    folder = path if path.is_dir() else path.parent
+    problems, _, _ = check_manifest(folder, owned=OUTPUT_LIKE)
+    if problems:
+        raise InputError(f"The '{what}' argument of compare names {shown(str(path))!r}, whose files do not match "
+                         f"their outputs manifest ({shown(problems[0][1])}); run 'biasbound verify' on it, or "
+                         "certify again.")
 
 
 def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:

@@ -8,8 +8,6 @@ Writes ``DIR/biasbound-signing.key`` (the private key, PKCS#8 PEM, unencrypted, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 __all__ = ["register"]
@@ -18,7 +16,7 @@ __all__ = ["register"]
 def register(app: typer.Typer) -> None:
     @app.command("keygen")
     def keygen_command(
-        out: Path = typer.Option(..., "--out", help="Folder for biasbound-signing.key (0600) and biasbound-signing.pub."),
+        out: str = typer.Option(..., "--out", help="Folder for biasbound-signing.key (0600) and biasbound-signing.pub."),
     ) -> None:
         """Create an Ed25519 key pair to sign certify's outputs (certify --sign-key, verify --public-key)."""
         from biasbound._integrity import PUBLIC_KEY_ENV, SIGN_KEY_ENV, generate_keypair

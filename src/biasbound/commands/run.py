@@ -56,6 +56,9 @@ def register(app: typer.Typer) -> None:
         deterministic_judge: bool | None = option("deterministic_judge", None, rich_help_panel=_PANEL,
                                                   flag="--deterministic-judge/--no-deterministic-judge"),
         plots: bool | None = option("plots", None, rich_help_panel=_PANEL),
+        sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=False,
+                                             help="Ed25519 private key (biasbound keygen): sign the outputs manifest, "
+                                                  "which lists every file the run wrote."),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
         from biasbound.config import load_config, with_certify_options, with_plan_budget
@@ -69,7 +72,7 @@ def register(app: typer.Typer) -> None:
         cfg = with_certify_options(load_config(config), **given)
         if budget is not None:
             cfg = with_plan_budget(cfg, budget)
-        result = run(cfg, progress=not no_progress, retry_failed=retry_failed)
+        result = run(cfg, progress=not no_progress, retry_failed=retry_failed, sign_key=sign_key)
         print_run_summary(result, Console())
         if result.certification is not None and result.certification.violated:
             from biasbound.commands.certify import EXIT_VIOLATED

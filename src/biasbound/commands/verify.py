@@ -23,6 +23,7 @@ certificate or file and the field), 2 = bad input (printed as one sentence by th
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -45,6 +46,9 @@ def read_scores(path: Path) -> pd.DataFrame:
     """scores.parquet as written by ``certify`` (rows in the pipeline's canonical (model, item) order)."""
     import pandas as pd
 
+    from biasbound._untrusted import check_parquet_rows
+
+    check_parquet_rows(path)
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
@@ -92,28 +96,42 @@ def certificate_data(cert: Any, scores: pd.DataFrame, path: Path) -> tuple[np.nd
 
 
 def _read_json(path: Path) -> Any:
-    from biasbound.data._io import read_text
+    """A certificate file of a folder: a regular file (no link out of its folder), bounded, duplicate keys refused."""
+    from biasbound._untrusted import load_json
 
     try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"not a JSON certificate ({exc.msg}).", path=str(path), line=exc.lineno) from None
-    except (RecursionError, UnicodeDecodeError):
-        raise DataFormatError("not a JSON certificate.", path=str(path)) from None
+        return load_json(path, folder=path.parent)
+    except DataFormatError as exc:
+        raise DataFormatError(f"not a JSON certificate: it {exc.reason}", path=exc.path, line=exc.line) from None
+
+
+def _listed(folder: Path) -> set[str] | None:
+    """The names the folder's manifest lists (None without a readable manifest)."""
+    from biasbound._integrity import read_manifest
+
+    rec, _ = read_manifest(folder)
+    return None if rec is None else {str(n) for n in rec["sha256"]}
 
 
 def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
     """``[(label, Certificate, file)]`` from an output folder or one certificate file, and its folder."""
+    from biasbound._untrusted import shown
     from biasbound.certificate import Certificate
+    from biasbound.pipeline._staging import CERTIFICATE_NAMES
 
     if target.is_dir():
-        files = sorted(target.glob("certificate*.json"))
+        # one naming rule for what is read and what is checked: with a manifest, the certificates it lists (any other
+        # certificate-like file fails the manifest check); without one, the names certify writes
+        listed = _listed(target)
+        names = sorted(listed) if listed is not None else sorted(p.name for p in target.iterdir())
+        files = [target / n for n in names if CERTIFICATE_NAMES.match(n)]
         files = [f for f in files if f.name != "certificates.json"] + [f for f in files if f.name == "certificates.json"]
         if not files:
             raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify names the folder {str(target)!r}, which "
-                             "holds no certificate.json, certificate-*.json or certificates.json.")
+                             "holds no certificate.json, certificate-*.json or certificates.json"
+                             f"{' that its manifest lists' if listed is not None else ''}.")
         folder = target
-    elif target.is_file():
+    elif target.exists() or target.is_symlink():
         files, folder = [target], target.parent
     else:
         raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify names {str(target)!r}, which does not exist.")
@@ -136,10 +154,10 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
             except (InputError, TypeError, KeyError, ValueError) as exc:
                 raise DataFormatError(f"not a biasbound certificate ({exc})", path=str(f)) from None
             scope = cert.scope if isinstance(getattr(cert, "scope", None), Mapping) else {}
-            who = f"judge {scope.get('judge')}"
+            who = f"judge {shown(scope.get('judge'))}"
             if scope.get("model") not in (None, "*"):
-                who += f", model {scope.get('model')}"
-            out.append((f"{f.name}: {who}", cert, f))
+                who += f", model {shown(scope.get('model'))}"
+            out.append((f"{shown(f.name)}: {who}", cert, f))
     return out, folder
 
 
@@ -174,13 +192,20 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     """Verify every certificate of ``target``; ``[(label, failure sentence or None, fields checked)]``.
 
     A schema-2 certificate that verifies has ``"warning: ..."`` among its checked entries."""
+    from biasbound._untrusted import regular_file
     from biasbound.certificate import CertificateVerificationError
 
     certs, folder = _certificates(Path(target))
-    if scores_path is not None and not Path(scores_path).is_file():
+    if scores_path is not None and not Path(scores_path).exists():
         raise InputError(f"The '--scores' option of verify names {str(scores_path)!r}, which is not a file.")
     sp = Path(scores_path) if scores_path is not None else folder / "scores.parquet"
-    scores = read_scores(sp) if sp.is_file() else None
+    listed = _listed(folder)
+    if scores_path is not None:
+        scores = read_scores(regular_file(sp))
+    elif os.path.lexists(sp) and (listed is None or sp.name in listed):  # an unlisted one is never read (named)
+        scores = read_scores(regular_file(sp, folder=folder))
+    else:
+        scores = None
     crossed = _cross_check(certs)
     results = []
     for k, (label, cert, _) in enumerate(certs):
@@ -203,23 +228,51 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     return results
 
 
-def check_files(target: Path, public_key: Any = None) -> tuple[list[tuple[str, str]], str]:
+def check_files(target: Path, public_key: Any = None,
+                scores: Path | None = None) -> tuple[list[tuple[str, str]], str]:
     """The folder's files against its outputs manifest: ``([(EDITED or MISSING, sentence)], summary line)``.
 
     A folder target must hold the manifest; a single certificate file is checked against the manifest beside it
-    when there is one (else, without ``public_key``, nothing is checked and the summary says so)."""
-    from biasbound._integrity import MANIFEST, check_manifest
-    from biasbound.pipeline._staging import OWNED_NAMES
+    when there is one (and must be listed there; else, without ``public_key``, nothing is checked and the summary
+    says so). ``--scores`` given is checked like the rest: its SHA-256 must be the one the manifest records for
+    scores.parquet. A signed manifest checked without a key says so (the signature is present, not checked)."""
+    from biasbound._integrity import (
+        MANIFEST,
+        check_manifest,
+        file_sha256,
+        manifest_signed,
+    )
+    from biasbound._untrusted import regular_file, shown
+    from biasbound.pipeline._staging import OUTPUT_LIKE
 
     target = Path(target)
     folder = target if target.is_dir() else target.parent
-    if target.is_file() and not (folder / MANIFEST).is_file() and public_key is None:
-        return [], f"files     not checked: no {MANIFEST} beside {target.name} (only the certificate itself was)"
-    problems, checked, signed = check_manifest(folder, public_key, owned=OWNED_NAMES)
-    if target.is_file() and not problems:
-        checked = [n for n in checked if n == target.name] or checked
+    if not target.is_dir() and not os.path.lexists(folder / MANIFEST) and public_key is None:
+        return [], f"files     not checked: no {MANIFEST} beside {shown(target.name)} (only the certificate itself was)"
+    problems, checked, signed = check_manifest(folder, public_key, owned=OUTPUT_LIKE)
+    listed = _listed(folder)
+    if listed is not None and not target.is_dir() and target.name not in listed and \
+            not any(shown(target.name) in p for _, p in problems):
+        problems.append(("EDITED", f"{shown(target.name)} is not listed in {MANIFEST} (it was not written by the "
+                                   "certify run whose outputs these are)"))
+    if scores is not None and listed is not None:
+        recorded = (_manifest_digests(folder) or {}).get("scores.parquet")
+        if recorded is None or file_sha256(regular_file(scores)) != recorded:
+            problems.append(("EDITED", f"--scores {shown(scores)} is not the scores.parquet {MANIFEST} records (its "
+                                       "SHA-256 differs)"))
+    if not target.is_dir() and not problems:
+        checked = [n for n in checked if n == target.name]
     how = " and its Ed25519 signature by the public key given" if signed else ""
+    if public_key is None and manifest_signed(folder):
+        how = "; the manifest is signed: signature present, not checked (give --public-key to check it)"
     return problems, f"files     {len(checked)} file(s) match {MANIFEST}{how}"
+
+
+def _manifest_digests(folder: Path) -> dict[str, str] | None:
+    from biasbound._integrity import read_manifest
+
+    rec, _ = read_manifest(folder)
+    return None if rec is None else {str(k): str(v) for k, v in rec["sha256"].items()}
 
 
 #: report.html's time stamps (the run's and each certificate's ``created``), masked when outputs are compared.
@@ -302,8 +355,12 @@ def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
     if len(inputs) != 1:
         raise InputError(f"The '--judgments' option of verify must name one table for these certificates (made from one "
                          f"in-memory table, {load.get('source')!r}). Got {len(inputs)}.")
+    from biasbound._untrusted import check_parquet_rows
+
     path = Path(inputs[0])
     name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        check_parquet_rows(path)
     try:
         if name.endswith((".parquet", ".pq")):
             raw = pd.read_parquet(path)
@@ -322,21 +379,24 @@ def _read_frame(inputs: Sequence[Path], load: Mapping[str, Any]) -> Any:
     return js
 
 
-def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | None]]:
+def recertify(target: Path, inputs: Sequence[Path], notes: list[str] | None = None) -> list[tuple[str, str | None]]:
     """Certify ``inputs`` again with the call recorded in the certificates and compare every output.
 
     Returns ``[(file name, failure sentence or None)]``. The re-run writes into a temporary folder (under
-    ``tempfile.gettempdir()``), removed afterwards.
+    ``tempfile.gettempdir()``), removed afterwards. The files given are matched to the inputs the certificates
+    record by content (any name, any order); ``notes`` receives what was applied (the matching, the reading
+    options), for the caller to print.
     """
-    from biasbound._exceptions import BiasboundError
-    from biasbound._integrity import MANIFEST
-    from biasbound.commands.certify import load_inputs, restrict_to_groups_with
-    from biasbound.pipeline import certify
+    notes = [] if notes is None else notes
+
+    from biasbound._reproduce import checked_reproduce
+    from biasbound.data._inputs import check_input
 
     certs, folder = _certificates(Path(target))
     for p in inputs:
         if not Path(p).exists():
             raise InputError(f"The '--judgments' option of verify names {str(p)!r}, which does not exist.")
+        check_input(p)
     judge_certs = [c for _, c, f in certs if f.name != "certificates.json"]
     calls = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
     if not judge_certs or any(not isinstance(r, Mapping) or not isinstance(r.get("certify"), Mapping) for r in calls):
@@ -349,39 +409,120 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
         raise InputError(f"The '--judgments' option of verify re-reads input files, but the certificates of "
                          f"{str(folder)!r} were made from an in-memory table (a Python call of pipeline.certify on a "
                          "DataFrame), which records no reading options; re-run that call.")
-    call, load = dict(calls[0]["certify"]), dict(calls[0]["load"])
+    call, load = checked_reproduce(calls[0])  # untrusted: only certify's own keys, each in range, no path
+    scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
+    try:
+        return _recertify_in(scratch, folder, list(inputs), call, load, notes)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _match_inputs(given: list[Path], recorded: list[Mapping[str, Any]],
+                  scratch: Path) -> tuple[list[Path] | None, list[tuple[str, str | None]], list[str]]:
+    """The given judgment files matched to the recorded inputs by content (SHA-256): links in ``scratch`` under the
+    recorded display names, in the recorded order, and the failures (an input recorded whose content no file has,
+    a file given that no record has). When as many files are given as recorded, the ones left over are paired in
+    the order given (so the re-certification still names the outputs they change); otherwise ``None``."""
+    from biasbound._untrusted import shown
+    from biasbound.data._inputs import content_record
+
+    digests: dict[str, list[Path]] = {}
+    for p in given:
+        digests.setdefault(content_record(p, p.name, "")["sha256"], []).append(p)
+    failures: list[tuple[str, str | None]] = []
+    pairs: list[tuple[Mapping[str, Any], Path | None]] = []
+    used: set[Path] = set()
+    for r in recorded:
+        cands = [p for p in digests.get(str(r["sha256"]), []) if p not in used]
+        if cands:
+            used.add(cands[0])
+        pairs.append((r, cands[0] if cands else None))
+    left = [p for p in given if p not in used]
+    for r, p in pairs:
+        if p is None:
+            failures.append((shown(r["name"]), f"no file given has the content recorded for this input (SHA-256 "
+                                               f"{str(r['sha256'])[:12]}…, {int(r['bytes']):,} bytes)"))
+    for p in left:
+        failures.append((shown(p.name), "its content matches no input the certificates record"))
+    if failures and len(given) != len(recorded):
+        return None, failures, []
+    matched, lines = [], []
+    for r, p in pairs:
+        p = p if p is not None else left.pop(0)
+        link = scratch / "inputs" / str(r["name"])
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(p.absolute(), link, target_is_directory=p.is_dir())
+        matched.append(link)
+        lines.append(f"{shown(r['name'])} = {shown(p)}")
+    return matched, failures, lines
+
+
+def _options_line(load: Mapping[str, Any]) -> str:
+    """The reading options verify applied, in words."""
+    parts = []
+    if load.get("columns"):
+        parts.append("columns " + ", ".join(f"{k}={v}" for k, v in dict(load["columns"]).items()))
+    if load.get("scale") is not None:
+        parts.append(f"scale {load['scale'][0]:g},{load['scale'][1]:g}")
+    if load.get("skip_bad"):
+        parts.append("skip bad lines")
+    if load.get("score_map"):
+        parts.append("score map " + ", ".join(f"{k}={v:g}" for k, v in dict(load["score_map"]).items()))
+    if load.get("llmbar_view") not in (None, "output_1"):
+        parts.append(f"LLMBar view {load['llmbar_view']}")
+    if load.get("ties") not in (None, "missing"):
+        parts.append(f"ties {load['ties']}")
+    if load.get("neighbors_auto"):
+        parts.append("generators auto (" + ", ".join(load["neighbors_auto"]) + ")")
+    return "; ".join(parts) or "the defaults (no column mapping, scale inferred)"
+
+
+def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[str, Any], load: dict[str, Any],
+                  notes: list[str]) -> list[tuple[str, str | None]]:
+    from biasbound._exceptions import BiasboundError
+    from biasbound._integrity import MANIFEST
+    from biasbound._untrusted import shown
+    from biasbound.commands.certify import load_inputs, restrict_to_groups_with
+    from biasbound.pipeline import certify
+
+    failures: list[tuple[str, str | None]] = []
+    if load.get("inputs") is not None:
+        matched, failures, lines = _match_inputs(inputs, load["inputs"], scratch)
+        if matched is None:
+            return failures
+        notes.append(("inputs read as: " if failures else "inputs matched by content: ") + "; ".join(lines))
+        inputs = matched
     if load.get("reader") == "frame":  # biasbound run's judgments.parquet, or a Python from_frame table
+        notes.append(f"read as one table named {shown(load.get('source'))!r}, scale {load['scale'][0]:g},"
+                     f"{load['scale'][1]:g}")
         loaded = _read_frame(inputs, load)
     else:
+        notes.append("reading options applied (recorded): " + shown(_options_line(load)))
         loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
                              skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
                              llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
                              score_map=load.get("score_map"))
         if load.get("neighbors_auto"):
             loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
-    scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
+    redo = scratch / "out"
     try:
-        redo = scratch / "out"
-        try:
-            certify(loaded, **{**call, "out": redo, "progress": False})
-        except BiasboundError as exc:
-            if not redo.is_dir():
-                return [("re-certification", f"certify fails on these judgments with the recorded call: {exc}")]
-        mine_names = {p.name for p in folder.iterdir() if p.is_file()}
-        redone_names = {p.name for p in redo.iterdir() if p.is_file()} - {MANIFEST}
-        results: list[tuple[str, str | None]] = []
-        for name in sorted(redone_names):
-            if name not in mine_names:
-                results.append((name, f"re-certification writes {name}, which the folder lacks"))
-            else:
-                results.append((name, _compare(name, folder / name, redo / name)))
-        from biasbound.pipeline._staging import OWNED_NAMES
+        certify(loaded, **{**call, "out": redo, "progress": False})
+    except BiasboundError as exc:
+        if not redo.is_dir():
+            return [*failures, ("re-certification", f"certify fails on these judgments with the recorded call: {exc}")]
+    mine_names = {p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink()}  # never through a link
+    redone_names = {p.name for p in redo.iterdir() if p.is_file()} - {MANIFEST}
+    results: list[tuple[str, str | None]] = []
+    for name in sorted(redone_names):
+        if name not in mine_names:
+            results.append((name, f"re-certification writes {name}, which the folder lacks"))
+        else:
+            results.append((name, _compare(name, folder / name, redo / name)))
+    from biasbound.pipeline._staging import OWNED_NAMES
 
-        for name in sorted(n for n in mine_names - redone_names if OWNED_NAMES.match(n)):
-            results.append((name, "re-certification of these judgments does not write this file"))
-        return results
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    for name in sorted(n for n in mine_names - redone_names if OWNED_NAMES.match(n)):
+        results.append((name, "re-certification of these judgments does not write this file"))
+    return failures + results
 
 
 def register(app: typer.Typer) -> None:
@@ -405,13 +546,14 @@ def register(app: typer.Typer) -> None:
         """Re-check certificates, the files against their manifest, optionally the signature and the re-certification
         from the judgments. Exit 0 all verify, 1 any fails, 2 bad input."""
         from biasbound._integrity import load_public_key
+        from biasbound._untrusted import shown
 
         if more and not judgments:
             raise InputError(f"The 'OUTDIR_OR_CERTIFICATE' argument of verify takes one folder or file. Got "
                              f"{len(more) + 1} (name judgment files after --judgments).")
         judgments = [*(judgments or []), *(more or [])]
         key = None if public_key is None else load_public_key(public_key)
-        problems, files_line = check_files(target, key)
+        problems, files_line = check_files(target, key, scores)
         try:
             results = verify_outputs(target, scores)
         except DataFormatError as exc:
@@ -421,9 +563,10 @@ def register(app: typer.Typer) -> None:
             if exc.path is None or not any(tag == "EDITED" for tag, _ in problems) or \
                     Path(exc.path).resolve().parent != folder.resolve():
                 raise
-            results = [(Path(exc.path).name, f"cannot be read any more ({exc})", [])]
+            results = [(shown(Path(exc.path).name), f"cannot be read any more ({exc})", [])]
             judgments = []  # nothing to compare a re-certification with
-        redone = recertify(target, judgments) if judgments else []
+        notes: list[str] = []
+        redone = recertify(target, judgments, notes) if judgments else []
         failed = 0
         for label, err, checked in results:
             if err is None:
@@ -431,17 +574,19 @@ def register(app: typer.Typer) -> None:
                     " (no scores.parquet: derived fields only)"
                 typer.echo(f"verified  {label}{extra}")
                 for w in (c for c in checked if c.startswith("warning: ")):
-                    typer.echo(f"          {w}")
+                    typer.echo(f"          {shown(w)}")
             else:
                 failed += 1
-                typer.echo(f"FAILED    {label}: {err}")
+                typer.echo(f"FAILED    {label}: {shown(err)}")
         for tag, p in problems:
-            typer.echo(f"{tag:<9} {p}")
+            typer.echo(f"{tag:<9} {shown(p)}")
         if not problems:
             typer.echo(files_line)
+        for note in notes:
+            typer.echo(f"judgments {note}")
         bad_redo = [(n, e) for n, e in redone if e is not None]
         for name, err in bad_redo:
-            typer.echo(f"DIFFERS   {name}: {err}")
+            typer.echo(f"DIFFERS   {shown(name)}: {shown(err)}")
         if redone and not bad_redo:
             typer.echo(f"reproduced {len(redone)} output file(s) from the judgments given (apart from 'created')")
         typer.echo(f"{len(results) - failed} of {len(results)} certificates verify.")

@@ -55,18 +55,27 @@ def read_bytes(path: Path) -> bytes:
         When the file cannot be opened, is compressed under a plain name, or is truncated
         or corrupt.
     """
+    from biasbound._untrusted import MAX_TEXT_BYTES, regular_file
+
     path = Path(path)
+    if path.is_dir():
+        raise DataFormatError("is a folder, not a file.", path=str(path))
+    regular_file(path)  # a named pipe would block, a device never end
     try:
+        size = path.stat().st_size
+        if size > MAX_TEXT_BYTES:
+            raise DataFormatError(f"is {size:,} bytes, more than the {MAX_TEXT_BYTES:,} biasbound reads from one text "
+                                  "file; split it.", path=str(path))
         raw = path.read_bytes()
-    except IsADirectoryError:
-        raise DataFormatError("is a folder, not a file.", path=str(path)) from None
     except OSError as exc:
         raise DataFormatError(f"cannot be opened ({exc.strerror or exc}).", path=str(path)) from None
     suffix = path.suffix.lower()
     if suffix in _COMPRESSED:
-        name, decompress = _COMPRESSED[suffix]
+        name, _ = _COMPRESSED[suffix]
         try:
-            return decompress(raw)
+            return _bounded(suffix, raw, path)
+        except DataFormatError:  # the size cap: its own sentence
+            raise
         except (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError) as exc:
             what = "truncated" if isinstance(exc, EOFError) else "corrupt"
             raise DataFormatError(
@@ -80,6 +89,29 @@ def read_bytes(path: Path) -> bytes:
             path=str(path),
         )
     return raw
+
+
+def _bounded(suffix: str, raw: bytes, path: Path) -> bytes:
+    """``raw`` decompressed (every member of a multi-member stream), refused in one sentence past
+    :data:`biasbound._untrusted.MAX_TEXT_BYTES` (a few MB of gzip can expand to more than the machine holds)."""
+    from biasbound._untrusted import MAX_TEXT_BYTES
+
+    make = {".gz": lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), ".bz2": bz2.BZ2Decompressor,
+            ".xz": lzma.LZMADecompressor}[suffix]
+    out = bytearray()
+    data = raw
+    while data:
+        d = make()
+        out += d.decompress(data, MAX_TEXT_BYTES + 1 - len(out))
+        if len(out) > MAX_TEXT_BYTES:
+            raise DataFormatError(f"expands to more than the {MAX_TEXT_BYTES:,} bytes biasbound reads from one "
+                                  "compressed file; split it.", path=str(path))
+        if not d.eof:
+            raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+        data = d.unused_data
+        if suffix == ".gz" and not data.strip(b"\x00"):  # gzip's trailing zero padding
+            break
+    return bytes(out)
 
 
 def read_text(path: Path) -> str:
