@@ -191,6 +191,8 @@ def register(app: typer.Typer) -> None:
                                     "differences (--fail-if paired_flip_rate_p<0.01, paired_score_diff<-0.02, ...)."),
         rounds: int = typer.Option(2000, "--rounds", min=100, help="Rounds of the paired bootstrap over items."),
         seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap."),
+        markdown: Path | None = typer.Option(None, "--markdown", help="Append the outcome and NEW's judge card as "
+                                             "Markdown to this file (in GitHub Actions: $GITHUB_STEP_SUMMARY)."),
     ) -> None:
         """Compare two judge cards: figures moved beyond their 95% intervals, rank moves, --fail-if thresholds.
         Exit 0 ok, 1 a threshold failed or a figure moved, 2 bad input."""
@@ -225,7 +227,12 @@ def register(app: typer.Typer) -> None:
         if n_moved:
             verdict.append(f"{n_moved} figure(s)/rank(s) moved beyond their 95% intervals"
                            + (" (allowed)" if allow_moves else ""))
-        console.print("; ".join(verdict) if verdict else "no figure moved beyond its interval; every condition passes",
-                      highlight=False)
-        if res["failed"] or contradicted or (n_moved and not allow_moves):
+        text = "; ".join(verdict) if verdict else "no figure moved beyond its interval; every condition passes"
+        console.print(text, highlight=False)
+        failed = bool(res["failed"] or contradicted or (n_moved and not allow_moves))
+        if markdown is not None:
+            from biasbound.report.markdown import compare_markdown, write_markdown
+
+            write_markdown(markdown, compare_markdown(card_old, card_new, res, verdict=text, failed=failed))
+        if failed:
             raise typer.Exit(EXIT_FAILED)
