@@ -173,9 +173,12 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     skipped: list[tuple[str, int | None, str]] = []
     n_rows = 0
     empty: list[str] = []
+    other_judge: dict[tuple[str, str], int] = {}  # (the judge the folder or judge= names, the record's judge) -> records
     for file in files:
         src = str(file)
         default_judge = judge if judge is not None else file.parent.name
+        # model_judgment/<judge>/<model>.jsonl (Arena-Hard's layout) or judge=: the name a record may contradict
+        named = judge if judge is not None else (file.parent.name if file.parent.parent.name == "model_judgment" else None)
         n_before = len(skipped) + n_rows
         for ln, text in enumerate(_open_lines(file), start=1):
             if not text.strip():
@@ -205,6 +208,8 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                 continue
             rec_judge = rec.get("judge")
             jname = str(rec_judge) if rec_judge is not None else default_judge
+            if named is not None and rec_judge is not None and jname != named:
+                other_judge[(named, jname)] = other_judge.get((named, jname), 0) + 1
             for g, (score, verdict, factors) in zip((1, 2), parsed):
                 cols["judge"].append(jname)
                 cols["model"].append(str(model))
@@ -234,8 +239,12 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     frame = _check_duplicates(frame, skip_bad, skipped)
     js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     found = None if baseline is not None else _baseline_from_config(Path(path))
+    remarks = [f"{n} record(s) under the judge name {named!r} (its folder{' or judge=' if judge is not None else ''}) "
+               f"name the judge {rec!r}: certified as {rec!r}, as the records say" for (named, rec), n in
+               sorted(other_judge.items())]
     return _with_native(js, baseline if found is None else found[0], empty,
-                        None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)")
+                        None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)",
+                        remarks=remarks)
 
 
 def _baseline_from_config(path: Path) -> tuple[str, str] | None:
@@ -264,7 +273,8 @@ def _baseline_from_config(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None) -> JudgmentSet:
+def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None,
+                 remarks: list[str] | None = None) -> JudgmentSet:
     """Attach Arena-Hard's own headline (``arena_hard_score``) and the reader's notes to ``js``."""
     from biasbound.integrations._common import Native, Notes, attach
     from biasbound.leaderboard import arena_hard_winrate
@@ -276,6 +286,8 @@ def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source
     if source is not None:
         notes.remark(source)
         notes.baselines.append(str(baseline))
+    for r in remarks or []:
+        notes.remark(r)
     f = js.frame
     ok = f["score"].notna().to_numpy()
     if not ok.any():
