@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _version() -> str:
-    m = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), flags=re.M)
+    m = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), flags=re.MULTILINE)
     assert m is not None
     return m.group(1)
 
@@ -28,9 +28,9 @@ def test_citation_cff_cites_the_software_and_the_paper():
 
 def test_changelog_keeps_a_changelog_and_names_this_version():
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    heads = re.findall(r"^## \[([^\]]+)\]", text, flags=re.M)
+    heads = re.findall(r"^## \[([^\]]+)\]", text, flags=re.MULTILINE)
     assert heads[0] == "Unreleased" and _version() in heads
-    sections = set(re.findall(r"^### (\w+)", text, flags=re.M))
+    sections = set(re.findall(r"^### (\w+)", text, flags=re.MULTILINE))
     assert sections <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
 
 
