@@ -130,7 +130,7 @@ ARENA_HARD_SCORE_RULE = ("arena_hard_score: Arena-Hard-Auto show_result.py: win 
 
 
 def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: bool = False,
-                    baseline: str | None = None) -> JudgmentSet:
+                    baseline: str | None = None, answers: str | Path | None = None) -> JudgmentSet:
     """Load Arena-Hard-Auto judgment files.
 
     Parameters
@@ -149,6 +149,11 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
         ``baseline_model`` of an Arena-Hard-Auto checkout's ``config/judge_config.yaml`` is used
         if ``path`` lies in its ``data/<bench_name>/`` (said in the notes); otherwise a baseline
         judged against itself shows its data's win rate, with a note saying so.
+    answers:
+        Arena-Hard-Auto's ``model_answer/`` folder (``<model>.jsonl`` with ``conv_metadata``), for the
+        style-controlled score (``arena_hard_style_controlled_score``,
+        :mod:`biasbound.integrations.style_control`). Default: the ``model_answer/`` folder beside
+        ``model_judgment/`` when ``path`` lies in Arena-Hard's ``data/<bench>/model_judgment/<judge>/`` layout.
 
     Returns
     -------
@@ -242,9 +247,52 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     remarks = [f"{n} record(s) under the judge name {named!r} (its folder{' or judge=' if judge is not None else ''}) "
                f"name the judge {rec!r}: certified as {rec!r}, as the records say" for (named, rec), n in
                sorted(other_judge.items())]
-    return _with_native(js, baseline if found is None else found[0], empty,
-                        None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)",
-                        remarks=remarks)
+    js = _with_native(js, baseline if found is None else found[0], empty,
+                      None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)",
+                      remarks=remarks)
+    return _with_style_control(js, baseline if found is None else found[0], Path(path), answers)
+
+
+def _answers_folder(path: Path) -> Path | None:
+    """``data/<bench>/model_answer/`` beside the ``model_judgment/`` folder ``path`` lies in, if it exists."""
+    for up in [path, *path.resolve().parents][:4]:
+        if up.name == "model_judgment":
+            folder = up.parent / "model_answer"
+            return folder if folder.is_dir() else None
+    return None
+
+
+def _with_style_control(js: JudgmentSet, baseline: str | None, path: Path, answers: str | Path | None) -> JudgmentSet:
+    """Add Arena-Hard's style-controlled score when the model answers' style features are at hand."""
+    from biasbound.integrations._common import Native
+    from biasbound.integrations.style_control import (
+        STYLE_RULE,
+        read_conv_metadata,
+        style_controlled_scores,
+    )
+
+    folder = Path(answers) if answers is not None else _answers_folder(path)
+    if folder is None:
+        return js
+    integ = js.frame.attrs.get("integration") or {}
+    remarks = integ.setdefault("remarks", [])
+    if not folder.exists():
+        raise DataFormatError("no such model_answer folder (the answers' conv_metadata of style control).",
+                              path=str(folder))
+    if baseline is None:
+        remarks.append("style control needs the baseline (pass --baseline NAME): arena_hard_style_controlled_score "
+                       "left out")
+        return js
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else [folder]
+    style = read_conv_metadata(files)
+    values, notes = style_controlled_scores(js.frame, style, baseline)
+    remarks.extend(notes)
+    if values:
+        native = Native("arena_hard_style_controlled_score", STYLE_RULE + f" (answers: {folder})")
+        native.values.update(values)
+        integ.setdefault("native", []).append(native.to_dict())
+    js.frame.attrs["integration"] = integ
+    return js
 
 
 def _baseline_from_config(path: Path) -> tuple[str, str] | None:
