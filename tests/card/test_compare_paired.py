@@ -10,6 +10,7 @@ way: no statistical test with a false-failure rate).
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -108,4 +109,9 @@ def test_compare_cli_prints_mcnemar_and_fails_on_the_paired_result(llmbar_files,
                  "--fail-if", "paired_flip_rate_p<0.01"]) == 1
     assert "paired_flip_rate_p" in capsys.readouterr().out
     assert main(["compare", str(f["chatgpt"]), str(f["chatgpt"])]) == 0
+    out_json = f["chatgpt"].parent / "outcome.json"
+    assert main(["compare", str(f["chatgpt"]), str(f["doctored"]), "--json", str(out_json)]) == 1
+    doc = json.loads(out_json.read_text(encoding="utf-8"))
+    assert doc["exit_code"] == 1 and not doc["passed"] and doc["paired_moved"] == ["flip_rate:swap (McNemar p = 9.54e-07)"]
+    assert doc["paired"][0]["generators"]["swap"]["up"] == DOCTORED_FLIPS
     assert main(["compare", str(f["chatgpt"]), str(f["chatgpt"]), "--fail-if", "paired_nonsense<1"]) == 2

@@ -97,3 +97,11 @@ def test_certify_mode_checks_the_conditions_on_the_certified_card(llmbar, tmp_pa
 def test_bad_command_is_exit_2(tmp_path):
     rc, out, _, gh_out = run_action({"command": "judge", "package": ""}, tmp_path)
     assert rc == 2 and "must be compare or certify" in out and "exit-code=2" in gh_out
+
+
+def test_the_example_workflow_uses_only_declared_inputs():
+    spec = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    flow = yaml.safe_load((ACTION.parent / "examples" / "github-judge-gate.yml").read_text(encoding="utf-8"))
+    steps = [s for job in flow["jobs"].values() for s in job["steps"] if "biasbound" in str(s.get("uses", ""))]
+    assert len(steps) == 1 and set(steps[0]["with"]) <= set(spec["inputs"])
+    assert "exit-code" in spec["outputs"]

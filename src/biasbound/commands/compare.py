@@ -193,6 +193,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap."),
         markdown: Path | None = typer.Option(None, "--markdown", help="Append the outcome and NEW's judge card as "
                                              "Markdown to this file (in GitHub Actions: $GITHUB_STEP_SUMMARY)."),
+        json_out: Path | None = typer.Option(None, "--json", help="Write the outcome as JSON to this file (exit code, "
+                                             "failed conditions, moved figures, paired results) for CI tools."),
     ) -> None:
         """Compare two judge cards: figures moved beyond their 95% intervals, rank moves, --fail-if thresholds.
         Exit 0 ok, 1 a threshold failed or a figure moved, 2 bad input."""
@@ -234,5 +236,10 @@ def register(app: typer.Typer) -> None:
             from biasbound.report.markdown import compare_markdown, write_markdown
 
             write_markdown(markdown, compare_markdown(card_old, card_new, res, verdict=text, failed=failed))
+        if json_out is not None:
+            from biasbound.report.markdown import write_outcome_json
+
+            write_outcome_json(json_out, res, verdict=text, exit_code=EXIT_FAILED if failed else 0,
+                               old=str(old), new=str(new))
         if failed:
             raise typer.Exit(EXIT_FAILED)

@@ -1,4 +1,5 @@
-"""The judge card and a ``compare`` outcome as GitHub-flavoured Markdown (a CI job summary, a PR comment).
+"""The judge card and a ``compare`` outcome as GitHub-flavoured Markdown (a CI job summary, a PR comment), and the
+outcome as JSON (``compare --json``) for CI tools that read results rather than logs.
 
 ``biasbound compare OLD NEW --markdown FILE`` appends it to FILE; the GitHub Action passes
 ``$GITHUB_STEP_SUMMARY``, so the card shows on the workflow run's page. Plain text only: the figures are those of
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compare_markdown", "write_markdown"]
+__all__ = ["compare_markdown", "write_markdown", "write_outcome_json"]
 
 
 def _cell(text: Any) -> str:
@@ -69,3 +70,19 @@ def write_markdown(path: str | Path, text: str) -> Path:
         fh.write(text)
     return p
 
+
+
+def write_outcome_json(path: str | Path, res: Mapping[str, Any], *, verdict: str, exit_code: int, old: str,
+                       new: str) -> Path:
+    """``compare``'s outcome as one JSON object: ``exit_code``, ``passed``, ``verdict``, ``old``, ``new``, ``failed``
+    (one sentence per condition that holds), ``moved`` (disjoint 95% intervals), ``rank_moves``, ``paired`` (the paired
+    comparisons), ``paired_moved``, ``audits``, ``common``/``only_old``/``only_new`` judges."""
+    import json
+
+    keys = ("failed", "moved", "rank_moves", "orders", "paired", "paired_moved", "audits", "common", "only_old",
+            "only_new")
+    doc = {"exit_code": int(exit_code), "passed": exit_code == 0, "verdict": verdict, "old": old, "new": new,
+           **{k: res.get(k) for k in keys}}
+    p = Path(path)
+    p.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=float) + "\n", encoding="utf-8")
+    return p
