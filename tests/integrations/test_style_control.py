@@ -76,3 +76,25 @@ def test_style_control_moves_the_scores(scores):
     (plain,) = [r for r in integ["native"] if r["column"] == "arena_hard_score"]
     uncontrolled = pd.Series({v["model"]: v["value"] for v in plain["values"]})
     assert (got - uncontrolled.reindex(got.index)).abs().max() > 5.0
+
+
+def test_answers_without_conv_metadata_leave_style_control_out_with_a_note(tmp_path):
+    """Arena-Hard v0.1's own answer files (the package's embedded ones) predate conv_metadata: the judgments still
+    read, without the style-controlled column, and a note says why; given explicitly, the answers must serve."""
+    from biasbound._exceptions import DataFormatError
+
+    judged = tmp_path / "data" / "arena-hard-v0.1" / "model_judgment" / "gpt-4"
+    judged.mkdir(parents=True)
+    with gzip.open(JUDGMENTS, "rt", encoding="utf-8") as fh:
+        lines = [next(fh) for _ in range(10)]
+    (judged / "m.jsonl").write_text("".join(lines), encoding="utf-8")
+    answers = tmp_path / "data" / "arena-hard-v0.1" / "model_answer"
+    answers.mkdir()
+    src = ROOT / "src" / "biasbound" / "data" / "embedded" / "arena-hard-v0.1" / "model_answer" / "gpt-4-0314.jsonl"
+    (answers / "gpt-4-0314.jsonl").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    js = load_arena_hard(judged, baseline=BASELINE)
+    integ = js.frame.attrs["integration"]
+    assert not [r for r in integ["native"] if r["column"] == "arena_hard_style_controlled_score"]
+    assert any("style control left out" in r and "conv_metadata" in r for r in integ["remarks"])
+    with pytest.raises(DataFormatError, match="conv_metadata"):
+        load_arena_hard(judged, baseline=BASELINE, answers=answers)

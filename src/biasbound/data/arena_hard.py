@@ -284,7 +284,15 @@ def _with_style_control(js: JudgmentSet, baseline: str | None, path: Path, answe
                        "left out")
         return js
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else [folder]
-    style = read_conv_metadata(files)
+    try:
+        style = read_conv_metadata(files)
+    except DataFormatError as exc:
+        if answers is not None:  # asked for: the answers must serve
+            raise
+        remarks.append(f"style control left out: the answers beside the judgments ({folder}) do not hold "
+                       f"conv_metadata ({exc}); Arena-Hard-Auto's add_markdown_info.py adds it")
+        js.frame.attrs["integration"] = integ
+        return js
     values, notes = style_controlled_scores(js.frame, style, baseline)
     remarks.extend(notes)
     if values:
