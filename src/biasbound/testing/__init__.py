@@ -11,13 +11,7 @@ from __future__ import annotations
 
 from biasbound.testing.card import assert_judge_card
 from biasbound.testing.regression import assert_no_regression
-from biasbound.testing.server import (
-    FAULT_KINDS,
-    RunningServer,
-    SyntheticServerConfig,
-    run_server,
-    serve_in_thread,
-)
+from biasbound.testing.server import FAULT_KINDS, RunningServer, SyntheticServerConfig, run_server, serve_in_thread
 from biasbound.testing.synthetic import (
     ERROR_SENTENCES,
     SYNONYMS,
