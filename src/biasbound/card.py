@@ -447,7 +447,8 @@ def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
                max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
-               groups: Mapping[str, pd.DataFrame] | None = None, codes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               groups: Mapping[str, pd.DataFrame] | None = None, codes: Mapping[str, Any] | None = None,
+               families: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -472,6 +473,9 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     codes:
         With ``groups``: ``{judge: certify's model and item codes of its rows}`` (``pipeline._judge._codes``),
         reused rather than made again.
+    families:
+        ``{judge or model name: family}`` for the self-preference figure (:mod:`biasbound.self_preference`); names
+        that say their family (``gpt-4o``, ``claude-3.5``, ``gemini``, ``llama``, ...) need no entry.
 
     Returns
     -------
@@ -492,6 +496,10 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         # read once (codes, original rows, neighbour pairs) by the card and the ranks
         rows = _judge_rows(fj, (codes or {}).get(name))
         card = _judge_card(rows, j, (usage or {}).get(name), level)
+        from biasbound.self_preference import self_preference
+
+        card["self_preference"] = self_preference(fj, name, families=families, level=level, rounds=min(rounds, 1000),
+                                                  seed=seed)
         if j is not None:
             card["ranks"] = rank_statements(fj, j, rounds=rounds, seed=seed, level=level, rows=rows,
                                             max_pairs=max_pairs, matrix_models=matrix_models)
@@ -772,6 +780,14 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     if pos is not None:
         rows.append(("prefers the first-shown answer", pos.get("note") or (
             _pct(pos) + f" of decisive verdicts, both orders; {pos['ties']} tie(s); 50% = position-consistent")))
+    sp = card.get("self_preference")
+    if sp and sp.get("known"):
+        rows.append(("self-preference", f"{_g(sp['value'], 3)} [{_g(sp['lo'], 3)}, {_g(sp['hi'], 3)}]: mean score of "
+                     f"its own family's ({sp['judge_family']}) answers {_g(sp['own'], 3)} vs the others' "
+                     f"{_g(sp['others'], 3)} ({len(sp['own_models'])} vs {len(sp['other_models'])} models, "
+                     f"{'both orders' if sp['both_orders'] else 'one order'}; confounded with the families' quality)"))
+    elif sp and sp.get("judge_family"):
+        rows.append(("self-preference", sp["note"]))
     if gens:
         rows.append(("Δ* (RMS change, every neighbour)", ", ".join(f"{g} {_g(f['delta_star'], 4)}" for g, f in gens.items())))
     br = card.get("bias_radius")

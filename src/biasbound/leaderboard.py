@@ -529,7 +529,8 @@ def _bradley_terry_from(wr: pd.DataFrame, battles: list[_Battles], baseline: str
 #: The tools' own headline numbers (:func:`native_columns`), shown beside the certified column; inspect's
 #: metrics are ``inspect_<metric>``.
 NATIVE_COLUMNS = ("fastchat_win_rate_adjusted", "mt_bench_score", "arena_hard_score", "alpaca_eval_win_rate",
-                  "alpaca_eval_length_controlled_win_rate", "battles_win_rate", "battles_bt_elo")
+                  "alpaca_eval_length_controlled_win_rate", "battles_win_rate", "battles_bt_elo",
+                  "arena_hard_style_controlled_score")
 
 
 def is_native(column: str) -> bool:

@@ -292,7 +292,13 @@ def test_cli_auto_leaves_out_models_without_the_neighbours(tmp_path, capsys):
     assert code == 0
     assert "left out (no variant:concise / variant:verbose neighbour in the data)" in out and "other-model" in out
     lb = pd.read_csv(tmp_path / "o" / "leaderboard.csv")
-    assert set(lb["model"]) == {"alpaca-7b", "gpt-3.5-turbo-1106"}
+    certified = lb[lb["certified_status"] == "certified"]
+    assert set(certified["model"]) == {"alpaca-7b", "gpt-3.5-turbo-1106"} and certified["certified"].notna().all()
+    # the left-out model keeps its tool's own number (AlpacaEval's win rate: every preference 1.5 -> 50), not certified
+    other = lb[lb["model"] == "other-model"].iloc[0]
+    assert other["certified_status"] == "not certified: no neighbour of this model in the data"
+    assert pd.isna(other["certified"]) and other["alpaca_eval_win_rate"] == pytest.approx(50.0)
+    assert "Not certified — 1 model(s)" in out
 
 
 def test_cli_truncated_alpaca_eval_file_names_the_line(tmp_path, capsys):

@@ -592,6 +592,9 @@ def print_summary(result: Any, console: Console | None = None, *, top: int = 10)
             + "; certified = mean of the released M(D)"
             + "".join(f"; {c} = the tool's own number by its own rule (the rule is printed with the input)" for c in native))
         console.print(t2)
+    from biasbound.native import print_uncertified
+
+    print_uncertified(getattr(result, "uncertified", None), console)
     print_coverage(result, console)
     for name, why in result.failures.items():
         console.print(f"[bold red]judge {escape(str(name))} not certified:[/] {escape(str(why))}", soft_wrap=True)

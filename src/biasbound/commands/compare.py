@@ -6,6 +6,10 @@ statements, which need a certification). Printed per judge present in both: ever
 the figures whose 95% intervals are disjoint ("moved"), the models whose new rank lies outside their old 95%
 rank interval, and every ``--fail-if`` condition that holds on NEW. When NEW is judgments, every judge certificate
 of OLD is also audited on them (``biasbound audit``'s route): "violated" means the new judgments contradict it.
+When both sides hold the same (model, item) pairs (judges of the same name, or one judge on each side), the paired
+comparison of :mod:`biasbound.paired` is printed too (exact McNemar on verdicts and flips, paired bootstrap
+intervals of the differences; ``--fail-if paired_flip_rate_p<0.01``); a paired test that rejects at 5% counts as
+a move.
 
 Exit codes: 0 nothing moved, no ``--fail-if`` condition holds and no certificate is contradicted; 1 a condition
 holds, a certificate of OLD is contradicted by NEW judgments, or a figure (or a rank) moved beyond its interval
@@ -199,22 +203,41 @@ def register(app: typer.Typer) -> None:
                                           "FIGURE:GENERATOR picks a generator (flip_rate:rerun). Repeatable."),
         allow_moves: bool = typer.Option(False, "--allow-moves", help="Exit 0 when figures moved beyond their "
                                          "intervals (only --fail-if conditions fail the check)."),
+        paired: bool = typer.Option(True, "--paired/--no-paired", help="When both sides hold the same items: exact "
+                                    "McNemar on verdicts and flips, paired bootstrap of score and flip-rate "
+                                    "differences (--fail-if paired_flip_rate_p<0.01, paired_score_diff<-0.02, ...)."),
+        rounds: int = typer.Option(2000, "--rounds", min=100, help="Rounds of the paired bootstrap over items."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap."),
+        markdown: Path | None = typer.Option(None, "--markdown", help="Append the outcome and NEW's judge card as "
+                                             "Markdown to this file (in GitHub Actions: $GITHUB_STEP_SUMMARY)."),
+        json_out: Path | None = typer.Option(None, "--json", help="Write the outcome as JSON to this file (exit code, "
+                                             "failed conditions, moved figures, paired results) for CI tools."),
     ) -> None:
         """Compare two judge cards: figures moved beyond their 95% intervals, rank moves, --fail-if thresholds.
         Exit 0 ok, 1 a threshold failed or a figure moved, 2 bad input."""
+        from biasbound import paired as pr
         from biasbound.card import parse_threshold
 
-        for cond in fail_if:  # a malformed condition fails before anything is read
+        card_conds = [c for c in fail_if if not pr.is_paired_condition(c)]
+        paired_conds = [c for c in fail_if if pr.is_paired_condition(c)]
+        for cond in card_conds:  # a malformed condition fails before anything is read
             parse_threshold(cond)
+        for cond in paired_conds:
+            pr.parse_paired(cond)
         card_old = load_side(old, what="OLD")
         card_new = load_side(new, what="NEW")
-        res = compare_cards(card_old, card_new, list(fail_if))
+        res = compare_cards(card_old, card_new, card_conds)
+        res["paired"] = (pr.compare_paired(old, new, list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
+                                           seed=seed) if paired or paired_conds else [])
+        res["failed"] += pr.check_paired(res["paired"], paired_conds)
+        res["paired_moved"] = [m for r in res["paired"] for m in pr.paired_moves(r)]
         new_is_judgments = not ((new.is_dir() and (new / "summary.json").is_file()) or new.name == "summary.json")
         res["audits"] = audit_new_judgments(old, new) if new_is_judgments else []
         contradicted = [a for a in res["audits"] if a["verdict"] in ("violated", "does not verify")]
         console = Console()
         print_comparison(card_old, card_new, res, console)
-        n_moved = len(res["moved"]) + sum(len(v) for v in res["rank_moves"].values())
+        pr.print_paired(res["paired"], console)
+        n_moved = len(res["moved"]) + sum(len(v) for v in res["rank_moves"].values()) + len(res["paired_moved"])
         verdict = []
         if res["failed"]:
             verdict.append(f"{len(res['failed'])} --fail-if condition(s) hold")
@@ -223,7 +246,17 @@ def register(app: typer.Typer) -> None:
         if n_moved:
             verdict.append(f"{n_moved} figure(s)/rank(s) moved beyond their 95% intervals"
                            + (" (allowed)" if allow_moves else ""))
-        console.print("; ".join(verdict) if verdict else "no figure moved beyond its interval; every condition passes",
-                      highlight=False)
-        if res["failed"] or contradicted or (n_moved and not allow_moves):
+        text = "; ".join(verdict) if verdict else "no figure moved beyond its interval; every condition passes"
+        console.print(text, highlight=False)
+        failed = bool(res["failed"] or contradicted or (n_moved and not allow_moves))
+        if markdown is not None:
+            from biasbound.report.markdown import compare_markdown, write_markdown
+
+            write_markdown(markdown, compare_markdown(card_old, card_new, res, verdict=text, failed=failed))
+        if json_out is not None:
+            from biasbound.report.markdown import write_outcome_json
+
+            write_outcome_json(json_out, res, verdict=text, exit_code=EXIT_FAILED if failed else 0,
+                               old=str(old), new=str(new))
+        if failed:
             raise typer.Exit(EXIT_FAILED)

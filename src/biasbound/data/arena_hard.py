@@ -130,7 +130,7 @@ ARENA_HARD_SCORE_RULE = ("arena_hard_score: Arena-Hard-Auto show_result.py: win 
 
 
 def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: bool = False,
-                    baseline: str | None = None) -> JudgmentSet:
+                    baseline: str | None = None, answers: str | Path | None = None) -> JudgmentSet:
     """Load Arena-Hard-Auto judgment files.
 
     Parameters
@@ -149,6 +149,11 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
         ``baseline_model`` of an Arena-Hard-Auto checkout's ``config/judge_config.yaml`` is used
         if ``path`` lies in its ``data/<bench_name>/`` (said in the notes); otherwise a baseline
         judged against itself shows its data's win rate, with a note saying so.
+    answers:
+        Arena-Hard-Auto's ``model_answer/`` folder (``<model>.jsonl`` with ``conv_metadata``), for the
+        style-controlled score (``arena_hard_style_controlled_score``,
+        :mod:`biasbound.integrations.style_control`). Default: the ``model_answer/`` folder beside
+        ``model_judgment/`` when ``path`` lies in Arena-Hard's ``data/<bench>/model_judgment/<judge>/`` layout.
 
     Returns
     -------
@@ -173,9 +178,12 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     skipped: list[tuple[str, int | None, str]] = []
     n_rows = 0
     empty: list[str] = []
+    other_judge: dict[tuple[str, str], int] = {}  # (the judge the folder or judge= names, the record's judge) -> records
     for file in files:
         src = str(file)
         default_judge = judge if judge is not None else file.parent.name
+        # model_judgment/<judge>/<model>.jsonl (Arena-Hard's layout) or judge=: the name a record may contradict
+        named = judge if judge is not None else (file.parent.name if file.parent.parent.name == "model_judgment" else None)
         n_before = len(skipped) + n_rows
         for ln, text in enumerate(_open_lines(file), start=1):
             if not text.strip():
@@ -205,6 +213,8 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                 continue
             rec_judge = rec.get("judge")
             jname = str(rec_judge) if rec_judge is not None else default_judge
+            if named is not None and rec_judge is not None and jname != named:
+                other_judge[(named, jname)] = other_judge.get((named, jname), 0) + 1
             for g, (score, verdict, factors) in zip((1, 2), parsed):
                 cols["judge"].append(jname)
                 cols["model"].append(str(model))
@@ -234,8 +244,63 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     frame = _check_duplicates(frame, skip_bad, skipped)
     js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     found = None if baseline is not None else _baseline_from_config(Path(path))
-    return _with_native(js, baseline if found is None else found[0], empty,
-                        None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)")
+    remarks = [f"{n} record(s) under the judge name {named!r} (its folder{' or judge=' if judge is not None else ''}) "
+               f"name the judge {rec!r}: certified as {rec!r}, as the records say" for (named, rec), n in
+               sorted(other_judge.items())]
+    js = _with_native(js, baseline if found is None else found[0], empty,
+                      None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)",
+                      remarks=remarks)
+    return _with_style_control(js, baseline if found is None else found[0], Path(path), answers)
+
+
+def _answers_folder(path: Path) -> Path | None:
+    """``data/<bench>/model_answer/`` beside the ``model_judgment/`` folder ``path`` lies in, if it exists."""
+    for up in [path, *path.resolve().parents][:4]:
+        if up.name == "model_judgment":
+            folder = up.parent / "model_answer"
+            return folder if folder.is_dir() else None
+    return None
+
+
+def _with_style_control(js: JudgmentSet, baseline: str | None, path: Path, answers: str | Path | None) -> JudgmentSet:
+    """Add Arena-Hard's style-controlled score when the model answers' style features are at hand."""
+    from biasbound.integrations._common import Native
+    from biasbound.integrations.style_control import (
+        STYLE_RULE,
+        read_conv_metadata,
+        style_controlled_scores,
+    )
+
+    folder = Path(answers) if answers is not None else _answers_folder(path)
+    if folder is None:
+        return js
+    integ = js.frame.attrs.get("integration") or {}
+    remarks = integ.setdefault("remarks", [])
+    if not folder.exists():
+        raise DataFormatError("no such model_answer folder (the answers' conv_metadata of style control).",
+                              path=str(folder))
+    if baseline is None:
+        remarks.append("style control needs the baseline (pass --baseline NAME): arena_hard_style_controlled_score "
+                       "left out")
+        return js
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else [folder]
+    try:
+        style = read_conv_metadata(files)
+    except DataFormatError as exc:
+        if answers is not None:  # asked for: the answers must serve
+            raise
+        remarks.append(f"style control left out: the answers beside the judgments ({folder}) do not hold "
+                       f"conv_metadata ({exc}); Arena-Hard-Auto's add_markdown_info.py adds it")
+        js.frame.attrs["integration"] = integ
+        return js
+    values, notes = style_controlled_scores(js.frame, style, baseline)
+    remarks.extend(notes)
+    if values:
+        native = Native("arena_hard_style_controlled_score", STYLE_RULE + f" (answers: {folder})")
+        native.values.update(values)
+        integ.setdefault("native", []).append(native.to_dict())
+    js.frame.attrs["integration"] = integ
+    return js
 
 
 def _baseline_from_config(path: Path) -> tuple[str, str] | None:
@@ -264,7 +329,8 @@ def _baseline_from_config(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None) -> JudgmentSet:
+def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None,
+                 remarks: list[str] | None = None) -> JudgmentSet:
     """Attach Arena-Hard's own headline (``arena_hard_score``) and the reader's notes to ``js``."""
     from biasbound.integrations._common import Native, Notes, attach
     from biasbound.leaderboard import arena_hard_winrate
@@ -276,6 +342,8 @@ def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source
     if source is not None:
         notes.remark(source)
         notes.baselines.append(str(baseline))
+    for r in remarks or []:
+        notes.remark(r)
     f = js.frame
     ok = f["score"].notna().to_numpy()
     if not ok.any():

@@ -145,6 +145,7 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     cols: dict[str, list[Any]] = {k: [] for k in ("judge", "generator", "baseline", "item_id", "score", "verdict", "source", "line")}
     skipped: list[tuple[str, int | None, str]] = []
     folder_mismatch: dict[tuple[str, str], int] = {}
+    other_annotator: dict[tuple[str, str], int] = {}  # (the annotator folder's name, the record's annotator) -> records
     for file in files:
         src = str(file)
         folder_annotator = file.parent.name
@@ -172,6 +173,8 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                 skipped.append((src, ln, why))
                 continue
             annotator = rec.get("annotator")
+            if isinstance(annotator, str) and annotator and annotator != folder_annotator:
+                other_annotator[(folder_annotator, annotator)] = other_annotator.get((folder_annotator, annotator), 0) + 1
             if (folder_model and isinstance(annotator, str) and annotator == folder_annotator
                     and rec["generator_2"] != folder_model):
                 key = (folder_model, rec["generator_2"])
@@ -190,6 +193,9 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                 notes.count("preference null or NaN (missing judgment)")
             elif pref == 0:
                 notes.count("preference 0, AlpacaEval's legacy draw code (read as 0.5)")
+    for (folder, name), n in sorted(other_annotator.items()):
+        notes.remark(f"{n} record(s) in the folder {folder!r} name the annotator {name!r}: certified as judge {name!r}, "
+                     "as the records say")
     for (folder, name), n in sorted(folder_mismatch.items()):
         notes.remark(f"{n} record(s) in the folder of model {folder!r} name the model {name!r} (generator_2): read as "
                      f"{name!r}, as the records say")

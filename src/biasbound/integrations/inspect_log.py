@@ -215,6 +215,7 @@ def load_inspect_log(
         except Exception as exc:  # inspect raises several types for unreadable logs; name the file, keep the reason
             raise DataFormatError(f"inspect_ai cannot read this log ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
                                   path=str(f)) from None
+    logs = _one_log_per_eval(logs, notes)
     tasks = {log.eval.task for _, log in logs}
     several_tasks = len(tasks) > 1
     if several_tasks:
@@ -331,6 +332,35 @@ def load_inspect_log(
     frame = _check_duplicates(frame, skip_bad, skipped)
     js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     return attach(js, notes)
+
+
+def _score_count(log: Any) -> int:
+    return sum(len(s.scores or {}) for s in (log.samples or []))
+
+
+def _one_log_per_eval(logs: list[tuple[Path, Any]], notes: Notes) -> list[tuple[Path, Any]]:
+    """One log per eval: ``inspect score`` writes a re-scored copy of a log (same ``eval_id``, same samples) beside
+    the original (``--action append`` adds scorers, ``overwrite`` replaces them), so a folder holding both would
+    give every judgment twice. The copy holding the most scores is read (``append``: the superset), on a tie the
+    file written last (``overwrite``: the re-scoring); the others are left out with a note naming them."""
+    by_eval: dict[str, list[tuple[Path, Any]]] = {}
+    for f, log in logs:
+        key = str(getattr(log.eval, "eval_id", "") or f)
+        by_eval.setdefault(key, []).append((f, log))
+    if all(len(v) == 1 for v in by_eval.values()):
+        return logs
+    keep: set[Path] = set()
+    for eval_id, group in by_eval.items():
+        if len(group) == 1:
+            keep.add(group[0][0])
+            continue
+        best = max(group, key=lambda fl: (_score_count(fl[1]), fl[0].stat().st_mtime_ns, str(fl[0])))
+        keep.add(best[0])
+        others = ", ".join(f.name for f, _ in group if f != best[0])
+        scorers = ", ".join(sorted({k for s in (best[1].samples or []) for k in (s.scores or {})}))
+        notes.remark(f"{len(group)} logs of one eval (eval_id {eval_id}; inspect score writes a re-scored copy): "
+                     f"read {best[0].name} (scorers {scorers}), left out {others}")
+    return [(f, log) for f, log in logs if f in keep]
 
 
 def _native_metrics(logs: list[tuple[Path, Any]], frame: pd.DataFrame) -> list[Native]:

@@ -265,11 +265,15 @@ def certify(
                 j.leaderboard = pin_baseline(j.leaderboard, baseline)
         lbd = (pd.concat([j.leaderboard for j in done.values()], ignore_index=True) if done
                else pd.DataFrame(columns=["judge", "model"]))
+        from biasbound.native import uncertified_natives
+
+        uncertified = uncertified_natives(natives or [], lbd, failures)
         result = CertifyResult(
             judges=done, failures=failures, leaderboard=lbd, panel=None,
             retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
             load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline, failure_kinds=failure_kinds,
         )
+        result.uncertified = uncertified  # models read but not certified: their tools' own numbers (leaderboard.csv)
         result.coverage = {"judges": coverage, "score_scale": scales,
                            "skipped_rows": [list(r) for r in skipped_rows]}
         result.panel = _panel(result, s)

@@ -168,7 +168,10 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
         scores[cols].to_parquet(out / "scores.parquet", index=False)
         o["scores"] = out / "scores.parquet"
         baseline = getattr(result, "baseline", None)
-        leaderboard_table(result.leaderboard, baseline).to_csv(out / "leaderboard.csv", index=False)
+        from biasbound.native import with_uncertified
+
+        with_uncertified(leaderboard_table(result.leaderboard, baseline),
+                         getattr(result, "uncertified", None)).to_csv(out / "leaderboard.csv", index=False)
         o["leaderboard"] = out / "leaderboard.csv"
         retention = _retention_out(result)
         o["retention"] = _write_json(out / "retention.json", retention if several else next(iter(retention.values())))

@@ -10,6 +10,7 @@ exactly. See :mod:`biasbound.testing.synthetic` (the formula) and
 from __future__ import annotations
 
 from biasbound.testing.card import assert_judge_card
+from biasbound.testing.regression import assert_no_regression
 from biasbound.testing.server import FAULT_KINDS, RunningServer, SyntheticServerConfig, run_server, serve_in_thread
 from biasbound.testing.synthetic import (
     ERROR_SENTENCES,
@@ -31,6 +32,7 @@ __all__ = [
     "SyntheticJudgeConfig",
     "SyntheticServerConfig",
     "assert_judge_card",
+    "assert_no_regression",
     "canonical_tokens",
     "count_markdown",
     "find_inserted_error",
