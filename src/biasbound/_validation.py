@@ -31,8 +31,6 @@ __all__ = [
     "speaking_cli",
 ]
 
-RNGLike = "np.random.Generator | int | None"
-
 #: The command-line command being run (``"certify"``, ``"audit"``, ...), or None for Python callers.
 #: Messages that suggest a fix name the command-line flag to a command-line user (``--skip-bad``)
 #: and the Python argument to a Python caller (``skip_bad=True``); see :func:`arg`.

@@ -327,22 +327,6 @@ def test_order_within_groups_equals_lexsort_with_ties():
         np.testing.assert_array_equal(_order_within(keys, u), np.lexsort((u, keys)))
 
 
-def test_dominating_sample_is_the_elementwise_max_of_sorted_subsamples():
-    from biasbound.pipeline import _dominating_sample
-
-    rng = np.random.default_rng(3)
-    unit = np.repeat([4, 1, 9], [40, 25, 31])
-    dist = rng.random(unit.size)
-    got = _dominating_sample(unit, dist, np.random.default_rng(5))
-    u = np.random.default_rng(5).random(unit.size)
-    subsamples = []
-    for k in (1, 4, 9):  # each unit's 25 distances with the smallest draws, sorted descending
-        rows = np.flatnonzero(unit == k)
-        keep = rows[np.argsort(u[rows], kind="stable")[:25]]
-        subsamples.append(np.sort(dist[keep])[::-1])
-    np.testing.assert_array_equal(got, np.max(subsamples, axis=0))
-
-
 def test_a_judge_with_one_model_is_certified_and_rank_retention_is_undefined(shared_data):
     """LLMBar's default view: per judge one 'model' (P(output 1 wins)); nothing to rank, still certified.
 

@@ -35,7 +35,6 @@ __all__ = ["EXACT", "NAME", "PaperCalibration", "applies", "calibrate", "laurent
 
 NAME = "paper"
 EXACT = False
-SIGMA_ZERO = True  # the sigma -> 0 limit of Theorem 3.1 is Markov, a valid bound
 
 _GRID = np.geomspace(1e-12, 0.5, 96)
 
