@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -169,7 +169,7 @@ def resolve_rng(rng: np.random.Generator | int | None) -> tuple[np.random.Genera
     a derived seed ``rng.integers(2**63)`` and a new Generator built from it.
     """
     if rng is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))  # a fresh SeedSequence's entropy is an int
     elif isinstance(rng, np.random.Generator):
         seed = int(rng.integers(2**63))
     elif isinstance(rng, numbers.Integral) and not isinstance(rng, bool):

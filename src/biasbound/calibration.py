@@ -2,7 +2,8 @@
 
 OpenDP-style: every bound unit *maps* ``(tau, alpha, sigma, d, knowledge)`` to an upper bound on the
 violation probability; :func:`check` evaluates a claimed ``(alpha, sigma)`` against ``delta``;
-:func:`calibrate` (``biasbound.calibrate``, the one calibrator) *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage at each noise scale) and
+:func:`calibrate` (``biasbound.calibrate``, the one calibrator) *searches* the frontier ``alpha*(sigma)`` (the largest
+feasible shrinkage at each noise scale) and
 picks one point on it by a stated rule.
 
 ``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —

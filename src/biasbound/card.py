@@ -851,7 +851,7 @@ FIGURES = ("flip_rate", "strict_reversal", "mean_shift", "delta_star", "rerun_fl
 
 
 def _default_gen(card: Mapping[str, Any]) -> str | None:
-    gens = list((card.get("generators") or {}))
+    gens = list(card.get("generators") or {})
     return "swap" if "swap" in gens else (gens[0] if gens else None)
 
 

@@ -225,7 +225,8 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
         name, recs = k.generators[0]
         per = {name: _radius(at)}
         if shared_radii is not None:
-            shared_radii[("radius", c.delta, a_range, *map(id, recs))] = (tuple(recs), per[name])
+            key = ("radius", c.delta, a_range, *map(id, recs))
+            shared_radii[key] = (tuple(recs), per[name])
     else:
         per = {name: shared(("radius", c.delta, a_range, *map(id, recs)), tuple(recs),
                             lambda name=name, kr_recs=kr_recs: _radius(bias_radius(c.delta, Knowledge(generators=((name, kr_recs),)))))

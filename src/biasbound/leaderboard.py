@@ -683,7 +683,8 @@ def retention(
     alpha = check_in_range(alpha, "alpha", "retention", low=0.0, high=1.0)
     sig = np.broadcast_to(np.asarray(sigma_model, dtype=float), o.shape).copy() if np.ndim(sigma_model) == 0 else np.asarray(sigma_model, dtype=float)
     if sig.shape != o.shape or not np.all(np.isfinite(sig)) or np.any(sig < 0):
-        raise InputError(f"The 'sigma_model' parameter of retention must be a non-negative float or (M,) array with M = {o.size}. Got {sigma_model!r} instead.")
+        raise InputError("The 'sigma_model' parameter of retention must be a non-negative float or (M,) array with "
+                         f"M = {o.size}. Got {sigma_model!r} instead.")
     order = np.argsort(-o, kind="stable")
     gaps = alpha * (o[order[:-1]] - o[order[1:]])
     scale = np.sqrt(sig[order[:-1]] ** 2 + sig[order[1:]] ** 2)

@@ -4,7 +4,8 @@ command-line flag and ``biasbound run`` config key (constraints as data, as scik
 
 From this one table come
 
-- the Python validation (:func:`validate`: one call at the top of ``certify`` and ``calibrate``; the same ranges everywhere, e.g. ``delta=1e-15`` is refused by all of them);
+- the Python validation (:func:`validate`: one call at the top of ``certify`` and ``calibrate``; the same ranges
+  everywhere, e.g. ``delta=1e-15`` is refused by all of them);
 - the command-line options (:func:`option`: the same flag, default and help text in ``certify``, ``run``,
   ``calibrate``, ``audit`` and ``demo``; an old spelling stays a hidden alias that warns, :func:`renamed`);
 - the run-config keys (:func:`biasbound.config.parse_config` reads every key of :data:`CERTIFY` through

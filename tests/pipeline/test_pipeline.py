@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -402,7 +401,7 @@ def test_judge_level_certificate_claims_each_model_separately_not_the_concatenat
     g = cert.guarantee
     assert "each of this judge's 10 models separately" in g and "not the concatenation" in g
     assert not g.startswith("For this fixed batch of 200 judged items")
-    for m, c in j.model_certificates.items():  # per-model certificates keep the plain per-batch sentence
+    for c in j.model_certificates.values():  # per-model certificates keep the plain per-batch sentence
         assert c.guarantee.startswith(f"For this fixed batch of {c.dim} judged items")
 
 

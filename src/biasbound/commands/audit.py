@@ -24,7 +24,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: pandas and numpy load when a command runs
+    import numpy as np
+    import pandas as pd
 
 import typer
 
@@ -192,7 +196,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
         diff = np.abs(nb["difference"].to_numpy(dtype=float))
         if view == "leaderboard":
             n_items = scope.get("n_items") or {}
-            per = names.map(lambda m: n_items.get(m, np.nan)).to_numpy(dtype=float)
+            per = names.map(lambda m, n_items=n_items: n_items.get(m, np.nan)).to_numpy(dtype=float)
             outside |= set(names[np.isnan(per)])
             keep = ~np.isnan(per)
             dist = diff[keep] / per[keep]

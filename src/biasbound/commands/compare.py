@@ -74,7 +74,7 @@ def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:
 
 
 def _rank_moves(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     ro, rn = old.get("ranks") or {}, new.get("ranks") or {}
     if not ro or not rn:
         return out

@@ -28,7 +28,11 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: pandas and numpy load when a command runs
+    import numpy as np
+    import pandas as pd
 
 import typer
 
@@ -182,7 +186,7 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     sp = Path(scores_path) if scores_path is not None else folder / "scores.parquet"
     scores = read_scores(sp) if sp.is_file() else None
     crossed = _cross_check(certs)
-    results = []
+    results: list[tuple[str, str | None, list[Any]]] = []
     for k, (label, cert, _) in enumerate(certs):
         kw: dict[str, Any] = {}
         if scores is not None and cert.schema_version >= 2:

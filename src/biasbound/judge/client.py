@@ -1028,7 +1028,8 @@ class JudgeSession:
         requests = list(requests)
         for i, r in enumerate(requests):
             if not isinstance(r, JudgeRequest):
-                raise TypeError(f"The 'requests' parameter of judge_many must hold JudgeRequest objects. Got {type(r).__name__} at index {i} instead.")
+                raise TypeError("The 'requests' parameter of judge_many must hold JudgeRequest objects. "
+                                f"Got {type(r).__name__} at index {i} instead.")
         store = self.cache
         calls = [_resolve(r, self.config) for r in requests]
         results: list[JudgeResult | None] = [None] * len(calls)

@@ -300,6 +300,6 @@ def certify(
             exc_out = InfeasibleCertificateError(msg, alpha_max=first.alpha_max)
         else:
             exc_out = InputError(msg)
-        exc_out.partial_result = result  # type: ignore[attr-defined]
+        exc_out.partial_result = result  # type: ignore[union-attr]
         raise exc_out
     return result

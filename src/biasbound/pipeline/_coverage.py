@@ -174,7 +174,7 @@ def prepare(
             "means and ranks compare different questions."
         )
         coverage[judge]["different_item_sets"] = True
-    for judge, entry in coverage.items():
+    for entry in coverage.values():
         gaps = [
             f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()
             for g, c in rec["neighbors"].items() if c["absent"]

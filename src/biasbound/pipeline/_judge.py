@@ -273,7 +273,7 @@ def _with_unjudged(estimates: dict[str, dict[str, Any]], unjudged: dict[tuple[st
                 continue
             o = (b - u) / b
 
-            def up(x: float | None) -> float | None:
+            def up(x: float | None, o: float = o) -> float | None:
                 return None if x is None else math.sqrt(o * x * x + (1.0 - o) * A * A)
 
             out[unit][g] = dataclasses.replace(e, delta_star=up(e.delta_star), ucb=up(e.ucb),
@@ -785,7 +785,8 @@ def _bound_certificates(
                 scope = extras.model_scope(m, scope)
             model_certs[m] = make_certificate(
                 bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
-                judgments_sha256=None if extras is None else extras.model_sha256(m), scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
+                judgments_sha256=None if extras is None else extras.model_sha256(m), scope=scope,
+                audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
                                     "verdict_counts": audits.counts},
                 range_bound=_range_A(s, view, m), range_shift_ratio=_shift_ratio(s, view, m), **common,
             )
@@ -800,7 +801,8 @@ def _bound_certificates(
             bcal, center_value=(float(s.center_value) if s.center_value is not None
                                 else float(np.mean([mech[m][1] for m in view.units]))),
             seed=int(judge_seed), data_sha256=_sha(np.concatenate([values[m] for m in view.units])), view="model",
-            judgments_sha256=None if extras is None else extras.judgments_sha256, scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
+            judgments_sha256=None if extras is None else extras.judgments_sha256, scope=jscope, audit=judge_audit,
+            range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
             range_shift_ratio=_shift_ratio(s, view, view.batch.d_m.idxmax()), **common,
             batch_description=(None if len(view.units) == 1 else
                                f"each of this judge's {len(view.units)} models separately (that model's own batch of "

@@ -353,7 +353,8 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
         raise InputError(f"{_named('sigma')} of {_WHERE} must be > 0 with {arg('method', '--method')}='paper' (Cor. 3.2 "
                          "needs noise). Got 0 instead.")
     _, master = resolve_rng(seed)
-    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
+    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta,
+                     generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
                      jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
 
