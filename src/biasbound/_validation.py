@@ -28,6 +28,7 @@ __all__ = [
     "check_one_of",
     "cli_command",
     "resolve_rng",
+    "spawn_seeds",
     "speaking_cli",
 ]
 
@@ -179,3 +180,10 @@ def resolve_rng(rng: np.random.Generator | int | None) -> tuple[np.random.Genera
     else:
         raise TypeError(f"The 'rng' parameter must be a numpy Generator, an int seed or None. Got {type(rng).__name__} instead.")
     return np.random.default_rng(seed), seed
+
+
+def spawn_seeds(master: int, n: int) -> list[int]:
+    """``n`` independent seeds spawned from the master seed with numpy's SeedSequence (the pipeline's per-judge and
+    per-model seeds; ``Certificate.verify`` re-derives the models' seeds with it)."""
+    children = np.random.SeedSequence(master).spawn(n)
+    return [int(c.generate_state(1, dtype=np.uint64)[0] % (2**63)) for c in children]

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from biasbound import __version__
+from biasbound._version import __version__
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound._validation import check_one_of
+from biasbound._validation import check_one_of, spawn_seeds
 
 __all__ = [
     "CENTER_KINDS",
@@ -640,9 +640,7 @@ def _seed_or_centre_mismatch(cert: Certificate) -> str | None:
         return None
     seeds = [v.get("seed") if isinstance(v, Mapping) else None for v in models.values()]
     if all(isinstance(sd, int) for sd in seeds):
-        from biasbound.pipeline._settings import _spawn_seeds
-
-        if seeds != _spawn_seeds(int(cert.seed), len(seeds)):
+        if seeds != spawn_seeds(int(cert.seed), len(seeds)):
             return f"the judge's seed {cert.seed} does not give the models' seeds recorded in scope.models"
     centers = scope.get("centers")
     value = cert.center.get("value")

@@ -29,6 +29,7 @@ import pandas as pd
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._validation import arg
+from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
 from biasbound.pipeline._neighbours import (
     _estimates,
@@ -42,7 +43,7 @@ from biasbound.pipeline._neighbours import (
     _Neighbours,
 )
 from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, _jsonable
-from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, _spawn_seeds, describe_generator
+from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, describe_generator
 from biasbound.pipeline._view import _BatchScores, _LeaderboardView, _ModelView, make_view
 
 

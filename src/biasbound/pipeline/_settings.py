@@ -114,12 +114,6 @@ def describe_generator(name: str) -> str:
     return _GEN_TEXT.get(name, name)
 
 
-def _spawn_seeds(master: int, n: int) -> list[int]:
-    """``n`` independent seeds spawned from the master seed with numpy's SeedSequence."""
-    children = np.random.SeedSequence(master).spawn(n)
-    return [int(c.generate_state(1, dtype=np.uint64)[0] % (2**63)) for c in children]
-
-
 def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     if isinstance(judgments, pd.DataFrame):
         return judgments, None
