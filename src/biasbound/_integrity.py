@@ -205,7 +205,7 @@ def rewrite_listed(folder: Path, name: str, write: Any) -> Any:
     with its comparison) and record its new digest in the manifest; returns what ``write()`` returns. A file of a
     signed manifest is refused before anything is written: re-writing it would break the signature."""
     path = folder / MANIFEST
-    rec = None
+    rec: Any = None
     if path.is_file():
         try:
             rec = json.loads(path.read_text(encoding="utf-8"))

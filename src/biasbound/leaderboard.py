@@ -218,9 +218,10 @@ def _bootstrap_means(
     if counts is not None and (sum(len(c) for c in counts) != rounds or counts[0].shape[1] != x.shape[1]):
         raise InputError(f"The resample counts given to bootstrap_means must be {rounds} rounds over {x.shape[1]} items.")
     present = ~np.isnan(x)
-    den: np.ndarray | _Present = present.astype(float)
+    weights = present.astype(float)
+    den: np.ndarray | _Present = weights
     if x.shape[1] > 0 and np.count_nonzero(~present) * 8 < x.size:
-        den = _Present(den, ~present)
+        den = _Present(weights, ~present)
     mean, lo, hi = _ratio_bootstrap(np.where(present, x, 0.0), den, gen, rounds, level, counts)
     return BootstrapInterval(mean=mean, lo=lo, hi=hi, seed=seed, rounds=rounds, level=level)
 

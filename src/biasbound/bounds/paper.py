@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -227,7 +227,7 @@ class PaperCalibration:
         return asdict(self)
 
 
-def _infeasible(tau: float, delta: float, alpha: float, a: float, amax: float) -> None:
+def _infeasible(tau: float, delta: float, alpha: float, a: float, amax: float) -> NoReturn:
     if amax > 0:
         fix = f"Choose alpha < {floor_sig(amax)} (alpha_max), raise tau or delta, or reduce the sensitivity."
     else:

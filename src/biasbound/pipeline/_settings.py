@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -130,7 +130,7 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     elif hasattr(report, "to_dict"):
         rep = _jsonable(report.to_dict())
     elif dataclasses.is_dataclass(report):
-        rep = _jsonable(dataclasses.asdict(report))
+        rep = _jsonable(dataclasses.asdict(cast(Any, report)))  # an instance: the report is never a class
     else:
         rep = _jsonable(dict(report))
     return frame, rep
