@@ -701,10 +701,11 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
     c = cfg.calibration
     certification = None
     try:
+        scheduled: dict[str, Any] = {"schedule": schedule} if schedule is not None else {}
         certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
             jset, **c.certify_kwargs(), neighbors=summary["certify_neighbors"], seed=cfg.seed, out=out,
             progress=progress, baseline=cfg.data.baseline if pairwise else None, sampled=state.sampled_draws or None,
-            **({"schedule": schedule} if schedule is not None else {}),
+            **scheduled,
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}

@@ -101,7 +101,7 @@ def compare_cards(old: dict[str, Any], new: dict[str, Any], fail_if: list[str]) 
         if len(common) > 2:
             from scipy import stats
 
-            pos_n = {m: k for k, m in enumerate(mn)}
+            pos_n = {m: k for k, m in enumerate(mn or [])}
             rho = stats.spearmanr(range(len(common)), [pos_n[m] for m in common]).statistic
             orders[j] = {"models": len(common), "spearman": float(rho),
                          "changed": sum(1 for k, m in enumerate(common)

@@ -342,7 +342,7 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
         if not Path(p).exists():
             raise InputError(f"The '--judgments' option of verify names {str(p)!r}, which does not exist.")
     judge_certs = [c for _, c, f in certs if f.name != "certificates.json"]
-    calls = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
+    calls: list[Any] = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
     if not judge_certs or any(not isinstance(r, Mapping) or not isinstance(r.get("certify"), Mapping) for r in calls):
         raise InputError(f"The '--judgments' option of verify needs the judge certificate(s) of {str(folder)!r} to record "
                          "the certify call (scope.reproduce, written since certificate schema 3); re-run certify.")

@@ -69,7 +69,7 @@ from biasbound._exceptions import InputError, JudgeError
 try:  # the openai SDK >= 3 ships its transport as ``httpx2``; older releases use ``httpx``
     import httpx2 as _httpx
 except ImportError:  # pragma: no cover - depends on the installed SDK
-    import httpx as _httpx
+    import httpx as _httpx  # type: ignore[no-redef]
 from biasbound._validation import check_in_range, check_int
 from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of

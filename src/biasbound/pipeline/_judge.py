@@ -127,8 +127,8 @@ def _canonical(fj: pd.DataFrame, s: _Settings, codes: _Codes) -> tuple[_Canon, p
                    model_names=model_names, item_names=item_names)
     present = ~np.isnan(canon.score)
     n_miss = np.bincount(canon.m, weights=(~present).astype(float), minlength=len(model_names))
-    codes = np.unique(canon.m)
-    return canon, pd.Series(n_miss[codes].astype(int), index=model_names[codes])
+    seen = np.unique(canon.m)
+    return canon, pd.Series(n_miss[seen].astype(int), index=model_names[seen])
 
 
 def _certified_batch(canon: _Canon, s: _Settings, judge: str, rng: np.random.Generator) -> tuple[_BatchScores, list[str]]:
@@ -755,7 +755,7 @@ def _bound_certificates(
     judge_audit = {"pooled": pooled, "verdict_counts": audits.counts,
                    "per_model": {m: (None if a is None else a.verdict) for m, a in audits.per_model.items()}}
     # shared_radii: a model's records come again in the judge's certificate; their bias radii are computed once
-    common = dict(center_kind=s.center_kind, neighbor_relation=relation, neighborhood=neighborhood,
+    common: dict[str, Any] = dict(center_kind=s.center_kind, neighbor_relation=relation, neighborhood=neighborhood,
                   diagnostics=diagnostics, shared_radii={})
     model_certs: dict[str, Any] = {}
     if isinstance(view, _ModelView):

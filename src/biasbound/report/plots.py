@@ -1183,7 +1183,7 @@ def plot_bias_radius(
         raise InputError(f"The 'judges' parameter of {where} must map at least one judge to a radius curve. Got none instead.")
     table: dict[str, list[float]] = {}
     for name, curve in judges.items():
-        by = {float(p["delta"]): p.get("radius") for p in curve}
+        by: dict[float, Any] = {float(p["delta"]): p.get("radius") for p in curve}
         missing = [d for d in deltas if float(d) not in by]
         if missing:
             raise InputError(f"The 'judges' parameter of {where} must give a radius at every delta {list(deltas)}; "
