@@ -87,7 +87,7 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     if not isinstance(data, Mapping) or "tau" not in data or "sigma" not in data:
         raise DataFormatError("not a biasbound certificate (no 'tau'/'sigma' fields).", path=str(p))
     if model is not None or judge is not None:  # one certificate: --model/--judge must name what it certifies
-        scope = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
+        scope: Any = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
         models = {str(m) for m in (scope.get("models") or {})} | ({str(scope["model"])} if scope.get("model") not in
                                                                   (None, "*") else set())
         for flag, want, have in (("--model", model, models), ("--judge", judge, {str(scope.get("judge"))})):
@@ -122,7 +122,7 @@ _CERT_FIELDS: dict[str, tuple[str, float | None, float | None, bool]] = {
 
 def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
     for name, (what, low, high, low_open) in _CERT_FIELDS.items():
-        v = data.get(name)
+        v: Any = data.get(name)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
         if ok and low is not None:
             ok = v > low if low_open else v >= low
