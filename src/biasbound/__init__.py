@@ -11,7 +11,7 @@ import importlib
 import importlib.util
 from typing import Any
 
-__version__ = "0.1.0"
+from biasbound._version import __version__
 
 from biasbound._exceptions import (
     BiasboundError,

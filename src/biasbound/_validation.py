@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -28,10 +28,9 @@ __all__ = [
     "check_one_of",
     "cli_command",
     "resolve_rng",
+    "spawn_seeds",
     "speaking_cli",
 ]
-
-RNGLike = "np.random.Generator | int | None"
 
 #: The command-line command being run (``"certify"``, ``"audit"``, ...), or None for Python callers.
 #: Messages that suggest a fix name the command-line flag to a command-line user (``--skip-bad``)
@@ -171,7 +170,7 @@ def resolve_rng(rng: np.random.Generator | int | None) -> tuple[np.random.Genera
     a derived seed ``rng.integers(2**63)`` and a new Generator built from it.
     """
     if rng is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))  # a fresh SeedSequence's entropy is an int
     elif isinstance(rng, np.random.Generator):
         seed = int(rng.integers(2**63))
     elif isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
@@ -181,3 +180,10 @@ def resolve_rng(rng: np.random.Generator | int | None) -> tuple[np.random.Genera
     else:
         raise TypeError(f"The 'rng' parameter must be a numpy Generator, an int seed or None. Got {type(rng).__name__} instead.")
     return np.random.default_rng(seed), seed
+
+
+def spawn_seeds(master: int, n: int) -> list[int]:
+    """``n`` independent seeds spawned from the master seed with numpy's SeedSequence (the pipeline's per-judge and
+    per-model seeds; ``Certificate.verify`` re-derives the models' seeds with it)."""
+    children = np.random.SeedSequence(master).spawn(n)
+    return [int(c.generate_state(1, dtype=np.uint64)[0] % (2**63)) for c in children]

@@ -37,8 +37,6 @@ __all__ = ["AuditResult", "CertificateAudit", "PartAudit", "audit", "audit_certi
 #: ``"recheck"``: the neighbours given are the very ones the certificate was calibrated on (its census), so
 #: the probability over them is recomputed exactly and compared with δ — a re-computation, not new evidence.
 VERDICTS = ("holds", "violated", "inconclusive", "not contradictable", "exact", "recheck")
-#: Verdicts that do not contradict the certificate.
-NOT_CONTRADICTED = ("holds", "not contradictable", "exact", "recheck")
 #: Severity order of the verdicts (the worst part of an audit leads).
 _SEVERITY = {"violated": 0, "inconclusive": 1, "holds": 2, "recheck": 3, "exact": 3, "not contradictable": 4}
 

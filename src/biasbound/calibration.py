@@ -2,7 +2,8 @@
 
 OpenDP-style: every bound unit *maps* ``(tau, alpha, sigma, d, knowledge)`` to an upper bound on the
 violation probability; :func:`check` evaluates a claimed ``(alpha, sigma)`` against ``delta``;
-:func:`calibrate` (``biasbound.calibrate``, the one calibrator) *searches* the frontier ``alpha*(sigma)`` (the largest feasible shrinkage at each noise scale) and
+:func:`calibrate` (``biasbound.calibrate``, the one calibrator) *searches* the frontier ``alpha*(sigma)`` (the largest
+feasible shrinkage at each noise scale) and
 picks one point on it by a stated rule.
 
 ``method="tight"``: per generator, the pointwise minimum over every applicable (unit, record) pair —
@@ -26,7 +27,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def _alpha_star(F: Callable[[float], float], delta: float, hi: float = 1.0, rtol
     if guess is None or not 0.0 <= guess <= hi:
         guess = _crossing(F, delta, min(max(floor, 0.0), hi), hi, rtol) if guided else None
     out = _bisect(F, delta, lo, hi, rtol, guess)
-    return _bisect(F, delta, lo, hi, rtol) if out is None else out  # the guide was off: the plain bisection
+    return cast(float, _bisect(F, delta, lo, hi, rtol)) if out is None else out  # the guide was off: the plain bisection (no guess: a float)
 
 
 def _bisect(F: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float, guess: float | None = None,
@@ -273,8 +274,8 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     (so the check is Corollary 3.2 exactly).
     """
     where = "check"
-    v = validate(where, method=method, tau=tau, delta=delta, dim=dim)  # the ranges of biasbound.parameters
-    m, t, dl, d = v["method"], v["tau"], v["delta"], v["dim"]
+    checked = validate(where, method=method, tau=tau, delta=delta, dim=dim)  # the ranges of biasbound.parameters
+    m, t, dl, d = checked["method"], checked["tau"], checked["delta"], checked["dim"]
     a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
     s = check_in_range(sigma, "sigma", where, low=0.0)
     k = Knowledge.of(knowledge)

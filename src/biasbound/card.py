@@ -47,7 +47,7 @@ import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -711,7 +711,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
 
     return {
         "models": models, "pairs": n_pairs, "level": level, "rounds": int(rounds), "seed": int(seed),
-        "rank_interval": {m: [int(x), int(y)] for m, x, y in zip(models, r_lo, r_hi)},
+        "rank_interval": {m: [int(x), int(y)] for m, x, y in zip(models, cast(Any, r_lo), cast(Any, r_hi))},
         "separability": {"bootstrap": share(boot), "bias_robust": share(robust), "all_items": share(ordered & keeps),
                          "noise": share(noise)},
         "reversed_by": reversed_by, "tied_by": tied_by, "reversed_count": reversed_count, "tied_count": tied_count,
@@ -867,7 +867,7 @@ FIGURES = ("flip_rate", "strict_reversal", "mean_shift", "delta_star", "rerun_fl
 
 
 def _default_gen(card: Mapping[str, Any]) -> str | None:
-    gens = list((card.get("generators") or {}))
+    gens = list(card.get("generators") or {})
     return "swap" if "swap" in gens else (gens[0] if gens else None)
 
 

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from biasbound import __version__
+from biasbound._version import __version__
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound._validation import check_one_of
+from biasbound._validation import check_one_of, spawn_seeds
 
 __all__ = [
     "CENTER_KINDS",
@@ -225,7 +225,8 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
         name, recs = k.generators[0]
         per = {name: _radius(at)}
         if shared_radii is not None:
-            shared_radii[("radius", c.delta, a_range, *map(id, recs))] = (tuple(recs), per[name])
+            key = ("radius", c.delta, a_range, *map(id, recs))
+            shared_radii[key] = (tuple(recs), per[name])
     else:
         per = {name: shared(("radius", c.delta, a_range, *map(id, recs)), tuple(recs),
                             lambda name=name, kr_recs=kr_recs: _radius(bias_radius(c.delta, Knowledge(generators=((name, kr_recs),)))))
@@ -639,9 +640,7 @@ def _seed_or_centre_mismatch(cert: Certificate) -> str | None:
         return None
     seeds = [v.get("seed") if isinstance(v, Mapping) else None for v in models.values()]
     if all(isinstance(sd, int) for sd in seeds):
-        from biasbound.pipeline._settings import _spawn_seeds
-
-        if seeds != _spawn_seeds(int(cert.seed), len(seeds)):
+        if seeds != spawn_seeds(int(cert.seed), len(seeds)):
             return f"the judge's seed {cert.seed} does not give the models' seeds recorded in scope.models"
     centers = scope.get("centers")
     value = cert.center.get("value")

@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         err.print("[bold red]aborted[/]")
         return 130
     except _USAGE_ERRORS as exc:  # unknown option, bad value: click's one-line usage message
-        exc.show()
-        return int(exc.exit_code)
+        exc.show()  # type: ignore[attr-defined]  # click's ClickException (typer's or click's own)
+        return int(exc.exit_code)  # type: ignore[attr-defined]
     return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
 
 

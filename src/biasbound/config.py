@@ -444,7 +444,7 @@ def _servers(r: _Reader, d: Mapping[str, Any], key: str) -> list[tuple[str, int,
     raw = d["endpoints"]
     if not isinstance(raw, (list, tuple)) or not raw:
         raise r.fail(f"{key}.endpoints", "a non-empty list of {base_url, concurrency, rpm} entries", raw)
-    servers = []
+    servers: list[Any] = []
     for i, entry in enumerate(raw):
         where = f"{key}.endpoints[{i}]"
         e = r.mapping(entry if isinstance(entry, Mapping) else {"base_url": entry}, where, _SERVER_KEYS)

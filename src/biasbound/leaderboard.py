@@ -218,9 +218,10 @@ def _bootstrap_means(
     if counts is not None and (sum(len(c) for c in counts) != rounds or counts[0].shape[1] != x.shape[1]):
         raise InputError(f"The resample counts given to bootstrap_means must be {rounds} rounds over {x.shape[1]} items.")
     present = ~np.isnan(x)
-    den: np.ndarray | _Present = present.astype(float)
+    weights = present.astype(float)
+    den: np.ndarray | _Present = weights
     if x.shape[1] > 0 and np.count_nonzero(~present) * 8 < x.size:
-        den = _Present(den, ~present)
+        den = _Present(weights, ~present)
     mean, lo, hi = _ratio_bootstrap(np.where(present, x, 0.0), den, gen, rounds, level, counts)
     return BootstrapInterval(mean=mean, lo=lo, hi=hi, seed=seed, rounds=rounds, level=level)
 
@@ -684,7 +685,8 @@ def retention(
     alpha = check_in_range(alpha, "alpha", "retention", low=0.0, high=1.0)
     sig = np.broadcast_to(np.asarray(sigma_model, dtype=float), o.shape).copy() if np.ndim(sigma_model) == 0 else np.asarray(sigma_model, dtype=float)
     if sig.shape != o.shape or not np.all(np.isfinite(sig)) or np.any(sig < 0):
-        raise InputError(f"The 'sigma_model' parameter of retention must be a non-negative float or (M,) array with M = {o.size}. Got {sigma_model!r} instead.")
+        raise InputError("The 'sigma_model' parameter of retention must be a non-negative float or (M,) array with "
+                         f"M = {o.size}. Got {sigma_model!r} instead.")
     order = np.argsort(-o, kind="stable")
     gaps = alpha * (o[order[:-1]] - o[order[1:]])
     scale = np.sqrt(sig[order[:-1]] ** 2 + sig[order[1:]] ** 2)

@@ -4,7 +4,8 @@ command-line flag and ``biasbound run`` config key (constraints as data, as scik
 
 From this one table come
 
-- the Python validation (:func:`validate`: one call at the top of ``certify`` and ``calibrate``; the same ranges everywhere, e.g. ``delta=1e-15`` is refused by all of them);
+- the Python validation (:func:`validate`: one call at the top of ``certify`` and ``calibrate``; the same ranges
+  everywhere, e.g. ``delta=1e-15`` is refused by all of them);
 - the command-line options (:func:`option`: the same flag, default and help text in ``certify``, ``run``,
   ``calibrate``, ``audit`` and ``demo``; an old spelling stays a hidden alias that warns, :func:`renamed`);
 - the run-config keys (:func:`biasbound.config.parse_config` reads every key of :data:`CERTIFY` through
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from biasbound._exceptions import InputError
 from biasbound._validation import (
@@ -213,9 +214,10 @@ def option(name: str, default: Any = ..., *, flag: str | None = None, help: str 
     text = help or p.meaning
     if p.kind in ("float", "int") and p.range is not None and help is None:
         text += f"; in {p.range.text()}"
+    decl = cast(str, flag or p.flag)  # option() is called for parameters that have a flag
     if kw.pop("required", False):
-        return typer.Option(..., flag or p.flag, help=text + ".", **kw)
-    return typer.Option(p.default if default is ... else default, flag or p.flag, help=text + ".", **kw)
+        return typer.Option(..., decl, help=text + ".", **kw)
+    return typer.Option(p.default if default is ... else default, decl, help=text + ".", **kw)
 
 
 def old_option(name: str, *, flag: str | None = None) -> Any:

@@ -314,15 +314,16 @@ def plan(
             continue
         # per-neighbour cost, measured on the pilot: one judge call per applied neighbour (+ rewrites)
         judged = nb.drop_duplicates("cache_key")
-        c = [costs.get(k) for k in judged["cache_key"]]
-        c = [x for x in c if x is not None]
+        found = [costs.get(k) for k in judged["cache_key"]]
+        c: list[Any] = [x for x in found if x is not None]
         drawn = sum(len(v) for v in order.values())
         applied = len(nb) / max(1, drawn)
-        per = {"judge_calls": applied,
-               "prompt_tokens": float(np.mean([x[0] for x in c])) * applied if c else None,
-               "completion_tokens": float(np.mean([x[1] for x in c])) * applied if c else None,
-               "cost": (float(np.mean([x[2] for x in c])) * applied if c and all(x[2] is not None for x in c) else None),
-               "rewrite_calls": 0.0}
+        per: dict[str, Any] = {
+            "judge_calls": applied,
+            "prompt_tokens": float(np.mean([x[0] for x in c])) * applied if c else None,
+            "completion_tokens": float(np.mean([x[1] for x in c])) * applied if c else None,
+            "cost": (float(np.mean([x[2] for x in c])) * applied if c and all(x[2] is not None for x in c) else None),
+            "rewrite_calls": 0.0}
         if g in _REWRITE_TASK:
             rw = [x for x in costs.values() if x[3] == _REWRITE_TASK[g]]
             per["rewrite_calls"] = len(rw) / max(1, drawn)
@@ -422,7 +423,8 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
     def meets(r: dict[str, Any]) -> bool:
         if r.get("alpha") is None or target is None:
             return False
-        if (r.get("alpha_min") if r.get("alpha_min") is not None else r["alpha"]) < target - 1e-12:
+        reached: float = r["alpha_min"] if r.get("alpha_min") is not None else r["alpha"]
+        if reached < target - 1e-12:
             return False
         return all(r.get(key) is not None and r[key] <= value + 1e-12 for key, value in extra.items())
 

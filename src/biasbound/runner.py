@@ -527,8 +527,8 @@ async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, item
             if gen.requires_llm:
                 gate = asyncio.Semaphore(cfg.rewriter.concurrency if cfg.rewriter else 8)
 
-                async def one(k: int, _gen: Any = gen, _model: str = model) -> tuple[str, int, Any]:
-                    async with gate:
+                async def one(k: int, _gen: Any = gen, _model: str = model, _gate: Any = gate) -> tuple[str, int, Any]:
+                    async with _gate:
                         p = await _gen.perturb_async(items[_model][k], None, rewriter_session.complete)
                     return _model, k, p
 
@@ -632,7 +632,8 @@ def _judgment_table(state: _RunState, out: Path, outputs: dict[str, Path]) -> tu
 def _write_judgments(cfg: RunConfig, frame: pd.DataFrame, jset: Any, summary: dict[str, Any], out: Path,
                      outputs: dict[str, Path]) -> None:
     """``judgments.parquet``: every judgment, with the judging cost (``attrs["usage"]``: the run summary's
-    ``judging_cost``, the judge card's cost row; a panel's stages are not split by judge) in the file's metadata, so that ``biasbound verify --judgments``
+    ``judging_cost``, the judge card's cost row; a panel's stages are not split by judge) in the file's metadata, so that
+    ``biasbound verify --judgments``
     re-reads the table exactly as certify got it."""
     if len(cfg.panel) == 1:
         usage = {str(cfg.panel[0].name): summary["judging_cost"]}
@@ -700,10 +701,11 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
     c = cfg.calibration
     certification = None
     try:
+        scheduled: dict[str, Any] = {"schedule": schedule} if schedule is not None else {}
         certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
             jset, **c.certify_kwargs(), neighbors=summary["certify_neighbors"], seed=cfg.seed, out=out,
             progress=progress, baseline=cfg.data.baseline if pairwise else None, sampled=state.sampled_draws or None,
-            **({"schedule": schedule} if schedule is not None else {}),
+            **scheduled,
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}

@@ -5,7 +5,8 @@ population, the shrunk shift built from explicit score vectors).
 The population, tau, delta, d, the centre kind and the knowledge kind are drawn with a fixed seed.  The
 almost-sure, moment and full-population calibrations are sure statements: any violation is a bug.  The sample
 calibrations hold with probability >= 1 - beta over the draw, beta = 1e-3, in 6 cells: false-failure rate
-<= 6e-3 (union bound).  The paper cells run Cor. 3.2 (method="paper") on the exact mean square.  A point that cannot be certified raises, and then the test checks that the bound at
+<= 6e-3 (union bound).  The paper cells run Cor. 3.2 (method="paper") on the exact mean square.  A point that cannot be
+certified raises, and then the test checks that the bound at
 that point really exceeds delta (nothing issued, nothing to hold)."""
 
 from __future__ import annotations

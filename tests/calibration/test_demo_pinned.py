@@ -4,7 +4,8 @@
 calibration route was reorganised) by ``python tests/calibration/test_demo_pinned.py --write``: for the paper and the
 tight run, every number of the judge-level ``certificate.json`` that says what was certified (α, σ, σ_max, α_max,
 α*(σ), the bound, the paper split), a SHA-256 of the whole certificate apart from ``created``,
-``biasbound_version`` and what holds the checkout's path (``scope``, ``records_sha256``), and α, σ and the bound of every per-model certificate. Exact equality: the same inputs
+``biasbound_version`` and what holds the checkout's path (``scope``, ``records_sha256``), and α, σ and the bound of every
+per-model certificate. Exact equality: the same inputs
 through the same arithmetic give the same floats (no statistics, no tolerance). A deliberate change of what a
 certificate holds (a new field, a reworded sentence) re-writes the pin with the same command in the same commit, and
 says why; a reorganisation of code never does.

@@ -25,7 +25,6 @@ reproducible). A drawn neighbour whose judgment is missing (its true move advers
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pandas as pd

@@ -341,7 +341,9 @@ def test_two_runs_write_identical_files_apart_from_time_stamps(runs, tmp_path) -
     for name in names:
         a, b = (runs["signed"] / name).read_bytes(), (again / name).read_bytes()
         if name in CERT_FILES:
-            strip = lambda x: [{k: v for k, v in c.items() if k != "created"} for c in (x if isinstance(x, list) else [x])]
+            def strip(x: object) -> list:
+                return [{k: v for k, v in c.items() if k != "created"} for c in (x if isinstance(x, list) else [x])]
+
             assert strip(json.loads(a)) == strip(json.loads(b)), name
         elif name == "report.html":
             assert stamp.sub("", a.decode()) == stamp.sub("", b.decode())

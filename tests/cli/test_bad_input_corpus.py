@@ -262,7 +262,8 @@ add(certify_case("ah-binary-tail", "ah.jsonl", arena([AH]).encode() + b"\x00\x00
 LLMBAR_HEAD = "subset,item,gold_label,judge,strategy,winner_orig_order,winner_swapped_order\n"
 add(certify_case("llmbar-no-strategy", "l.csv", "subset,item,gold_label,judge,winner_orig_order,winner_swapped_order\n"
                  "N,1,1,gpt,1,2\n", ("l.csv:1", "'strategy' is missing")))
-add(certify_case("llmbar-winner-3", "l.csv", LLMBAR_HEAD + "N,1,1,gpt,V,1,2\nN,2,1,gpt,V,3,1\n", ("l.csv:3", "winner_orig_order must be 1 or 2", "(got '3')")))
+add(certify_case("llmbar-winner-3", "l.csv", LLMBAR_HEAD + "N,1,1,gpt,V,1,2\nN,2,1,gpt,V,3,1\n",
+                 ("l.csv:3", "winner_orig_order must be 1 or 2", "(got '3')")))
 add(certify_case("llmbar-binary", "l.csv", LLMBAR_HEAD.encode() + b"\x00", ("l.csv:2", "binary")))
 
 # -- certify options ------------------------------------------------------------------------

@@ -462,7 +462,7 @@ good("llmbar-winner-empty-is-missing", "j.csv", llmbar("winner_orig_order", ""),
 # -- run configs (YAML) ------------------------------------------------------------------------
 def run_yaml(judge_extra: str = "", **parts: str) -> str:
     body = {"data": "data: {table: t.csv}\n", "template": "template: single\n",
-            "judge": "judge: {name: j, base_url: 'http://127.0.0.1:9/v1', model: m%s}\n" % judge_extra,
+            "judge": f"judge: {{name: j, base_url: 'http://127.0.0.1:9/v1', model: m{judge_extra}}}\n",
             "neighbors": "neighbors: {generators: [rerun]}\n", "output": "output: out\n"}
     body.update(parts)
     return "".join(v for v in body.values() if v)

@@ -44,7 +44,7 @@ def _table(n: int, changed: np.ndarray) -> pd.DataFrame:
 def _held_out_items(n: int, seed: int, holdout: float) -> np.ndarray:
     """The items whose variant neighbour the pipeline holds out for the audit (same seeds, same split)."""
     from biasbound.pipeline._neighbours import _group_split
-    from biasbound.pipeline._settings import _spawn_seeds
+    from biasbound._validation import spawn_seeds as _spawn_seeds
 
     judge_seed = _spawn_seeds(seed, 1)[0]
     rng = np.random.default_rng(judge_seed)  # the neighbour split is its first draw (fixed centre)

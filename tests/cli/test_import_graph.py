@@ -11,6 +11,7 @@ not a design choice). The test fails on any cycle and prints it.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import graphlib
@@ -52,12 +53,22 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """module -> the package modules it imports."""
+    """module -> the package modules it imports (a fresh copy: tests plant edges in it)."""
+    return {m: set(targets) for m, targets in _import_graph().items()}
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@functools.lru_cache(maxsize=1)
+def _import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        for node in ast.walk(_parsed(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -115,3 +126,163 @@ def test_no_import_circles_in_src():
     if found:
         shown = "\n".join(" -> ".join(c) for c in found)
         pytest.fail(f"{len(found)} import circles in src/biasbound:\n{shown}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Layering: data flows one way (ARCHITECTURE.md: inputs -> judgments -> neighbours -> knowledge -> bound -> calibration
+# -> certified scores -> audit -> reports; "the math never imports I/O, pandas or HTTP"). A module may import its own
+# layer or a lower one, never a higher one. The lists of existing offenders below may only shrink.
+
+#: layer of each top-level name under biasbound (anything not named here is the middle layer, 3)
+LAYERS = {
+    # 0 foundation: errors, validation, the parameter table, directed rounding, the version
+    "_exceptions": 0, "_validation": 0, "parameters": 0, "_rounding": 0, "_version": 0,
+    # 1 the math: numpy/scipy only
+    "bounds": 1, "calibration": 1, "mechanism": 1, "sensitivity": 1, "audit": 1, "figures": 1,
+    # 2 the certificate: the record, its schema, verify()
+    "certificate": 2,
+    # 3 (default) inputs, neighbours, judges, leaderboard, judge card, reports, testing tools
+    # 4 orchestration: one certification along the data flow, the runner, its config, the planner
+    "pipeline": 4, "runner": 4, "config": 4, "planning": 4,
+    # 5 the front: commands, the CLI, the package root (it re-exports everything)
+    "commands": 5, "cli": 5, "__main__": 5,
+}
+MIDDLE = 3
+MATH = {name for name, layer in LAYERS.items() if layer == 1}
+#: third-party packages the math may import (besides the standard library)
+MATH_DEPENDENCIES = {"numpy", "scipy"}
+#: readers and input helpers never import the analysis built on what they read
+READERS = {"data", "integrations"}
+ANALYSIS = {"leaderboard", "card", "planning", "report"}
+
+#: upward edges that exist today (each a small move away; see docs/DESIGN.md "Gates and the documentation site")
+UPWARD_OFFENDERS = {
+    ("biasbound.card", "biasbound.pipeline._neighbours"),  # card's neighbour merge reuses the pipeline's _key_codes
+}
+READER_OFFENDERS = {
+    ("biasbound.data.arena_hard", "biasbound.leaderboard"),  # the Arena-Hard reader computes arena_hard_score with it
+}
+#: private names (``_x``) imported from another folder of the package, as (importing module, source module, name):
+#: the judgment-table engine's helpers wait for their public names (issue 25, item 1)
+PRIVATE_OFFENDERS = {
+    ("biasbound.card", "biasbound.data.tables", "_sorted_codes"),
+    ("biasbound.card", "biasbound.pipeline._neighbours", "_key_codes"),
+    ("biasbound.commands.certify", "biasbound.data.tables", "_check_duplicates"),
+    ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_check_duplicates"),
+    ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_finish"),
+    ("biasbound.integrations.battles", "biasbound.data.tables", "_check_duplicates"),
+    ("biasbound.integrations.battles", "biasbound.data.tables", "_detect_format"),
+    ("biasbound.integrations.battles", "biasbound.data.tables", "_finish"),
+    ("biasbound.integrations.battles", "biasbound.data.tables", "_read"),
+    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_duplicates"),
+    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_scale"),
+    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_finish"),
+    ("biasbound.integrations.inspect_scorer", "biasbound.data.tables", "_check_scale"),
+    ("biasbound.integrations.mt_bench", "biasbound.data.tables", "_check_duplicates"),
+    ("biasbound.integrations.mt_bench", "biasbound.data.tables", "_finish"),
+    ("biasbound.leaderboard", "biasbound.data.tables", "_compact"),
+    ("biasbound.leaderboard", "biasbound.data.tables", "_sorted_codes"),
+    ("biasbound.pipeline._cost", "biasbound.leaderboard", "_kendall_tau_b"),
+    ("biasbound.pipeline._judge", "biasbound.data.tables", "_sorted_codes"),
+    ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_bootstrap_means"),
+    ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_GRID"),
+    ("biasbound.pipeline._leaderboard", "biasbound.data.tables", "_compact"),
+    ("biasbound.pipeline._neighbours", "biasbound.data.tables", "_texts"),
+    ("biasbound.runner", "biasbound.data.tables", "_detect_format"),
+    ("biasbound.runner", "biasbound.data.tables", "_read"),
+    ("biasbound.runner", "biasbound.pipeline", "_jsonable"),
+}
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return 5  # the package root
+    return LAYERS.get(parts[1], MIDDLE)
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def upward_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a in graph for b in graph[a] if layer(b) > layer(a)}
+
+
+def _imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    return [n for n in ast.walk(_parsed(path))
+            if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def private_imports_across_folders() -> set[tuple[str, str, str]]:
+    """(module, source module, name) for every ``from biasbound.x import _name`` whose source is in another folder."""
+    modules = _modules()
+    found = set()
+    for module, path in modules.items():
+        is_package = path.name == "__init__.py"
+        folder = module if is_package else module.rpartition(".")[0]
+        for node in _imports(path):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _absolute(node, module, is_package)
+            if not base.startswith(PACKAGE):
+                continue
+            src_folder = base if base in modules and modules[base].name == "__init__.py" else base.rpartition(".")[0]
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__") and src_folder != folder:
+                    found.add((module, base, alias.name))
+    return found
+
+
+def test_layers_point_one_way():
+    edges = upward_edges(import_graph())
+    new = sorted(edges - UPWARD_OFFENDERS)
+    assert not new, "imports against the data flow (a module imports a higher layer):\n" + "\n".join(
+        f"{a} (layer {layer(a)}) -> {b} (layer {layer(b)})" for a, b in new)
+    gone = sorted(UPWARD_OFFENDERS - edges)
+    assert not gone, f"fixed, so take them off UPWARD_OFFENDERS: {gone}"
+
+
+def test_a_planted_upward_import_is_found():
+    graph = import_graph()
+    graph["biasbound.calibration"] = graph["biasbound.calibration"] | {"biasbound.pipeline._certify"}
+    graph["biasbound.certificate"] = graph["biasbound.certificate"] | {"biasbound"}
+    assert {("biasbound.calibration", "biasbound.pipeline._certify"), ("biasbound.certificate", "biasbound")} <= \
+        upward_edges(graph)
+
+
+def test_the_math_imports_numpy_and_scipy_only():
+    import sys
+
+    bad = []
+    for module, path in _modules().items():
+        if _top(module) not in MATH:
+            continue
+        for node in _imports(path):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if node.level == 0 else []
+            for name in names:
+                root = name.split(".")[0]
+                if root == PACKAGE:
+                    target = _resolve(name, _modules())
+                    if target is not None and layer(target) > 1:
+                        bad.append(f"{module} imports {target}")
+                elif root not in MATH_DEPENDENCIES and root not in sys.stdlib_module_names:
+                    bad.append(f"{module} imports {name}")
+    assert not bad, "the math imports numpy/scipy and the foundation only:\n" + "\n".join(bad)
+
+
+def test_readers_never_import_the_analysis():
+    graph = import_graph()
+    edges = {(a, b) for a in graph for b in graph[a] if _top(a) in READERS and _top(b) in ANALYSIS}
+    assert edges <= READER_OFFENDERS, f"readers importing the analysis: {sorted(edges - READER_OFFENDERS)}"
+    assert READER_OFFENDERS <= edges, f"fixed, so take them off READER_OFFENDERS: {sorted(READER_OFFENDERS - edges)}"
+
+
+def test_no_new_private_name_crosses_a_folder():
+    found = private_imports_across_folders()
+    new = sorted(found - PRIVATE_OFFENDERS)
+    assert not new, "private names imported from another folder (give them a public name):\n" + "\n".join(map(str, new))
+    gone = sorted(PRIVATE_OFFENDERS - found)
+    assert not gone, f"no longer imported, so take them off PRIVATE_OFFENDERS: {gone}"

@@ -14,7 +14,7 @@ import pytest
 
 from biasbound import InputError
 from biasbound.cli import main
-from inspect_helpers import mock_model, mock_output, run_eval
+from inspect_helpers import mock_model, run_eval
 
 pytestmark = pytest.mark.slow  # end to end: inspect_ai evals with the mock model, read back by certify (~10 s on a loaded machine)
 

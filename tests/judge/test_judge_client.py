@@ -17,7 +17,6 @@ import sys
 import textwrap
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 

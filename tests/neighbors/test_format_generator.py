@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -187,7 +186,7 @@ def test_bullets_to_numbers_on_real_flat_lists():
         for ln, out in zip(lines, flags):
             if out and re.match(r"\s*[-*+]\s+\S", ln):
                 k += 1
-                ln = re.sub(r"^(\s*)[-*+]", lambda m: f"{m.group(1)}{k}.", ln, count=1)
+                ln = re.sub(r"^(\s*)[-*+]", lambda m, k=k: f"{m.group(1)}{k}.", ln, count=1)
             elif not out or ln.strip():
                 k = 0 if (not out or len(ln) - len(ln.lstrip()) <= min(indents)) else k
             expected.append(ln)

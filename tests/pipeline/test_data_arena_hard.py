@@ -56,7 +56,8 @@ def test_aliases(alias: str, meaning: str) -> None:
 
 
 def test_factor_verdicts_become_factor_columns(tmp_path: Path) -> None:
-    r = {"question_id": "q", "model": "m", "games": [{"score": "A>B", "style_score": "B>>A", "safety_score": "A=B"}, {"score": "A>B", "style_score": "A<<B"}]}
+    r = {"question_id": "q", "model": "m",
+         "games": [{"score": "A>B", "style_score": "B>>A", "safety_score": "A=B"}, {"score": "A>B", "style_score": "A<<B"}]}
     raw = load_arena_hard(write_jsonl(tmp_path / "j" / "m.jsonl", [r])).frame
     assert list(raw.columns) == list(COLUMNS) + ["factor_safety", "factor_style"]
     f = raw.set_index("game")
@@ -163,7 +164,8 @@ def test_embedded_files_match_the_upstream_hashes_recorded_in_provenance() -> No
     recorded = dict(
         (line.split()[1], line.split()[0]) for line in prov.splitlines() if re.fullmatch(r"[0-9a-f]{64}  \S+", line)
     )
-    files = ["judgments_ensemble.jsonl.gz", *(f"leaderboard_20250423/{k}.csv" for k in ("no_control", "style_control", "markdown_control", "length_control"))]
+    files = ["judgments_ensemble.jsonl.gz",
+             *(f"leaderboard_20250423/{k}.csv" for k in ("no_control", "style_control", "markdown_control", "length_control"))]
     assert sorted(recorded) == sorted(files)
     for rel in files:
         assert hashlib.sha256((demo_path() / rel).read_bytes()).hexdigest() == recorded[rel], rel

@@ -184,7 +184,8 @@ def test_llmbar_gold_view_reproduces_the_published_accuracy(shared_data: Path) -
 def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llmbar_raw: pd.DataFrame) -> None:
     f = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz").frame
     nb = observed_neighbors_for(f, judge="GPT-4/Vanilla", model="output_1", generator="swap")
-    raw = llmbar_raw[(llmbar_raw["judge"] == "GPT-4") & (llmbar_raw["strategy"] == "Vanilla")].dropna(subset=["winner_orig_order", "winner_swapped_order"])
+    raw = llmbar_raw[(llmbar_raw["judge"] == "GPT-4") & (llmbar_raw["strategy"] == "Vanilla")]
+    raw = raw.dropna(subset=["winner_orig_order", "winner_swapped_order"])
     flips = int((raw["winner_orig_order"] != raw["winner_swapped_order"]).sum())
     assert flips > 0
     assert int(np.count_nonzero(nb.differences)) == flips

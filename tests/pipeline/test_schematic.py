@@ -260,7 +260,7 @@ def test_real_data_adversarial_rubrics_lower_schematic_adherence(judge: str) -> 
 @pytest.mark.parametrize(("value", "shown"), [('"ten"', "'ten'"), ('"inf"', "'inf'"), ("true", "true"), ("[1]", "[1]")])
 def test_loader_refuses_a_value_that_is_not_a_number(tmp_path: Path, value: str, shown: str) -> None:
     """Never silently missing: "ten", inf, a boolean or a list is bad input naming file, line and column."""
-    p = write_jsonl(tmp_path / "t.jsonl", [{"f": 1, "o": 2}, "", '{"f": 2, "o": %s}' % value])
+    p = write_jsonl(tmp_path / "t.jsonl", [{"f": 1, "o": 2}, "", '{"f": 2, "o": ' + value + '}'])
     with pytest.raises(DataFormatError, match=f"value {re.escape(shown)} of column 'o' is not a finite number") as info:
         load_factor_table(p, factors=["f"], overall="o")
     assert (info.value.path, info.value.line) == (str(p), 3)

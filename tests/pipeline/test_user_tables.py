@@ -4,7 +4,6 @@ odd values never re-scaling a table, and coverage (missing judgments and neighbo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -95,9 +96,10 @@ def candidate_bound(c: Candidate, tau: float, alpha: float, sigma: float, dim: i
     return float(c.unit._bound(tau, alpha, sigma, dim, c.record))
 
 
-def _dominated(r: Record, s: Record) -> bool:
+def _dominated(r: Record, s: Any) -> bool:  # s: r's type, checked first
     """Every unit's bound for ``r`` is <= its bound for ``s`` (same kind; monotone in the record)."""
-    if type(r) is not type(s) or r.shift_ratio != s.shift_ratio:  # [proof:dominated]
+    same_kind = type(r) is type(s)  # (a variable: mypy would narrow r to s's type, Any, and lose the isinstance below)
+    if not same_kind or r.shift_ratio != s.shift_ratio:  # [proof:dominated]
         return False
     if isinstance(r, AlmostSure):
         return r.A <= s.A
@@ -194,7 +196,7 @@ class Plan:
             every_u, at = np.unique(np.concatenate([u for u, _ in parts]), return_inverse=True)
             p_u = tail(every_u, tau=tau, sigma=sigma, dim=dim)
             start = 0
-            for (gi, ci, q, w, const), (u, inverse) in zip(lin, parts):
+            for (gi, ci, _q, w, const), (u, inverse) in zip(lin, parts):
                 p = p_u[at[start:start + u.size]][inverse]
                 start += u.size
                 vals[(gi, ci)] = weighted_sum(w, p, const, groups=inverse)

@@ -392,7 +392,7 @@ class RandomJudge:
     @property
     def upper(self) -> np.ndarray:
         """``q_k^+``: upper bounds on ``Pr[||Delta||^2 > x_{k-1}]``, nonincreasing in ``k``."""
-        return self._upper  # type: ignore[attr-defined,no-any-return]
+        return self._upper  # type: ignore[attr-defined]
 
     @property
     def A(self) -> float:
@@ -446,7 +446,7 @@ class HighProbability:
                 "shift_ratio": self.shift_ratio, "note": self.note}
 
 
-Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability]
+Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability]  # noqa: UP007 (a runtime alias: py3.10 evaluates it)
 _RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability)
 
 
@@ -528,7 +528,8 @@ class Knowledge:
                 raise InputError(f"The knowledge of generator {name!r} must hold at least one record. Got none instead.")
             for r in recs:
                 if not isinstance(r, _RECORD_TYPES):
-                    raise TypeError(f"A knowledge record must be AlmostSure, Moments, FullPopulation, Sample, RandomJudge or HighProbability. Got {type(r).__name__} instead.")
+                    raise TypeError("A knowledge record must be AlmostSure, Moments, FullPopulation, Sample, RandomJudge or "
+                                    f"HighProbability. Got {type(r).__name__} instead.")
 
     @classmethod
     def of(cls, obj: Any, *, how: str = "max") -> Knowledge:

@@ -20,7 +20,6 @@ __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
 NAME = "almost-sure"
 EXACT = True
-SIGMA_ZERO = True
 
 
 def applies(knowledge: object) -> str | None:

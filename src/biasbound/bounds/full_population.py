@@ -22,7 +22,6 @@ __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
 NAME = "full-population"
 EXACT = True
-SIGMA_ZERO = True
 
 
 def applies(knowledge: object) -> str | None:

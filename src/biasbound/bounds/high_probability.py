@@ -21,7 +21,6 @@ __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
 NAME = "high-probability"
 EXACT = False
-SIGMA_ZERO = True
 
 
 def applies(knowledge: object) -> str | None:

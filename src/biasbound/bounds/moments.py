@@ -29,7 +29,6 @@ __all__ = ["EXACT", "NAME", "applies", "concave_majorant_at", "violation_bound"]
 
 NAME = "moments"
 EXACT = True
-SIGMA_ZERO = True
 
 _N_COARSE = 65
 _N_DENSE = 193

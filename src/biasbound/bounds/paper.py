@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -35,7 +35,6 @@ __all__ = ["EXACT", "NAME", "PaperCalibration", "applies", "calibrate", "laurent
 
 NAME = "paper"
 EXACT = False
-SIGMA_ZERO = True  # the sigma -> 0 limit of Theorem 3.1 is Markov, a valid bound
 
 _GRID = np.geomspace(1e-12, 0.5, 96)
 
@@ -228,7 +227,7 @@ class PaperCalibration:
         return asdict(self)
 
 
-def _infeasible(tau: float, delta: float, alpha: float, a: float, amax: float) -> None:
+def _infeasible(tau: float, delta: float, alpha: float, a: float, amax: float) -> NoReturn:
     if amax > 0:
         fix = f"Choose alpha < {floor_sig(amax)} (alpha_max), raise tau or delta, or reduce the sensitivity."
     else:

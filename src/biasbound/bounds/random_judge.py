@@ -28,7 +28,6 @@ __all__ = ["EXACT", "NAME", "applies", "violation_bound", "worst_distribution"]
 
 NAME = "random-judge"
 EXACT = False
-SIGMA_ZERO = True
 
 
 def applies(knowledge: object) -> str | None:

@@ -36,7 +36,6 @@ __all__ = ["EXACT", "NAME", "applies", "band", "violation_bound", "worst_distrib
 
 NAME = "sampled-population"
 EXACT = False
-SIGMA_ZERO = True
 
 
 def applies(knowledge: object) -> str | None:

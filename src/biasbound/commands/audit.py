@@ -24,7 +24,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: pandas and numpy load when a command runs
+    import numpy as np
+    import pandas as pd
 
 import typer
 
@@ -76,7 +80,7 @@ def read_certificate(path: str | Path, *, model: str | None = None, judge: str |
     if not isinstance(data, Mapping) or "tau" not in data or "sigma" not in data:
         raise DataFormatError("not a biasbound certificate (no 'tau'/'sigma' fields).", path=str(p))
     if model is not None or judge is not None:  # one certificate: --model/--judge must name what it certifies
-        scope = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
+        scope: Any = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
         models = {str(m) for m in (scope.get("models") or {})} | ({str(scope["model"])} if scope.get("model") not in
                                                                   (None, "*") else set())
         for flag, want, have in (("--model", model, models), ("--judge", judge, {str(scope.get("judge"))})):
@@ -111,7 +115,7 @@ _CERT_FIELDS: dict[str, tuple[str, float | None, float | None, bool]] = {
 
 def _check_certificate_fields(data: Mapping[str, Any], path: Path) -> None:
     for name, (what, low, high, low_open) in _CERT_FIELDS.items():
-        v = data.get(name)
+        v: Any = data.get(name)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
         if ok and low is not None:
             ok = v > low if low_open else v >= low
@@ -185,7 +189,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
         diff = np.abs(nb["difference"].to_numpy(dtype=float))
         if view == "leaderboard":
             n_items = scope.get("n_items") or {}
-            per = names.map(lambda m: n_items.get(m, np.nan)).to_numpy(dtype=float)
+            per = names.map(lambda m, n_items=n_items: n_items.get(m, np.nan)).to_numpy(dtype=float)
             outside |= set(names[np.isnan(per)])
             keep = ~np.isnan(per)
             dist = diff[keep] / per[keep]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -128,7 +128,8 @@ def _print_table(cal: Any, A: float | None) -> None:
         ("sigma_max at this alpha", f"{cal.sigma_max:.6g}"),
         ("alpha_max", f"{cal.alpha_max:.6g}"),
         ("alpha*(sigma)", f"{cal.alpha_at_sigma:.6g}"),
-        ("bound used", f"{cal.bound_used} ({'the violation probability itself' if cal.exact else 'an upper bound: the worst case over what is known'})"),
+        ("bound used", f"{cal.bound_used} ("
+                       f"{'the violation probability itself' if cal.exact else 'an upper bound: the worst case over what is known'})"),
         ("bound value (<= delta)", f"{cal.bound_value:.4g}"),
         ("confidence", "—" if cal.beta is None else f"{1 - cal.beta:.4g} over the neighbour sample"),
         ("range_implied", "—" if s["range_implied"] is None else
@@ -165,16 +166,16 @@ def register(app: typer.Typer) -> None:
         tau: float = option("tau", required=True),
         delta: float = option("delta", required=True),
         dim: int = option("dim", required=True),
-        sensitivity: Optional[float] = option("sensitivity"),
-        sensitivity_ucb: Optional[float] = option("sensitivity_ucb"),
-        alpha: Optional[float] = option("alpha", help="Shrinkage in (0, 1]; then sigma is the largest that works"),
-        sigma: Optional[float] = option("sigma", help="Noise >= 0; then alpha is the largest that works"),
+        sensitivity: float | None = option("sensitivity"),
+        sensitivity_ucb: float | None = option("sensitivity_ucb"),
+        alpha: float | None = option("alpha", help="Shrinkage in (0, 1]; then sigma is the largest that works"),
+        sigma: float | None = option("sigma", help="Noise >= 0; then alpha is the largest that works"),
         method: str = option("method"),
-        score_range: Optional[float] = option("score_range"),
+        score_range: float | None = option("score_range"),
         old_range: float | None = old_option("score_range"),
-        hamming: Optional[str] = option("hamming", None, help="Items changed per neighbour (Hamming k), or 'all' (k = "
+        hamming: str | None = option("hamming", None, help="Items changed per neighbour (Hamming k), or 'all' (k = "
                                         "--dim)"),
-        beta: Optional[float] = option("beta", None, help="Confidence parameter of --sensitivity-ucb, in (0, 1)"),
+        beta: float | None = option("beta", None, help="Confidence parameter of --sensitivity-ucb, in (0, 1)"),
         tau_split: float = option("tau_split"),
         frontier_points: int = option("frontier_points"),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),

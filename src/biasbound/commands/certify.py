@@ -26,7 +26,10 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: pandas and numpy load when a command runs
+    import pandas as pd
 
 import typer
 from rich.console import Console
@@ -298,7 +301,8 @@ def _check_options_used(report: dict[str, Any], where: str, **given: Any) -> Non
         if value is None or any(k in readers[name] for k in kinds.values()):
             continue
         path, kind = next(iter(kinds.items()))
-        raise InputError(f"The '--{name.replace('_', '-')}' option of {where} applies to {' and '.join(_FORMAT_WORDS[k] for k in readers[name])} only, "
+        raise InputError(f"The '--{name.replace('_', '-')}' option of {where} applies to "
+                         f"{' and '.join(_FORMAT_WORDS[k] for k in readers[name])} only, "
                          f"but {path!r} is read as {_FORMAT_WORDS.get(str(kind), str(kind))}, whose scores the reader "
                          "maps itself; drop it.")
 
@@ -740,7 +744,7 @@ def register(app: typer.Typer) -> None:
                 neighbors = ",".join(found)
                 console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
                 loaded = restrict_to_groups_with(loaded, found)
-                first = next(iter(loaded.report.values()), {})
+                first: dict[str, Any] = next(iter(loaded.report.values()), {})
                 left_out = first.get("neighbors_auto", {}).get("left_out", {})
                 for judge, models in left_out.items():
                     console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "

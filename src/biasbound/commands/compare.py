@@ -95,7 +95,7 @@ def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:
 
 
 def _rank_moves(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     ro, rn = old.get("ranks") or {}, new.get("ranks") or {}
     if not ro or not rn:
         return out
@@ -122,7 +122,7 @@ def compare_cards(old: dict[str, Any], new: dict[str, Any], fail_if: list[str]) 
         if len(common) > 2:
             from scipy import stats
 
-            pos_n = {m: k for k, m in enumerate(mn)}
+            pos_n = {m: k for k, m in enumerate(mn or [])}
             rho = stats.spearmanr(range(len(common)), [pos_n[m] for m in common]).statistic
             orders[j] = {"models": len(common), "spearman": float(rho),
                          "changed": sum(1 for k, m in enumerate(common)

@@ -326,7 +326,7 @@ def print_demo_card(results: dict[str, Any], console: Console) -> None:
     print_judge_card(results["tight"].judge_card, console)
     lb = results.get("leaderboard-all-swapped")
     if lb is not None and lb.judge_card:
-        for name, c in lb.judge_card["judges"].items():
+        for c in lb.judge_card["judges"].values():
             nbh, br = c.get("neighbourhood") or {}, c.get("bias_radius") or {}
             console.print(f"The leaderboard-all-swapped run reads the same data with every answer swapped at once — "
                           f"{str(nbh.get('reading')).split(';')[0]}: bias radius {_fmt(br.get('radius'), 3)} at δ = {_fmt(br.get('delta'))} "
@@ -352,7 +352,8 @@ def register(app: typer.Typer) -> None:
                                                  "judge at http://127.0.0.1:8011/v1, the data inside this installed "
                                                  "package, absolute paths) to this YAML file and stop."),
     ) -> None:
-        """Certify the embedded Arena-Hard data (paper, tight, and every answer swapped in the leaderboard view) and compare them (or --run the judge runner)."""
+        """Certify the embedded Arena-Hard data (paper, tight, and every answer swapped in the leaderboard view) and compare
+        them (or --run the judge runner)."""
         from biasbound.commands.certify import EXIT_VIOLATED
 
         if write_config is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import typer
 from rich.console import Console
@@ -73,8 +73,9 @@ def register(app: typer.Typer) -> None:
         else:
             if draws != 1:
                 raise InputError("The '--draws' option of plan needs '--demo' (a pilot's draw is the one it recorded).")
-            parsed_looks = None if looks is None else [x.strip() for x in looks.split(",") if x.strip()]
-            result = plan(pilot, alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed,
+            # plan() reads each look as an int and refuses the rest in one sentence
+            parsed_looks: Any = None if looks is None else [x.strip() for x in looks.split(",") if x.strip()]
+            result = plan(cast(Path, pilot), alpha=alpha, within=within, grid=_parse_grid(grid), generators=gens, seed=seed,
                           looks=parsed_looks, min_gain=min_gain, bias_radius=bias_radius, flip_width=flip_width)
         doc = result.to_dict()
         if out is not None:

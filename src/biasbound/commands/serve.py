@@ -9,7 +9,6 @@ garbage replies) can be injected to exercise retries.
 
 from __future__ import annotations
 
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -43,7 +42,8 @@ def build_config(
     """Build the server configuration from command-line values (validated by the config classes)."""
     kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
     if not kinds:
-        raise InputError(f"The '--fault-kinds' option of serve-synthetic-judge must list some of {', '.join(FAULT_KINDS)}. Got {fault_kinds!r} instead.")
+        raise InputError(f"The '--fault-kinds' option of serve-synthetic-judge must list some of {', '.join(FAULT_KINDS)}. "
+                         f"Got {fault_kinds!r} instead.")
     judge = SyntheticJudgeConfig(
         seed=seed, position_bias=position_bias, markdown_bonus=markdown_bonus, markdown_cap=markdown_cap,
         length_coef=length_coef, error_penalty=error_penalty, error_detect_prob=error_detect_prob,
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         fault_kinds: str = typer.Option(",".join(FAULT_KINDS), "--fault-kinds", help="Comma list of fault kinds drawn evenly."),
         fault_seed: int = typer.Option(0, "--fault-seed", help="Seed of the per-attempt fault draws."),
         timeout_sleep: float = typer.Option(5.0, "--timeout-sleep", help="Seconds a 'timeout' fault sleeps."),
-        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="Require 'Bearer <key>' with the key read from this env var."),
+        api_key_env: str | None = typer.Option(None, "--api-key-env", help="Require 'Bearer <key>' with the key read from this env var."),
         seed: int = typer.Option(0, help="Seed of the hidden per-answer quality."),
         position_bias: float = typer.Option(0.3, "--position-bias", help="Bonus for the answer shown as A."),
         markdown_bonus: float = typer.Option(0.15, "--markdown-bonus", help="Bonus per markdown feature."),

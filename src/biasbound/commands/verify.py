@@ -29,7 +29,11 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: pandas and numpy load when a command runs
+    import numpy as np
+    import pandas as pd
 
 import typer
 
@@ -207,7 +211,7 @@ def verify_outputs(target: Path, scores_path: Path | None = None) -> list[tuple[
     else:
         scores = None
     crossed = _cross_check(certs)
-    results = []
+    results: list[tuple[str, str | None, list[Any]]] = []
     for k, (label, cert, _) in enumerate(certs):
         kw: dict[str, Any] = {}
         if scores is not None and cert.schema_version >= 2:
@@ -398,7 +402,7 @@ def recertify(target: Path, inputs: Sequence[Path], notes: list[str] | None = No
             raise InputError(f"The '--judgments' option of verify names {str(p)!r}, which does not exist.")
         check_input(p)
     judge_certs = [c for _, c, f in certs if f.name != "certificates.json"]
-    calls = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
+    calls: list[Any] = [c.scope.get("reproduce") if isinstance(getattr(c, "scope", None), Mapping) else None for c in judge_certs]
     if not judge_certs or any(not isinstance(r, Mapping) or not isinstance(r.get("certify"), Mapping) for r in calls):
         raise InputError(f"The '--judgments' option of verify needs the judge certificate(s) of {str(folder)!r} to record "
                          "the certify call (scope.reproduce, written since certificate schema 3); re-run certify.")

@@ -224,7 +224,7 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                 cols["verdict"].append(verdict)
                 cols["source"].append(src)
                 cols["line"].append(ln)
-                for name, val in factors.items():
+                for name in factors:
                     factor_vals.setdefault(name, [np.nan] * n_rows)
                 for name, lst in factor_vals.items():
                     lst.append(factors.get(name, np.nan))

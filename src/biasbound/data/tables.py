@@ -776,7 +776,8 @@ def from_frame(
             out[name] = np.where(ok, vals, 0).astype(np.int64)
         else:
             out[name] = 0
-    out["verdict"] = raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None) if mapping["verdict"] in raw.columns else _const(None, out.index)
+    out["verdict"] = (raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None)
+                      if mapping["verdict"] in raw.columns else _const(None, out.index))
 
     numeric: dict[str, np.ndarray] = {}
     for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors]:

@@ -112,8 +112,8 @@ def _grader_of(options: Mapping[str, Any] | None) -> str | None:
         return str(m["model"])
     if isinstance(m, (list, tuple)) and m:
         names = [x if isinstance(x, str) else (x.get("model") if isinstance(x, Mapping) else None) for x in m]
-        names = [n for n in names if n]
-        return "+".join(names) if names else None
+        kept = [str(n) for n in names if n]
+        return "+".join(kept) if kept else None
     return None
 
 

@@ -69,7 +69,7 @@ from biasbound._exceptions import InputError, JudgeError
 try:  # the openai SDK >= 3 ships its transport as ``httpx2``; older releases use ``httpx``
     import httpx2 as _httpx
 except ImportError:  # pragma: no cover - depends on the installed SDK
-    import httpx as _httpx
+    import httpx as _httpx  # type: ignore[no-redef]
 from biasbound._validation import check_in_range, check_int
 from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
@@ -1028,7 +1028,8 @@ class JudgeSession:
         requests = list(requests)
         for i, r in enumerate(requests):
             if not isinstance(r, JudgeRequest):
-                raise TypeError(f"The 'requests' parameter of judge_many must hold JudgeRequest objects. Got {type(r).__name__} at index {i} instead.")
+                raise TypeError("The 'requests' parameter of judge_many must hold JudgeRequest objects. "
+                                f"Got {type(r).__name__} at index {i} instead.")
         store = self.cache
         calls = [_resolve(r, self.config) for r in requests]
         results: list[JudgeResult | None] = [None] * len(calls)

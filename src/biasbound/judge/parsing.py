@@ -194,7 +194,7 @@ def parse_single(text: str, *, factors: Sequence[str] = SINGLE_FACTORS) -> Parse
         scores = []
         for rest in by_factor.get(name, []):
             m = _BRACKET_RE.search(rest)
-            token = m.group(1) if m else (_NUMBER_RE.match(rest).group(1) if _NUMBER_RE.match(rest) else "")
+            token = m.group(1) if m else (n.group(1) if (n := _NUMBER_RE.match(rest)) else "")
             v = _rating(token.strip())
             if v is not None:
                 scores.append(v)

@@ -271,10 +271,6 @@ def _emphasis_add(text: str) -> tuple[str, int]:
     return "\n".join(lines), n
 
 
-def _is_item(line: str) -> bool:
-    return not _HRULE.match(line) and (_BULLET.match(line) is not None or _NUMBER.match(line) is not None)
-
-
 def _bullets_to_numbers(text: str) -> tuple[str, int]:
     lines = text.split("\n")
     counters: dict[int, int] = {}

@@ -18,12 +18,6 @@ Decisions made where the contracts are silent (documented again in the outputs):
   decreases in d, so σ is admissible for every model). Each model's certificate is then
   re-derived at its own ``dim`` with the judge's α and σ fixed, so that
   ``Certificate.verify()`` checks exactly the statement made for that model.
-* **Order-statistic bound only for a single generator.** Its quantile statement is about
-  one neighbour distribution; with several generators (max or RMS combination) only the
-  Markov and deterministic bounds are offered to the tight calibrator. With one generator
-  and several models, each model's held-in distances are subsampled to the smallest
-  per-model count and the element-wise maximum of the sorted samples is passed: its
-  order statistics dominate every model's own, so the bound holds for each model.
 * **Audit.** Per model on its held-out neighbours (all generators pooled), and pooled over
   the judge's models (the average over models, with ``dim`` = the largest model dimension,
   which can only raise the violation probability). With ~150 held-out neighbours per model
@@ -59,7 +53,7 @@ Modules (private; import from ``biasbound.pipeline``):
 from __future__ import annotations
 
 from biasbound.pipeline._certify import certify
-from biasbound.pipeline._neighbours import _dominating_sample, _group_split, _order_within  # noqa: F401 (tests)
+from biasbound.pipeline._neighbours import _group_split, _order_within  # noqa: F401 (tests)
 from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable  # noqa: F401 (runner)
 from biasbound.pipeline._settings import describe_generator, parse_center, parse_neighbors
 

@@ -14,6 +14,7 @@ import pandas as pd
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
 from biasbound._integrity import judgments_digest, reading_options
 from biasbound._validation import arg
+from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._coverage import CertificateExtras, prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge, _codes
 from biasbound.pipeline._staging import check_out, staged_output
@@ -24,7 +25,6 @@ from biasbound.pipeline._settings import (
     RANGE_GENERATOR,
     _as_frame,
     _check_frame,
-    _spawn_seeds,
     check_settings,
     holds_neighbours,
 )
@@ -304,6 +304,6 @@ def certify(
             exc_out = InfeasibleCertificateError(msg, alpha_max=first.alpha_max)
         else:
             exc_out = InputError(msg)
-        exc_out.partial_result = result  # type: ignore[attr-defined]
+        exc_out.partial_result = result  # type: ignore[union-attr]
         raise exc_out
     return result

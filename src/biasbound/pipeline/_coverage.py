@@ -110,9 +110,9 @@ def prepare(
         if unmatched.any():
             sources = frame["source"].astype(str).to_numpy() if "source" in frame.columns else None
             lines = frame["line"].to_numpy() if "line" in frame.columns else None
-            for at in np.flatnonzero(unmatched):
-                skipped.append((str(sources[at]) if sources is not None else "<frame>",
-                                int(lines[at]) if lines is not None else None,
+            for pos in np.flatnonzero(unmatched):
+                skipped.append((str(sources[pos]) if sources is not None else "<frame>",
+                                int(lines[pos]) if lines is not None else None,
                                 f"{g} neighbour without an original judgment of its item"))
             keep &= ~unmatched
         with_nb = _in(key, key[nb & ~unmatched])
@@ -174,7 +174,7 @@ def prepare(
             "means and ranks compare different questions."
         )
         coverage[judge]["different_item_sets"] = True
-    for judge, entry in coverage.items():
+    for entry in coverage.values():
         gaps = [
             f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()
             for g, c in rec["neighbors"].items() if c["absent"]
@@ -224,7 +224,8 @@ def score_scales(frame: pd.DataFrame, load_report: dict[str, Any] | None) -> dic
 def describe_scale(entry: dict[str, Any]) -> str:
     """``[1, 10] (inferred from the data)`` for one :func:`score_scales` entry."""
     scale = entry.get("scale") or [0.0, 1.0]
-    how = {True: " (inferred from the data)", False: " (given)"}.get(entry.get("inferred"), "")
+    inferred: Any = entry.get("inferred")
+    how = {True: " (inferred from the data)", False: " (given)"}.get(inferred, "")
     if entry.get("format") == "arena-hard":
         how = " (Arena-Hard verdicts)"
     return f"[{float(scale[0]):g}, {float(scale[1]):g}]{how}"

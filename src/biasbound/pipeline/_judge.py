@@ -29,6 +29,7 @@ import pandas as pd
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._validation import arg
+from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
 from biasbound.pipeline._neighbours import (
     _estimates,
@@ -42,7 +43,7 @@ from biasbound.pipeline._neighbours import (
     _Neighbours,
 )
 from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, _jsonable
-from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, _spawn_seeds, describe_generator
+from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, describe_generator
 from biasbound.pipeline._view import _BatchScores, _LeaderboardView, _ModelView, make_view
 
 
@@ -126,8 +127,8 @@ def _canonical(fj: pd.DataFrame, s: _Settings, codes: _Codes) -> tuple[_Canon, p
                    model_names=model_names, item_names=item_names)
     present = ~np.isnan(canon.score)
     n_miss = np.bincount(canon.m, weights=(~present).astype(float), minlength=len(model_names))
-    codes = np.unique(canon.m)
-    return canon, pd.Series(n_miss[codes].astype(int), index=model_names[codes])
+    seen = np.unique(canon.m)
+    return canon, pd.Series(n_miss[seen].astype(int), index=model_names[seen])
 
 
 def _certified_batch(canon: _Canon, s: _Settings, judge: str, rng: np.random.Generator) -> tuple[_BatchScores, list[str]]:
@@ -273,7 +274,7 @@ def _with_unjudged(estimates: dict[str, dict[str, Any]], unjudged: dict[tuple[st
                 continue
             o = (b - u) / b
 
-            def up(x: float | None) -> float | None:
+            def up(x: float | None, o: float = o) -> float | None:
                 return None if x is None else math.sqrt(o * x * x + (1.0 - o) * A * A)
 
             out[unit][g] = dataclasses.replace(e, delta_star=up(e.delta_star), ucb=up(e.ucb),
@@ -754,7 +755,7 @@ def _bound_certificates(
     judge_audit = {"pooled": pooled, "verdict_counts": audits.counts,
                    "per_model": {m: (None if a is None else a.verdict) for m, a in audits.per_model.items()}}
     # shared_radii: a model's records come again in the judge's certificate; their bias radii are computed once
-    common = dict(center_kind=s.center_kind, neighbor_relation=relation, neighborhood=neighborhood,
+    common: dict[str, Any] = dict(center_kind=s.center_kind, neighbor_relation=relation, neighborhood=neighborhood,
                   diagnostics=diagnostics, shared_radii={})
     model_certs: dict[str, Any] = {}
     if isinstance(view, _ModelView):
@@ -785,7 +786,8 @@ def _bound_certificates(
                 scope = extras.model_scope(m, scope)
             model_certs[m] = make_certificate(
                 bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
-                judgments_sha256=None if extras is None else extras.model_sha256(m), scope=scope, audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
+                judgments_sha256=None if extras is None else extras.model_sha256(m), scope=scope,
+                audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
                                     "verdict_counts": audits.counts},
                 range_bound=_range_A(s, view, m), range_shift_ratio=_shift_ratio(s, view, m), **common,
             )
@@ -800,7 +802,8 @@ def _bound_certificates(
             bcal, center_value=(float(s.center_value) if s.center_value is not None
                                 else float(np.mean([mech[m][1] for m in view.units]))),
             seed=int(judge_seed), data_sha256=_sha(np.concatenate([values[m] for m in view.units])), view="model",
-            judgments_sha256=None if extras is None else extras.judgments_sha256, scope=jscope, audit=judge_audit, range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
+            judgments_sha256=None if extras is None else extras.judgments_sha256, scope=jscope, audit=judge_audit,
+            range_bound=_range_A(s, view, view.batch.d_m.idxmax()),
             range_shift_ratio=_shift_ratio(s, view, view.batch.d_m.idxmax()), **common,
             batch_description=(None if len(view.units) == 1 else
                                f"each of this judge's {len(view.units)} models separately (that model's own batch of "

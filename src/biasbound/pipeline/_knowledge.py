@@ -333,7 +333,9 @@ def _one_answer(at: np.ndarray, moved: np.ndarray, g: str, unit: str) -> tuple[n
         bad = int(np.count_nonzero(np.maximum(np.abs(lo), np.abs(hi)) > _SNAP))
     if bad:
         what = "reruns that differ from the original verdict" if g == "rerun" else f"'{g}' verdicts that disagree"
-        raise InputError(f"{arg('The judge was declared deterministic (deterministic_judge=True)', 'The judge was declared deterministic (--deterministic-judge)')} "
+        declared = arg("The judge was declared deterministic (deterministic_judge=True)",
+                       "The judge was declared deterministic (--deterministic-judge)")
+        raise InputError(f"{declared} "
                          f"but {bad} item(s) of {'the leaderboard' if unit == '*' else repr(unit)} hold recorded {what}; "
                          "certify without the declaration to treat the judge as random.")
     return at_s[first], mv_s[first]

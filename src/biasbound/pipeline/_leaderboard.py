@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from biasbound.pipeline._results import CertifyResult, JudgeCertification, _Batch, _Canon, _jsonable
-from biasbound.pipeline._settings import _Settings, _spawn_seeds
+from biasbound._validation import spawn_seeds as _spawn_seeds
+from biasbound.pipeline._settings import _Settings
 
 
 def _str_column(names: np.ndarray, codes: np.ndarray) -> Any:

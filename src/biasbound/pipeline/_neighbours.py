@@ -1,6 +1,6 @@
 """The observed neighbours of one judge and its sensitivity: seeded group splits (calibration / audit
-hold-out), the neighbour pairs as integer codes, the per-generator estimates, their combination
-over generators and models, and the dominating sample for the order-statistic bound.
+hold-out), the neighbour pairs as integer codes, the per-generator estimates
+and their combination over generators and models.
 """
 
 from __future__ import annotations
@@ -294,27 +294,3 @@ def _judge_sensitivity(
         ucb_components=ucb_components,
     )
     return judge, (max(shifts) if shifts else 0.0), per_unit
-
-
-def _dominating_sample(unit: np.ndarray, dist: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Element-wise max over units of sorted equal-size subsamples of each unit's distances.
-
-    ``unit`` holds integer unit codes and ``dist`` the distances (row order). Its k-th order
-    statistic dominates every unit's k-th order statistic from an i.i.d. sample of the same
-    size, so an order-statistic bound computed from it holds for every unit.
-    """
-    from biasbound.data.tables import _compact
-
-    present, inv = _compact(unit, int(unit.max()) + 1)
-    counts = np.bincount(inv, minlength=len(present))
-    m = int(counts.min())
-    u = rng.random(len(unit))
-    order = _order_within(inv, u)
-    start = np.cumsum(counts) - counts
-    rank = np.empty(len(unit), dtype=np.int64)
-    rank[order] = np.arange(1, len(unit) + 1) - start[inv[order]]
-    keep = rank <= m
-    sub_unit, sub_dist = inv[keep], dist[keep]
-    mat = sub_dist[np.argsort(sub_unit, kind="stable")].reshape(len(counts), m)
-    mat = -np.sort(-mat, axis=1)  # each unit's kept distances, largest first
-    return mat.max(axis=0)

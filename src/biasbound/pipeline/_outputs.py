@@ -240,10 +240,10 @@ def _write_plots_and_report(result: CertifyResult, out: Path, s: _Settings) -> N
                 plots[path.stem] = plot_rank_pairs(rk, path, title=f"Which model pairs keep their order ({name})",
                                                    rows=rows, cols=cols)
     if several:
-        rows = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
-                 "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}
-                for n, r in result.retention.items()]
-        plots["judges"] = plot_judge_retention(pd.DataFrame(rows), out / "judges.png",
+        retained = [{"judge": n, "setting": f"{s.method}/{s.combine}", "spearman": r.get("spearman"),
+                     "kendall_tau_b": r.get("kendall_tau_b"), "pearson": r.get("pearson")}
+                    for n, r in result.retention.items()]
+        plots["judges"] = plot_judge_retention(pd.DataFrame(retained), out / "judges.png",
                                                title="Ranking retained per judge")
         if result.panel is not None:
             for rows, path in pages(len(result.panel), out / "ranking.png"):

@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -114,12 +114,6 @@ def describe_generator(name: str) -> str:
     return _GEN_TEXT.get(name, name)
 
 
-def _spawn_seeds(master: int, n: int) -> list[int]:
-    """``n`` independent seeds spawned from the master seed with numpy's SeedSequence."""
-    children = np.random.SeedSequence(master).spawn(n)
-    return [int(c.generate_state(1, dtype=np.uint64)[0] % (2**63)) for c in children]
-
-
 def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     if isinstance(judgments, pd.DataFrame):
         return judgments, None
@@ -136,7 +130,7 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     elif hasattr(report, "to_dict"):
         rep = _jsonable(report.to_dict())
     elif dataclasses.is_dataclass(report):
-        rep = _jsonable(dataclasses.asdict(report))
+        rep = _jsonable(dataclasses.asdict(cast(Any, report)))  # an instance: the report is never a class
     else:
         rep = _jsonable(dict(report))
     return frame, rep
@@ -353,7 +347,8 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
         raise InputError(f"{_named('sigma')} of {_WHERE} must be > 0 with {arg('method', '--method')}='paper' (Cor. 3.2 "
                          "needs noise). Got 0 instead.")
     _, master = resolve_rng(seed)
-    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta, generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
+    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta,
+                     generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
                      holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
                      jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
 

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasbound.pipeline._settings import _SCORE_RANGE, _Settings, _spawn_seeds
+from biasbound._validation import spawn_seeds as _spawn_seeds
+from biasbound.pipeline._settings import _SCORE_RANGE, _Settings
 
 
 @dataclass(frozen=True)

@@ -356,7 +356,7 @@ def _mechanism(cert: Mapping[str, Any], index: int) -> dict[str, Any]:
         c_value, c_kind = None, str(center or "")
     c_text = format_number(c_value) if _num(c_value) is not None else "c"
     a = format_number(alpha)
-    one_minus = format_number(1 - _num(alpha)) if _num(alpha) is not None else "1 − α"
+    one_minus = format_number(1 - a_num) if (a_num := _num(alpha)) is not None else "1 − α"
     formula = (f"M(D) = {a} · f(D) + {one_minus} · {c_text} + N(0, {format_number(sigma)}² · I_{format_number(dim)})")
     centre_prose = {
         "fixed": f"a fixed, public centre c = {c_text}",
@@ -648,8 +648,9 @@ def _model_rows(model_certs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """One row per per-model certificate: its batch, its own sensitivity and its audit."""
     rows = []
     for c in model_certs:
-        scope = c.get("scope") if isinstance(c.get("scope"), Mapping) else {}
-        ms = scope.get("model_sensitivity") if isinstance(scope.get("model_sensitivity"), Mapping) else {}
+        scope: Any = c.get("scope") if isinstance(c.get("scope"), Mapping) else {}
+        ms: Any = (scope.get("model_sensitivity") if isinstance(scope.get("model_sensitivity"), Mapping)
+                                 else {})
         audit = c.get("audit")
         a = None
         if isinstance(audit, Mapping):

@@ -998,7 +998,8 @@ def plot_judge_retention(
     axes[0].set_ylabel("correlation with the original model scores")
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(settings), 6), fontsize=8, frameon=False, title="setting", title_fontsize=8)
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(settings), 6), fontsize=8, frameon=False,
+                   title="setting", title_fontsize=8)
     fig.suptitle(_wrap(_plain(title) if title else "Ranking retained after the bias-bounded transformation, per judge", fig_w))
     return _save(fig, out)
 
@@ -1182,7 +1183,7 @@ def plot_bias_radius(
         raise InputError(f"The 'judges' parameter of {where} must map at least one judge to a radius curve. Got none instead.")
     table: dict[str, list[float]] = {}
     for name, curve in judges.items():
-        by = {float(p["delta"]): p.get("radius") for p in curve}
+        by: dict[float, Any] = {float(p["delta"]): p.get("radius") for p in curve}
         missing = [d for d in deltas if float(d) not in by]
         if missing:
             raise InputError(f"The 'judges' parameter of {where} must give a radius at every delta {list(deltas)}; "

@@ -35,6 +35,7 @@ def assert_judge_card(source: Any, *fail_if: str, judge: str | None = None) -> d
     """
     from biasbound.card import check_card, read_card
 
+    card: Any
     if isinstance(source, (str, Path)):
         card = read_card(source)
     elif isinstance(source, Mapping):

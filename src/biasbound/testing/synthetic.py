@@ -420,8 +420,8 @@ class SyntheticJudge:
                 v = self._verdict(mean)
                 return {lab: float(lab == v) for lab in PAIRWISE_VERDICTS}
             cdf = [NormalDist(mean, sd).cdf(x) for x in cuts]
-            probs = [cdf[0], cdf[1] - cdf[0], cdf[2] - cdf[1], cdf[3] - cdf[2], 1.0 - cdf[3]]
-            out = dict(zip(labels, probs))
+            shares = [cdf[0], cdf[1] - cdf[0], cdf[2] - cdf[1], cdf[3] - cdf[2], 1.0 - cdf[3]]
+            out = dict(zip(labels, shares))
             return {lab: out[lab] for lab in PAIRWISE_VERDICTS}
         mean, sd = comp["x0"], c.jitter_sd
         if sd == 0.0 or c.rating_scale == 0.0:
@@ -480,8 +480,8 @@ class SyntheticJudge:
         off = c.rating_offset
         raw = {"helpfulness": x, "relevance": t.quality + off, "accuracy": t.quality - t.error + off,
                "depth": t.quality + t.length, "creativity": t.quality + t.markdown + off, "detail": t.length + t.markdown}
-        factors = {name: self._rating(raw.get(name, x)) for name in comp["factors"]}
-        return {"task": comp["task"], "overall": self._rating(x), "score": x, "factors": factors}
+        ratings = {name: self._rating(raw.get(name, x)) for name in comp["factors"]}
+        return {"task": comp["task"], "overall": self._rating(x), "score": x, "factors": ratings}
 
     # ------------------------------------------------------------------ rewrite tasks
 

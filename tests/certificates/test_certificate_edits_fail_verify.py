@@ -1,4 +1,4 @@
-"""Schema version 2 certificates: JSON round trip, verify() recomputes every derived field, and every
+"""Certificates of the current schema (SCHEMA_VERSION, 3): JSON round trip, verify() recomputes every derived field, and every
 numeric field, edited, makes verify() fail (checked field by field, with the data given)."""
 
 from __future__ import annotations
