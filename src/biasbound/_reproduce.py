@@ -60,10 +60,17 @@ def _str_map(value: Any, field: str, numbers: bool = False) -> dict[str, Any] | 
 
 def checked_reproduce(rec: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(certify keyword arguments, reading options)`` of a recorded ``scope.reproduce``, every value checked."""
+    out = _checked_call(rec.get("certify"))
+    load = rec.get("load")
+    if load is None:
+        return out, {}
+    return out, _checked_load(load)
+
+
+def _checked_call(call: Any) -> dict[str, Any]:
+    """The recorded certify keyword arguments, each through the parameter table or its own shape check."""
     from biasbound.parameters import PARAMETERS
 
-    call = rec.get("certify")
-    load = rec.get("load")
     if not isinstance(call, Mapping):
         raise _bad("certify", "an object of certify's parameters", call)
     unknown = sorted(set(map(str, call)) - set(_TABLE_KEYS) - set(_OTHER_KEYS))
@@ -83,6 +90,12 @@ def checked_reproduce(rec: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
             raise _bad(f"certify.{key}", PARAMETERS[key].allowed(), value) from exc
     if isinstance(out.get("n_mc"), int) and out["n_mc"] > MAX_VERIFY_N_MC:
         raise _bad("certify.n_mc", f"an int in [1, {MAX_VERIFY_N_MC:,}] (verify runs the audit again)", call["n_mc"])
+    _checked_others(call, out)
+    return out
+
+
+def _checked_others(call: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """The recorded keys the parameter table does not declare, each by its own shape."""
     if "neighbors" in call:
         out["neighbors"] = _text_list(call["neighbors"], "certify.neighbors", limit=100)
         if isinstance(call["neighbors"], str):
@@ -101,8 +114,10 @@ def checked_reproduce(rec: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
             if value is not None and not isinstance(value, Mapping):
                 raise _bad(f"certify.{key}", "null or an object", value)
             out[key] = value
-    if load is None:
-        return out, {}
+
+
+def _checked_load(load: Any) -> dict[str, Any]:
+    """The recorded reading options of the judgment files, each checked."""
     if not isinstance(load, Mapping):
         raise _bad("load", "an object of reading options", load)
     unknown = sorted(set(map(str, load)) - set(_LOAD_KEYS))
@@ -135,6 +150,12 @@ def checked_reproduce(rec: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
         if value not in allowed:
             raise _bad(f"load.{key}", " or ".join(map(repr, allowed)), value)
         opts[key] = value
+    _checked_names(load, opts)
+    return opts
+
+
+def _checked_names(load: Mapping[str, Any], opts: dict[str, Any]) -> None:
+    """The recorded auto-neighbour names, source name and input records (names only, never paths)."""
     auto = load.get("neighbors_auto")
     opts["neighbors_auto"] = None if auto is None else _text_list(auto, "load.neighbors_auto", limit=100)
     source = load.get("source")
@@ -154,4 +175,3 @@ def checked_reproduce(rec: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
             if not name or name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or "\x00" in name:
                 raise _bad("load.inputs[].name", "a file name (never a path out of a folder)", name)
         opts["inputs"] = [dict(i) for i in inputs]
-    return out, opts

@@ -757,6 +757,18 @@ def _shift_text(g: str, p: Mapping[str, Any] | None, first_game: int | None = No
     return f"{_signed(p)}: answers {verb} {abs(p['value']):.3f} {what} (model's view, 0–1)"
 
 
+def _self_preference_rows(sp: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The self-preference row of a card: the value with its interval, or the note saying why it is unknown."""
+    if sp and sp.get("known"):
+        return [("self-preference", f"{_g(sp['value'], 3)} [{_g(sp['lo'], 3)}, {_g(sp['hi'], 3)}]: mean score of "
+                 f"its own family's ({sp['judge_family']}) answers {_g(sp['own'], 3)} vs the others' "
+                 f"{_g(sp['others'], 3)} ({len(sp['own_models'])} vs {len(sp['other_models'])} models, "
+                 f"{'both orders' if sp['both_orders'] else 'one order'}; confounded with the families' quality)")]
+    if sp and sp.get("judge_family"):
+        return [("self-preference", sp["note"])]
+    return []
+
+
 def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, text) rows of one judge's card, in the order shown (terminal and report)."""
     rows: list[tuple[str, str]] = []
@@ -780,14 +792,7 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     if pos is not None:
         rows.append(("prefers the first-shown answer", pos.get("note") or (
             _pct(pos) + f" of decisive verdicts, both orders; {pos['ties']} tie(s); 50% = position-consistent")))
-    sp = card.get("self_preference")
-    if sp and sp.get("known"):
-        rows.append(("self-preference", f"{_g(sp['value'], 3)} [{_g(sp['lo'], 3)}, {_g(sp['hi'], 3)}]: mean score of "
-                     f"its own family's ({sp['judge_family']}) answers {_g(sp['own'], 3)} vs the others' "
-                     f"{_g(sp['others'], 3)} ({len(sp['own_models'])} vs {len(sp['other_models'])} models, "
-                     f"{'both orders' if sp['both_orders'] else 'one order'}; confounded with the families' quality)"))
-    elif sp and sp.get("judge_family"):
-        rows.append(("self-preference", sp["note"]))
+    rows.extend(_self_preference_rows(card.get("self_preference")))
     if gens:
         rows.append(("Δ* (RMS change, every neighbour)", ", ".join(f"{g} {_g(f['delta_star'], 4)}" for g, f in gens.items())))
     br = card.get("bias_radius")

@@ -27,7 +27,7 @@ from biasbound.cli import main
 pytestmark = pytest.mark.slow  # end to end: certify's outputs written, attacked and verified (~10 s)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_integrity import flip_table
+from test_integrity import flip_table  # noqa: E402 - the sibling test module, after its folder is on the path
 
 
 def _entry_point() -> list[str]:

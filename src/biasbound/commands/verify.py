@@ -442,8 +442,8 @@ def _match_inputs(given: list[Path], recorded: list[Mapping[str, Any]],
             used.add(cands[0])
         pairs.append((r, cands[0] if cands else None))
     left = [p for p in given if p not in used]
-    for r, p in pairs:
-        if p is None:
+    for r, found in pairs:
+        if found is None:
             failures.append((shown(r["name"]), f"no file given has the content recorded for this input (SHA-256 "
                                                f"{str(r['sha256'])[:12]}…, {int(r['bytes']):,} bytes)"))
     for p in left:
@@ -451,8 +451,8 @@ def _match_inputs(given: list[Path], recorded: list[Mapping[str, Any]],
     if failures and len(given) != len(recorded):
         return None, failures, []
     matched, lines = [], []
-    for r, p in pairs:
-        p = p if p is not None else left.pop(0)
+    for r, found in pairs:
+        p = found if found is not None else left.pop(0)
         link = scratch / "inputs" / str(r["name"])
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(p.absolute(), link, target_is_directory=p.is_dir())

@@ -101,7 +101,7 @@ def _bounded(suffix: str, raw: bytes, path: Path) -> bytes:
     out = bytearray()
     data = raw
     while data:
-        d = make()
+        d: Any = make()
         out += d.decompress(data, MAX_TEXT_BYTES + 1 - len(out))
         if len(out) > MAX_TEXT_BYTES:
             raise DataFormatError(f"expands to more than the {MAX_TEXT_BYTES:,} bytes biasbound reads from one "

@@ -12,7 +12,8 @@ verdict no battle. The Bradley–Terry model is a logistic regression without in
 
 with every battle entered twice: a win of A is two rows of label 1, a win of B two rows of label 0, a tie one of each.
 The fit is scikit-learn's ``LogisticRegression`` (L2, C = 1, lbfgs) as the native code calls it, solved to convergence
-(:data:`TOL`; the native code stops at scikit-learn's default tolerance, see there); a model's score is its Bradley–Terry win probability against the baseline with the style columns at 0,
+(:data:`TOL`; the native code stops at scikit-learn's default tolerance, see there); a model's score is its
+Bradley–Terry win probability against the baseline with the style columns at 0,
 ``100 / (1 + 10^((r_baseline − r_model) / 400))`` where ``r = 400 · coefficient``.
 
 The style features come from the model answers' ``conv_metadata`` (``token_len``, ``header_count``, ``list_count``,

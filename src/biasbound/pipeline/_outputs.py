@@ -171,7 +171,7 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
         from biasbound.native import with_uncertified
 
         with_uncertified(leaderboard_table(result.leaderboard, baseline),
-                         getattr(result, "uncertified", None)).to_csv(out / "leaderboard.csv", index=False)
+                         result.uncertified).to_csv(out / "leaderboard.csv", index=False)
         o["leaderboard"] = out / "leaderboard.csv"
         retention = _retention_out(result)
         o["retention"] = _write_json(out / "retention.json", retention if several else next(iter(retention.values())))

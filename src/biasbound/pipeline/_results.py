@@ -112,6 +112,8 @@ class CertifyResult:
     coverage: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     judge_card: dict[str, Any] = field(default_factory=dict)
+    #: models read but not certified, with their tools' own numbers (``biasbound.native``; leaderboard.csv)
+    uncertified: Any = None
 
     @property
     def violated(self) -> list[str]:
