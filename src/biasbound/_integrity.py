@@ -57,11 +57,11 @@ _KEYS = ("model", "item_id", "variant", "rerun", "game")
 
 
 # --------------------------------------------------------------------------- judgments
-def _sha(text: str) -> str:
+def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _canon(obj: Any) -> str:
+def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 
 
@@ -145,21 +145,21 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     seen = np.zeros((len(models), len(variants)), dtype=bool)
     seen[sm, sv] = True
     local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
-    judge_text, ids_codes, ids_text = _canon(judges[0] if len(judges) == 1 else judges), None, ""
+    judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""
     for a, b in zip(cuts[:-1], cuts[1:]):
         idx = order[a:b]
         it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
         if ids_codes is None or not np.array_equal(it, ids_codes):  # models judged on the same items: encoded once
-            ids_codes, ids_text = it, _canon(items[it].tolist())
-        # _canon({"judge", "model", "item_ids", "variants"}) written out: its keys in sorted order, each value's text
-        head = (f'{{"item_ids":{ids_text},"judge":{judge_text},"model":{_canon(str(models[sm[a]]))},'
-                f'"variants":{_canon(variants[vt].tolist())}}}')
+            ids_codes, ids_text = it, canonical_json(items[it].tolist())
+        # canonical_json({"judge", "model", "item_ids", "variants"}) written out: its keys in sorted order, each value's text
+        head = (f'{{"item_ids":{ids_text},"judge":{judge_text},"model":{canonical_json(str(models[sm[a]]))},'
+                f'"variants":{canonical_json(variants[vt].tolist())}}}')
         h = hashlib.sha256((head + "\n").encode("utf-8"))
         for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
             h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
         per_model[str(models[sm[a]])] = h.hexdigest()
-    return _sha(_canon(per_model)), per_model
+    return sha256_text(canonical_json(per_model)), per_model
 
 
 def reading_options(judgments: Any) -> dict[str, Any] | None:
@@ -205,7 +205,7 @@ def manifest_record(folder: Path, names: Iterable[str], private_key: Any = None,
 
         pub = private_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         rec["signature"] = {"algorithm": "ed25519", "public_key": base64.b64encode(pub).decode("ascii"),
-                            "value": base64.b64encode(private_key.sign(_canon(rec).encode("utf-8"))).decode("ascii")}
+                            "value": base64.b64encode(private_key.sign(canonical_json(rec).encode("utf-8"))).decode("ascii")}
     return rec
 
 
@@ -285,7 +285,7 @@ def check_manifest(folder: Path, public_key: Any = None, *,
 
             payload = {k: v for k, v in rec.items() if k != "signature"}
             try:
-                public_key.verify(base64.b64decode(sig["value"], validate=True), _canon(payload).encode("utf-8"))
+                public_key.verify(base64.b64decode(sig["value"], validate=True), canonical_json(payload).encode("utf-8"))
                 signed = True
             except (InvalidSignature, ValueError):
                 problems.append(("EDITED", f"{MANIFEST}: the signature does not verify with the public key given (the "

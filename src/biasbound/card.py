@@ -224,7 +224,7 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
     i_all = np.where(fj["item_id"].isna().to_numpy(), -1, i_all) if fj["item_id"].hasnans else i_all
     pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes) for g in data_generators(fj)}
     return _JudgeRows(fj=fj, m=m_all, model_names=model_names, i=i_all, item_names=item_names,
-                      canon=np.flatnonzero(obs._canonical_mask(fj).to_numpy(dtype=bool)),
+                      canon=np.flatnonzero(obs.canonical_mask(fj).to_numpy(dtype=bool)),
                       score=fj["score"].to_numpy(dtype=float), pairs=pairs)
 
 

@@ -54,7 +54,6 @@ __all__ = [
     "paired_moves",
     "parse_paired",
     "print_paired",
-    "side_frame",
 ]
 
 #: ``--fail-if`` figures of the paired comparison (``NAME`` or ``NAME:GENERATOR``).
@@ -90,9 +89,9 @@ def _flipped(o: np.ndarray, n: np.ndarray, continuous: bool) -> np.ndarray:
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
-    from biasbound.neighbors.observed import _canonical_mask
+    from biasbound.neighbors.observed import canonical_mask
 
-    c = frame.loc[_canonical_mask(frame).to_numpy(dtype=bool) & frame["score"].notna().to_numpy(), _KEY + ["score"]]
+    c = frame.loc[canonical_mask(frame).to_numpy(dtype=bool) & frame["score"].notna().to_numpy(), _KEY + ["score"]]
     c = c.astype({"model": str, "item_id": str})
     return c.drop_duplicates(_KEY)
 
@@ -291,25 +290,6 @@ def check_paired(results: Sequence[Mapping[str, Any]], conditions: Sequence[str]
     return failed
 
 
-def side_frame(path: Any) -> pd.DataFrame | None:
-    """The per-item rows of one side of ``compare``: its judgment table when it is judgment files, a certify folder's
-    ``scores.parquet`` read as original judgments (verdicts and scores only, no neighbours), else None."""
-    from pathlib import Path
-
-    p = Path(path)
-    folder = p if p.is_dir() else p.parent if p.name == "summary.json" else None
-    if folder is not None and (folder / "summary.json").is_file():
-        f = folder / "scores.parquet"
-        if not f.is_file():
-            return None
-        s = pd.read_parquet(f, columns=["judge", "model", "item_id", "original"])
-        return pd.DataFrame({"judge": s["judge"].astype(str), "model": s["model"], "item_id": s["item_id"],
-                             "score": s["original"].astype(float), "game": 0, "variant": "original", "rerun": 0})
-    from biasbound.commands.certify import load_inputs
-
-    return load_inputs([p]).frame
-
-
 def judge_pairs(old_judges: Sequence[str], new_judges: Sequence[str]) -> list[tuple[str, str]]:
     """The judges compared pairwise: those of the same name; when the sides share none and each holds one judge,
     those two (two judges scored on the same items)."""
@@ -321,14 +301,15 @@ def judge_pairs(old_judges: Sequence[str], new_judges: Sequence[str]) -> list[tu
     return []
 
 
-def compare_paired(old: Any, new: Any, old_judges: Sequence[str], new_judges: Sequence[str], *,
+def compare_paired(old: pd.DataFrame | None, new: pd.DataFrame | None, old_judges: Sequence[str], new_judges: Sequence[str], *,
                    rounds: int = ROUNDS, seed: int = 0, level: float = LEVEL) -> list[dict[str, Any]]:
     """Every paired comparison of ``compare OLD NEW`` (:func:`judge_pairs`) on the (model, item) pairs both sides
-    hold; empty when no judge pair shares an item."""
+    hold, from each side's per-item rows (``commands.compare.side_frame``; None when a side has none); empty when
+    no judge pair shares an item."""
     pairs = judge_pairs(list(old_judges), list(new_judges))
     if not pairs:
         return []
-    fo, fn = side_frame(old), side_frame(new)
+    fo, fn = old, new
     if fo is None or fn is None:
         return []
     out = []

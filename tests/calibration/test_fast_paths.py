@@ -688,7 +688,7 @@ def _reference_judgments_digest(frame):
 
     import pandas as pd
 
-    from biasbound._integrity import _canon, _lex_order, _sha
+    from biasbound._integrity import _lex_order, canonical_json, sha256_text
 
     n = len(frame)
 
@@ -716,12 +716,12 @@ def _reference_judgments_digest(frame):
         it, vt = np.unique(i_codes[idx]), np.unique(v_codes[idx])
         head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
                 "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
-        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        h = hashlib.sha256((canonical_json(head) + "\n").encode("utf-8"))
         for arr in (np.searchsorted(it, i_codes[idx]), np.searchsorted(vt, v_codes[idx]), rerun[idx], game[idx]):
             h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
         per_model[str(models[sm[a]])] = h.hexdigest()
-    return _sha(_canon(per_model)), per_model
+    return sha256_text(canonical_json(per_model)), per_model
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from biasbound._integrity import _canon, _lex_order, _sha, judgments_digest
+from biasbound._integrity import _lex_order, canonical_json, sha256_text, judgments_digest
 from biasbound.certificate import _plain
 
 
@@ -163,12 +163,12 @@ def _reference_judgments_digest(frame):
         it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
         head = {"judge": judges[0] if len(judges) == 1 else judges, "model": str(models[sm[a]]),
                 "item_ids": items[it].tolist(), "variants": variants[vt].tolist()}
-        h = hashlib.sha256((_canon(head) + "\n").encode("utf-8"))
+        h = hashlib.sha256((canonical_json(head) + "\n").encode("utf-8"))
         for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
             h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
         per_model[str(models[sm[a]])] = h.hexdigest()
-    return _sha(_canon(per_model)), per_model
+    return sha256_text(canonical_json(per_model)), per_model
 
 
 def _random_judgments(rng: np.random.Generator):

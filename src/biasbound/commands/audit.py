@@ -229,7 +229,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
 def _recorded_model_digests(path: Path, root: str, judge: Any) -> dict[str, str]:
     """Each model's judgments digest from the per-model certificates beside a judge certificate, kept only when
     together they hash to the judge's ``judgments_sha256`` (the digest tree :func:`judgments_digest` builds)."""
-    from biasbound._integrity import _canon, _sha
+    from biasbound._integrity import canonical_json, sha256_text
     from biasbound._untrusted import load_json
 
     beside = path.parent / "certificates.json"
@@ -241,7 +241,7 @@ def _recorded_model_digests(path: Path, root: str, judge: Any) -> dict[str, str]
         return {}
     per = {str((d.get("scope") or {}).get("model")): d.get("judgments_sha256") for d in data
            if isinstance(d, dict) and str((d.get("scope") or {}).get("judge")) == str(judge)}
-    if not all(isinstance(v, str) for v in per.values()) or _sha(_canon(per)) != root:
+    if not all(isinstance(v, str) for v in per.values()) or sha256_text(canonical_json(per)) != root:
         return {}
     return {k: str(v) for k, v in per.items()}
 

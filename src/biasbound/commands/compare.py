@@ -227,7 +227,7 @@ def register(app: typer.Typer) -> None:
         card_old = load_side(old, what="OLD")
         card_new = load_side(new, what="NEW")
         res = compare_cards(card_old, card_new, card_conds)
-        res["paired"] = (pr.compare_paired(old, new, list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
+        res["paired"] = (pr.compare_paired(side_frame(old), side_frame(new), list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
                                            seed=seed) if paired or paired_conds else [])
         res["failed"] += pr.check_paired(res["paired"], paired_conds)
         res["paired_moved"] = [m for r in res["paired"] for m in pr.paired_moves(r)]
@@ -260,3 +260,22 @@ def register(app: typer.Typer) -> None:
                                old=str(old), new=str(new))
         if failed:
             raise typer.Exit(EXIT_FAILED)
+
+
+def side_frame(path: Any) -> Any:
+    """The per-item rows of one side of ``compare``: its judgment table when it is judgment files, a certify folder's
+    ``scores.parquet`` read as original judgments (verdicts and scores only, no neighbours), else None."""
+    import pandas as pd
+
+    from biasbound.commands.certify import load_inputs
+
+    p = Path(path)
+    folder = p if p.is_dir() else p.parent if p.name == "summary.json" else None
+    if folder is not None and (folder / "summary.json").is_file():
+        f = folder / "scores.parquet"
+        if not f.is_file():
+            return None
+        s = pd.read_parquet(f, columns=["judge", "model", "item_id", "original"])
+        return pd.DataFrame({"judge": s["judge"].astype(str), "model": s["model"], "item_id": s["item_id"],
+                             "score": s["original"].astype(float), "game": 0, "variant": "original", "rerun": 0})
+    return load_inputs([p]).frame

@@ -108,7 +108,7 @@ def _parse_generator(generator: object, where: str) -> tuple[str, str | None]:
     raise InputError(f"The 'generator' parameter of {where} must be 'swap', 'rerun' or 'variant:NAME'. Got {generator!r} instead.")
 
 
-def _canonical_mask(frame: pd.DataFrame) -> pd.Series:
+def canonical_mask(frame: pd.DataFrame) -> pd.Series:
     return (frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
 
 
@@ -138,7 +138,7 @@ def canonical_scores(frame: pd.DataFrame, generator: str = "swap") -> pd.DataFra
 
 def _canonical_rows(frame: pd.DataFrame, kind: str) -> np.ndarray:
     """Boolean mask of the canonical rows of a generator kind (game 1 only for ``swap``)."""
-    mask = _canonical_mask(frame).to_numpy(dtype=bool)
+    mask = canonical_mask(frame).to_numpy(dtype=bool)
     if kind == "swap":
         mask = mask & (frame["game"] == 1).to_numpy(dtype=bool)
     return mask
@@ -323,7 +323,7 @@ def _observed_neighbors_merge(frame: pd.DataFrame, kind: str, name: str | None, 
     if kind == "swap":
         canon_key = canon[["judge", "model", "item_id", "score"]]
     else:
-        canon_key = frame.loc[_canonical_mask(frame), ["judge", "model", "item_id", "game", "score"]]
+        canon_key = frame.loc[canonical_mask(frame), ["judge", "model", "item_id", "game", "score"]]
     nb = _neighbor_rows(frame, kind, name)
     on = ["judge", "model", "item_id"] if kind == "swap" else ["judge", "model", "item_id", "game"]
     merged = nb.merge(canon_key.rename(columns={"score": "original"}), on=on, how="left", indicator=True, validate="many_to_one")

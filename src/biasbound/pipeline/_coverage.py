@@ -72,7 +72,7 @@ def prepare(
     from biasbound.neighbors import observed as obs
 
     score = frame["score"].to_numpy(dtype=float)
-    canon_any = obs._canonical_mask(frame).to_numpy(dtype=bool)
+    canon_any = obs.canonical_mask(frame).to_numpy(dtype=bool)
     ids = _ColumnCodes(frame) if ids is None or ids.frame is not frame else ids
     jm = ids.key(["judge", "model"])
     has_canon = np.zeros(int(jm.max()) + 1 if len(jm) else 0, dtype=bool)

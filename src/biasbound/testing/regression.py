@@ -36,7 +36,7 @@ def assert_no_regression(old: str | Path, new: str | Path, *fail_if: str, allow_
     """
     from biasbound import paired as pr
     from biasbound.card import parse_threshold
-    from biasbound.commands.compare import compare_cards, load_side
+    from biasbound.commands.compare import compare_cards, load_side, side_frame
 
     card_conds = [c for c in fail_if if not pr.is_paired_condition(c)]
     paired_conds = [c for c in fail_if if pr.is_paired_condition(c)]
@@ -46,7 +46,7 @@ def assert_no_regression(old: str | Path, new: str | Path, *fail_if: str, allow_
         pr.parse_paired(c)
     card_old, card_new = load_side(Path(old), what="OLD"), load_side(Path(new), what="NEW")
     res = compare_cards(card_old, card_new, card_conds)
-    res["paired"] = (pr.compare_paired(old, new, list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
+    res["paired"] = (pr.compare_paired(side_frame(old), side_frame(new), list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
                                        seed=seed) if paired or paired_conds else [])
     res["failed"] += pr.check_paired(res["paired"], paired_conds)
     res["paired_moved"] = [m for r in res["paired"] for m in pr.paired_moves(r)]
