@@ -31,6 +31,10 @@ from biasbound.pipeline._settings import (
 
 __all__ = ["certify"]
 
+#: certify's settings the anchored release shares with the judge's (tau and a fixed centre are mapped to its scale)
+_ANCHORED_KEYS = ("tau", "delta", "neighbors", "method", "combine", "beta", "holdout", "seed", "center",
+                  "bootstrap_rounds", "confidence", "n_mc", "hamming", "deterministic_judge")
+
 
 def certify(
     judgments: Any,
@@ -62,6 +66,8 @@ def certify(
     deterministic_judge: bool = False,
     sign_key: str | Path | None = None,
     schedule: dict[str, Any] | None = None,
+    human_labels: Any = None,
+    human_level: float = 0.95,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -147,6 +153,13 @@ def certify(
         ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
         (``win_rate_pct``, ``arena_hard_score``) is 50 and Bradley-Terry 1000, as Arena-Hard pins it.
         The certified scores do not depend on it.
+    human_labels : path, str, DataFrame or None
+        Human labels (:mod:`biasbound.human`): a labels file, a table (``item_id``, ``label``, optional ``model`` and
+        ``rater``; the judge's raw scale) or the name of a judgments column; None reads a ``human`` column when the
+        judgments have one. Adds agreement to the judge card, human-anchored (PPI++) scores to the leaderboard and
+        ``summary.json``, and the certificate of the anchored release (``anchored/``, ``human.json``).
+    human_level : float
+        Level of the agreement and anchored intervals (the rank sets hold simultaneously at it).
     sign_key : path, optional
         An Ed25519 private key (PEM, from ``biasbound keygen``): the outputs manifest is signed with it
         (needs ``out``). The key is never written into the outputs.
@@ -211,6 +224,9 @@ def certify(
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
     frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad, ids=ids)
     scales = score_scales(frame, load_report)
+    from biasbound.human._certify import attach_human, load_labels, write_anchored
+
+    labels = load_labels(human_labels, frame, scales)  # bad labels fail before any judge is certified
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
@@ -278,12 +294,18 @@ def certify(
 
             bar.update(task, description="computing the judge card")
             result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes)  # split and coded once
+        if labels is not None and done:
+            attach_human(result, frame, labels, s.generators, human_level)
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
             with staged_output(out_path, private_key) as stage:
                 bar.update(task, description="writing certificates, scores and tables")
                 _write_core(result, stage, s)
+                if labels is not None and done:
+                    bar.update(task, description="certifying the human-anchored release")
+                    write_anchored(result, frame, labels, stage, {k: v for k, v in reproduce["certify"].items()
+                                                                  if k in _ANCHORED_KEYS})
                 bar.advance(task)
                 if plots and done:
                     bar.update(task, description="drawing the plots and writing report.html")

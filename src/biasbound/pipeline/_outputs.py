@@ -143,7 +143,8 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
     return {"status": result.status, "exit_code": result.exit_code, "certified": sorted(result.judges),
             "violated": result.violated, "settings": result.settings, "seed": result.seed,
             "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {})),
-            "judge_card": _jsonable(getattr(result, "judge_card", None) or None)}
+            "judge_card": _jsonable(getattr(result, "judge_card", None) or None),
+            **({"human": _jsonable(result.human)} if getattr(result, "human", None) else {})}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:

@@ -112,6 +112,7 @@ class CertifyResult:
     coverage: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     judge_card: dict[str, Any] = field(default_factory=dict)
+    human: dict[str, Any] | None = None  # biasbound.human.human_report (agreement, anchored scores) when labels given
 
     @property
     def violated(self) -> list[str]:
