@@ -674,6 +674,8 @@ def register(app: typer.Typer) -> None:
         sigma: float | None = option("sigma"),
         range_bound: bool = option("range_bound"),
         deterministic_judge: bool = option("deterministic_judge"),
+        human_labels: str | None = option("human_labels"),
+        human_level: float = option("human_level"),
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=True,
                                              help="Ed25519 private key (biasbound keygen) to sign the outputs manifest; "
                                                   "never copied into the outputs."),
@@ -688,6 +690,7 @@ def register(app: typer.Typer) -> None:
 
         neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
         hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)
+        human_level = validate("certify", human_level=human_level)["human_level"]
         raw_scale = parse_scale(scale)
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
@@ -759,6 +762,7 @@ def register(app: typer.Typer) -> None:
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
                 range_bound=range_bound, deterministic_judge=deterministic_judge, sign_key=sign_key,
+                human_labels=human_labels, human_level=human_level,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)
@@ -766,5 +770,9 @@ def register(app: typer.Typer) -> None:
                 print_summary(partial, console)
             raise
         print_summary(result, console)
+        if result.human:
+            from biasbound.human.show import print_human
+
+            print_human(result, console)
         if result.violated:
             raise typer.Exit(EXIT_VIOLATED)

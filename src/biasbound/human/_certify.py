@@ -85,7 +85,8 @@ def attach_human(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, generat
     return report
 
 
-def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: Path, certify_kwargs: dict[str, Any]) -> None:
+def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: Path | None,
+                   certify_kwargs: dict[str, Any]) -> None:
     """Certify the anchored release into ``out/anchored`` and write ``out/human.json`` (the report and the map).
 
     The anchored table is certified in the leaderboard view with the judge's generators, δ, seed and method; the
@@ -104,7 +105,8 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
         centre = str(kw.get("center", "fixed:0.5"))
         if centre.startswith("fixed:"):
             kw["center"] = f"fixed:{(float(centre.split(':', 1)[1]) - mapping['lo']) / span!r}"
-        kw.update(view="leaderboard", out=out / "anchored", plots=False, progress=False, sign_key=None)
+        kw.update(view="leaderboard", out=None if out is None else out / "anchored", plots=False, progress=False,
+                  sign_key=None)
         release.update(tau_judge_scale=float(certify_kwargs.get("tau", 0.5)), tau=kw["tau"], center=kw.get("center"),
                        scale_span=span)
         try:
@@ -117,5 +119,7 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
             release["certified"] = []
             release["reason"] = str(exc)
     report["release"] = release
-    (out / "human.json").write_text(json.dumps(report, indent=2, allow_nan=False, default=str), encoding="utf-8")
-    result.outputs["human"] = out / "human.json"
+    result.human = report
+    if out is not None:
+        (out / "human.json").write_text(json.dumps(report, indent=2, allow_nan=False, default=str), encoding="utf-8")
+        result.outputs["human"] = out / "human.json"

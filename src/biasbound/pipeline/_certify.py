@@ -296,16 +296,18 @@ def certify(
             result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes)  # split and coded once
         if labels is not None and done:
             attach_human(result, frame, labels, s.generators, human_level)
+        anchored_kw = {k: v for k, v in reproduce["certify"].items() if k in _ANCHORED_KEYS}
+        if out_path is None and labels is not None and done:
+            write_anchored(result, frame, labels, None, anchored_kw)
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
             with staged_output(out_path, private_key) as stage:
                 bar.update(task, description="writing certificates, scores and tables")
-                _write_core(result, stage, s)
-                if labels is not None and done:
+                if labels is not None and done:  # before the summary, which reports the anchored release
                     bar.update(task, description="certifying the human-anchored release")
-                    write_anchored(result, frame, labels, stage, {k: v for k, v in reproduce["certify"].items()
-                                                                  if k in _ANCHORED_KEYS})
+                    write_anchored(result, frame, labels, stage, anchored_kw)
+                _write_core(result, stage, s)
                 bar.advance(task)
                 if plots and done:
                     bar.update(task, description="drawing the plots and writing report.html")

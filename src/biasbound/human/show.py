@@ -1,0 +1,65 @@
+"""Terminal tables of the human report: agreement per judge, anchored scores per model, the anchored release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["print_human"]
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "-" if x is None else f"{float(x):.{digits}f}"
+
+
+def _ci(lo: Any, hi: Any) -> str:
+    return "-" if lo is None or hi is None else f"[{float(lo):.3f}, {float(hi):.3f}]"
+
+
+def print_human(result: Any, console: Console) -> None:
+    """Agreement, human-anchored scores and the anchored release's certificate (``certify --human-labels``)."""
+    report = result.human or {}
+    level = report.get("level", 0.95)
+    agree = Table(title=f"Judge–human agreement ({level:.0%} intervals)", title_justify="left")
+    for col in ("judge", "labelled", "accuracy", "interval", "Cohen's κ", "agree→disagree per generator"):
+        agree.add_column(col)
+    for judge, h in report.get("judges", {}).items():
+        a = h["agreement"]
+        flips = ", ".join(f"{g} {_f(v.get('agree_to_disagree'))} of {v['agreed']}" for g, v in h["flips"].items())
+        if a.get("kind") == "graded":
+            acc, ci = f"|Δ| {_f(a.get('mean_abs_difference'))}", f"r {_f(a.get('pearson'))}"
+        else:
+            acc, ci = _f(a.get("accuracy")), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"))
+        agree.add_row(judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), flips or "-")
+    console.print(agree)
+    scores = Table(title="Human-anchored scores (PPI++; normalised scale): judge-only, anchored, labels-only",
+                   title_justify="left")
+    for col in ("judge", "model", "labels", "judge-only", "anchored", "interval", "labels-only interval", "λ",
+                "rank set"):
+        scores.add_column(col)
+    notes: list[str] = []
+    for judge, h in report.get("judges", {}).items():
+        for r in h["models"]:
+            scores.add_row(judge, r["model"], f"{r['labels']}/{r['items']}", _f(r["judge_only"]), _f(r["anchored"]),
+                           _ci(r["anchored_lo"], r["anchored_hi"]), _ci(r["classical_lo"], r["classical_hi"]),
+                           _f(r["lambda"], 2), f"{r['rank_lo']}–{r['rank_hi']}")
+            if r.get("too_few"):
+                notes.append(f"{judge} / {r['model']}: {r['too_few']}")
+        notes += [f"{judge}: {n}" for n in h.get("notes", [])]
+    console.print(scores)
+    for n in notes:
+        console.print(n, soft_wrap=True, highlight=False, markup=False)
+    rel = report.get("release") or (getattr(result, "human_release", None) or {})
+    if rel:
+        if rel.get("certified"):
+            for judge in rel["certified"]:
+                console.print(f"anchored release of {judge}: certified in anchored/ (leaderboard view, τ = "
+                              f"{rel['tau_judge_scale']:g} on the judge's scale): α = {rel['alpha'][judge]:.4g}, "
+                              f"σ = {rel['sigma'][judge]:.4g}; the PPI interval covers the human mean over the random "
+                              "labelled set, the certificate bounds what a perturbation of the judge moves the release",
+                              soft_wrap=True, highlight=False, markup=False)
+        elif rel.get("reason"):
+            console.print(f"anchored release not certified: {rel['reason']}", soft_wrap=True, highlight=False,
+                          markup=False)
