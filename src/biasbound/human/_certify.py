@@ -16,6 +16,9 @@ from biasbound.human.labels import labels_from_column, normalise_labels, read_la
 
 __all__ = ["ANCHORED_COLUMNS", "attach_human", "load_labels", "write_anchored"]
 
+#: the judgment table of the anchored release, written beside human.json
+ANCHORED_TABLE = "anchored_judgments.parquet"
+
 #: the leaderboard columns the human labels add (normalised [0, 1] scale, as 'original')
 ANCHORED_COLUMNS = ("human_labels", "anchored", "anchored_lo", "anchored_hi", "classical_lo", "classical_hi",
                     "anchored_rank_lo", "anchored_rank_hi")
@@ -109,12 +112,20 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
                   sign_key=None)
         release.update(tau_judge_scale=float(certify_kwargs.get("tau", 0.5)), tau=kw["tau"], center=kw.get("center"),
                        scale_span=span)
+        from biasbound.data.tables import COLUMNS, from_frame
+
+        cols = [c for c in COLUMNS if c in table.columns and c not in ("source", "line")]
+        anchored_set = from_frame(table[cols], source=ANCHORED_TABLE, scale=(0.0, 1.0))
+        if out is not None:  # the table the anchored certificates are about: verify --judgments and audit re-read it
+            anchored_set.frame[cols].to_parquet(out / ANCHORED_TABLE, index=False)
+            result.outputs["anchored_judgments"] = out / ANCHORED_TABLE
         try:
-            anchored = certify(table, **kw)
+            anchored = certify(anchored_set, **kw)
             release["certified"] = sorted(anchored.judges)
             release["alpha"] = {n: j.calibration.alpha for n, j in anchored.judges.items()}
             release["sigma"] = {n: j.calibration.sigma for n, j in anchored.judges.items()}
             release["violated"] = bool(anchored.violated)
+            _released_scores(result, anchored, mapping)
         except BiasboundError as exc:
             release["certified"] = []
             release["reason"] = str(exc)
@@ -123,3 +134,24 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
     if out is not None:
         (out / "human.json").write_text(json.dumps(report, indent=2, allow_nan=False, default=str), encoding="utf-8")
         result.outputs["human"] = out / "human.json"
+
+
+def _released_scores(result: Any, anchored: Any, mapping: dict[str, Any]) -> None:
+    """The certified anchored score of each model, back on the judge's normalised scale, in the report and leaderboards."""
+    lb = anchored.leaderboard
+    if lb is None or lb.empty or "certified" not in lb.columns:
+        return
+    lo, span = float(mapping["lo"]), float(mapping["hi"]) - float(mapping["lo"])
+    back = {(str(j), str(m)): lo + span * float(c) for j, m, c in zip(lb["judge"], lb["model"], lb["certified"])
+            if c == c}
+    for judge, h in result.human["judges"].items():
+        for row in h["models"]:
+            row["anchored_certified"] = back.get((judge, row["model"]))
+
+    def add(frame: pd.DataFrame) -> pd.DataFrame:
+        keys = zip(frame["judge"].astype(str), frame["model"].astype(str))
+        return frame.assign(anchored_certified=[back.get(k) for k in keys])
+
+    for j in result.judges.values():
+        j.leaderboard = add(j.leaderboard)
+    result.leaderboard = add(result.leaderboard)

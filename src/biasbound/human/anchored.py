@@ -186,6 +186,6 @@ def anchored_judgments(frame: pd.DataFrame, labels: pd.DataFrame, report: dict[s
     keep = merged["_c"].notna().to_numpy()
     out = frame.loc[keep].copy()
     g = merged.loc[keep, "_c"].to_numpy() * out["score"].to_numpy(dtype=float) + merged.loc[keep, "_y"].to_numpy()
-    out["score"] = (g - lo) / (hi - lo)
+    out["score"] = np.clip((g - lo) / (hi - lo), 0.0, 1.0)  # [lo, hi] holds every g: the clip only removes float noise
     out = out.reset_index(drop=True)
     return out, {"lo": lo, "hi": hi, "models": models}
