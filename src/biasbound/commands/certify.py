@@ -191,7 +191,7 @@ def load_inputs(
     columns:
         Contract name → file column of generic long tables (``{"item_id": "question"}``).
     llmbar_view:
-        ``"output_1"`` or ``"gold"`` (see :func:`biasbound.data.load_llmbar`).
+        ``"output_1"``, the one view (see :func:`biasbound.data.load_llmbar`; its gold label is the human label).
     ties:
         MT-Bench pairwise ties: ``"missing"`` or ``"half"``.
     score_map:
@@ -660,7 +660,6 @@ def register(app: typer.Typer) -> None:
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines instead of stopping."),
         columns: str | None = typer.Option(None, "--columns",
                                            help="Long tables: NAME=COLUMN pairs, e.g. judge=annotator,item_id=question,score=rating."),
-        llmbar_view: str = typer.Option("output_1", "--llmbar-view", help="LLMBar view: output_1 or gold."),
         mt_bench_ties: str = typer.Option("missing", "--mt-bench-ties", help="MT-Bench pairwise ties: missing or half."),
         score_map: str | None = typer.Option(None, "--score-map",
                                              help="inspect_ai score values to [0, 1], e.g. C=1,P=0.5,I=0 (default rule: C/P/I/N)."),
@@ -695,7 +694,6 @@ def register(app: typer.Typer) -> None:
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
         value_map = parse_score_map(score_map)
-        llmbar_view = check_one_of(llmbar_view, "--llmbar-view", "certify", ("output_1", "gold"))
         mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))
         auto = neighbors.strip().lower() == "auto"
         # certify's own parameter checks, run before any input is read: a bad option fails at once
@@ -710,7 +708,7 @@ def register(app: typer.Typer) -> None:
             load_private_key(sign_key)
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
-                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
+                                 ties=mt_bench_ties, score_map=value_map, baseline=baseline)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
         check_baseline(loaded.frame, baseline, "certify", loaded.report)
         if baseline is None:  # an Arena-Hard checkout's config named it (the reader said so): mark and pin it too

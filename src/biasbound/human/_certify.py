@@ -101,7 +101,9 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
     report = dict(result.human)
     table, mapping = anchored_judgments(frame, labels, report)
     span = (mapping["hi"] - mapping["lo"]) if mapping["lo"] is not None else None
-    release: dict[str, Any] = {"mapping": mapping, "folder": "anchored", "view": "leaderboard"}
+    release: dict[str, Any] = {"mapping": mapping, "folder": "anchored", "view": "leaderboard", "certified": []}
+    if not span:
+        release["reason"] = "no model has an anchored score (see the notes): there is no anchored release to certify"
     if span:
         kw = dict(certify_kwargs)
         kw["tau"] = float(kw.get("tau", 0.5)) / span

@@ -113,6 +113,10 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
         for model, m_rows in rows.groupby("model", sort=True):
             labelled = m_rows["label"].notna().to_numpy()
             n, big_n = int(labelled.sum()), len(m_rows)
+            if n == big_n:
+                card["notes"].append(f"model {model}: every one of its {big_n} judged items is labelled, so its human "
+                                     "mean is known (the labels-only mean); nothing to anchor")
+                continue
             if n < 2 or big_n - n < 2:
                 card["notes"].append(f"model {model}: {n} of {big_n} items labelled; PPI needs at least 2 labelled "
                                      "and 2 unlabelled items, so no anchored score")

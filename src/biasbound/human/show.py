@@ -9,6 +9,8 @@ from rich.table import Table
 
 __all__ = ["print_human"]
 
+_NOTES = 8  # notes printed; the rest are in summary.json
+
 
 def _f(x: Any, digits: int = 3) -> str:
     return "-" if x is None else f"{float(x):.{digits}f}"
@@ -48,9 +50,12 @@ def print_human(result: Any, console: Console) -> None:
             if r.get("too_few"):
                 notes.append(f"{judge} / {r['model']}: {r['too_few']}")
         notes += [f"{judge}: {n}" for n in h.get("notes", [])]
-    console.print(scores)
-    for n in notes:
+    if scores.row_count:
+        console.print(scores)
+    for n in notes[:_NOTES]:
         console.print(n, soft_wrap=True, highlight=False, markup=False)
+    if len(notes) > _NOTES:
+        console.print(f"... and {len(notes) - _NOTES} more notes (summary.json, human.json)", highlight=False)
     rel = report.get("release") or (getattr(result, "human_release", None) or {})
     if rel:
         if rel.get("certified"):
