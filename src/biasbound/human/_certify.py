@@ -5,6 +5,7 @@ certificate of the anchored release (an ``anchored/`` outputs folder that ``veri
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,15 +90,14 @@ def attach_human(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, generat
 
 
 def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: Path | None,
-                   certify_kwargs: dict[str, Any]) -> None:
+                   certify_kwargs: dict[str, Any], certify: Callable[..., Any]) -> None:
     """Certify the anchored release into ``out/anchored`` and write ``out/human.json`` (the report and the map).
 
     The anchored table is certified in the leaderboard view with the judge's generators, δ, seed and method; the
     tolerance and a fixed centre are carried into the anchored table's affine scale, so τ means the same distance
-    on the judge's normalised scale. A release that cannot be certified is recorded with its reason.
+    on the judge's normalised scale. A release that cannot be certified is recorded with its reason. ``certify`` is
+    :func:`biasbound.pipeline.certify` (passed in: the pipeline imports this module).
     """
-    from biasbound.pipeline import certify
-
     report = dict(result.human)
     table, mapping = anchored_judgments(frame, labels, report)
     span = (mapping["hi"] - mapping["lo"]) if mapping["lo"] is not None else None

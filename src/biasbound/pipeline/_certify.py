@@ -189,6 +189,9 @@ def certify(
         sigma=sigma, deterministic_judge=deterministic_judge,
     )
     master = s.seed
+    from biasbound.parameters import validate
+
+    human_level = validate("certify", human_level=human_level)["human_level"]
     out_path = check_out(out)
     private_key = None
     if sign_key is not None:
@@ -300,7 +303,7 @@ def certify(
             attach_human(result, frame, labels, s.generators, human_level)
         anchored_kw = {k: v for k, v in reproduce["certify"].items() if k in _ANCHORED_KEYS}
         if out_path is None and labels is not None and done:
-            write_anchored(result, frame, labels, None, anchored_kw)
+            write_anchored(result, frame, labels, None, anchored_kw, certify)
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
@@ -308,7 +311,7 @@ def certify(
                 bar.update(task, description="writing certificates, scores and tables")
                 if labels is not None and done:  # before the summary, which reports the anchored release
                     bar.update(task, description="certifying the human-anchored release")
-                    write_anchored(result, frame, labels, stage, anchored_kw)
+                    write_anchored(result, frame, labels, stage, anchored_kw, certify)
                 _write_core(result, stage, s)
                 bar.advance(task)
                 if plots and done:
