@@ -106,7 +106,7 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
         release["reason"] = "no model has an anchored score (see the notes): there is no anchored release to certify"
     if span:
         kw = dict(certify_kwargs)
-        kw["tau"] = float(kw.get("tau", 0.5)) / span
+        kw["tau"] = float(kw.get("tau", 0.5)) / span  # [proof:tau-scaled]
         centre = str(kw.get("center", "fixed:0.5"))
         if centre.startswith("fixed:"):
             kw["center"] = f"fixed:{(float(centre.split(':', 1)[1]) - mapping['lo']) / span!r}"

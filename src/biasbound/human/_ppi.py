@@ -90,7 +90,7 @@ def power_tuned_lambda(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.n
     var = float(np.var(np.concatenate([f_labelled, f_unlabelled]), ddof=1))
     if not var > 0.0:
         return 0.0
-    return float(min(1.0, max(0.0, cov / ((1.0 + n / nu) * var))))
+    return float(min(1.0, max(0.0, cov / ((1.0 + n / nu) * var))))  # [proof:lambda-data-dependent]
 
 
 def anchored_mean(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, *, level: float = 0.95,
@@ -132,8 +132,8 @@ def anchored_mean(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, *, level: 
     if lam is None:
         lam = power_tuned_lambda(y, f_lab, f_unl)
     a = 1.0 - level
-    est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f_lab, f_unl, lam=lam)))
-    lo, hi = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, f_lab, f_unl, alpha=a, lam=lam))
+    est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f_lab, f_unl, lam=lam)))  # [proof:ppi-estimate]
+    lo, hi = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, f_lab, f_unl, alpha=a, lam=lam))  # [proof:ppi-interval]
     clo, chi = (float(np.squeeze(v)) for v in ppi_py.classical_mean_ci(y, alpha=a))
     return AnchoredMean(estimate=est, lo=lo, hi=hi, lam=float(lam), classical=float(y.mean()), classical_lo=clo,
                         classical_hi=chi, judge_only=float(f.mean()), n=n, n_total=big_n, level=level)
@@ -146,7 +146,7 @@ def linear_weights(labelled: np.ndarray, lam: float) -> np.ndarray:
     """
     labelled = np.asarray(labelled, dtype=bool)
     n, big_n = int(labelled.sum()), labelled.size
-    return np.where(labelled, -lam / n, lam / (big_n - n))
+    return np.where(labelled, -lam / n, lam / (big_n - n))  # [proof:linear-map]
 
 
 def rank_sets(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +157,7 @@ def rank_sets(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     interval lies wholly above m's has a higher true score, one wholly below a lower one.
     """
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    above = (lo[None, :] > hi[:, None]).sum(axis=1)
+    above = (lo[None, :] > hi[:, None]).sum(axis=1)  # [proof:rank-sets]
     below = (hi[None, :] < lo[:, None]).sum(axis=1)
     return 1 + above, lo.size - below
 

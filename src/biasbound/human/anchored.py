@@ -125,7 +125,7 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
             y = m_rows["label"].to_numpy(dtype=float)[labelled]
             fits[str(model)] = (anchored_mean(y, f, labelled, level=level), y, f, labelled)
         k = max(len(fits), 1)
-        simultaneous = {m: anchored_mean(y, f, lab, level=1.0 - (1.0 - level) / k, lam=a.lam)
+        simultaneous = {m: anchored_mean(y, f, lab, level=1.0 - (1.0 - level) / k, lam=a.lam)  # [proof:bonferroni]
                         for m, (a, y, f, lab) in fits.items()}
         names = list(fits)
         r_lo, r_hi = rank_sets(np.array([simultaneous[m].lo for m in names]),
@@ -171,7 +171,7 @@ def anchored_judgments(frame: pd.DataFrame, labels: pd.DataFrame, report: dict[s
         if (judge, model) not in lam:
             continue
         labelled = rows["label"].notna().to_numpy()
-        c = linear_weights(labelled, lam[(judge, model)]) * len(rows)
+        c = linear_weights(labelled, lam[(judge, model)]) * len(rows)  # [proof:anchored-table]
         ybar = float(rows["label"].to_numpy(dtype=float)[labelled].mean())
         lo = min(lo, ybar + float(np.minimum(c, 0.0).min()))
         hi = max(hi, ybar + float(np.maximum(c, 0.0).max()))
@@ -190,6 +190,6 @@ def anchored_judgments(frame: pd.DataFrame, labels: pd.DataFrame, report: dict[s
     keep = merged["_c"].notna().to_numpy()
     out = frame.loc[keep].copy()
     g = merged.loc[keep, "_c"].to_numpy() * out["score"].to_numpy(dtype=float) + merged.loc[keep, "_y"].to_numpy()
-    out["score"] = np.clip((g - lo) / (hi - lo), 0.0, 1.0)  # [lo, hi] holds every g: the clip only removes float noise
+    out["score"] = np.clip((g - lo) / (hi - lo), 0.0, 1.0)  # [proof:affine-scale]  # [lo, hi] holds every g: the clip only removes float noise
     out = out.reset_index(drop=True)
     return out, {"lo": lo, "hi": hi, "models": models}
