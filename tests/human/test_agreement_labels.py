@@ -9,7 +9,13 @@ import pandas as pd
 import pytest
 
 from biasbound._exceptions import DataFormatError
-from biasbound.human import agreement, flip_to_disagree, krippendorff_alpha, normalise_labels, read_labels
+from biasbound.human import (
+    agreement,
+    flip_to_disagree,
+    krippendorff_alpha,
+    normalise_labels,
+    read_labels,
+)
 
 
 def test_agreement_binary_exact() -> None:

@@ -68,7 +68,7 @@ def test_agreement_and_anchored_columns(certified) -> None:
 
 
 def test_anchored_release_is_certified_and_its_certificates_verify(certified) -> None:
-    result, out, labels, table = certified
+    result, out, _labels, _table = certified
     rel = result.human["release"]
     assert rel["certified"] == sorted(JUDGES)
     anchored = pd.read_parquet(out / "anchored_judgments.parquet")

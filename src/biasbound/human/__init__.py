@@ -13,7 +13,13 @@ Public functions (the math in ``_ppi`` and ``_agreement``, numpy/scipy/ppi-pytho
 from __future__ import annotations
 
 from biasbound.human._agreement import agreement, flip_to_disagree, krippendorff_alpha
-from biasbound.human._ppi import AnchoredMean, anchored_mean, labels_for_width, linear_weights, rank_sets
+from biasbound.human._ppi import (
+    AnchoredMean,
+    anchored_mean,
+    labels_for_width,
+    linear_weights,
+    rank_sets,
+)
 from biasbound.human.anchored import anchored_judgments, human_report, labels_digest
 from biasbound.human.labels import labels_from_column, normalise_labels, read_labels
 

@@ -145,7 +145,7 @@ def _released_scores(result: Any, anchored: Any, mapping: dict[str, Any]) -> Non
         return
     lo, span = float(mapping["lo"]), float(mapping["hi"]) - float(mapping["lo"])
     back = {(str(j), str(m)): lo + span * float(c) for j, m, c in zip(lb["judge"], lb["model"], lb["certified"])
-            if c == c}
+            if pd.notna(c)}
     for judge, h in result.human["judges"].items():
         for row in h["models"]:
             row["anchored_certified"] = back.get((judge, row["model"]))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasbound._exceptions import InputError
 from biasbound.human._agreement import agreement, flip_to_disagree, krippendorff_alpha
 from biasbound.human._ppi import AnchoredMean, anchored_mean, linear_weights, rank_sets
 
@@ -102,7 +103,7 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
         for g in generators:
             try:
                 nb = observed_neighbors(sub, g, skip_bad=True)
-            except Exception:  # a generator this judge has no rows of: nothing to report
+            except InputError:  # a generator this judge has no rows of: nothing to report
                 continue
             nb = nb.assign(model=nb["model"].astype(str), item_id=nb["item_id"].astype(str)).merge(
                 per, on=["model", "item_id"], how="inner")
@@ -178,7 +179,7 @@ def anchored_judgments(frame: pd.DataFrame, labels: pd.DataFrame, report: dict[s
         weights.append(pd.DataFrame({"judge": judge, "model": model, "item_id": rows["item_id"].to_numpy(),
                                      "_c": c, "_y": ybar}))
         models.setdefault(str(judge), {})[str(model)] = {
-            "lambda": lam[(judge, model)], "label_mean": ybar, "items": int(len(rows)),
+            "lambda": lam[(judge, model)], "label_mean": ybar, "items": len(rows),
             "labelled": sorted(rows.loc[labelled, "item_id"].astype(str).tolist())}
     if not weights:
         return frame.iloc[0:0], {"lo": None, "hi": None, "models": models}

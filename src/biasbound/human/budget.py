@@ -28,7 +28,7 @@ def label_budget(frame: pd.DataFrame, labels: pd.DataFrame, *, half_width: float
     for (judge, model), g in joined.groupby(["judge", "model"], sort=True):
         labelled = g["label"].notna().to_numpy()
         n = int(labelled.sum())
-        row: dict[str, Any] = {"judge": str(judge), "model": str(model), "pilot_labels": n, "items": int(len(g)),
+        row: dict[str, Any] = {"judge": str(judge), "model": str(model), "pilot_labels": n, "items": len(g),
                                "half_width": half_width, "level": level}
         if n < 2:
             row.update(labels_ppi=None, labels_classical=None, reason="the pilot needs at least 2 labelled items")

@@ -104,11 +104,12 @@ def plan_labels(pilot: Path | None, *, demo: bool, half_width: float | None, hum
         from biasbound.data.embedded import load_llmbar_demo
 
         loaded, labels_frame = load_llmbar_demo(seed=seed)
-        frame, report, given = loaded.frame, loaded.report.__dict__ if hasattr(loaded.report, "__dict__") else None, labels_frame
+        frame, report, given = loaded.frame, None, labels_frame  # no report: the scores are on [0, 1] as given
         source = "the embedded LLMBar judgments with a pilot of 50 gold labels"
     else:
         from biasbound.commands.certify import load_inputs
 
+        assert pilot is not None  # checked above: a pilot or --demo
         loaded_inputs = load_inputs([pilot])
         frame, report, given = loaded_inputs.frame, loaded_inputs.report, human_labels
         source = str(pilot)
