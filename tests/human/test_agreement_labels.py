@@ -36,6 +36,20 @@ def test_agreement_binary_exact() -> None:
     assert (a["accuracy_lo"], a["accuracy_hi"]) == pytest.approx((centre - half, centre + half), rel=1e-9)
 
 
+def test_agreement_on_a_grid_of_fractions() -> None:
+    """Arena-Hard's grid (0, .25, .5, .75, 1) is categorical: quadratic-weighted κ over the grid's categories."""
+    from sklearn.metrics import cohen_kappa_score
+
+    judge = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.0, 0.75, 0.25])
+    human = np.array([0.0, 0.5, 0.5, 1.0, 1.0, 0.75, 0.75, 0.0])
+    a = agreement(judge, human)
+    assert a["kind"] == "categorical" and a["accuracy"] == 4 / 8 and a["kappa_weights"] == "quadratic"
+    code = {v: k for k, v in enumerate([0.0, 0.25, 0.5, 0.75, 1.0])}
+    ref = cohen_kappa_score([code[v] for v in human], [code[v] for v in judge], weights="quadratic")
+    assert a["cohen_kappa"] == pytest.approx(ref)
+    assert np.array(a["confusion"]["counts"]).sum() == 8 and np.trace(np.array(a["confusion"]["counts"])) == 4
+
+
 def test_agreement_graded_scale() -> None:
     rng = np.random.default_rng(0)
     human = rng.random(50)

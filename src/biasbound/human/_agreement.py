@@ -50,11 +50,13 @@ def agreement(judge: np.ndarray, human: np.ndarray, *, level: float = 0.95) -> d
         k = int((f == y).sum())
         lo, hi = proportion_interval(k, n, level)
         kappa = None
+        # category indices (sklearn reads a float such as 0.25 as a continuous target, not a category)
+        yi, fi, codes = np.searchsorted(cats, y), np.searchsorted(cats, f), np.arange(cats.size)
         if cats.size > 1:
             weights = None if cats.size <= 3 else "quadratic"
-            value = float(cohen_kappa_score(y, f, labels=cats, weights=weights))
+            value = float(cohen_kappa_score(yi, fi, labels=codes, weights=weights))
             kappa = value if np.isfinite(value) else None
-        table = confusion_matrix(y, f, labels=cats)
+        table = confusion_matrix(yi, fi, labels=codes)
         return out | {"kind": "categorical", "accuracy": k / n, "accuracy_lo": lo, "accuracy_hi": hi,
                       "cohen_kappa": kappa, "kappa_weights": None if cats.size <= 3 else "quadratic",
                       "categories": [float(c) for c in cats],
