@@ -65,6 +65,7 @@ def test_agreement_and_anchored_columns(certified) -> None:
     # a strong judge helps, a weak one (Falcon) does not: said plainly
     assert rows["GPT-4/Vanilla"]["helps"] and rows["GPT-4/Vanilla"]["too_few"] is None
     assert not rows["Falcon/Vanilla"]["helps"] and "too few for the judge to help" in rows["Falcon/Vanilla"]["too_few"]
+    assert rows["GPT-4/Vanilla"]["small_sample"] is None  # 80 labels; below 50 the sentence says the CLT under-covers
 
 
 def test_anchored_release_is_certified_and_its_certificates_verify(certified) -> None:

@@ -98,6 +98,13 @@ def test_known_truth_coverage_and_width() -> None:
     assert np.median(ratios) < 0.9  # an 85%-accurate judge helps: the median interval is narrower
 
 
+def test_small_sample_sentence() -> None:
+    from biasbound.human.anchored import small_sample_sentence
+
+    assert small_sample_sentence(50) is None
+    assert "fewer than 50" in str(small_sample_sentence(25)) and "normal approximation" in str(small_sample_sentence(25))
+
+
 def test_label_budget_from_a_pilot() -> None:
     kt, lab = _case(6, n_items=2000, n=60, accuracy=0.9)
     n_ppi, n_classical = labels_for_width(kt.y[lab], kt.f, lab, half_width=0.05, level=0.95)

@@ -48,8 +48,9 @@ def print_human(result: Any, console: Console) -> None:
             scores.add_row(judge, r["model"], f"{r['labels']}/{r['items']}", _f(r["judge_only"]), _f(r["anchored"]),
                            _ci(r["anchored_lo"], r["anchored_hi"]), _ci(r["classical_lo"], r["classical_hi"]),
                            _f(r["lambda"], 2), f"{r['rank_lo']}–{r['rank_hi']}")
-            if r.get("too_few"):
-                notes.append(f"{judge} / {r['model']}: {r['too_few']}")
+            for key in ("small_sample", "too_few"):
+                if r.get(key):
+                    notes.append(f"{judge} / {r['model']}: {r[key]}")
         notes += [f"{judge}: {n}" for n in h.get("notes", [])]
     if scores.row_count:
         console.print(scores)
