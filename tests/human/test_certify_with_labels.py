@@ -129,3 +129,17 @@ def test_llmbar_coverage_of_the_gold_preference(shared_data: Path, judge: str) -
         a = anchored_mean(y[lab], f, lab, level=0.9)
         covered += a.lo <= truth <= a.hi
     assert covered >= 166
+
+
+def test_report_section(certified) -> None:
+    from biasbound.human.report import human_view
+
+    result = certified[0]
+    view = human_view(result.human)
+    assert view is not None and [r[0] for r in view["agree_rows"]] == sorted(JUDGES)
+    gpt4 = next(r for r in view["score_rows"] if r[0] == "GPT-4/Vanilla")
+    row = result.human["judges"]["GPT-4/Vanilla"]["models"][0]
+    assert gpt4[4] == f"{row['anchored']:.3f}" and gpt4[2] == f"80 of {row['items']}"
+    assert "certified in anchored/" in view["release"]
+    assert any("too few for the judge to help" in n for n in view["notes"])
+    assert human_view(None) is None

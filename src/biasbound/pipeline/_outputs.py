@@ -286,5 +286,6 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
         plots=plots, load_report=result.load_report, audit=audit or None,
         model_certificates=model_certs, comparison=comparison, baseline=baseline,
         coverage=getattr(result, "coverage", None), judge_card=getattr(result, "judge_card", None),
+        human=getattr(result, "human", None),
     ))
     return o["report"]
