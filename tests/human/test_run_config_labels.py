@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import SHARED_DATA  # tests/data: vendored real data
 
 from biasbound._exceptions import DataFormatError
 from biasbound.config import load_config
-from conftest import SHARED_DATA  # tests/data: vendored real data
 
 DATA = SHARED_DATA / "arena-hard-v0.1"
 
