@@ -17,7 +17,12 @@ coverage, and the configurations where PPI++ helps most and least (the judge's a
 Sampling is without replacement from a finite set (n = 200 of 419 items is about half): the intervals, built for
 independent draws, are then conservative, which the coverage shows.
 
-Run: nice python benchmarks/bench_ppi_llmbar.py [--draws 500] [--level 0.95] [--json out.json]
+``--known-truth``: instead, the synthetic judge with known error and known human truth
+(``biasbound.testing.human.known_truth``: 2,000 binary items, human share 0.6, the judge right with probability
+0.55, 0.7, 0.85 or 0.95) and 1,000 seeded label draws of n = 50 and 200: coverage of the human mean, the median
+width ratio and the largest per-draw ratio PPI++/classical.
+
+Run: nice python benchmarks/bench_ppi_llmbar.py [--draws 500] [--level 0.95] [--json out.json] [--known-truth]
 """
 
 from __future__ import annotations
@@ -43,7 +48,11 @@ def main() -> None:
     ap.add_argument("--level", type=float, default=0.95)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="write every row to this file")
+    ap.add_argument("--known-truth", action="store_true", help="the synthetic known-truth judge instead of LLMBar")
     args = ap.parse_args()
+    if args.known_truth:
+        known(args.draws if args.draws != 500 else 1000, args.level, args.seed)
+        return
     frame = load_llmbar(llmbar_path()).frame
     canon = frame[(frame["game"] == 1) & frame["score"].notna() & frame["human"].notna()]
     rows = []
@@ -103,6 +112,29 @@ def main() -> None:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=1)
+
+
+def known(draws: int, level: float, seed: int) -> None:
+    from biasbound.testing.human import known_truth
+
+    mc = (level * (1 - level) / draws) ** 0.5
+    print(f"known truth: 2,000 items, {draws} label draws each, level {level}; Monte Carlo s.e. {mc:.4f}, floor "
+          f"{level - 3 * mc:.3f}")
+    print("judge accuracy | n   | PPI++ coverage | classical coverage | width ratio median / max")
+    for k, acc in enumerate((0.55, 0.7, 0.85, 0.95)):
+        kt = known_truth(2000, accuracy=acc, prevalence=0.6, rng=np.random.default_rng([seed, k]))
+        for n in (50, 200):
+            rng = np.random.default_rng([seed, k, n])
+            cov = ccov = 0
+            ratios = []
+            for _ in range(draws):
+                lab = label_draw(2000, n, rng)
+                a = anchored_mean(kt.y[lab], kt.f, lab, level=level)
+                cov += a.lo <= kt.truth <= a.hi
+                ccov += a.classical_lo <= kt.truth <= a.classical_hi
+                ratios.append(a.width / a.classical_width)
+            print(f"{acc:<14} | {n:<3} | {cov / draws:.3f}          | {ccov / draws:.3f}              | "
+                  f"{np.median(ratios):.3f} / {max(ratios):.4f}")
 
 
 if __name__ == "__main__":
