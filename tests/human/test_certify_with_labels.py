@@ -143,3 +143,20 @@ def test_report_section(certified) -> None:
     assert "certified in anchored/" in view["release"]
     assert any("too few for the judge to help" in n for n in view["notes"])
     assert human_view(None) is None
+
+
+def test_agreement_flips_counted_from_the_raw_csv(shared_data: Path, llmbar: pd.DataFrame) -> None:
+    """The swap flips of agreement equal a count on LLMBar's own columns (winner in both orders, gold label)."""
+    from biasbound.human import human_report
+    from biasbound.human.labels import labels_from_column
+
+    report = human_report(llmbar, labels_from_column(llmbar), generators=("swap",))
+    raw = pd.read_csv(shared_data / "llmbar" / "judgments.csv.gz")
+    raw = raw[(raw["judge"] == "GPT-4") & (raw["strategy"] == "Vanilla")].dropna(
+        subset=["winner_orig_order", "winner_swapped_order"])
+    agreed = raw["winner_orig_order"] == raw["gold_label"]
+    flips = report["judges"]["GPT-4/Vanilla"]["flips"]["swap"]
+    assert flips["agreed"] == int(agreed.sum())
+    assert flips["agree_to_disagree"] == pytest.approx((agreed & (raw["winner_swapped_order"] != raw["gold_label"])).sum()
+                                                       / agreed.sum())
+    assert report["judges"]["GPT-4/Vanilla"]["fully_labelled"] == ["output_1"]  # gold labels every item

@@ -103,7 +103,8 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
     span = (mapping["hi"] - mapping["lo"]) if mapping["lo"] is not None else None
     release: dict[str, Any] = {"mapping": mapping, "folder": "anchored", "view": "leaderboard", "certified": []}
     if not span:
-        release["reason"] = "no model has an anchored score (see the notes): there is no anchored release to certify"
+        release["reason"] = ("no model has an anchored score (every judged item labelled, or too few labels): there is "
+                             "no anchored release to certify")
     if span:
         kw = dict(certify_kwargs)
         kw["tau"] = float(kw.get("tau", 0.5)) / span  # [proof:tau-scaled]

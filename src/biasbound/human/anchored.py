@@ -106,30 +106,33 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
     per = _per_item(labels)
     joined = canon.merge(per, on=["model", "item_id"], how="left")
     out: dict[str, Any] = {"level": level, "labels_sha256": labels_digest(labels), "judges": {}}
+    neighbours: dict[str, dict[str, pd.DataFrame]] = {}  # per generator, the labelled items' neighbours by judge
+    for g in generators:
+        try:
+            nb = observed_neighbors(frame, g, skip_bad=True)  # every judge at once (vectorised)
+        except InputError:  # a generator the table has no rows of: nothing to report
+            continue
+        nb = nb.assign(judge=nb["judge"].astype(str), model=nb["model"].astype(str),
+                       item_id=nb["item_id"].astype(str)).merge(per, on=["model", "item_id"], how="inner")
+        neighbours[g] = {str(k): v for k, v in nb.groupby("judge", sort=False)}
     for judge, rows in joined.groupby("judge", sort=True):
         lab = rows[rows["label"].notna()]
         card: dict[str, Any] = {"agreement": agreement(lab["score"].to_numpy(), lab["label"].to_numpy(), level=level),
-                                "flips": {}, "krippendorff_alpha": None, "models": [], "notes": []}
+                                "flips": {}, "krippendorff_alpha": None, "models": [], "notes": [],
+                                "fully_labelled": []}
         if labels["rater"].notna().any():
             card["krippendorff_alpha"] = _krippendorff(labels, card["agreement"].get("kind") == "categorical")
-        sub = frame[frame["judge"].astype(str) == judge]
-        for g in generators:
-            try:
-                nb = observed_neighbors(sub, g, skip_bad=True)
-            except InputError:  # a generator this judge has no rows of: nothing to report
-                continue
-            nb = nb.assign(model=nb["model"].astype(str), item_id=nb["item_id"].astype(str)).merge(
-                per, on=["model", "item_id"], how="inner")
-            if len(nb):
+        for g, by_judge in neighbours.items():
+            nb = by_judge.get(str(judge))
+            if nb is not None and len(nb):
                 card["flips"][g] = flip_to_disagree(nb["original"].to_numpy(), nb["neighbor"].to_numpy(),
                                                     nb["label"].to_numpy(), level=level)
         fits: dict[str, tuple[AnchoredMean, np.ndarray, np.ndarray, np.ndarray]] = {}
         for model, m_rows in rows.groupby("model", sort=True):
             labelled = m_rows["label"].notna().to_numpy()
             n, big_n = int(labelled.sum()), len(m_rows)
-            if n == big_n:
-                card["notes"].append(f"model {model}: every one of its {big_n} judged items is labelled, so its human "
-                                     "mean is known (the labels-only mean); nothing to anchor")
+            if n == big_n:  # the human mean is known exactly (the labels' mean): nothing to anchor
+                card["fully_labelled"].append(str(model))
                 continue
             if n < 2 or big_n - n < 2:
                 card["notes"].append(f"model {model}: {n} of {big_n} items labelled; PPI needs at least 2 labelled "

@@ -38,6 +38,10 @@ def human_view(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
                                f"{r['rank_lo']}–{r['rank_hi']}", _f(r.get("anchored_certified"))])
             notes += [f"{judge} / {r['model']}: {r[k]}" for k in ("small_sample", "too_few") if r.get(k)]
         notes += [f"{judge}: {n}" for n in h.get("notes", [])]
+    full = sum(len(h.get("fully_labelled", [])) for h in report["judges"].values())
+    if full:
+        notes.insert(0, f"{full} (judge, model) group(s) have every judged item labelled: their human mean is known "
+                        "exactly, so nothing is anchored there.")
     rel = report.get("release") or {}
     if rel.get("certified"):
         release = (f"The anchored scores are certified in anchored/ (leaderboard view, τ = {rel['tau_judge_scale']:g} on "

@@ -52,6 +52,12 @@ def print_human(result: Any, console: Console) -> None:
                 if r.get(key):
                     notes.append(f"{judge} / {r['model']}: {r[key]}")
         notes += [f"{judge}: {n}" for n in h.get("notes", [])]
+    full = sum(len(h.get("fully_labelled", [])) for h in report.get("judges", {}).values())
+    if full:
+        console.print(f"{full} (judge, model) group(s) have every judged item labelled: their human mean is known "
+                      "exactly (the labels' mean), so nothing is anchored there; the agreement above is the judge's "
+                      "accuracy against the labels (to see what the judge adds to a few labels: biasbound demo --labels)",
+                      soft_wrap=True, highlight=False, markup=False)
     if scores.row_count:
         console.print(scores)
     for n in notes[:_NOTES]:
@@ -77,7 +83,7 @@ def print_human(result: Any, console: Console) -> None:
                           f"perturbation of the judge's answers (its neighbours) moves the released anchored scores, "
                           f"over the mechanism's noise and the judge's answers, given the labelled items and λ "
                           f"(docs/proofs/human_anchored.md).", soft_wrap=True, highlight=False, markup=False)
-        elif rel.get("reason"):
+        elif rel.get("reason") and scores.row_count:
             console.print(f"anchored release not certified: {rel['reason']}", soft_wrap=True, highlight=False,
                           markup=False)
 
