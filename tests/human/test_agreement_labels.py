@@ -108,3 +108,48 @@ def test_bad_labels_one_sentence(tmp_path: Path, text: str, words: tuple[str, ..
     msg = str(err.value)
     assert all(w in msg for w in words), msg
     assert "\n" not in msg
+
+
+def _three_models(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m, p in (("strong", 0.8), ("mid", 0.5), ("weak", 0.2)):
+        for i in range(120):
+            rows.append({"judge": "j", "model": m, "item_id": f"q{i}", "variant": "original", "rerun": 0, "game": 0,
+                         "score": float(rng.random() < p), "source": "t", "line": i + 2})
+    return pd.DataFrame(rows)
+
+
+def test_report_rank_sets_are_simultaneous_and_raters_give_krippendorff() -> None:
+    import krippendorff
+
+    from biasbound.human import anchored_mean, human_report
+
+    frame = _three_models()
+    canon = frame.set_index(["model", "item_id"])["score"]
+    labelled = [f"q{i}" for i in range(0, 120, 3)]  # 40 of 120 items, two raters each
+    rows = []
+    for m in ("strong", "mid", "weak"):
+        for k, q in enumerate(labelled):
+            truth = canon[(m, q)]
+            rows += [{"item_id": q, "model": m, "rater": "r1", "label": truth},
+                     {"item_id": q, "model": m, "rater": "r2", "label": truth if k % 5 else 1.0 - truth}]
+    labels = pd.DataFrame(rows)
+    report = human_report(frame, labels, level=0.9)
+    card = report["judges"]["j"]
+    # Krippendorff's alpha over (model, item) units and the two raters, nominal
+    table = labels.assign(u=labels["model"] + "\x1f" + labels["item_id"]).pivot_table(
+        index="rater", columns="u", values="label", aggfunc="first")
+    assert card["krippendorff_alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=table.to_numpy(dtype=float), level_of_measurement="nominal"))
+    # each model's simultaneous interval is its anchored interval at level 1 - 0.1/3, with the same lambda
+    by = {r["model"]: r for r in card["models"]}
+    f = frame[frame["model"] == "strong"]["score"].to_numpy()
+    lab = frame[frame["model"] == "strong"]["item_id"].isin(labelled).to_numpy()
+    y = labels[labels["model"] == "strong"].groupby("item_id")["label"].mean().reindex(
+        frame[frame["model"] == "strong"]["item_id"][lab]).to_numpy()
+    ref = anchored_mean(y, f, lab, level=1 - 0.1 / 3, lam=by["strong"]["lambda"])
+    assert (by["strong"]["simultaneous_lo"], by["strong"]["simultaneous_hi"]) == pytest.approx((ref.lo, ref.hi))
+    assert by["strong"]["simultaneous_hi"] - by["strong"]["simultaneous_lo"] > by["strong"]["anchored_hi"] - by["strong"]["anchored_lo"]
+    # strong (~0.8) and weak (~0.2) are told apart: strong ranks 1, weak 3
+    assert (by["strong"]["rank_lo"], by["weak"]["rank_hi"]) == (1, 3)
