@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         from biasbound.planning import plan, plan_judgments
 
         if labels_width is not None or human_labels is not None:
-            from biasbound.human.show import plan_labels
+            from biasbound.commands._plan_labels import plan_labels
 
             plan_labels(pilot, demo=demo, half_width=labels_width, human_labels=human_labels, level=level, seed=seed,
                         as_json=as_json, out=out)
