@@ -207,8 +207,8 @@ def certify(
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
         baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
         deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}),
-        **({"human_labels": str(human_labels), "human_level": human_level}
-           if isinstance(human_labels, (str, Path)) else {}))),
+        **({"human_labels": str(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
+        **({"human_level": human_level} if isinstance(human_labels, (str, Path)) or human_level != 0.95 else {}))),
         "load": _jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
