@@ -141,6 +141,9 @@ def test_report_section(certified) -> None:
     row = result.human["judges"]["GPT-4/Vanilla"]["models"][0]
     assert gpt4[4] == f"{row['anchored']:.3f}" and gpt4[2] == f"80 of {row['items']}"
     assert "certified in anchored/" in view["release"]
+    counts = result.human["judges"]["GPT-4/Vanilla"]["agreement"]["confusion"]["counts"]
+    gpt4_agree = next(r for r in view["agree_rows"] if r[0] == "GPT-4/Vanilla")
+    assert gpt4_agree[6] == f"human 0: {counts[0][0]} | {counts[0][1]}; human 1: {counts[1][0]} | {counts[1][1]}"
     assert any("too few for the judge to help" in n for n in view["notes"])
     assert human_view(None) is None
 

@@ -16,6 +16,15 @@ def _ci(lo: Any, hi: Any) -> str:
     return "—" if lo is None or hi is None else f"[{float(lo):.3f}, {float(hi):.3f}]"
 
 
+def _confusion(a: Mapping[str, Any]) -> str:
+    """``human 0: 40 | 11; human 1: 7 | 42`` (rows: the human's label; columns: the judge's, in category order)."""
+    table = (a.get("confusion") or {}).get("counts")
+    if not table:
+        return "—"
+    cats = a.get("categories") or list(range(len(table)))
+    return "; ".join(f"human {float(c):g}: " + " | ".join(str(v) for v in row) for c, row in zip(cats, table))
+
+
 def human_view(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Headers and rows of the three tables and the notes (``human.json`` in, plain strings out); None without labels."""
     if not report or not report.get("judges"):
@@ -30,7 +39,7 @@ def human_view(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
         else:
             acc, ci = _f(a.get("accuracy")), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"))
         agree_rows.append([judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), _f(h.get("krippendorff_alpha")),
-                           flips or "—"])
+                           _confusion(a), flips or "—"])
         for r in h["models"]:
             score_rows.append([judge, r["model"], f"{r['labels']} of {r['items']}", _f(r["judge_only"]),
                                _f(r["anchored"]), _ci(r["anchored_lo"], r["anchored_hi"]),
@@ -56,7 +65,7 @@ def human_view(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {
         "level": f"{level:.0%}",
         "agree_headers": ["judge", "labelled", "accuracy", "interval", "Cohen's κ", "Krippendorff's α",
-                          "agreeing verdicts a neighbour turns disagreeing"],
+                          "confusion (human → judge counts)", "agreeing verdicts a neighbour turns disagreeing"],
         "agree_rows": agree_rows,
         "score_headers": ["judge", "model", "labels", "judge-only", "anchored (PPI++)", "interval", "labels-only interval",
                           "λ", "rank set", "released (certified)"],
