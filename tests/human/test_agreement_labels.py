@@ -85,6 +85,16 @@ def _frame() -> pd.DataFrame:
                          "rerun": 0, "game": 0, "score": [0.0, 1.0, 0.5], "source": "t.csv", "line": [2, 3, 4]})
 
 
+def test_labels_column_of_the_judgments() -> None:
+    from biasbound.human import labels_from_column
+
+    frame = _frame().assign(human=[1.0, np.nan, 0.0])
+    got = labels_from_column(frame)
+    assert got is not None and sorted(zip(got["model"], got["item_id"], got["label"])) == [("a", "q1", 1.0), ("b", "q1", 0.0)]
+    assert labels_from_column(_frame().assign(human=np.nan)) is None  # an empty column is no labels, not an error
+    assert labels_from_column(_frame()) is None
+
+
 def test_labels_file_read_and_normalised(tmp_path: Path) -> None:
     p = tmp_path / "labels.csv"
     p.write_text("item_id,label\nq1,1\nq2,10\n", encoding="utf-8")

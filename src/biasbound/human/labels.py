@@ -68,7 +68,7 @@ def read_labels(path: str | Path) -> pd.DataFrame:
 
 
 def labels_from_column(frame: pd.DataFrame, column: str | None = None) -> pd.DataFrame | None:
-    """The labels a judgments table carries in a ``human``/``human_label`` column (None when it has none).
+    """The labels a judgments table carries in a ``human``/``human_label`` column (None when it has none, or no value).
 
     Read from the original judgment rows (variant ``original``, rerun 0, game 0 or 1), already on the normalised
     scale when the reader normalised them (``label_scale="normalised"`` in ``attrs``).
@@ -79,6 +79,8 @@ def labels_from_column(frame: pd.DataFrame, column: str | None = None) -> pd.Dat
     canon = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([0, 1])]
     value = pd.to_numeric(canon[col], errors="coerce")
     keep = value.notna()
+    if not keep.any():  # a column with no label in it: no labels (not an error)
+        return None
     out = pd.DataFrame({"item_id": canon.loc[keep, "item_id"].astype(str).to_numpy(),
                         "model": canon.loc[keep, "model"].astype(str).to_numpy(), "rater": None,
                         "label": value[keep].to_numpy(dtype=float),
