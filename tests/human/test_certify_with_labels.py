@@ -163,3 +163,17 @@ def test_agreement_flips_counted_from_the_raw_csv(shared_data: Path, llmbar: pd.
     assert flips["agree_to_disagree"] == pytest.approx((agreed & (raw["winner_swapped_order"] != raw["gold_label"])).sum()
                                                        / agreed.sum())
     assert report["judges"]["GPT-4/Vanilla"]["fully_labelled"] == ["output_1"]  # gold labels every item
+
+
+def test_judge_card_shows_the_agreement(certified) -> None:
+    from biasbound.card import card_figure, card_rows
+
+    result = certified[0]
+    card = result.judge_card["judges"]["GPT-4/Vanilla"]
+    agree = card["human_agreement"]["agreement"]
+    assert card_figure(card, "human_accuracy") == {"value": agree["accuracy"], "lo": agree["accuracy_lo"],
+                                                   "hi": agree["accuracy_hi"]}
+    _label, text = next(r for r in card_rows(card) if r[0] == "agreement with humans")
+    assert f"{100 * agree['accuracy']:.1f}%" in text and f"(n={agree['n']})" in text
+    panel = {r["judge"]: r for r in result.judge_card["panel"]}
+    assert panel["GPT-4/Vanilla"]["human_accuracy"] == agree["accuracy"]

@@ -72,6 +72,10 @@ def attach_human(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, generat
     for judge, h in report["judges"].items():
         if judge in cards:
             cards[judge]["human_agreement"] = {k: h[k] for k in ("agreement", "flips", "krippendorff_alpha")}
+    if cards:
+        from biasbound.card import panel_rows
+
+        result.judge_card["panel"] = panel_rows(result.judge_card)  # with the accuracy against the humans
     rows = pd.DataFrame([r for h in report["judges"].values() for r in h["models"]])
     if rows.empty:
         return report
