@@ -803,6 +803,11 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
             whole = (f" = the largest change the score range allows ({_g(br['range_max'], 4)}): more than δ of the "
                      "neighbours may move the scores by the whole range, as far as the data show")
         rows.append((f"bias radius at δ = {_g(br['delta'])}", f"{_g(br['radius'], 4)}{whole}  (over δ: {curve})"))
+    agree = (card.get("human_agreement") or {}).get("agreement") or {}
+    if agree.get("accuracy") is not None:  # biasbound.human: the judge against the human labels
+        kappa = "" if agree.get("cohen_kappa") is None else f"; Cohen's κ {_g(agree['cohen_kappa'], 3)}"
+        share = {"value": agree["accuracy"], "lo": agree["accuracy_lo"], "hi": agree["accuracy_hi"], "n": agree["n"]}
+        rows.append(("agreement with humans", f"{_pct(share)} of the labelled judgments agree{kappa}"))
     wd = card.get("what_the_data_add")
     if wd:
         ratio = "" if wd["alpha_ratio"] is None else f" ({wd['alpha_ratio']:.3g}×)"
@@ -845,7 +850,7 @@ PANEL_COLUMNS = (("flip_rate", "flip rate (swap, else first neighbour)", True),
                  ("rerun_flip_rate", "rerun flip rate", True),
                  ("delta_star", "Δ*", False), ("bias_radius", "bias radius", False), ("alpha", "α", False),
                  ("bias_robust_separability", "bias-robust separability", True),
-                 ("cost_per_1000", "$ per 1,000", False))
+                 ("cost_per_1000", "$ per 1,000", False), ("human_accuracy", "accuracy vs humans", True))
 
 
 def panel_rows(card: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -868,7 +873,8 @@ def panel_rows(card: Mapping[str, Any]) -> list[dict[str, Any]]:
 #: Figure names accepted by ``--fail-if`` and :func:`biasbound.testing.assert_judge_card`
 #: (``NAME`` or ``NAME:GENERATOR``; the generator defaults to ``swap`` when the data hold swaps).
 FIGURES = ("flip_rate", "strict_reversal", "mean_shift", "delta_star", "rerun_flip_rate", "position_preference",
-           "bias_radius", "alpha", "bias_robust_separability", "bootstrap_separability", "cost_per_1000")
+           "bias_radius", "alpha", "bias_robust_separability", "bootstrap_separability", "cost_per_1000",
+           "human_accuracy")
 
 
 def _default_gen(card: Mapping[str, Any]) -> str | None:
@@ -902,6 +908,11 @@ def card_figure(card: Mapping[str, Any], name: str) -> dict[str, Any]:
         return {"value": sep.get("bias_robust" if base.startswith("bias") else "bootstrap"), "lo": None, "hi": None}
     if base == "cost_per_1000":
         return {"value": (card.get("cost") or {}).get("money_per_1000"), "lo": None, "hi": None}
+    if base == "human_accuracy":  # the agreement with human labels (biasbound.human; certify with labels)
+        a = (card.get("human_agreement") or {}).get("agreement") or {}
+        if a.get("accuracy") is None:
+            raise InputError(f"The figure {name!r} needs human labels on a categorical scale (certify --human-labels).")
+        return {"value": a["accuracy"], "lo": a.get("accuracy_lo"), "hi": a.get("accuracy_hi")}
     raise InputError(f"Unknown judge-card figure {name!r}; the figures are {', '.join(FIGURES)} "
                      "(NAME or NAME:GENERATOR, e.g. flip_rate:rerun).")
 

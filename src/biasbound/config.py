@@ -66,6 +66,8 @@ Schema (defaults in brackets)::
     plots: true                     # [true]
     seed: 0                         # [0] master seed
     output: runs/my-run             # required: the output folder
+    human_labels: labels.csv        # [none] human labels (item_id, label[, model, rater]): agreement, anchored
+                                    # scores and the anchored release (certify --human-labels)
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ CERTIFY_NAMES: dict[str, str] = {
 }
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
-             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")
+             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output",
+             "human_labels")
 _ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
                   "sampling", "prices", "retry")
 _SERVER_KEYS = ("base_url", "concurrency", "rpm")
@@ -307,6 +310,7 @@ class RunConfig:
     seed: int
     output: Path
     judges: tuple[EndpointConfig, ...] = ()
+    human_labels: Path | None = None  # certify's human_labels (biasbound.human)
 
     @property
     def panel(self) -> tuple[EndpointConfig, ...]:
@@ -324,6 +328,7 @@ class RunConfig:
             "rubric": None if self.rubric is None else [list(p) for p in self.rubric],
             "neighbors": self.neighbors.to_dict(), "calibration": self.calibration.to_dict(),
             "seed": self.seed, "output": str(self.output),
+            "human_labels": None if self.human_labels is None else str(self.human_labels),
         }
 
 
@@ -747,9 +752,10 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     blocking = next((p for p in (output, *output.parents) if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise r.fail("output", "a folder (it is created if needed), not an existing file", str(blocking))
+    labels = None if top.get("human_labels") is None else r.path(top.get("human_labels"), "human_labels")
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
-                     output=output, judges=judges)
+                     output=output, judges=judges, human_labels=labels)
 
 
 def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path | None) -> None:

@@ -162,6 +162,11 @@ _TABLE = (
        "answer (exact probability over a census); an assumption stated in the certificate. Default: every recorded "
        "verdict is one draw of a random judge", False, flag="--deterministic-judge",
        config_key="calibration.deterministic_judge"),
+    _p("human_labels", "text", "Human labels: a table of item_id, label (the judge's scale; optional model, rater) or "
+       "the name of a judgments column; adds agreement, human-anchored (PPI++) scores and the anchored release's "
+       "certificate", None, optional=True, flag="--human-labels"),
+    _p("human_level", "float", "Level of the agreement and human-anchored intervals", 0.95,
+       range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--human-level"),
     _p("plots", "bool", "Write plots and report.html", True, flag="--plots/--no-plots", config_key="plots"),
     _p("confidence", "float", "Family-wise confidence level of the audit", 0.99,
        range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--confidence"),

@@ -84,8 +84,8 @@ def test_position_preference_separates_always_first_from_consistent_at_equal_acc
     rows = _synthetic_llmbar(_raw_llmbar(shared_data))
     path = tmp_path / "two-judges.csv"
     rows.to_csv(path, index=False)
-    gold_view = load_llmbar(path, view="gold").frame
-    accuracy = gold_view.groupby("judge")["score"].mean()
+    frame = load_llmbar(path).frame
+    accuracy = (frame["score"] == frame["human"]).groupby(frame["judge"]).mean()
     assert accuracy["always-first/x"] == accuracy["consistent/x"] == 0.5  # the same accuracy, exactly
     card = judge_card(load_llmbar(path).frame)["judges"]
     a, c = card["always-first/x"], card["consistent/x"]

@@ -222,7 +222,6 @@ for cid, extra, words in [
     ("center-ema-above", ["--center", "ema:2"], ("'--center' option", "'ema:2'")),
     ("neighbors-variant-empty", ["--generators", "variant:"], ("'--generators' option", "'variant:'")),
     ("neighbors-absent-rerun", ["--generators", "swap, rerun"], ("'--generators' option", "'rerun'", "no rerun > 0")),
-    ("llmbar-view", ["--llmbar-view", "gold2"], ("'--llmbar-view' option of certify", "'gold2'")),
     ("mt-bench-ties", ["--mt-bench-ties", "zero"], ("'--mt-bench-ties' option of certify", "'zero'")),
     ("beta-zero", ["--beta", "0"], ("'--beta' option of certify", "(0, 1)")),
     ("holdout-above", ["--holdout", "0.95"], ("'--holdout' option", "[0, 0.9]")),
@@ -446,13 +445,11 @@ def llmbar(col: str, value: str, row: int = 5) -> str:
 for cid, col, value, view, words in [
     ("winner-0", "winner_orig_order", "0", "output_1", ("j.csv:7", "winner_orig_order must be 1 or 2 (got '0')", "--skip-bad")),
     ("winner-letter", "winner_swapped_order", "A", "output_1", ("j.csv:7", "winner_swapped_order must be 1 or 2 (got 'A')")),
-    ("winner-2.5", "winner_orig_order", "2.5", "gold", ("j.csv:7", "(got '2.5')")),
-    ("gold-3", "gold_label", "3", "gold", ("j.csv:7", "gold_label must be 1 or 2 (got '3')")),
-    ("gold-empty", "gold_label", "", "gold", ("j.csv:7", "gold_label must be 1 or 2 (got nothing)")),
+    ("winner-2.5", "winner_orig_order", "2.5", "output_1", ("j.csv:7", "(got '2.5')")),
     ("item-empty-subset", "subset", "", "output_1", ("j.csv:7",)),
     ("judge-empty", "judge", "", "output_1", ("j.csv:7", "empty judge")),
 ]:
-    bad(f"llmbar-{cid}", "j.csv", llmbar(col, value), words, "--llmbar-view", view)
+    bad(f"llmbar-{cid}", "j.csv", llmbar(col, value), words)
 bad("llmbar-columns-option", "j.csv", llmbar("item", "0", 0), ("'--columns' option", "read as LLMBar judgments"),
     "--columns", "score=winner_orig_order")
 good("llmbar-gold-3-unused-by-output_1", "j.csv", llmbar("gold_label", "3"), ("398 judgments",))

@@ -246,17 +246,24 @@ def test_cli_columns_map_a_long_table(tmp_path, capsys):
     assert cert["scope"]["generators_table"]["variant:bold"]["delta_star"] == pytest.approx(expected, rel=1e-9)
 
 
-def test_cli_llmbar_view_gold(tmp_path):
+def test_cli_llmbar_gold_accuracy_on_the_judge_card(tmp_path):
+    """LLMBar's gold label is read as the human label: the judge's accuracy against it is on the judge card."""
+    import json
+
     src = SHARED_DATA / "llmbar" / "judgments.csv.gz"
     small = tmp_path / "llmbar.csv"
     df = pd.read_csv(src, dtype=str)
-    df[df["judge"].isin(df["judge"].unique()[:1])].head(200).to_csv(small, index=False)
-    code = main(["certify", str(small), "--out", str(tmp_path / "o"), "--llmbar-view", "gold", "--no-plots",
-                 "--bootstrap-rounds", "50"])
+    one = df[(df["judge"] == df["judge"].iloc[0]) & (df["strategy"] == df["strategy"].iloc[0])].head(200)
+    one.to_csv(small, index=False)
+    code = main(["certify", str(small), "--out", str(tmp_path / "o"), "--no-plots", "--bootstrap-rounds", "50"])
     assert code == 0
-    lb = pd.read_csv(tmp_path / "o" / "leaderboard.csv")
-    assert set(lb["model"]) == {"gold"}
-    assert main(["certify", str(small), "--out", str(tmp_path / "p"), "--llmbar-view", "silver"]) == 2
+    card = json.loads((tmp_path / "o" / "summary.json").read_text())["judge_card"]["judges"]
+    (judge,) = card
+    agree = card[judge]["human_agreement"]["agreement"]
+    kept = one.dropna(subset=["winner_orig_order"])
+    assert agree["n"] == len(kept)
+    assert agree["accuracy"] == pytest.approx((kept["winner_orig_order"] == kept["gold_label"]).mean())
+    assert main(["certify", str(small), "--out", str(tmp_path / "p"), "--llmbar-view", "gold"]) == 2
 
 
 def test_mt_bench_pair_file_from_a_single_answer_judge_is_not_a_swap(tmp_path):

@@ -174,11 +174,21 @@ def test_llmbar_loads_as_two_games_with_missing_winners_counted(shared_data: Pat
     assert g1["line"].tolist() == list(range(2, len(llmbar_raw) + 2))
 
 
-def test_llmbar_gold_view_reproduces_the_published_accuracy(shared_data: Path) -> None:
-    f = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz", view="gold").frame
+def test_llmbar_gold_label_reproduces_the_published_accuracy(shared_data: Path) -> None:
+    """The gold label rides along as the human label; the agreement of GPT-4 Vanilla is LLMBar's published one."""
+    from biasbound.human import agreement
+
+    f = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz").frame
     sub = f[(f["judge"] == "GPT-4/Vanilla") & f["item_id"].str.startswith("LLMBar/Natural#")]
-    correct = sub.groupby("game")["score"].sum()
+    correct = sub.assign(right=sub["score"] == sub["human"]).groupby("game")["right"].sum()
     assert (correct[1], correct[2]) == (95, 96)  # LLMBar's data README (tests/data): 95/100 and 96/100
+    g1 = sub[sub["game"] == 1]
+    assert agreement(g1["score"].to_numpy(), g1["human"].to_numpy())["accuracy"] == 0.95
+
+
+def test_llmbar_gold_view_is_gone_with_one_sentence(shared_data: Path) -> None:
+    with pytest.raises(InputError, match="no longer takes 'gold'.*human_agreement"):
+        load_llmbar(shared_data / "llmbar" / "judgments.csv.gz", view="gold")
 
 
 def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llmbar_raw: pd.DataFrame) -> None:

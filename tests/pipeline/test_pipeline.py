@@ -36,7 +36,10 @@ def llmbar_two_judges(shared_data):
     """
     from biasbound.data.tables import load_llmbar
 
-    frame = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz", view="gold").frame.copy()
+    frame = load_llmbar(shared_data / "llmbar" / "judgments.csv.gz").frame.copy()
+    # picked the gold output: the verdict equals the gold label (the 'human' column, in the output_1 view)
+    frame["score"] = (frame["score"] == frame["human"]).astype(float).where(frame["score"].notna())
+    frame = frame.drop(columns="human")
     parts = frame["judge"].str.split("/", n=1, expand=True)
     frame["judge"], frame["model"] = parts[0], parts[1]
     return frame[frame["judge"].isin(["GPT-4", "ChatGPT"])].reset_index(drop=True)

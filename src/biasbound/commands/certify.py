@@ -194,7 +194,7 @@ def load_inputs(
     columns:
         Contract name → file column of generic long tables (``{"item_id": "question"}``).
     llmbar_view:
-        ``"output_1"`` or ``"gold"`` (see :func:`biasbound.data.load_llmbar`).
+        ``"output_1"``, the one view (see :func:`biasbound.data.load_llmbar`; its gold label is the human label).
     ties:
         MT-Bench pairwise ties: ``"missing"`` or ``"half"``.
     score_map:
@@ -677,7 +677,6 @@ def register(app: typer.Typer) -> None:
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines instead of stopping."),
         columns: str | None = typer.Option(None, "--columns",
                                            help="Long tables: NAME=COLUMN pairs, e.g. judge=annotator,item_id=question,score=rating."),
-        llmbar_view: str = typer.Option("output_1", "--llmbar-view", help="LLMBar view: output_1 or gold."),
         mt_bench_ties: str = typer.Option("missing", "--mt-bench-ties", help="MT-Bench pairwise ties: missing or half."),
         score_map: str | None = typer.Option(None, "--score-map",
                                              help="inspect_ai score values to [0, 1], e.g. C=1,P=0.5,I=0 (default rule: C/P/I/N)."),
@@ -691,6 +690,8 @@ def register(app: typer.Typer) -> None:
         sigma: float | None = option("sigma"),
         range_bound: bool = option("range_bound"),
         deterministic_judge: bool = option("deterministic_judge"),
+        human_labels: str | None = option("human_labels"),
+        human_level: float = option("human_level"),
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=True,
                                              help="Ed25519 private key (biasbound keygen) to sign the outputs manifest; "
                                                   "never copied into the outputs."),
@@ -705,11 +706,11 @@ def register(app: typer.Typer) -> None:
 
         neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
         hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)
+        human_level = validate("certify", human_level=human_level)["human_level"]
         raw_scale = parse_scale(scale)
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
         value_map = parse_score_map(score_map)
-        llmbar_view = check_one_of(llmbar_view, "--llmbar-view", "certify", ("output_1", "gold"))
         mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))
         auto = neighbors.strip().lower() == "auto"
         # certify's own parameter checks, run before any input is read: a bad option fails at once
@@ -724,7 +725,7 @@ def register(app: typer.Typer) -> None:
             load_private_key(sign_key)
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
-                                 llmbar_view=llmbar_view, ties=mt_bench_ties, score_map=value_map, baseline=baseline)
+                                 ties=mt_bench_ties, score_map=value_map, baseline=baseline)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
         check_baseline(loaded.frame, baseline, "certify", loaded.report)
         if baseline is None:  # an Arena-Hard checkout's config named it (the reader said so): mark and pin it too
@@ -776,6 +777,7 @@ def register(app: typer.Typer) -> None:
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
                 range_bound=range_bound, deterministic_judge=deterministic_judge, sign_key=sign_key,
+                human_labels=human_labels, human_level=human_level,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)
@@ -783,5 +785,9 @@ def register(app: typer.Typer) -> None:
                 print_summary(partial, console)
             raise
         print_summary(result, console)
+        if result.human:
+            from biasbound.human.show import print_human
+
+            print_human(result, console)
         if result.violated:
             raise typer.Exit(EXIT_VIOLATED)

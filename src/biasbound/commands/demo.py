@@ -348,6 +348,9 @@ def register(app: typer.Typer) -> None:
         generators: str | None = typer.Option(None, "--generators", help="With --run: comma-separated neighbour "
                                               "generators (the example's six by default)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
+        labels: bool = typer.Option(False, "--labels", help="The embedded LLMBar judgments with 50 random gold labels: "
+                                    "agreement, human-anchored scores and the anchored release's certificate "
+                                    "(labels-demo/ inside --out)."),
         write_config: Path | None = typer.Option(None, "--write-config", help="Write the example run config (the "
                                                  "judge at http://127.0.0.1:8011/v1, the data inside this installed "
                                                  "package, absolute paths) to this YAML file and stop."),
@@ -363,6 +366,15 @@ def register(app: typer.Typer) -> None:
                             f"{path}", highlight=False, soft_wrap=True, markup=False)
             return
 
+        if labels:
+            from biasbound.human.demo import run_labels_demo
+
+            if run_:
+                raise InputError("The '--labels' and '--run' options of demo are two demos; give one of the two.")
+            res = run_labels_demo(out, progress=not no_progress, plots=plots)
+            if res.violated:
+                raise typer.Exit(EXIT_VIOLATED)
+            return
         if run_:
             from biasbound.commands.run import print_run_summary
 

@@ -51,6 +51,12 @@ def register(app: typer.Typer) -> None:
                                                  "often needs a census)."),
         flip_width: float | None = typer.Option(None, "--flip-width", help="Also reach a flip-rate interval at most this "
                                                 "wide, in (0, 1]."),
+        labels_width: float | None = typer.Option(None, "--labels", help="Instead of neighbours: the human labels for "
+                                                  "a ±W interval on each model's (normalised) score, PPI++ and labels-"
+                                                  "only, from the pilot's judgments and --human-labels; W in (0, 1)."),
+        human_labels: Path | None = typer.Option(None, "--human-labels", help="With --labels: the pilot's human labels "
+                                                 "(item_id, label[, model]); default: the judgments' 'human' column."),
+        level: float = typer.Option(0.95, "--level", help="With --labels: the interval's level, in (0, 1)."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of tables."),
         out: Path | None = typer.Option(None, "--out", help="Also write the plan as JSON to this file."),
     ) -> None:
@@ -58,6 +64,12 @@ def register(app: typer.Typer) -> None:
         from biasbound._exceptions import InputError
         from biasbound.planning import plan, plan_judgments
 
+        if labels_width is not None or human_labels is not None:
+            from biasbound.commands._plan_labels import plan_labels
+
+            plan_labels(pilot, demo=demo, half_width=labels_width, human_labels=human_labels, level=level, seed=seed,
+                        as_json=as_json, out=out)
+            return
         gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
         if (pilot is None) == (not demo):
             raise InputError("The plan command needs a pilot folder or '--demo' (one of the two). Got "

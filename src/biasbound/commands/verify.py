@@ -522,11 +522,30 @@ def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[st
             results.append((name, f"re-certification writes {name}, which the folder lacks"))
         else:
             results.append((name, _compare(name, folder / name, redo / name)))
-    from biasbound.pipeline._staging import OWNED_NAMES
+    from biasbound.pipeline._staging import OWNED_NAMES, SUBFOLDER
 
     for name in sorted(n for n in mine_names - redone_names if OWNED_NAMES.match(n)):
         results.append((name, "re-certification of these judgments does not write this file"))
+    if (redo / SUBFOLDER).is_dir() or (folder / SUBFOLDER).is_dir():  # the anchored release (human labels)
+        results += _compare_anchored(folder / SUBFOLDER, redo / SUBFOLDER)
     return failures + results
+
+
+def _compare_anchored(mine: Path, redone: Path) -> list[tuple[str, str | None]]:
+    """The anchored release's folder compared file by file with its re-certification (names prefixed ``anchored/``)."""
+    from biasbound._integrity import MANIFEST
+
+    if not mine.is_dir() or not redone.is_dir():
+        return [(mine.name, "re-certification " + ("writes" if redone.is_dir() else "does not write") +
+                 " the anchored release's folder, which " + ("the folder lacks" if redone.is_dir() else "is here"))]
+    names = {p.name for p in mine.iterdir() if p.is_file()} | {p.name for p in redone.iterdir() if p.is_file()}
+    out: list[tuple[str, str | None]] = []
+    for name in sorted(names - {MANIFEST}):
+        if not (mine / name).is_file() or not (redone / name).is_file():
+            out.append((f"{mine.name}/{name}", "written by only one of the runs"))
+        else:
+            out.append((f"{mine.name}/{name}", _compare(name, mine / name, redone / name)))
+    return out
 
 
 def register(app: typer.Typer) -> None:
@@ -569,6 +588,12 @@ def register(app: typer.Typer) -> None:
                 raise
             results = [(shown(Path(exc.path).name), f"cannot be read any more ({exc})", [])]
             judgments = []  # nothing to compare a re-certification with
+        from biasbound.pipeline._staging import SUBFOLDER
+
+        if target.is_dir() and (target / SUBFOLDER).is_dir():  # the anchored release's certificates (human labels)
+            sub_problems, _ = check_files(target / SUBFOLDER, key)
+            problems += [(tag, f"{SUBFOLDER}/{p}") for tag, p in sub_problems]
+            results += [(f"{SUBFOLDER}/{label}", err, checked) for label, err, checked in verify_outputs(target / SUBFOLDER)]
         notes: list[str] = []
         redone = recertify(target, judgments, notes) if judgments else []
         failed = 0

@@ -11,7 +11,11 @@ from biasbound._validation import check_one_of
 from biasbound.data.arena_hard import load_arena_hard
 from biasbound.data.tables import JudgmentSet
 
-__all__ = ["DEMO_BASELINE", "LEADERBOARD_KINDS", "demo_leaderboard", "demo_path", "load_demo"]
+__all__ = ["DEMO_BASELINE", "LABELS_DEMO_JUDGES", "LEADERBOARD_KINDS", "demo_leaderboard", "demo_path", "llmbar_path",
+           "load_demo", "load_llmbar_demo"]
+
+#: The LLMBar judge configurations of ``biasbound demo --labels``: a strong, two middling and a weak judge.
+LABELS_DEMO_JUDGES: tuple[str, ...] = ("GPT-4/Vanilla", "ChatGPT/Vanilla", "PaLM2/Vanilla", "Falcon/Vanilla")
 
 #: The baseline model of the demo's pairwise judgments (game 1 shows it as assistant A).
 DEMO_BASELINE = "claude-3.7-sonnet"
@@ -20,6 +24,40 @@ DEMO_BASELINE = "claude-3.7-sonnet"
 LEADERBOARD_KINDS: tuple[str, ...] = ("no_control", "style_control", "markdown_control", "length_control")
 
 _DATASET = "ko-arena-hard-v0.1"
+
+
+def llmbar_path() -> Path:
+    """The embedded LLMBar judgments (``judgments.csv.gz``, MIT; see its PROVENANCE.md)."""
+    return demo_path().parent / "llmbar" / "judgments.csv.gz"
+
+
+def load_llmbar_demo(*, n_labels: int = 50, seed: int = 0,
+                     judges: tuple[str, ...] = LABELS_DEMO_JUDGES) -> tuple[JudgmentSet, pd.DataFrame]:
+    """The embedded LLMBar judgments of ``judges`` and ``n_labels`` gold labels of items drawn uniformly (seeded).
+
+    Returns
+    -------
+    (JudgmentSet, pandas.DataFrame)
+        The judgments without their gold column, and the labels table (``item_id``, ``label``: 1 when the gold
+        output is output 1, else 0) of a uniform draw of ``n_labels`` of the items every judge scored — the
+        design the human-anchored intervals assume.
+    """
+    import dataclasses
+
+    import numpy as np
+
+    from biasbound.data.tables import load_llmbar
+
+    js = load_llmbar(llmbar_path())
+    frame = js.frame[js.frame["judge"].isin(judges)]
+    canon = frame[(frame["game"] == 1) & frame["score"].notna()]
+    shared = sorted(set.intersection(*(set(g["item_id"]) for _, g in canon.groupby("judge"))))
+    gold = canon.drop_duplicates("item_id").set_index("item_id")["human"]
+    rng = np.random.default_rng(seed)
+    pick = sorted(rng.choice(np.array(shared, dtype=object), size=min(n_labels, len(shared)), replace=False))
+    labels = pd.DataFrame({"item_id": pick, "label": gold.loc[pick].to_numpy()})
+    kept = frame.drop(columns="human").reset_index(drop=True)
+    return dataclasses.replace(js, frame=kept), labels
 
 
 def demo_path() -> Path:

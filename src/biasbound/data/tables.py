@@ -37,6 +37,10 @@ __all__ = [
     "load_table",
 ]
 
+#: A judgments column holding the human label of each judgment's item, on the normalised scale in the model's view
+#: (kept by every reader; read by ``certify`` as the human labels when no labels file is given).
+HUMAN_COLUMNS: tuple[str, ...] = ("human",)
+
 #: Columns of every judgment table, in order (``factor_<name>`` columns follow).
 COLUMNS: tuple[str, ...] = (
     "judge",
@@ -235,13 +239,14 @@ def _finish(
 ) -> JudgmentSet:
     """Put columns in contract order, set dtypes, count missing values, build the report."""
     factor_cols = sorted(c for c in frame.columns if c.startswith("factor_"))
-    frame = frame[list(COLUMNS) + factor_cols].reset_index(drop=True)
+    label_cols = [c for c in HUMAN_COLUMNS if c in frame.columns]  # human labels ride along (biasbound.human)
+    frame = frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True)
     frame = frame.astype(
         {"judge": "str", "model": "str", "item_id": "str", "variant": "str", "rerun": "int64",
          "game": "int64", "score": "float64", "verdict": "str", "source": "str", "line": "int64"}
     )
-    for c in factor_cols:
-        frame[c] = frame[c].astype("float64")
+    for c in factor_cols + label_cols:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     miss = frame["score"].isna()
     by_model = frame.loc[miss, "model"].value_counts()
     by_source = frame.loc[miss, "source"].value_counts()
@@ -780,7 +785,8 @@ def from_frame(
                       if mapping["verdict"] in raw.columns else _const(None, out.index))
 
     numeric: dict[str, np.ndarray] = {}
-    for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors]:
+    labels = [h for h in HUMAN_COLUMNS if h in raw.columns]  # the human label: on the judge's scale, as the score
+    for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors] + [(h, h) for h in labels]:
         col = raw[col_name]
         vals = _to_float(col)
         present = col.notna().to_numpy().copy()
@@ -816,6 +822,8 @@ def from_frame(
     for fac in factors:
         col_name = fac if fac.startswith("factor_") else f"factor_{fac}"
         out[col_name] = (numeric[fac] - lo) / (hi - lo)
+    for h in labels:
+        out[h] = (numeric[h] - lo) / (hi - lo)
     out["source"] = _const(source, out.index)
     out["line"] = line_arr
 
@@ -840,9 +848,10 @@ def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = Fa
         The LLMBar CSV with columns ``subset, item, gold_label, judge, strategy,
         winner_orig_order, winner_swapped_order, score_output_1, score_output_2``.
     view:
-        ``"output_1"``: model ``"output_1"``, score 1 when the judge prefers output 1.
-        ``"gold"``: model ``"gold"``, score 1 when the judge prefers the human-gold output
-        (the per-item mean is then the judge's accuracy).
+        ``"output_1"`` (the one view): model ``"output_1"``, score 1 when the judge prefers output 1. The human
+        gold label rides along as the ``human`` column (1 when the gold output is output 1, 0 when it is output 2,
+        missing otherwise): ``certify`` reads it as the human labels, so the judge's accuracy against gold is the
+        judge card's agreement (``human_agreement``) and the human-anchored scores sit beside the certified ones.
     skip_bad:
         Passed to :func:`from_frame`.
 
@@ -862,7 +871,11 @@ def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = Fa
     the same view and game 2 needs no flip; the swap neighbour of an item is its
     game-2 score.
     """
-    view = check_one_of(view, "view", "load_llmbar", ("output_1", "gold"))
+    if view == "gold":
+        raise InputError(f"{arg('The ' + repr('view') + ' parameter of load_llmbar', 'The ' + repr('--llmbar-view') + ' option of certify')} "
+                         "no longer takes 'gold': the gold label is read as the human label of each item, and the "
+                         "judge's accuracy against it is on the judge card (human_agreement); load the 'output_1' view.")
+    view = check_one_of(view, "view", "load_llmbar", ("output_1",))
     path = Path(path)
     if not path.is_file():
         raise DataFormatError("no such file.", path=str(path))
@@ -879,8 +892,6 @@ def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = Fa
         }
     )
     checked = [("winner_orig_order", raw["winner_orig_order"].notna()), ("winner_swapped_order", raw["winner_swapped_order"].notna())]
-    if view == "gold":  # the gold view scores agreement with gold_label: a gold label that is not 1 or 2 scores nothing
-        checked.append(("gold_label", pd.Series(True, index=raw.index)))
     if not skip_bad:  # name the LLMBar column the bad value is in (from_frame would only know the derived score)
         for col, present in checked:
             bad = present & ~pd.to_numeric(raw[col], errors="coerce").isin([1, 2])
@@ -890,16 +901,16 @@ def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = Fa
                 raise DataFormatError(f"{col} must be 1 or 2 (got {'nothing' if pd.isna(got) else repr(_plain(got))}); "
                                       f"fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and count it.",
                                       path=str(path), line=int(lines[first]))
-    bad_gold = ~base["gold"].isin([1, 2]) if view == "gold" else pd.Series(False, index=raw.index)
+    # the human label in the output_1 view; a gold label that is not 1 or 2 labels nothing (the item is unlabelled)
+    human = pd.Series(np.where(base["gold"] == 1, 1.0, np.where(base["gold"] == 2, 0.0, np.nan)), index=raw.index)
     parts = []
     for game, col in ((1, "winner_orig_order"), (2, "winner_swapped_order")):
         winner = pd.to_numeric(raw[col], errors="coerce")
-        bad_value = (raw[col].notna() & ~winner.isin([1, 2])) | bad_gold
-        target = 1.0 if view == "output_1" else base["gold"]
-        score = (winner == target).astype(float).where(winner.notna(), np.nan)
+        bad_value = raw[col].notna() & ~winner.isin([1, 2])
+        score = (winner == 1.0).astype(float).where(winner.notna(), np.nan)
         # a non-1/2 winner must not become a score: keep it as an unparseable string so from_frame flags it
         score = score.astype(object).where(~bad_value, "winner " + raw[col].astype(str))
-        part = base.assign(model=view, game=game, score=score, verdict=raw[col].astype(object).where(raw[col].notna(), None), line=lines)
+        part = base.assign(model=view, game=game, score=score, human=human, verdict=raw[col].astype(object).where(raw[col].notna(), None), line=lines)
         parts.append(part)
     long = pd.concat(parts, ignore_index=True)
     return from_frame(

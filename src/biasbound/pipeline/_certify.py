@@ -31,6 +31,10 @@ from biasbound.pipeline._settings import (
 
 __all__ = ["certify"]
 
+#: certify's settings the anchored release shares with the judge's (tau and a fixed centre are mapped to its scale)
+_ANCHORED_KEYS = ("tau", "delta", "neighbors", "method", "combine", "beta", "holdout", "seed", "center",
+                  "bootstrap_rounds", "confidence", "n_mc", "hamming", "deterministic_judge")
+
 
 def certify(
     judgments: Any,
@@ -62,6 +66,8 @@ def certify(
     deterministic_judge: bool = False,
     sign_key: str | Path | None = None,
     schedule: dict[str, Any] | None = None,
+    human_labels: Any = None,
+    human_level: float = 0.95,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -147,6 +153,13 @@ def certify(
         ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
         (``win_rate_pct``, ``arena_hard_score``) is 50 and Bradley-Terry 1000, as Arena-Hard pins it.
         The certified scores do not depend on it.
+    human_labels : path, str, DataFrame or None
+        Human labels (:mod:`biasbound.human`): a labels file, a table (``item_id``, ``label``, optional ``model`` and
+        ``rater``; the judge's raw scale) or the name of a judgments column; None reads a ``human`` column when the
+        judgments have one. Adds agreement to the judge card, human-anchored (PPI++) scores to the leaderboard and
+        ``summary.json``, and the certificate of the anchored release (``anchored/``, ``human.json``).
+    human_level : float
+        Level of the agreement and anchored intervals (the rank sets hold simultaneously at it).
     sign_key : path, optional
         An Ed25519 private key (PEM, from ``biasbound keygen``): the outputs manifest is signed with it
         (needs ``out``). The key is never written into the outputs.
@@ -176,6 +189,9 @@ def certify(
         sigma=sigma, deterministic_judge=deterministic_judge,
     )
     master = s.seed
+    from biasbound.parameters import validate
+
+    human_level = validate("certify", human_level=human_level)["human_level"]
     out_path = check_out(out)
     private_key = None
     if sign_key is not None:
@@ -190,7 +206,9 @@ def certify(
         combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
         baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
-        deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}))),
+        deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}),
+        **({"human_labels": str(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
+        **({"human_level": human_level} if isinstance(human_labels, (str, Path)) or human_level != 0.95 else {}))),
         "load": _jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
@@ -211,6 +229,9 @@ def certify(
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
     frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad, ids=ids)
     scales = score_scales(frame, load_report)
+    from biasbound.human._certify import attach_human, load_labels, write_anchored
+
+    labels = load_labels(human_labels, frame, scales)  # bad labels fail before any judge is certified
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
@@ -282,11 +303,19 @@ def certify(
 
             bar.update(task, description="computing the judge card")
             result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes)  # split and coded once
+        if labels is not None and done:
+            attach_human(result, frame, labels, s.generators, human_level)
+        anchored_kw = {k: v for k, v in reproduce["certify"].items() if k in _ANCHORED_KEYS}
+        if out_path is None and labels is not None and done:
+            write_anchored(result, frame, labels, None, anchored_kw, certify)
         if out_path is not None:
             # written into a fresh folder and moved into place: the folder never mixes two runs, and a
             # run that dies while writing leaves the previous outputs as they were
             with staged_output(out_path, private_key) as stage:
                 bar.update(task, description="writing certificates, scores and tables")
+                if labels is not None and done:  # before the summary, which reports the anchored release
+                    bar.update(task, description="certifying the human-anchored release")
+                    write_anchored(result, frame, labels, stage, anchored_kw, certify)
                 _write_core(result, stage, s)
                 bar.advance(task)
                 if plots and done:

@@ -143,7 +143,8 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
     return {"status": result.status, "exit_code": result.exit_code, "certified": sorted(result.judges),
             "violated": result.violated, "settings": result.settings, "seed": result.seed,
             "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {})),
-            "judge_card": _jsonable(getattr(result, "judge_card", None) or None)}
+            "judge_card": _jsonable(getattr(result, "judge_card", None) or None),
+            **({"human": _jsonable(result.human)} if getattr(result, "human", None) else {})}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
@@ -288,5 +289,6 @@ def write_result_report(result: CertifyResult, out: Path, *, comparison: Mapping
         plots=plots, load_report=result.load_report, audit=audit or None,
         model_certificates=model_certs, comparison=comparison, baseline=baseline,
         coverage=getattr(result, "coverage", None), judge_card=getattr(result, "judge_card", None),
+        human=getattr(result, "human", None),
     ))
     return o["report"]

@@ -114,6 +114,7 @@ class CertifyResult:
     judge_card: dict[str, Any] = field(default_factory=dict)
     #: models read but not certified, with their tools' own numbers (``biasbound.native``; leaderboard.csv)
     uncertified: Any = None
+    human: dict[str, Any] | None = None  # biasbound.human.human_report (agreement, anchored scores) when labels given
 
     @property
     def violated(self) -> list[str]:

@@ -40,11 +40,14 @@ from biasbound._validation import arg, cli_command
 
 __all__ = ["CERTIFICATE_NAMES", "MANIFEST", "OUTPUT_LIKE", "OWNED_NAMES", "check_out", "seal_outputs", "staged_output"]
 
+#: The subfolder a certify run with human labels writes the anchored release's outputs into
+SUBFOLDER = "anchored"
+
 #: Names a certify run writes: removed from a folder that has no manifest (written before manifests); a file of
 #: such a name that the manifest does not list fails ``biasbound verify``.
 OWNED_NAMES = re.compile(
     r"^(certificate(-.+)?\.json|certificates\.json|summary\.json|load_report\.json|scores\.parquet|leaderboard\.csv|"
-    r"panel_leaderboard\.csv|retention\.json|report\.html|report\.pdf|"
+    r"panel_leaderboard\.csv|retention\.json|report\.html|report\.pdf|human\.json|anchored_judgments\.parquet|"
     r"(score_kde|score_distribution|ranking|rank_pairs|sensitivity|judges|frontier|bias_radius)(-.+)?\.png)$"
 )
 
@@ -160,6 +163,13 @@ def staged_output(out: Path, private_key: Any = None) -> Iterator[Path]:
             (out / name).unlink(missing_ok=True)
         for name in [*files, MANIFEST]:
             os.replace(stage / name, out / name)
+        # the anchored release's own outputs folder (certify with human labels): replaced whole; one left by an
+        # earlier run of this folder (it holds a manifest) goes, so the folder never mixes two runs
+        sub, old_sub = stage / SUBFOLDER, out / SUBFOLDER
+        if old_sub.is_dir() and (old_sub / MANIFEST).is_file():
+            shutil.rmtree(old_sub)
+        if sub.is_dir() and not old_sub.exists():
+            os.replace(sub, old_sub)
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
+from biasbound.human.report import human_view
 
 __all__ = ["PNG_SIGNATURE", "format_number", "write_report"]
 
@@ -1147,6 +1148,7 @@ def write_report(
     baseline: str | None = None,
     coverage: Mapping[str, Any] | None = None,
     judge_card: Mapping[str, Any] | None = None,
+    human: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``report.html``: what was certified, how it was checked and what it cost, ready to print.
 
@@ -1187,6 +1189,9 @@ def write_report(
         ``{"title": str, "columns": [str, ...], "rows": [(label, [value, ...]), ...], "note": str}``.
     baseline : str, optional
         The baseline model of pairwise data (named in the text; rows are marked from ``is_baseline``).
+    human : Mapping[str, Any], optional
+        The human-labels report (``human.json``: agreement, anchored scores, the anchored release), shown after the
+        judge card.
     judge_card : Mapping[str, Any], optional
         The judge card (:func:`biasbound.card.judge_card`), shown first; plots named ``rank_pairs*`` are
         shown in its section.
@@ -1273,6 +1278,7 @@ def write_report(
         "plots": [_embed_plot(str(k), v, certs, len(certs) == 1 and len(model_certs) > 1)
                   for k, v in plots.items() if not str(k).startswith("rank_pairs")],
         "card": _card_view(judge_card, plots),
+        "human": human_view(human),
     }
     html = _environment().get_template("report.html.jinja").render(**context)
     out = Path(out_dir)

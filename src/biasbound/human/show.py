@@ -1,0 +1,88 @@
+"""Terminal tables of the human report: agreement per judge, anchored scores per model, the anchored release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["print_human"]
+
+_NOTES = 8  # notes printed; the rest are in summary.json
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "-" if x is None else f"{float(x):.{digits}f}"
+
+
+def _ci(lo: Any, hi: Any) -> str:
+    return "-" if lo is None or hi is None else f"[{float(lo):.3f}, {float(hi):.3f}]"
+
+
+def print_human(result: Any, console: Console) -> None:
+    """Agreement, human-anchored scores and the anchored release's certificate (``certify --human-labels``)."""
+    report = result.human or {}
+    level = report.get("level", 0.95)
+    agree = Table(title=f"Judge–human agreement ({level:.0%} intervals)", title_justify="left")
+    for col in ("judge", "labelled", "accuracy", "interval", "Cohen's κ", "agree→disagree per generator"):
+        agree.add_column(col)
+    for judge, h in report.get("judges", {}).items():
+        a = h["agreement"]
+        flips = ", ".join(f"{g} {_f(v.get('agree_to_disagree'))} of {v['agreed']}" for g, v in h["flips"].items())
+        if a.get("kind") == "graded":
+            acc, ci = f"|Δ| {_f(a.get('mean_abs_difference'))}", f"r {_f(a.get('pearson'))}"
+        else:
+            acc, ci = _f(a.get("accuracy")), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"))
+        agree.add_row(judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), flips or "-")
+    console.print(agree)
+    scores = Table(title="Human-anchored scores (PPI++; normalised scale): judge-only, anchored, labels-only",
+                   title_justify="left")
+    for col in ("judge", "model", "labels", "judge-only", "anchored", "interval", "labels-only interval", "λ",
+                "rank set"):
+        scores.add_column(col)
+    notes: list[str] = []
+    for judge, h in report.get("judges", {}).items():
+        for r in h["models"]:
+            scores.add_row(judge, r["model"], f"{r['labels']}/{r['items']}", _f(r["judge_only"]), _f(r["anchored"]),
+                           _ci(r["anchored_lo"], r["anchored_hi"]), _ci(r["classical_lo"], r["classical_hi"]),
+                           _f(r["lambda"], 2), f"{r['rank_lo']}–{r['rank_hi']}")
+            for key in ("small_sample", "too_few"):
+                if r.get(key):
+                    notes.append(f"{judge} / {r['model']}: {r[key]}")
+        notes += [f"{judge}: {n}" for n in h.get("notes", [])]
+    full = sum(len(h.get("fully_labelled", [])) for h in report.get("judges", {}).values())
+    if full:
+        console.print(f"{full} (judge, model) group(s) have every judged item labelled: their human mean is known "
+                      "exactly (the labels' mean), so nothing is anchored there; the agreement above is the judge's "
+                      "accuracy against the labels (to see what the judge adds to a few labels: biasbound demo --labels)",
+                      soft_wrap=True, highlight=False, markup=False)
+    if scores.row_count:
+        console.print(scores)
+    for n in notes[:_NOTES]:
+        console.print(n, soft_wrap=True, highlight=False, markup=False)
+    if len(notes) > _NOTES:
+        console.print(f"... and {len(notes) - _NOTES} more notes (summary.json, human.json)", highlight=False)
+    rel = report.get("release") or (getattr(result, "human_release", None) or {})
+    if rel:
+        if rel.get("certified"):
+            span = float(rel["scale_span"])
+            table = Table(title=f"The anchored release, certified (anchored/; leaderboard view; τ = "
+                                f"{rel['tau_judge_scale']:g}, σ on the judge's normalised scale)", title_justify="left")
+            for col in ("judge", "model", "anchored", "released", "α", "σ"):
+                table.add_column(col)
+            for judge in rel["certified"]:
+                for r in report["judges"].get(judge, {}).get("models", []):
+                    table.add_row(judge, r["model"], _f(r["anchored"]), _f(r.get("anchored_certified")),
+                                  f"{rel['alpha'][judge]:.4g}", f"{rel['sigma'][judge] * span:.4g}")
+            console.print(table)
+            console.print(f"Two guarantees, two sources of randomness: each anchored interval covers the model's human "
+                          f"mean with probability ≥ {level:.0%} over which items were labelled (a uniform random draw; "
+                          f"asymptotic, PPI++), whatever the judge's errors; the certificate bounds how far a "
+                          f"perturbation of the judge's answers (its neighbours) moves the released anchored scores, "
+                          f"over the mechanism's noise and the judge's answers, given the labelled items and λ "
+                          f"(docs/proofs/human_anchored.md).", soft_wrap=True, highlight=False, markup=False)
+        elif rel.get("reason") and scores.row_count:
+            console.print(f"anchored release not certified: {rel['reason']}", soft_wrap=True, highlight=False,
+                          markup=False)
+
