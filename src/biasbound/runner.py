@@ -702,11 +702,12 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
     certification = None
     try:
         scheduled: dict[str, Any] = {"schedule": schedule} if schedule is not None else {}
+        if cfg.human_labels is not None:
+            scheduled["human_labels"] = str(cfg.human_labels)
         certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
             jset, **c.certify_kwargs(), neighbors=summary["certify_neighbors"], seed=cfg.seed, out=out,
             progress=progress, baseline=cfg.data.baseline if pairwise else None, sampled=state.sampled_draws or None,
             **scheduled,
-            **({"human_labels": str(cfg.human_labels)} if cfg.human_labels is not None else {}),
         )
         outputs.update(certification.outputs)
         summary["certify"] = {"status": "ok"}

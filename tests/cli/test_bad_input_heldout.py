@@ -442,7 +442,7 @@ def llmbar(col: str, value: str, row: int = 5) -> str:
     return "\n".join([LLMBAR[0], *(",".join(r) for r in rows)]) + "\n"
 
 
-for cid, col, value, view, words in [
+for cid, col, value, _view, words in [
     ("winner-0", "winner_orig_order", "0", "output_1", ("j.csv:7", "winner_orig_order must be 1 or 2 (got '0')", "--skip-bad")),
     ("winner-letter", "winner_swapped_order", "A", "output_1", ("j.csv:7", "winner_swapped_order must be 1 or 2 (got 'A')")),
     ("winner-2.5", "winner_orig_order", "2.5", "output_1", ("j.csv:7", "(got '2.5')")),

@@ -24,6 +24,15 @@ def print_human(result: Any, console: Console) -> None:
     """Agreement, human-anchored scores and the anchored release's certificate (``certify --human-labels``)."""
     report = result.human or {}
     level = report.get("level", 0.95)
+    _print_agreement(report, level, console)
+    shown_scores = _print_scores(report, console)
+    rel = report.get("release") or (getattr(result, "human_release", None) or {})
+    if rel:
+        _print_release(report, rel, level, shown_scores, console)
+
+
+def _print_agreement(report: dict[str, Any], level: float, console: Console) -> None:
+    """The judge–human agreement table: accuracy (or |Δ| and r for graded labels), κ, flips per generator."""
     agree = Table(title=f"Judge–human agreement ({level:.0%} intervals)", title_justify="left")
     for col in ("judge", "labelled", "accuracy", "interval", "Cohen's κ", "agree→disagree per generator"):
         agree.add_column(col)
@@ -36,6 +45,10 @@ def print_human(result: Any, console: Console) -> None:
             acc, ci = _f(a.get("accuracy")), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"))
         agree.add_row(judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), flips or "-")
     console.print(agree)
+
+
+def _print_scores(report: dict[str, Any], console: Console) -> bool:
+    """The human-anchored scores table and its notes; True when it had rows."""
     scores = Table(title="Human-anchored scores (PPI++; normalised scale): judge-only, anchored, labels-only",
                    title_justify="left")
     for col in ("judge", "model", "labels", "judge-only", "anchored", "interval", "labels-only interval", "λ",
@@ -63,26 +76,30 @@ def print_human(result: Any, console: Console) -> None:
         console.print(n, soft_wrap=True, highlight=False, markup=False)
     if len(notes) > _NOTES:
         console.print(f"... and {len(notes) - _NOTES} more notes (summary.json, human.json)", highlight=False)
-    rel = report.get("release") or (getattr(result, "human_release", None) or {})
-    if rel:
-        if rel.get("certified"):
-            span = float(rel["scale_span"])
-            table = Table(title=f"The anchored release, certified (anchored/; leaderboard view; τ = "
-                                f"{rel['tau_judge_scale']:g}, σ on the judge's normalised scale)", title_justify="left")
-            for col in ("judge", "model", "anchored", "released", "α", "σ"):
-                table.add_column(col)
-            for judge in rel["certified"]:
-                for r in report["judges"].get(judge, {}).get("models", []):
-                    table.add_row(judge, r["model"], _f(r["anchored"]), _f(r.get("anchored_certified")),
-                                  f"{rel['alpha'][judge]:.4g}", f"{rel['sigma'][judge] * span:.4g}")
-            console.print(table)
-            console.print(f"Two guarantees, two sources of randomness: each anchored interval covers the model's human "
-                          f"mean with probability ≥ {level:.0%} over which items were labelled (a uniform random draw; "
-                          f"asymptotic, PPI++), whatever the judge's errors; the certificate bounds how far a "
-                          f"perturbation of the judge's answers (its neighbours) moves the released anchored scores, "
-                          f"over the mechanism's noise and the judge's answers, given the labelled items and λ "
-                          f"(docs/proofs/human_anchored.md).", soft_wrap=True, highlight=False, markup=False)
-        elif rel.get("reason") and scores.row_count:
-            console.print(f"anchored release not certified: {rel['reason']}", soft_wrap=True, highlight=False,
-                          markup=False)
+    return bool(scores.row_count)
+
+
+def _print_release(report: dict[str, Any], rel: dict[str, Any], level: float, shown_scores: bool,
+                   console: Console) -> None:
+    """The anchored release's certified scores and what each of its two guarantees covers, or why it is not."""
+    if rel.get("certified"):
+        span = float(rel["scale_span"])
+        table = Table(title=f"The anchored release, certified (anchored/; leaderboard view; τ = "
+                            f"{rel['tau_judge_scale']:g}, σ on the judge's normalised scale)", title_justify="left")
+        for col in ("judge", "model", "anchored", "released", "α", "σ"):
+            table.add_column(col)
+        for judge in rel["certified"]:
+            for r in report["judges"].get(judge, {}).get("models", []):
+                table.add_row(judge, r["model"], _f(r["anchored"]), _f(r.get("anchored_certified")),
+                              f"{rel['alpha'][judge]:.4g}", f"{rel['sigma'][judge] * span:.4g}")
+        console.print(table)
+        console.print(f"Two guarantees, two sources of randomness: each anchored interval covers the model's human "
+                      f"mean with probability ≥ {level:.0%} over which items were labelled (a uniform random draw; "
+                      f"asymptotic, PPI++), whatever the judge's errors; the certificate bounds how far a "
+                      f"perturbation of the judge's answers (its neighbours) moves the released anchored scores, "
+                      f"over the mechanism's noise and the judge's answers, given the labelled items and λ "
+                      f"(docs/proofs/human_anchored.md).", soft_wrap=True, highlight=False, markup=False)
+    elif rel.get("reason") and shown_scores:
+        console.print(f"anchored release not certified: {rel['reason']}", soft_wrap=True, highlight=False,
+                      markup=False)
 
