@@ -439,4 +439,6 @@ def test_every_answer_swapped_at_once_random_judge_is_true_at_level_beta():
         false += truth > DELTA
     assert false <= int(binom.isf(1e-3, 8, BETA)), ratios
     kinds = [r["kind"] for r in res.judges["j"].certificate.knowledge["generators"]["swap"]]
-    assert kinds == ["moments", "high-probability"]  # both records, each at beta/2
+    assert kinds == ["moments", "high-probability", "high-probability"]  # three records, each at beta/3
+    notes = [r["note"] for r in res.judges["j"].certificate.knowledge["generators"]["swap"]]
+    assert "Bernstein per model mean" in notes[1] and "norm concentration" in notes[2]

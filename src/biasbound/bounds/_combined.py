@@ -114,7 +114,7 @@ def _dominated(r: Record, s: Record) -> bool:
         fs = 1.0 - np.searchsorted(s.sq_norms, t, side="right") / s.m
         return bool(np.all(fr <= fs))
     if isinstance(r, RandomJudge):  # same levels: r's worst distribution's tail is below s's at every level
-        return bool(np.array_equal(r.levels, s.levels) and np.all(r.upper <= s.upper))
+        return bool(r.k == s.k and np.array_equal(r.levels, s.levels) and np.all(r.upper <= s.upper))
     return False
 
 

@@ -45,6 +45,10 @@ def worst_distribution(knowledge: RandomJudge) -> tuple[np.ndarray, np.ndarray]:
     up = knowledge.upper
     x = np.concatenate([[0.0], knowledge.levels])
     w = np.maximum(np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]]), 0.0)  # [proof:rj-layer-cake]
+    if knowledge.k > 1:  # Hamming-k, model view: the k-item sum's Chernoff tail (docs/proofs/concentration.md)
+        from biasbound.bounds._concentration import sum_tail_distribution
+
+        x, w = sum_tail_distribution(x, w, knowledge.k)
     x.setflags(write=False)
     w.setflags(write=False)
     object.__setattr__(knowledge, "_worst", (x, w))
