@@ -24,7 +24,11 @@ from scipy.special import log_ndtr, logsumexp
 from scipy.stats import binom, chi2, ncx2
 
 from biasbound.bounds import RandomJudge, random_judge
-from biasbound.bounds._concentration import norm_deviation, norm_route, sum_tail_distribution
+from biasbound.bounds._concentration import (
+    norm_deviation,
+    norm_route,
+    sum_tail_distribution,
+)
 
 
 def _tail(q: np.ndarray, tau: float, sigma: float, dim: int) -> np.ndarray:
@@ -74,7 +78,7 @@ def test_chernoff_layer_cake_against_reference_and_exact_iid_tail(L, k):
     law = _iid_sum_law(x1, w1, k, unit)
     exact_ge = np.cumsum(law[::-1])[::-1]  # Pr[sum >= j unit]
     for g in range(1, t.size):
-        j = int(round(t[g - 1] / unit)) + 1  # Pr[X > t_{g-1}] = Pr[X >= t_{g-1} + unit] on the lattice
+        j = round(t[g - 1] / unit) + 1  # Pr[X > t_{g-1}] = Pr[X >= t_{g-1} + unit] on the lattice
         ref = _reference_chernoff(x1, w1, k, j * unit)
         if j < exact_ge.size:
             assert tails[g - 1] >= exact_ge[j] - 1e-12  # an upper bound on the i.i.d. sum's tail
@@ -233,7 +237,7 @@ def _square_law(p: np.ndarray, step: np.ndarray, scale: int) -> np.ndarray:
     law = np.array([1.0])
     lo = 0
     for pp, st in zip(p, step):
-        j = int(round(st * 4))
+        j = round(st * 4)
         one = np.zeros(abs(j) + 1)
         one[max(0, -j)] += 1 - pp  # value 0
         one[max(0, j)] += pp  # value j
@@ -269,7 +273,7 @@ def test_norm_route_statement_holds_for_known_laws_heavy_shifts_on_few_models():
     r_new, r_rec = norm_deviation(v, c, R, eps), norm_deviation(v, c, R, beta)
 
     def pr_above(A: float) -> float:
-        m = int(math.floor(A * A * scale * scale)) + 1  # ||Delta||^2 > A^2
+        m = math.floor(A * A * scale * scale) + 1  # ||Delta||^2 > A^2
         return float(above[m]) if m < above.size else 0.0
 
     false = bare = 0
