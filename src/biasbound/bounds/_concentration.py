@@ -16,6 +16,7 @@ Proof: ``docs/proofs/concentration.md``.  numpy/scipy only.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
@@ -99,62 +100,76 @@ def _log_mgf_truncated(v: np.ndarray, c: np.ndarray, lam: float, G: float, cells
     return logsumexp(log_f + log_mass[None, :], axis=1)  # [proof:nd-mgf]
 
 
-def norm_deviation(v: np.ndarray, c: np.ndarray, R: np.ndarray, p: float) -> float:
+_GS = (6.0, 9.0, 13.0, 19.0, 28.0, 40.0)
+
+
+def _chernoff_table(v: np.ndarray, c: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The Chernoff route's grid, independent of ``p``: ``(lams, w0s, log_g0, log_m)`` with ``log_g0[w]`` the log of
+    ``sum_j g_j(w0)`` and ``log_m[l, G, w]`` the log of ``prod_j M_j`` at ``(lam_l, G, w0_w)`` (``inf`` where ``tau`` is
+    not defined). The grid comes from the design quantities ``c`` and ``R`` alone (never from ``v``)."""
+    lo, hi = 2.0 * float(np.max(c)), float(np.max(R))
+    w0s = np.geomspace(lo, max(hi, lo), 24)
+    lams = np.geomspace(1e-2, 1e4, 60) / float(np.max(c) * np.max(R))
+    with np.errstate(over="ignore", divide="ignore"):
+        log_gj = np.minimum(0.0, math.log(2.0) - w0s[None, :] ** 2 / (2.0 * (v[:, None] + c[:, None] * w0s[None, :] / 3.0)))
+    log_g0 = logsumexp(log_gj, axis=0)  # log sum_j Pr[|W_j| > w0]  [proof:nd-truncate]
+    log_m = np.full((lams.size, len(_GS), w0s.size), np.inf)
+    for li, lam in enumerate(lams):
+        x = np.array(_GS)[:, None] - math.sqrt(2.0 * lam) * w0s[None, :]  # (G, w0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the Gaussian variable's part beyond G: at most 2 e^{lam w0^2} Pr[g > G - sqrt(2 lam) w0] (x > 0 only)
+            log_tau = np.where(x > 0, math.log(2.0) + lam * w0s[None, :] ** 2 + log_ndtr(-np.maximum(x, 0.0)), np.inf)
+        for gi, G in enumerate(_GS):
+            if not np.any(np.isfinite(log_tau[gi])):
+                continue
+            log_i = _log_mgf_truncated(v, c, float(lam), G)  # (d,)
+            parts = np.stack([log_gj, np.broadcast_to(log_i[:, None], log_gj.shape),
+                              np.broadcast_to(log_tau[gi][None, :], log_gj.shape)])
+            with np.errstate(over="ignore"):  # a sum past the float range is +inf: a vacuous grid point
+                log_m[li, gi] = np.where(np.isfinite(log_tau[gi]), np.sum(logsumexp(parts, axis=0), axis=0), np.inf)
+    return lams, w0s, log_g0, log_m
+
+
+def norm_deviation(v: np.ndarray, c: np.ndarray, R: np.ndarray, p: float | tuple[float, ...]) -> Any:
     """``r`` with ``Pr[||W|| > r] <= p``: ``W`` has independent coordinates, ``W_j`` a sum of independent zero-mean terms
     each at most ``c_j`` in size, their variances summing to at most ``v_j``.
 
     The smaller of two bounds, each valid at ``p`` (so is their minimum, a function of ``(v, c, p)`` alone):
     Bernstein per coordinate at ``p / d`` each, and Chernoff on the sum of the squares truncated at ``w0`` (the
-    truncation's failure, Bernstein per coordinate, spent from ``p``), minimised over a fixed grid of ``(lam, w0)``
-    scaled by the coordinates' ranges alone.  Nondecreasing in every ``v_j``.
+    truncation's failure, Bernstein per coordinate, spent from ``p``), minimised over a fixed grid of
+    ``(lam, G, w0)`` scaled by the coordinates' sizes and ranges alone.  Nondecreasing in every ``v_j``.
 
     Parameters
     ----------
     v, c, R : ndarray
         Per coordinate: the variance sum's bound ``>= 0``, the terms' size bound ``> 0`` and a bound on ``|W_j|``
         (a design quantity: the number of terms times ``c_j``).
-    p : float
-        In (0, 1).
+    p : float or tuple of float
+        Each in (0, 1); a tuple gives one ``r`` per value (the grid is computed once).
 
     Returns
     -------
-    float
+    float, or a list of float for a tuple ``p``
     """
     v = np.asarray(v, dtype=float)
     c = np.asarray(c, dtype=float)
-    d = v.size
-    per = math.sqrt(sum(bernstein(float(vj), float(cj), math.log(2.0 * d / p)) ** 2 for vj, cj in zip(v, c)))  # [proof:nd-union]
-    best = per
-    # the Chernoff route on a fixed grid of (lam, G, w0) from the design quantities c and R alone (never from v)
     R = np.asarray(R, dtype=float)
-    lo, hi = 2.0 * float(np.max(c)), float(np.max(R))
-    w0s = np.geomspace(lo, max(hi, lo), 24)
-    with np.errstate(over="ignore", divide="ignore"):
-        log_g0 = np.array([logsumexp(np.minimum(0.0, math.log(2.0) - w0 * w0 / (2.0 * (v + c * w0 / 3.0))))
-                           for w0 in w0s])  # log sum_j Pr[|W_j| > w0]  [proof:nd-truncate]
-        log_gj = np.minimum(0.0, math.log(2.0) - w0s[None, :] ** 2 / (2.0 * (v[:, None] + c[:, None] * w0s[None, :] / 3.0)))
-    ok = log_g0 < math.log(p)
-    if not np.any(ok):
-        return best
-    w_ok = w0s[ok]
-    left = p - np.exp(log_g0[ok])
-    for lam in np.geomspace(1e-2, 1e4, 60) / float(np.max(c) * np.max(R)):
-        x = np.array([6.0, 9.0, 13.0, 19.0, 28.0, 40.0])[:, None] - math.sqrt(2.0 * lam) * w_ok[None, :]  # (G, w0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # the Gaussian variable's part beyond G: at most 2 e^{lam w0^2} Pr[g > G - sqrt(2 lam) w0] (x > 0 only)
-            log_tau = np.where(x > 0, math.log(2.0) + lam * w_ok[None, :] ** 2 + log_ndtr(-np.maximum(x, 0.0)), np.inf)
-        for gi, G in enumerate((6.0, 9.0, 13.0, 19.0, 28.0, 40.0)):
-            if not np.any(np.isfinite(log_tau[gi])):
-                continue
-            log_i = _log_mgf_truncated(v, c, lam, G)  # (d,)
-            parts = np.stack([log_gj[:, ok], np.broadcast_to(log_i[:, None], log_gj[:, ok].shape),
-                              np.broadcast_to(log_tau[gi][None, :], log_gj[:, ok].shape)])
-            log_m = np.sum(logsumexp(parts, axis=0), axis=0)  # per w0: sum_j log M_j
-            s = (log_m - np.log(left)) / lam  # exp(-lam s) prod_j M_j = left  [proof:nd-chernoff]
-            s = s[np.isfinite(log_tau[gi])]
-            if s.size:
-                best = min(best, math.sqrt(max(float(np.min(s)), 0.0)))
-    return best
+    d = v.size
+    ps = (p,) if isinstance(p, float | int) else tuple(p)
+    lams, _, log_g0, log_m = _chernoff_table(v, c, R)
+    out = []
+    for pp in ps:
+        best = math.sqrt(sum(bernstein(float(vj), float(cj), math.log(2.0 * d / pp)) ** 2
+                             for vj, cj in zip(v, c)))  # [proof:nd-union]
+        ok = log_g0 < math.log(pp)
+        if np.any(ok):
+            left = pp - np.exp(log_g0[ok])
+            s = (log_m[:, :, ok] - np.log(left)[None, None, :]) / lams[:, None, None]  # e^{-lam s} prod M_j = left  [proof:nd-chernoff]
+            s_min = float(np.min(s))
+            if math.isfinite(s_min):
+                best = min(best, math.sqrt(max(s_min, 0.0)))
+        out.append(best)
+    return out[0] if len(ps) == 1 and not isinstance(p, tuple) else out
 
 
 def norm_route(base: np.ndarray, v: np.ndarray, c: np.ndarray, R: np.ndarray, beta: float, eps: float) -> float:
@@ -165,6 +180,7 @@ def norm_route(base: np.ndarray, v: np.ndarray, c: np.ndarray, R: np.ndarray, be
     model mean's size plus the unobserved items' range, ``mu_obs`` the observed items' part of ``E Delta``): two
     norms of sums of independent zero-mean terms with independent coordinates, each bounded by :func:`norm_deviation`
     (the recorded one at ``beta``, the new draw's at ``eps``)."""
-    rec = norm_deviation(v, c, R, beta)  # the recorded vector's own deviation  [proof:nr-recorded]
-    new = norm_deviation(v, c, R, eps)  # the new draw's deviation from its mean  [proof:nr-new]
+    # one grid for both: the recorded vector's own deviation at beta  [proof:nr-recorded]
+    # and the new draw's deviation from its mean at eps  [proof:nr-new]
+    rec, new = norm_deviation(v, c, R, (beta, eps))
     return float(np.linalg.norm(np.asarray(base, dtype=float))) + rec + new  # [proof:nr-triangle]
