@@ -8,7 +8,9 @@ batch perturbed, the items drawn uniformly".
 probability also covers its answer on the neighbour (docs/proofs/random_judge.md). Per item, the share of
 its draws above each level of |Δ| (several reruns are draws within the item) → ``RandomJudge``
 (Hamming-1, KL tail bounds at 1 − β); Hamming-k and all items → ``Moments`` at 1 − β from the per-item
-mean square, plus ``HighProbability`` (Bernstein) for all items. Unobserved items count at the range
+mean square, plus (model view, Hamming-k) the per-level record with ``k`` (Chernoff on the k-item sum) and (all
+items) ``HighProbability`` (Bernstein; in the leaderboard view also the norm route around the recorded vector of
+model means, docs/proofs/concentration.md), β split between them in advance. Unobserved items count at the range
 bound; a recorded draw counts its drawn items, re-derived from the record.
 
 With ``deterministic_judge=True`` (the user declares each recorded neighbour verdict the judge's only
