@@ -84,7 +84,7 @@ def norm(trials: int, beta: float, eps: float) -> tuple[int, int]:
     for j in range(n_models):
         law, lo = np.array([1.0]), 0
         for pp, st in zip(p[j], step[j]):
-            jj = int(round(st * 4))
+            jj = round(st * 4)
             one = np.zeros(abs(jj) + 1)
             one[max(0, -jj)] += 1 - pp
             one[max(0, jj)] += pp
@@ -102,7 +102,7 @@ def norm(trials: int, beta: float, eps: float) -> tuple[int, int]:
     for t in range(trials):
         draw = np.random.default_rng([31, t]).random((n_models, n_items)) < p
         A = float(np.linalg.norm(np.abs(a * np.sum(np.where(draw, step, 0.0), axis=1)))) + r_rec + r_new
-        m = int(math.floor(A * A * scale * scale)) + 1
+        m = math.floor(A * A * scale * scale) + 1
         false += (float(above[m]) if m < above.size else 0.0) > eps
     return false, trials
 
