@@ -314,8 +314,11 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
                          "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
     hps = [r for r in k.records if isinstance(r, HighProbability)]
     if hps:
-        facts.append(f"the shift ‖Δ‖ at most {_fmt(hps[0].A * scale)} {unit} except with probability "
-                     f"{_fmt(hps[0].eps)} over the neighbour (a random judge, Bernstein's inequality per model)")
+        hp = min(hps, key=lambda r: r.A)  # the tightest of the high-probability routes
+        how = ("norm concentration around the recorded vector of model means" if "norm concentration" in hp.note
+               else "Bernstein's inequality per model")
+        facts.append(f"the shift ‖Δ‖ at most {_fmt(hp.A * scale)} {unit} except with probability "
+                     f"{_fmt(hp.eps)} over the neighbour (a random judge, {how})")
     moms = [r for r in k.records if isinstance(r, Moments)]
     if pops or samples or any(r.beta == 0.0 for r in moms):
         facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "

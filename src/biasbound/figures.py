@@ -114,6 +114,12 @@ def _record_survivals(r: Record, t: np.ndarray) -> np.ndarray:
         return out if r.A is None else np.where(r.A <= t, 0.0, out)
     if isinstance(r, HighProbability):
         return np.where(t >= r.A, float(r.eps), 1.0)  # [proof:radius-high-probability]
+    if isinstance(r, RandomJudge) and r.k > 1:  # the k-item sum: the tail of its Chernoff layer-cake distribution
+        from biasbound.bounds.random_judge import worst_distribution
+
+        xs, w = worst_distribution(r)
+        upper = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
+        return np.minimum(1.0, upper[np.searchsorted(xs, t2, side="right")])  # [proof:radius-random-judge-k]
     if isinstance(r, RandomJudge):
         j = np.searchsorted(r.levels, t2, side="right")  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
         up = np.asarray(r.upper, dtype=float)
@@ -148,7 +154,12 @@ def _jumps(k: Knowledge) -> np.ndarray:
         if isinstance(r, (FullPopulation, Sample)):
             pts.append(np.sqrt(np.asarray(r.sq_norms, dtype=float)))
         if isinstance(r, RandomJudge):
-            pts.append(np.sqrt(np.asarray(r.levels, dtype=float)))
+            if r.k > 1:
+                from biasbound.bounds.random_judge import worst_distribution
+
+                pts.append(np.sqrt(worst_distribution(r)[0]))
+            else:
+                pts.append(np.sqrt(np.asarray(r.levels, dtype=float)))
         if getattr(r, "A", None) is not None:
             pts.append(np.array([float(r.A)]))
     return np.unique(np.concatenate(pts))

@@ -174,6 +174,28 @@ def _rj_draw(rng: np.random.Generator) -> RandomJudge:
     return RandomJudge(levels=RJ_LEVELS, sums=_rj_sums(flips), n=40, beta=0.05)
 
 
+def _rj_subset_law(k: int) -> Law:
+    """The law of ``||Delta_S||^2`` for a uniform ``k``-subset ``S`` of the 40 items (model view: the items' squared
+    moves add), each item answering afresh: enumerated over subsets and answer patterns."""
+    xs, ps = [], []
+    subsets = list(itertools.combinations(range(40), k))
+    for sub in subsets:
+        for pattern in itertools.product((False, True), repeat=k):
+            pr = math.prod(P_I[i] if f else 1 - P_I[i] for i, f in zip(sub, pattern))
+            if pr > 0:
+                xs.append(sum(X_I[i] for i, f in zip(sub, pattern) if f))
+                ps.append(pr / len(subsets))
+    return Law(np.array(xs), np.array(ps))
+
+
+RJ_LAW_2 = _rj_subset_law(2)
+
+
+def _rj_draw_2(rng: np.random.Generator) -> RandomJudge:
+    flips = [rng.random(int(rng.integers(1, 4))) < p for p in P_I]
+    return RandomJudge(levels=RJ_LEVELS, sums=_rj_sums(flips), n=40, beta=0.05, k=2)
+
+
 _BATCH_X = np.array([0.0, 0.04, 0.16, 1.0])
 _BATCH_Y = np.array([0.0, 0.01, 0.0, 0.25])  # s^2 <= rho ||Delta||^2 with rho = 0.25 (Hamming-k, k/d = 1/4)
 
@@ -223,8 +245,13 @@ CASES: dict[str, UnitCases] = {
         range_only=[Sample(np.ones(10), population_size=100, beta=0.05, A=1.0)]),
     "random-judge": UnitCases(
         cases=[Case("every answer law recorded exactly", _rj_census(), [RJ_LAW], range=1.0),
-               Case("nothing moves", RandomJudge(levels=[1.0], sums=[0.0], n=100, beta=0.01), [_ZERO], range=1.0)],
-        draws=[Draws("1-3 answers per item", _rj_draw, RJ_LAW, beta=0.05)],
+               Case("nothing moves", RandomJudge(levels=[1.0], sums=[0.0], n=100, beta=0.01), [_ZERO], range=1.0),
+               # Hamming-2 (Chernoff on the 2-item sum, docs/proofs/concentration.md): the law over 2-subsets
+               Case("Hamming-2, every answer law recorded exactly",
+                    RandomJudge(levels=RJ_LEVELS, sums=_rj_census().sums, n=40, beta=0.01, k=2), [RJ_LAW_2],
+                    range=math.sqrt(2.0))],
+        draws=[Draws("1-3 answers per item", _rj_draw, RJ_LAW, beta=0.05),
+               Draws("Hamming-2, 1-3 answers per item", _rj_draw_2, RJ_LAW_2, beta=0.05)],
         range_only=[RandomJudge(levels=[0.25, 1.0], sums=[40.0, 40.0], n=40, beta=0.05)]),
     "high-probability": UnitCases(
         cases=[
@@ -266,7 +293,8 @@ BAD: dict[type, list[tuple[Callable[[], object], str]]] = {
                   (lambda: RandomJudge(levels=[0.25, 1.0], sums=[1.0, 2.0], n=4, beta=0.1), "sums"),
                   (lambda: RandomJudge(levels=[0.25, 1.0], sums=[5.0, 5.0], n=4, beta=0.1), "sums"),
                   (lambda: RandomJudge(levels=[1.0], sums=[1.0], n=4, beta=1.0), "beta"),
-                  (lambda: RandomJudge(levels=[1.0], sums=[1.0], n=4, beta=0.1, filled=2), "sums")],
+                  (lambda: RandomJudge(levels=[1.0], sums=[1.0], n=4, beta=0.1, filled=2), "sums"),
+                  (lambda: RandomJudge(levels=[1.0], sums=[1.0], n=4, beta=0.1, k=0), "k")],
     HighProbability: [(lambda: HighProbability(-0.1, 0.1, 0.1), "A"), (lambda: HighProbability(1.0, 1.0, 0.1), "eps"),
                       (lambda: HighProbability(1.0, 0.1, 0.0), "beta")],
 }

@@ -152,6 +152,10 @@ def _cases():
         ("model", "fixed:0.5", "rerun", 0.2, 3, "census", "all", ("a",), 9),
         ("model", "batch", "swap", 0.04, 1, "census", "all", ("a",), 9),
         ("leaderboard", "fixed:0.5", "swap", 0.1, 1, "census", "all", ("a", "b"), 4),
+        # the Chernoff route of Hamming-k (model view): k near d, one binding level (swaps: |Δ| in {0, 1} mostly)
+        ("model", "fixed:0.5", "swap", 0.3, 1, "census", 6, ("a",), 8),
+        ("model", "batch", "variant:x", 0.2, 1, "census", 4, ("a",), 8),
+        ("model", "fixed:0.5", "rerun", 0.1, (1, 3), "census", 2, ("a",), 12),
     ]
     return list(enumerate(specs))
 
@@ -419,14 +423,22 @@ def _truth_all_items_leaderboard(base, flip, prob, models, alpha, sigma) -> floa
 
 
 @pytest.mark.slow
-def test_every_answer_swapped_at_once_random_judge_is_true_at_level_beta():
+@pytest.mark.parametrize("world", ["even", "heavy-on-few"])
+def test_every_answer_swapped_at_once_random_judge_is_true_at_level_beta(world):
     """The whole leaderboard's position bias (every answer swapped at once) for a random judge: 3 models x 30 items,
-    flips at 10% on average, 8 recorded runs of the judge; the exact probability by convolution. False-failure rate:
-    each certificate is false with probability <= beta = 0.05, so more than binom.isf(1e-3, 8, 0.05) false ones
-    happen with probability <= 1e-3."""
+    flips at 10% on average ("even"), or 4 models x 12 items where two models' items flip with probability 0.6-0.9 and
+    the other two's at most 0.02 ("heavy-on-few", the norm route's case); 8 recorded runs of the judge; the exact
+    probability by convolution. False-failure rate: each certificate is false with probability <= beta = 0.05, so more
+    than binom.isf(1e-3, 8, 0.05) false ones happen with probability <= 1e-3 (per world)."""
     rng = np.random.default_rng(99)
-    models = ("a", "b", "c")
-    base, flip, prob = _world(rng, "swap", models, 30, 0.1)
+    if world == "even":
+        models: tuple[str, ...] = ("a", "b", "c")
+        base, flip, prob = _world(rng, "swap", models, 30, 0.1)
+    else:
+        models = ("a", "b", "c", "d")
+        base, flip, prob = _world(rng, "swap", models, 12, 0.1)
+        for key in prob:
+            prob[key] = float(rng.uniform(0.6, 0.9)) if key[0] in ("a", "b") else float(rng.uniform(0.0, 0.02))
     false, ratios = 0, []
     for rep in range(8):
         r = np.random.default_rng([99, rep])
@@ -439,4 +451,6 @@ def test_every_answer_swapped_at_once_random_judge_is_true_at_level_beta():
         false += truth > DELTA
     assert false <= int(binom.isf(1e-3, 8, BETA)), ratios
     kinds = [r["kind"] for r in res.judges["j"].certificate.knowledge["generators"]["swap"]]
-    assert kinds == ["moments", "high-probability"]  # both records, each at beta/2
+    assert kinds == ["moments", "high-probability", "high-probability"]  # three records, each at beta/3
+    notes = [r["note"] for r in res.judges["j"].certificate.knowledge["generators"]["swap"]]
+    assert "Bernstein per model mean" in notes[1] and "norm concentration" in notes[2]

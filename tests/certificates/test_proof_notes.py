@@ -13,7 +13,7 @@ from biasbound.bounds import UNITS
 ROOT = Path(__file__).resolve().parents[2]
 PROOFS = ROOT / "docs" / "proofs"
 NOTES = ["knowledge", "almost_sure", "moments", "full_population", "sampled_population", "paper", "figures", "calibration",
-         "knowledge-from-data", "random_judge", "high_probability", "human_anchored"]
+         "knowledge-from-data", "random_judge", "high_probability", "human_anchored", "concentration"]
 LABEL = re.compile(r"\[proof:([a-z0-9-]+)\]")
 
 

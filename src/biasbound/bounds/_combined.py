@@ -116,7 +116,7 @@ def _dominated(r: Record, s: Any) -> bool:  # s: r's type, checked first
         fs = 1.0 - np.searchsorted(s.sq_norms, t, side="right") / s.m
         return bool(np.all(fr <= fs))
     if isinstance(r, RandomJudge):  # same levels: r's worst distribution's tail is below s's at every level
-        return bool(np.array_equal(r.levels, s.levels) and np.all(r.upper <= s.upper))
+        return bool(r.k == s.k and np.array_equal(r.levels, s.levels) and np.all(r.upper <= s.upper))
     return False
 
 
@@ -146,14 +146,16 @@ class Plan:
         self.gens = _prepare(k, method, only)
         self.active = list(range(len(self.gens)))
         if self.how == "max":
-            single = [i for i, (_, c) in enumerate(self.gens) if len({(x.index) for x in c}) == 1]
-            rec = {i: self.gens[i][1][0].record for i in single}
-            order = sorted(single, key=lambda i: -_size(rec[i]))
+            # each generator's records in their order; one generator's bound (the minimum over its records) is <= another's
+            # when they hold as many records and each of its records is dominated by the other's at the same place
+            recs = {i: tuple({x.index: x.record for x in c}.values()) for i, (_, c) in enumerate(self.gens)}
+            order = sorted(recs, key=lambda i: -_size(recs[i][0]))
             kept: list[int] = []
             for i in order:
-                if not any(_dominated(rec[i], rec[j]) for j in kept):
+                if not any(len(recs[i]) == len(recs[j]) and all(_dominated(a, b) for a, b in zip(recs[i], recs[j]))
+                           for j in kept):
                     kept.append(i)
-            drop = set(single) - set(kept)
+            drop = set(recs) - set(kept)
             self.active = [i for i in range(len(self.gens)) if i not in drop]
         # per candidate, its unit's weighted-sum form (None: the unit's own bound), looked up once
         self._linear = [[getattr(c.unit, "_linear", None) for c in cs] for _, cs in self.gens]

@@ -344,6 +344,10 @@ class RandomJudge:
         Provenance.
     filled : int
         Of the ``n`` items, those without any verdict, entered at the range bound (1 at every level).
+    k : int
+        Items perturbed at once (model view, Hamming-k): ``||Delta_S||^2`` is the sum of ``k`` items' ``x``, the ``k``
+        items drawn uniformly without replacement; the unit bounds its tail by Chernoff with the worst per-item
+        distribution's moment generating function (``docs/proofs/random_judge_k.md``). 1: one item.
     """
 
     levels: Any
@@ -355,6 +359,7 @@ class RandomJudge:
     draws: int = 0
     note: str = ""
     filled: int = 0
+    k: int = 1
 
     def __post_init__(self) -> None:
         from biasbound.sensitivity import kl_upper_bound
@@ -372,6 +377,7 @@ class RandomJudge:
             object.__setattr__(self, "population_size", check_int(self.population_size, "population_size", w, low=n))
         object.__setattr__(self, "draws", check_int(self.draws, "draws", w, low=0))
         object.__setattr__(self, "filled", check_int(self.filled, "filled", w, low=0, high=n))
+        object.__setattr__(self, "k", check_int(self.k, "k", w, low=1))
         if np.any(sm < self.filled * (1 - 1e-12)):
             raise InputError(f"The 'sums' parameter of {w} must be at least 'filled' ({self.filled}) at every level.")
         x = np.array(x, dtype=float)
@@ -396,17 +402,20 @@ class RandomJudge:
 
     @property
     def A(self) -> float:
-        """The top level's norm: every ``||Delta||`` is at most it (the levels cover the range)."""
-        return float(math.sqrt(self.levels[-1]))
+        """The top level's norm (times ``sqrt(k)``: ``k`` items' squares add): every ``||Delta||`` is at most it."""
+        return float(math.sqrt(self.k * self.levels[-1]))
 
     @property
     def m(self) -> int:
         return int(self.n)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "random-judge", "levels": self.levels.tolist(), "sums": self.sums.tolist(), "n": self.n,
-                "N": self.population_size, "beta": self.beta, "shift_ratio": self.shift_ratio, "draws": self.draws,
-                "upper": self.upper.tolist(), "filled": self.filled, "note": self.note}
+        out = {"kind": "random-judge", "levels": self.levels.tolist(), "sums": self.sums.tolist(), "n": self.n,
+               "N": self.population_size, "beta": self.beta, "shift_ratio": self.shift_ratio, "draws": self.draws,
+               "upper": self.upper.tolist(), "filled": self.filled, "note": self.note}
+        if self.k != 1:  # Hamming-k (a Hamming-1 record's dict, and so its certificate's digest, is as before)
+            out["k"] = self.k
+        return out
 
 
 @dataclass(frozen=True)
@@ -486,7 +495,7 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
     if kind == "random-judge":
         rec = RandomJudge(levels=d["levels"], sums=d["sums"], n=d["n"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
                           population_size=d.get("N"), draws=d.get("draws", 0), note=d.get("note", ""),
-                          filled=d.get("filled", 0))
+                          filled=d.get("filled", 0), k=d.get("k", 1))
         if "upper" in d and not np.allclose(np.asarray(d["upper"], dtype=float), rec.upper, rtol=1e-12, atol=0.0):
             raise InputError("The random-judge record's 'upper' does not match its sums, n and beta.")
         return rec

@@ -13,7 +13,8 @@ Statement: with ``h(x)`` the exact noncentral chi-square tail of the shrunk shif
 
 i.e. the violation probability of the distribution with mass ``1 - q_1^+`` at 0, ``q_k^+ - q_{k+1}^+`` at
 ``x_k`` and ``q_K^+`` at ``x_K``.  The levels and the bounds do not depend on ``(alpha, sigma)``, so the
-calibrator may choose them after looking.  Not exact (a confidence bound).
+calibrator may choose them after looking.  Not exact (a confidence bound).  With ``k > 1`` (Hamming-k, model view)
+the distribution is that of the k-item sum's Chernoff tails instead (``docs/proofs/concentration.md`` §1).
 Proof: ``docs/proofs/random_judge.md``.  numpy/scipy only.
 """
 
@@ -44,6 +45,10 @@ def worst_distribution(knowledge: RandomJudge) -> tuple[np.ndarray, np.ndarray]:
     up = knowledge.upper
     x = np.concatenate([[0.0], knowledge.levels])
     w = np.maximum(np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]]), 0.0)  # [proof:rj-layer-cake]
+    if knowledge.k > 1:  # Hamming-k, model view: the k-item sum's Chernoff tail (docs/proofs/concentration.md)
+        from biasbound.bounds._concentration import sum_tail_distribution
+
+        x, w = sum_tail_distribution(x, w, knowledge.k)
     x.setflags(write=False)
     w.setflags(write=False)
     object.__setattr__(knowledge, "_worst", (x, w))

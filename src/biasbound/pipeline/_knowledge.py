@@ -8,7 +8,9 @@ batch perturbed, the items drawn uniformly".
 probability also covers its answer on the neighbour (docs/proofs/random_judge.md). Per item, the share of
 its draws above each level of |Δ| (several reruns are draws within the item) → ``RandomJudge``
 (Hamming-1, KL tail bounds at 1 − β); Hamming-k and all items → ``Moments`` at 1 − β from the per-item
-mean square, plus ``HighProbability`` (Bernstein) for all items. Unobserved items count at the range
+mean square, plus (model view, Hamming-k) the per-level record with ``k`` (Chernoff on the k-item sum) and (all
+items) ``HighProbability`` (Bernstein; in the leaderboard view also the norm route around the recorded vector of
+model means, docs/proofs/concentration.md), β split between them in advance. Unobserved items count at the range
 bound; a recorded draw counts its drawn items, re-derived from the record.
 
 With ``deterministic_judge=True`` (the user declares each recorded neighbour verdict the judge's only
@@ -355,7 +357,7 @@ def level_count(orig: np.ndarray) -> int:
 def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, moved: np.ndarray, members: np.ndarray,
                     w: np.ndarray, orig: np.ndarray, A_member: np.ndarray, coord: np.ndarray | None,
                     dim: int, batch_centre: bool, model_view: bool, n_models: int, beta: float,
-                    cov: _Coverage, eps: float = 0.0) -> tuple[tuple[Any, ...], float]:
+                    cov: _Coverage, eps: float = 0.0, _moments_only: bool = False) -> tuple[tuple[Any, ...], float]:
     """A random judge: each recorded verdict one draw; per member the share of its draws (several = draws
     within the member, never counted as members); members without a draw at the range bound."""
     from biasbound.bounds import Moments, RandomJudge
@@ -369,30 +371,40 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
     population = N if cov.kind == "sample" else None
     where = {"census": f"all {N} items judged", "partial": f"{cov.observed} of {N} items judged, the rest at the range bound",
              "sample": f"{n} of {N} items drawn uniformly without replacement (seed {cov.seed})"}[cov.kind]
-    if k == 1:
+    if k == 1 or (model_view and k < N and not _moments_only):
+        if k > 1:  # Hamming-k, model view: the moment record and the Chernoff route on the levels share beta, split in advance
+            beta = beta / 2.0
         L = level_count(orig)
         w_max = float(w.max())
         idx = np.clip(np.ceil(np.abs(diff) * L - _SNAP * L), 0, L).astype(np.int64)  # [proof:rj-round-up]
         per_level = np.bincount(idx, weights=share, minlength=L + 1)
         sums = np.cumsum(per_level[::-1])[::-1][1:] + n_fill  # S_k = Σ_members share with idx >= k, k = 1..L
         levels = (w_max * np.arange(1, L + 1) / L) ** 2
-        ratio = (1.0 / (dim if model_view else n_models)) if batch_centre else None
+        if k == 1:
+            ratio = (1.0 / (dim if model_view else n_models)) if batch_centre else None
+        else:
+            ratio = min(1.0, k / dim) if batch_centre else None
         rec = RandomJudge(levels=levels, sums=sums, n=n, beta=beta, shift_ratio=ratio, population_size=population,
-                          draws=int(len(at)), filled=n_fill,
-                          note=f"{g}: random judge, {where}; {len(at)} verdicts; {L} levels of |Δ|")
+                          draws=int(len(at)), filled=n_fill, k=k,
+                          note=f"{g}" + ("" if k == 1 else f" (Hamming-{k}, Chernoff on the sum of {k} items)")
+                               + f": random judge, {where}; {len(at)} verdicts; {L} levels of |Δ|")
         from biasbound.bounds.random_judge import worst_distribution
 
         xv, wv = worst_distribution(rec)
-        return (rec,), float(math.sqrt(float(np.sum(xv * wv))))
+        if k == 1:
+            return (rec,), float(math.sqrt(float(np.sum(xv * wv))))
+        mom, rms = _random_records(g, k, N, at, diff, moved, members, w, orig, A_member, coord, dim, batch_centre,
+                                   model_view, n_models, beta, cov, _moments_only=True)
+        return mom + (rec,), min(rms, float(math.sqrt(float(np.sum(xv * wv)))))
     # Hamming-k (k > 1, all items included): E||Δ_S||² from the per-member mean square [proof:rj-hamming-k]
     a_max = float(A_member.max())
     y = np.bincount(at, weights=share * (moved / a_max) ** 2, minlength=N)
     mean_y = min(1.0, (float(np.sum(y[members])) + n_fill) / n)
     hp: tuple[Any, ...] = ()
-    if k >= N and eps > 0:  # every item: the moment record and a high-probability bound share beta
-        beta = beta / 2.0
-        hp = (_all_items_high_probability(g, N, at, diff, share, members, cnt, A_member, coord, model_view, n_models,
-                                          beta, eps, mean_y, n, batch_centre, where),)
+    if k >= N and eps > 0:  # every item: the moment record and the high-probability bounds share beta, split in advance
+        beta = beta / (2.0 if model_view else 3.0)
+        hp = _all_items_high_probability(g, N, at, diff, share, members, cnt, A_member, coord, model_view, n_models,
+                                         beta, eps, mean_y, n, batch_centre, where)
     u = kl_upper_bound(mean_y, n, beta) * a_max * a_max
     U2, top = _hamming_k_moment(k, N, u, A_member, coord, model_view, all_items_by_model=True)
     ratio = ((min(1.0, k / dim)) if model_view else 1.0) if batch_centre else None
@@ -436,18 +448,21 @@ def _bernstein(v: float, c: float, log_term: float) -> float:
 def _all_items_high_probability(g: str, N: int, at: np.ndarray, diff: np.ndarray, share: np.ndarray,
                                 members: np.ndarray, cnt: np.ndarray, A_member: np.ndarray, coord: np.ndarray | None,
                                 model_view: bool, n_models: int, beta: float, eps: float, mean_y: float, n: int,
-                                batch_centre: bool, where: str) -> Any:
+                                batch_centre: bool, where: str) -> tuple[Any, ...]:
     """Every item perturbed, a random judge: ``||Δ|| <= A`` except with probability ``eps`` over the neighbour, on an
-    event of probability ``>= 1 - beta`` over the recorded answers (docs/proofs/high_probability.md)."""
+    event of probability ``>= 1 - beta`` over the recorded answers (docs/proofs/high_probability.md). The leaderboard
+    view gives two records, each at ``beta``: Bernstein per model mean, and the norm route around the recorded vector
+    of model means (docs/proofs/concentration.md)."""
     from biasbound.bounds import HighProbability
+    from biasbound.bounds._concentration import norm_route
     from biasbound.sensitivity import kl_upper_bound
 
     if model_view:  # ||Δ||² = Σ_p Z_p², independent terms in [0, a²]: Bernstein on the sum of squares
         a2 = float(A_member.max()) ** 2
         S = N * kl_upper_bound(mean_y, n, beta) * a2  # E||Δ||² <= S on the KL event [proof:hp-model]
         A2 = min(S + _bernstein(a2 * S, a2, math.log(1.0 / eps)), float(np.sum(A_member**2)))
-        return HighProbability(A=math.sqrt(A2), eps=eps, beta=beta, shift_ratio=1.0 if batch_centre else None,
-                               note=f"{g} (every item): random judge, Bernstein on Σ Δ_p² at eps={eps:g}; {where}")
+        return (HighProbability(A=math.sqrt(A2), eps=eps, beta=beta, shift_ratio=1.0 if batch_centre else None,
+                                note=f"{g} (every item): random judge, Bernstein on Σ Δ_p² at eps={eps:g}; {where}"),)
     if coord is None:  # the leaderboard view always passes each pair's model coordinate
         raise RuntimeError("the leaderboard view needs the model coordinate of every pair")
     n_c = int(coord.max()) + 1
@@ -456,6 +471,9 @@ def _all_items_high_probability(g: str, N: int, at: np.ndarray, diff: np.ndarray
     ysq = np.bincount(at, weights=share * diff**2, minlength=N)  # per member: the mean square of its draws
     unobs = members & (cnt == 0)
     D = np.zeros(n_c)
+    # per model for the norm route: the recorded |mean| with the unobserved at the range, the variance-sum bound, the
+    # size of one term and the range of the model mean's deviation
+    base, var, size, reach = np.zeros(n_c), np.zeros(n_c), np.ones(n_c), np.ones(n_c)
     for j in range(n_c):
         mine = coord == j
         n_j = int(np.count_nonzero(mine))
@@ -469,8 +487,15 @@ def _all_items_high_probability(g: str, N: int, at: np.ndarray, diff: np.ndarray
         b = _bernstein(v, 2.0 * a_j, math.log(2.0 / b_each))  # |estimate - its mean| (two-sided) [proof:hp-means]
         t = _bernstein(v, 2.0 * a_j, math.log(2.0 * n_c / eps))  # |Δ_j - E Δ_j| over the neighbour
         D[j] = min(est + a_j * f_j + b + t, a_j * n_j)  # [proof:hp-leaderboard]
-    return HighProbability(A=float(math.sqrt(np.sum(D**2))), eps=eps, beta=beta, shift_ratio=1.0 if batch_centre else None,
-                           note=f"{g} (every item): random judge, Bernstein per model mean at eps={eps:g}; {where}")
+        base[j], var[j], size[j], reach[j] = est + a_j * f_j, v, 2.0 * a_j, 2.0 * a_j * n_j
+    ratio = 1.0 if batch_centre else None
+    top = float(math.sqrt(np.sum(np.bincount(coord, weights=A_member, minlength=n_c) ** 2)))  # each mean moves <= its range
+    A_norm = min(norm_route(base, var, size, reach, beta / 2.0, eps), top)
+    return (HighProbability(A=float(math.sqrt(np.sum(D**2))), eps=eps, beta=beta, shift_ratio=ratio,
+                            note=f"{g} (every item): random judge, Bernstein per model mean at eps={eps:g}; {where}"),
+            HighProbability(A=A_norm, eps=eps, beta=beta, shift_ratio=ratio,
+                            note=f"{g} (every item): random judge, norm concentration around the recorded vector of model "
+                                 f"means at eps={eps:g}; {where}"))
 
 
 def _range_record(k: int, N: int, A_member: np.ndarray, coord: np.ndarray | None, model_view: bool,
