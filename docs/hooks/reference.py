@@ -79,7 +79,8 @@ def changelog() -> str:
     lines = text.split("\n")
     if lines and lines[0].startswith("# "):  # the page has its own title
         lines = lines[1:]
-    return "\n".join(lines)
+    # links written from the repository root (docs/guides/x.md) point from this page (docs/project/) as ../guides/x.md
+    return "\n".join(lines).replace("](docs/", "](../")
 
 
 GENERATORS = {"parameters": parameters_table, "commands": commands_reference, "changelog": changelog}
