@@ -367,7 +367,7 @@ def register(app: typer.Typer) -> None:
             return
 
         if labels:
-            from biasbound.human.demo import run_labels_demo
+            from biasbound.commands._demo_labels import run_labels_demo
 
             if run_:
                 raise InputError("The '--labels' and '--run' options of demo are two demos; give one of the two.")
