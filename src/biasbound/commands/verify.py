@@ -356,7 +356,7 @@ def recertify(target: Path, inputs: Sequence[Path]) -> list[tuple[str, str | Non
         loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
                              skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
                              llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
-                             score_map=load.get("score_map"))
+                             score_map=load.get("score_map"), winner_map=load.get("winner_map"))
         if load.get("neighbors_auto"):
             loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
     scratch = Path(tempfile.mkdtemp(prefix="biasbound-verify-"))
