@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
 
 import pytest
 
