@@ -536,6 +536,32 @@ for cid, argv, files, words in [
     CASES.append(Case(f"audit-{cid}", argv, words, files))
 
 
+# -- compare as pasted from a README, and judges that do not meet ------------------------------------------------
+NOJUDGE = GOOD.drop(columns="judge")
+for cid, argv, files, words, code in [
+    # `--fail-if flip_rate>0.1` unquoted: the shell passes 'flip_rate' and writes stdout to a file named 0.1
+    ("compare-fail-if-unquoted", ["compare", "{d}/a.csv", "{d}/a.csv", "--fail-if", "flip_rate"], {"a.csv": GOOD_CSV},
+     ("'flip_rate' with no operator", "the shell read the unquoted '>'", "--fail-if 'flip_rate>0.1'"), 2),
+    ("compare-fail-if-unquoted-generator", ["compare", "{d}/a.csv", "{d}/a.csv", "--fail-if", "flip_rate:swap"],
+     {"a.csv": GOOD_CSV}, ("'flip_rate:swap' with no operator", "quote the condition"), 2),
+    ("compare-no-judge-in-common", ["compare", "{d}/a.csv", "{d}/b.csv"],
+     {"a.csv": GOOD_CSV, "b.csv": GOOD.assign(judge="k").to_csv(index=False)},
+     ("OLD and NEW share no judge (OLD: j; NEW: k)", "--match j=k"), 2),
+    ("compare-file-named-judges", ["compare", "{d}/2026-01.csv", "{d}/2026-02.csv"],
+     {"2026-01.csv": NOJUDGE.to_csv(index=False), "2026-02.csv": NOJUDGE.to_csv(index=False)},
+     ("share no judge", "OLD's judge '2026-01' is named after its file", "NEW's judge '2026-02'", "add one"), 2),
+    ("compare-match-pairs-judges", ["compare", "{d}/a.csv", "{d}/b.csv", "--match", "j=k"],
+     {"a.csv": GOOD_CSV, "b.csv": GOOD.assign(judge="k").to_csv(index=False)},
+     ("Judge card — j: OLD → NEW", "every condition passes"), 0),
+    ("compare-match-unknown-judge", ["compare", "{d}/a.csv", "{d}/b.csv", "--match", "j=nobody"],
+     {"a.csv": GOOD_CSV, "b.csv": GOOD.assign(judge="k").to_csv(index=False)},
+     ("'--match' option of compare", "one of NEW (k)", "'j=nobody'"), 2),
+    ("compare-empty-old-folder", ["compare", "{d}/old", "{d}/a.csv"], {"a.csv": GOOD_CSV, "old": lambda p: p.mkdir()},
+     ("'OLD' argument of compare names the folder", "which is empty", "certify output folder"), 2),
+]:
+    CASES.append(Case(cid, argv, words, files, code=code))
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")

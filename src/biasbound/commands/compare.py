@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["EXIT_FAILED", "audit_new_judgments", "compare_cards", "load_side", "register"]
+__all__ = ["EXIT_FAILED", "audit_new_judgments", "compare_cards", "load_side", "match_judges", "register"]
 
 #: Exit code when a --fail-if condition holds or a figure moved beyond its interval.
 EXIT_FAILED = 1
@@ -38,10 +38,48 @@ def load_side(path: Path, *, what: str) -> dict[str, Any]:
         raise InputError(f"The '{what}' argument of compare names {str(p)!r}, which does not exist.")
     if (p.is_dir() and (p / "summary.json").is_file()) or p.name == "summary.json":
         return read_card(p)
+    if p.is_dir() and not any(p.iterdir()):
+        raise InputError(f"The '{what}' argument of compare names the folder {str(p)!r}, which is empty; give a certify "
+                         "output folder (with summary.json) or judgment files.")
     from biasbound.commands.certify import load_inputs
 
     loaded = load_inputs([p])
-    return judge_card(loaded.frame)
+    card = judge_card(loaded.frame)
+    stem = p.name.split(".")[0]
+    if p.is_file() and stem in (card.get("judges") or {}):
+        card["file_named_judge"] = stem  # the table names no judge: the reader named it after the file
+    return card
+
+
+def match_judges(old: dict[str, Any], new: dict[str, Any], match: list[str]) -> dict[str, Any]:
+    """NEW's card with its judges renamed by ``--match OLD=NEW`` pairs; an error when OLD and NEW then share no
+    judge (nothing would be compared, and "every condition passes" would say nothing)."""
+    from biasbound._exceptions import InputError
+
+    judges_old, judges_new = list(old.get("judges") or {}), list(new.get("judges") or {})
+    renames: dict[str, str] = {}
+    for pair in match:
+        a, sep, b = str(pair).partition("=")
+        a, b = a.strip(), b.strip()
+        if not sep or a not in judges_old or b not in judges_new or b in renames:
+            raise InputError(f"The '--match' option of compare must be OLD_JUDGE=NEW_JUDGE with a judge of OLD "
+                             f"({', '.join(judges_old) or 'none'}) and one of NEW ({', '.join(judges_new) or 'none'}), "
+                             f"each once. Got {pair!r} instead.")
+        renames[b] = a
+    if renames:
+        new = {**new, "judges": {renames.get(j, j): c for j, c in (new.get("judges") or {}).items()}}
+    if not set(old.get("judges") or {}) & set(new.get("judges") or {}):
+        why = ""
+        for side, card in (("OLD", old), ("NEW", new)):
+            if card.get("file_named_judge"):
+                why += (f"; {side}'s judge {card['file_named_judge']!r} is named after its file (the table has no "
+                        "judge column: add one to name the judge)")
+        a = judges_old[0] if judges_old else "OLD_JUDGE"
+        b = judges_new[0] if judges_new else "NEW_JUDGE"
+        raise InputError(f"OLD and NEW share no judge (OLD: {', '.join(judges_old) or 'none'}; NEW: "
+                         f"{', '.join(judges_new) or 'none'}), so nothing can be compared{why}; pair them with "
+                         f"--match, e.g. --match {a}={b}.")
+    return new
 
 
 def audit_new_judgments(old: Path, new: Path) -> list[dict[str, Any]]:
@@ -182,6 +220,8 @@ def register(app: typer.Typer) -> None:
                                           "FIGURE:GENERATOR picks a generator (flip_rate:rerun). Repeatable."),
         allow_moves: bool = typer.Option(False, "--allow-moves", help="Exit 0 when figures moved beyond their "
                                          "intervals (only --fail-if conditions fail the check)."),
+        match: list[str] = typer.Option([], "--match", help="OLD_JUDGE=NEW_JUDGE: compare these two judges (when "
+                                        "the names differ). Repeatable."),
     ) -> None:
         """Compare two judge cards: figures moved beyond their 95% intervals, rank moves, --fail-if thresholds.
         Exit 0 ok, 1 a threshold failed or a figure moved, 2 bad input."""
@@ -190,7 +230,7 @@ def register(app: typer.Typer) -> None:
         for cond in fail_if:  # a malformed condition fails before anything is read
             parse_threshold(cond)
         card_old = load_side(old, what="OLD")
-        card_new = load_side(new, what="NEW")
+        card_new = match_judges(card_old, load_side(new, what="NEW"), list(match))
         res = compare_cards(card_old, card_new, list(fail_if))
         new_is_judgments = not ((new.is_dir() and (new / "summary.json").is_file()) or new.name == "summary.json")
         res["audits"] = audit_new_judgments(old, new) if new_is_judgments else []
