@@ -21,7 +21,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def _shell_lines(text: str) -> list[str]:
     out = []
-    for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.DOTALL):
         for line in body.splitlines():
             if "--fail-if" not in line:
                 continue
