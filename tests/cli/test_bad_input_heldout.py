@@ -562,6 +562,19 @@ for cid, argv, files, words, code in [
     CASES.append(Case(cid, argv, words, files, code=code))
 
 
+# -- declared assumptions and parameters checked against the data -------------------------------------------------
+DET = H + "".join(f"j,m{m},q{i},original,0,{g},0.{(i + m) % 8 + 1}\n" for m in range(3) for i in range(10) for g in (1, 2))
+bad("deterministic-judge-two-answers", "t.csv", DET + "j,m0,q0,original,1,2,0.9\n",
+    ("declared deterministic (--deterministic-judge)", "1 question(s) hold two different answers",
+     "model m0, item q0, original, game 2: 0.1 at", "t.csv:3 and 0.9 at", "t.csv:62", "certify without the declaration"),
+    "--deterministic-judge")
+good("deterministic-judge-same-answers", "t.csv", DET + "j,m0,q0,original,1,2,0.1\n", ("61 judgments",),
+     "--deterministic-judge")
+bad("scale-absurdly-wide", "t.csv", swaprows([1, 2, 3, 4, 5, 6, 7]), ("'--scale' option of certify gives [0, 1e+308]",
+    "scores run from 1 to 7", "--scale 1,7"), "--scale", "0,1e308")
+good("scale-wide-but-used", "t.csv", swaprows([1, 2, 3, 4, 5, 6, 7]), ("score scale [0, 100]",), "--scale", "0,100")
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")

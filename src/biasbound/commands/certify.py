@@ -743,6 +743,9 @@ def register(app: typer.Typer) -> None:
                                  winner_map=outcome_map)
         _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map,
                             winner_map=outcome_map)
+        from biasbound._assumptions import check_scale_used
+
+        check_scale_used(loaded.frame["score"], raw_scale)
         check_baseline(loaded.frame, baseline, "certify", loaded.report)
         if baseline is None:  # an Arena-Hard checkout's config named it (the reader said so): mark and pin it too
             named = {b for rep in loaded.report.values() if rep.get("format") == "arena-hard"
