@@ -91,7 +91,7 @@ def _chromium() -> str:
 
 
 def _run(args: list[str], profile: Path) -> str:
-    proc = subprocess.run([_chromium(), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
+    proc = subprocess.run([_chromium(), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, check=False,
                           timeout=180, env={**os.environ, "HOME": str(profile)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
