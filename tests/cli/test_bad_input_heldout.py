@@ -575,6 +575,16 @@ bad("scale-absurdly-wide", "t.csv", swaprows([1, 2, 3, 4, 5, 6, 7]), ("'--scale'
 good("scale-wide-but-used", "t.csv", swaprows([1, 2, 3, 4, 5, 6, 7]), ("score scale [0, 100]",), "--scale", "0,100")
 
 
+for cid, argv, words in [
+    ("plan-alpha-and-within", ["plan", "--demo", "--alpha", "0.3", "--within", "0.1"],
+     ("'--within' option of plan", "'--alpha' sets the target itself (0.3)", "give one of the two")),
+]:
+    CASES.append(Case(cid, argv, words))
+# a grid beyond the items is said (the m planned stops at the items), never planned quietly
+CASES.append(Case("plan-grid-beyond-the-items", ["plan", "--demo", "--grid", "10,1000000000"],
+                  ("--grid asks for m = 1000000000, above the 500 neighbours per model", "planned up to m = 500"), code=0))
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")
