@@ -192,7 +192,9 @@ bad("jsonl-400-digit-int", "t.jsonl", jsonl([0.2, 10**400, 0.7, 0.5]),
 bad("jsonl-400-digit-rerun", "t.jsonl", "".join(json.dumps({"model": "m", "item_id": f"q{i}", "score": 0.5,
                                                             "rerun": 10**400 if i == 2 else 0}) + "\n" for i in range(4)),
     ("t.jsonl:3", "rerun must be a non-negative int"))
-good("jsonl-bool-scores", "t.jsonl", jsonl([True, False, True, 0.5]), ("8 judgments", "0 missing"))
+bad("jsonl-bool-scores", "t.jsonl", jsonl([True, False, True, 0.5]), ("t.jsonl:1", "is a boolean (true/false), not a score",
+                                                                      "(got True)", "numbers (e.g. 1 and 0)"))
+bad("jsonl-one-bool-among-numbers", "t.jsonl", jsonl([0.2, 0.4, False, 0.5]), ("t.jsonl:5", "(got False)"))
 good("jsonl-empty-string-is-missing", "t.jsonl", jsonl([0.2, "", 0.7, 0.5]), ("8 judgments", "2 missing"))
 good("jsonl-null-is-missing", "t.jsonl", jsonl([0.2, None, 0.7, 0.5]), ("2 missing",))
 good("jsonl-int-ids", "t.jsonl", jsonl([0.1, 0.2, 0.3, 0.4], ids=lambda i: i), ("4 items",))
@@ -583,6 +585,23 @@ for cid, argv, words in [
 # a grid beyond the items is said (the m planned stops at the items), never planned quietly
 CASES.append(Case("plan-grid-beyond-the-items", ["plan", "--demo", "--grid", "10,1000000000"],
                   ("--grid asks for m = 1000000000, above the 500 neighbours per model", "planned up to m = 500"), code=0))
+
+
+
+def _nfc_nfd() -> str:
+    """mA named 'modèle' in NFC on half its items and in NFD (e + combining grave) on the other half."""
+    import unicodedata
+
+    df = GOOD.copy()
+    a = df["model"] == "mA"
+    half = df["item_id"].str[1:].astype(int) < 15
+    df.loc[a & half, "model"] = unicodedata.normalize("NFC", "mod\u00e8le")
+    df.loc[a & ~half, "model"] = unicodedata.normalize("NFD", "mod\u00e8le")
+    return df.to_csv(index=False)
+
+
+good("model-name-nfc-and-nfd", "t.csv", _nfc_nfd(), ("2 model(s)", "1 judge, model or item name(s) written in another "
+                                                    "Unicode form were normalised to NFC"))
 
 
 # ----------------------------------------------------------------------------------------- the test

@@ -463,6 +463,10 @@ def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
             console.print(f"  not mapped: {n} × {reason}", soft_wrap=True, highlight=False, markup=False)
         for remark in integ.get("remarks") or []:
             console.print(f"  note: {remark}", soft_wrap=True, highlight=False, markup=False)
+        if rep.get("unicode_nfc"):
+            console.print(f"  note: {rep['unicode_nfc']} judge, model or item name(s) written in another Unicode form "
+                          "were normalised to NFC, so one name typed two ways is one name", soft_wrap=True,
+                          highlight=False, markup=False)
 
 
 def parse_beta(text: str | None) -> float | None:

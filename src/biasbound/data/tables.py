@@ -15,6 +15,7 @@ import csv
 import io
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,8 @@ class LoadReport:
     models: tuple[str, ...]
     items: int
     sources: tuple[str, ...]
+    #: judge, model and item names rewritten to Unicode NFC (the same name typed in NFC and NFD is one name)
+    unicode_nfc: int = 0
 
     @property
     def n_skipped(self) -> int:
@@ -122,6 +125,7 @@ class LoadReport:
             "models": list(self.models),
             "items": self.items,
             "sources": list(self.sources),
+            **({"unicode_nfc": self.unicode_nfc} if self.unicode_nfc else {}),
         }
 
 
@@ -242,6 +246,17 @@ def _finish(
     )
     for c in factor_cols:
         frame[c] = frame[c].astype("float64")
+    nfc = 0
+    for c in ("judge", "model", "item_id"):  # one spelling per name: Unicode NFC (é typed as e + ◌́ is é)
+        codes, uniques = pd.factorize(frame[c])
+        names = np.asarray(uniques, dtype=object)
+        if all(str(x).isascii() for x in names):
+            continue
+        norm = np.array([unicodedata.normalize("NFC", str(x)) for x in names], dtype=object)
+        changed = norm != names
+        if changed.any():
+            nfc += int(changed.sum())
+            frame[c] = norm[codes]
     miss = frame["score"].isna()
     by_model = frame.loc[miss, "model"].value_counts()
     by_source = frame.loc[miss, "source"].value_counts()
@@ -257,6 +272,7 @@ def _finish(
         models=tuple(sorted(frame["model"].unique().tolist())),
         items=int(frame["item_id"].nunique()),
         sources=tuple(str(s) for s in sources),
+        unicode_nfc=nfc,
     )
     frame.attrs["load_report"] = {
         "rows": report.rows,
@@ -781,6 +797,12 @@ def from_frame(
     numeric: dict[str, np.ndarray] = {}
     for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors]:
         col = raw[col_name]
+        if pd.api.types.is_bool_dtype(col.dtype) or (col.dtype == object and pd.api.types.infer_dtype(col, skipna=True)
+                                                     in ("boolean", "mixed", "mixed-integer", "mixed-integer-float")):
+            is_bool = col.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+            shown_values[is_bool & ~bad] = col.to_numpy(dtype=object)[is_bool & ~bad]
+            flag(is_bool, f"{name} (column {col_name!r}) is a boolean (true/false), not a score; write the scores as "
+                          "numbers (e.g. 1 and 0) so the scale is yours, not a guess")
         vals = _to_float(col)
         present = col.notna().to_numpy().copy()
         if not pd.api.types.is_numeric_dtype(col.dtype):
