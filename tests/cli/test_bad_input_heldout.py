@@ -604,6 +604,12 @@ good("model-name-nfc-and-nfd", "t.csv", _nfc_nfd(), ("2 model(s)", "1 judge, mod
                                                     "Unicode form were normalised to NFC"))
 
 
+# models (and judges, items) named like a missing value are names: only an empty cell is empty
+good("models-named-none-and-na", "t.csv", GOOD.assign(model=GOOD["model"].map({"mA": "None", "mB": "NA"}),
+                                                       judge="null").to_csv(index=False), ("2 model(s)", "0 missing"))
+bad("model-cell-empty", "t.csv", H + "j,,q1,original,0,1,0.5\n", ("t.csv:2", "empty model"))
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")

@@ -520,6 +520,13 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
         except ValueError:  # a numeric column holds text: read all as text, checked per row below
             data.seek(0)
             raw = pd.read_csv(data, sep=sep, dtype=str, engine="pyarrow")
+        names_read = [c for c in raw.columns if c not in numeric and raw[c].isna().any()]
+        if names_read:  # a name column: 'None', 'NA', 'null' are names (a model called NA), only an empty cell is empty
+            data.seek(0)
+            literal = pd.read_csv(data, sep=sep, dtype=str, engine="pyarrow", keep_default_na=False, na_values=[""],
+                                  usecols=names_read)
+            for c in names_read:
+                raw[c] = literal[c]
     except (ValueError, OSError, TypeError) as exc:
         starts, width, odd_line, odd_width = _csv_record_lines(text, sep, strict=True)
         if odd_line is not None and odd_width < 0:
