@@ -787,6 +787,10 @@ def register(app: typer.Typer) -> None:
 
         if range_bound and not holds_neighbours(loaded.frame, parse_neighbors(neighbors)):
             neighbors = RANGE_GENERATOR
+        elif range_bound and not auto:  # said, never ignored silently
+            console.print(f"--range-bound is not used: the data hold the {neighbors} neighbours, which certify measures; "
+                          "the score range alone is for data without neighbours", soft_wrap=True, highlight=False,
+                          markup=False)
         if neighbors == RANGE_GENERATOR:
             console.print("no neighbour in the data: certified on the score range alone (--range-bound); a neighbour is "
                           "any change of an item's score within the range, and the certificate holds for ANY judge on "
