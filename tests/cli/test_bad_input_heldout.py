@@ -307,7 +307,7 @@ for cid, body, words in [
     bad(f"alpaca-{cid}", "annotations.json", body, words)
 bad("alpaca-scale-option", "annotations.json", AE, ("'--scale' option of certify", "read as AlpacaEval annotations", "drop it"),
     "--scale", "0,10")
-bad("alpaca-columns-option", "annotations.json", AE, ("'--columns' option of certify", "long tables only"),
+bad("alpaca-columns-option", "annotations.json", AE, ("'--columns' option of certify", "long tables and battle tables only"),
     "--columns", "item_id=instruction")
 bad("alpaca-swap", "annotations.json", AE, ("'--generators' option of certify", "'swap'", "no game-2"), "--generators", "swap")
 bad("alpaca-as-jsonl", "annotations.jsonl", "".join(json.dumps(r) + "\n" for r in AE_REC),
@@ -409,7 +409,7 @@ for cid, extra, words in [
     ("sigma-nan", ["--sensitivity", "0.3", "--sigma", "nan"], ("'--sigma' option of calibrate",)),
     ("tau-split-above", ["--sensitivity", "0.3", "--tau-split", "2"], ("'--tau-split' option of calibrate", "(0, 1)")),
     ("frontier-huge", ["--sensitivity", "0.3", "--frontier", "100000000"], ("'--frontier' option of calibrate",
-                                                                           "[0, 10000]")),
+                                                                           "[0, 1000]")),
     ("range-negative", ["--score-range", "-1", "--hamming", "1"], ("'--score-range' option of calibrate",)),
     ("ucb-without-beta", ["--sensitivity-ucb", "0.3"], ("'--beta' option of calibrate", "--sensitivity-ucb")),
     ("nothing-known", [], ("--sensitivity, --sensitivity-ucb or --score-range",)),
@@ -608,6 +608,12 @@ good("model-name-nfc-and-nfd", "t.csv", _nfc_nfd(), ("2 model(s)", "1 judge, mod
 good("models-named-none-and-na", "t.csv", GOOD.assign(model=GOOD["model"].map({"mA": "None", "mB": "NA"}),
                                                        judge="null").to_csv(index=False), ("2 model(s)", "0 missing"))
 bad("model-cell-empty", "t.csv", H + "j,,q1,original,0,1,0.5\n", ("t.csv:2", "empty model"))
+
+
+# an expensive maximum is refused with its cost, before any of it is spent
+CASES.append(Case("calibrate-frontier-10000", ["calibrate", "--sensitivity", "0.306", "--dim", "500", "--tau", "0.5",
+                                               "--delta", "0.01", "--frontier", "10000"],
+                  ("'--frontier' option of calibrate must be an int in [0, 1000]", "about 130 s", "Got 10000 instead")))
 
 
 # ----------------------------------------------------------------------------------------- the test
