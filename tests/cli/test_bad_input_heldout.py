@@ -750,3 +750,18 @@ def test_a_fastchat_folder_reads_every_judgment_file_and_counts_missing_as_the_r
                 missing += sum(r[k] in ("tie", "error") for k in ("g1_winner", "g2_winner"))
     js = load_mt_bench(SHARED_DATA / "mt_bench")
     assert (len(js.frame), int(js.frame["score"].isna().sum())) == (rows, missing) == (108, 8)
+
+
+def test_verify_with_other_judgments_does_not_end_with_every_certificate_verifying(certified: Path, tmp_path: Path,
+                                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The certificates verify on their own; re-certified from other judgments they differ: the last line says both."""
+    other = GOOD.copy()
+    other["score"] = (1.0 - other["score"]).round(3)
+    (tmp_path / "other.csv").write_text(other.to_csv(index=False), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["verify", str(certified), "--judgments", str(tmp_path / "other.csv")])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 1
+    assert any(line.startswith("DIFFERS") for line in out)
+    assert "certificates verify on their own, but " in out[-1], out[-1]
+    assert "differ: these are not the judgments the outputs were certified from." in out[-1]

@@ -444,5 +444,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"DIFFERS   {name}: {err}")
         if redone and not bad_redo:
             typer.echo(f"reproduced {len(redone)} output file(s) from the judgments given (apart from 'created')")
-        typer.echo(f"{len(results) - failed} of {len(results)} certificates verify.")
+        tail = "" if not bad_redo else (f" on their own, but {len(bad_redo)} output file(s) re-certified from the "
+                                        "judgments given differ: these are not the judgments the outputs were "
+                                        "certified from")
+        typer.echo(f"{len(results) - failed} of {len(results)} certificates verify{tail}.")
         raise typer.Exit(1 if (failed or problems or bad_redo) else 0)
