@@ -616,6 +616,52 @@ CASES.append(Case("calibrate-frontier-10000", ["calibrate", "--sensitivity", "0.
                   ("'--frontier' option of calibrate must be an int in [0, 1000]", "about 130 s", "Got 10000 instead")))
 
 
+# -- battle tables as people export them --------------------------------------------------------------------------
+def _battles() -> pd.DataFrame:
+    """Three models against a baseline, ten questions, both orders; winner as a position."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for q in range(10):
+        for m in ("m1", "m2", "m3"):
+            for a, b in ((m, "base"), ("base", m)):
+                rows.append({"question_id": f"q{q}", "model_a": a, "model_b": b,
+                             "winner": str(rng.choice(["model_a", "model_b", "tie"]))})
+    return pd.DataFrame(rows)
+
+
+BATTLES = _battles()
+BATTLE_NAMES = BATTLES.assign(winner=np.where(BATTLES["winner"] == "model_a", BATTLES["model_a"].str.upper(),
+                                              np.where(BATTLES["winner"] == "model_b", BATTLES["model_b"], "tie")))
+BATTLE_CODES = BATTLES.assign(winner=BATTLES["winner"].map({"model_a": 1, "model_b": 2, "tie": 0}))
+
+
+def _parquet(df: pd.DataFrame) -> Callable[[Path], None]:
+    return lambda path: df.to_parquet(path)
+
+
+good("battles-winner-names", "b.csv", BATTLE_NAMES.to_csv(index=False),
+     ("battles: 60 judgments", "winner read as the winning model's name on", "case-insensitively"))
+bad("battles-winner-numbers", "b.csv", BATTLE_CODES.to_csv(index=False),
+    ("b.csv:2", "the winner column holds numbers (0, 1, 2)", "--winner-map 0=model_a,1=model_b,2=tie"))
+good("battles-winner-numbers-mapped", "b.csv", BATTLE_CODES.to_csv(index=False), ("battles: 60 judgments", "0 missing",
+     "winner read through the stated map 1=a, 2=b, 0=tie"), "--winner-map", "1=model_a,2=model_b,0=tie")
+bad("battles-winner-map-malformed", "b.csv", BATTLE_CODES.to_csv(index=False),
+    ("'--winner-map' option of certify", "Got '1=left'"), "--winner-map", "1=left")
+bad("battles-winner-neither-side", "b.csv", BATTLES.assign(winner=["m2"] + BATTLES["winner"].tolist()[1:]).to_csv(index=False),
+    ("b.csv:2", "winner m2 is neither side of this battle (model_a m1, model_b base)", "--skip-bad"))
+bad("battles-winner-all-empty", "b.csv", BATTLES.assign(winner="").to_csv(index=False),
+    ("b.csv:1", "the winner column is empty on every row",))
+good("battles-turns-are-items", "b.csv", pd.concat([BATTLES.assign(turn=1), BATTLES.assign(turn=2)]).to_csv(index=False),
+     ("battles: 120 judgments", "20 items", "column 'turn' is part of the item"))
+good("battles-parquet", "b.parquet", _parquet(BATTLES), ("b.parquet — battles: 60 judgments",))
+bad("battles-parquet-no-winner", "b.parquet", _parquet(BATTLES.rename(columns={"winner": "preferred"})),
+    ("b.parquet:1", "this one has no winner", "--columns winner=COLUMN"))
+good("battles-parquet-mapped", "b.parquet", _parquet(BATTLES.rename(columns={"winner": "preferred", "question_id": "prompt"})),
+     ("battles: 60 judgments",), "--columns", "winner=preferred,question_id=prompt")
+good("battles-no-judge-column-said", "b.csv", BATTLES.to_csv(index=False),
+     ("the table has no judge: their judge is named after the file ('b')",))
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")
