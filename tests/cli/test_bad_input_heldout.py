@@ -600,8 +600,8 @@ def _nfc_nfd() -> str:
     return df.to_csv(index=False)
 
 
-good("model-name-nfc-and-nfd", "t.csv", _nfc_nfd(), ("2 model(s)", "1 judge, model or item name(s) written in another "
-                                                    "Unicode form were normalised to NFC"))
+good("model-name-nfc-and-nfd", "t.csv", _nfc_nfd(), ("2 model(s)", "written in another Unicode form were normalised to NFC",
+                                                    "1 judge, model or item name(s)"))
 
 
 # models (and judges, items) named like a missing value are names: only an empty cell is empty
