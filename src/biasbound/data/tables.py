@@ -739,8 +739,11 @@ def from_frame(
         unknown = set(columns) - set(mapping)
         if unknown:
             raise InputError(
-                f"The 'columns' parameter must map contract names ({', '.join(sorted(mapping))}) to file columns. "
-                f"Got unknown key(s) {sorted(unknown)} instead."
+                "The " + arg("'columns' parameter", "'--columns' option") + " must map contract names "
+                f"({', '.join(sorted(mapping))}) to file columns"
+                + arg(".", " (question_id, model_a, model_b, winner and group are a battle table's, which needs the "
+                           "columns model_a and model_b).")
+                + f" Got unknown key(s) {', '.join(sorted(unknown))} instead."
             )
         mapping.update(columns)
     for req in ("item_id", "model", "score"):
