@@ -662,6 +662,10 @@ good("battles-no-judge-column-said", "b.csv", BATTLES.to_csv(index=False),
      ("the table has no judge: their judge is named after the file ('b')",))
 
 
+good("table-without-judge-said", "2026-02.csv", GOOD.drop(columns="judge").to_csv(index=False),
+     ("no judge column: its judge is named after the file ('2026-02')", "--columns judge=COLUMN"))
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 @pytest.fixture(scope="module")

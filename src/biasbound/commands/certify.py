@@ -289,6 +289,8 @@ def load_inputs(
         rep["format"] = kind
         if "integration" in js.frame.attrs:
             rep["integration"] = js.frame.attrs["integration"]
+        if js.frame.attrs.get("judge_from_file"):
+            rep["judge_from_file"] = js.frame.attrs["judge_from_file"]
         if str(p) in report:
             raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
         report[str(p)] = rep
@@ -463,6 +465,10 @@ def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
             console.print(f"  not mapped: {n} × {reason}", soft_wrap=True, highlight=False, markup=False)
         for remark in integ.get("remarks") or []:
             console.print(f"  note: {remark}", soft_wrap=True, highlight=False, markup=False)
+        if rep.get("judge_from_file"):
+            console.print(f"  note: the table has no judge column: its judge is named after the file "
+                          f"({rep['judge_from_file']!r}); add a judge column (or --columns judge=COLUMN) to name it",
+                          soft_wrap=True, highlight=False, markup=False)
         if rep.get("unicode_nfc"):
             console.print(f"  note: {rep['unicode_nfc']} judge, model or item name(s) written in another Unicode form "
                           "were normalised to NFC, so one name typed two ways is one name", soft_wrap=True,

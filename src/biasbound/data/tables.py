@@ -700,7 +700,7 @@ def load_table(
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
     numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
     raw, lines = _read(path, fmt, numeric)
-    return from_frame(
+    js = from_frame(
         raw,
         source=str(path),
         lines=lines,
@@ -711,6 +711,9 @@ def load_table(
         header_line=1 if fmt in ("csv", "tsv") else None,
         skip_bad=skip_bad,
     )
+    if judge is None and dict(columns or {}).get("judge", "judge") not in raw.columns:
+        js.frame.attrs["judge_from_file"] = path.name.split(".")[0]  # said by certify: no judge column named it
+    return js
 
 
 def from_frame(
