@@ -267,3 +267,11 @@ def test_columns_map_a_battle_table_and_winner_map_reads_coded_winners(tmp_path)
     assert s[("x", "1/vs/y", 1)] == 1.0 and s[("x", "1/vs/y", 2)] == 1.0 and s[("x", "2/vs/y", 1)] == 0.5
     assert math.isnan(s[("x", "2/vs/y", 2)])
     assert js.frame.attrs["integration"]["not_mapped"] == {"winner '?': missing (not in --winner-map)": 1}
+
+
+def test_model_names_differing_only_in_case_are_said(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text("question_id,model_a,model_b,winner\n1,x,BASE,model_a\n1,base,x,model_b\n")
+    js = load_battles(path)
+    assert any("'BASE', 'base' differ only in case" in r for r in js.frame.attrs["integration"]["remarks"])
+    assert {"BASE", "base"} <= set(js.frame["model"])  # two models (x, in every battle, is the baseline)

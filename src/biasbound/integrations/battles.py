@@ -318,6 +318,12 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
     models = np.asarray(models, dtype=object)
     k = len(models)
     ca, cb = mcodes[:n].astype(np.int64), mcodes[n:].astype(np.int64)
+    folded: dict[str, list[str]] = {}
+    for m in models.tolist():
+        folded.setdefault(str(m).casefold(), []).append(str(m))
+    for same in (v for v in folded.values() if len(v) > 1):  # 'BASE' and 'base': said, never merged by a guess
+        notes.remark(f"model names {', '.join(map(repr, same))} differ only in case and are read as {len(same)} models "
+                     "(their battles are not each other's swaps); write them one way if they are one model")
     jc, judges = pd.factorize(jname.to_numpy(dtype=object))
     judges = np.asarray(judges, dtype=object)
     bc, bases = pd.factorize(base.to_numpy(dtype=object))
