@@ -275,3 +275,15 @@ def test_model_names_differing_only_in_case_are_said(tmp_path):
     js = load_battles(path)
     assert any("'BASE', 'base' differ only in case" in r for r in js.frame.attrs["integration"]["remarks"])
     assert {"BASE", "base"} <= set(js.frame["model"])  # two models (x, in every battle, is the baseline)
+
+
+@pytest.mark.slow  # certify, then verify re-certifies (~5 s)
+def test_verify_rereads_a_battle_table_with_the_winner_map_it_was_certified_with(tmp_path, capsys):
+    df = _positions(questions=15)
+    path = tmp_path / "num.csv"
+    df.assign(winner=df["winner"].map({"model_a": 0, "model_b": 1, "tie": 2})).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["certify", str(path), "--out", str(out), *FAST, "--winner-map", "0=model_a,1=model_b,2=tie"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out), "--judgments", str(path)]) == 0
+    assert "reproduced" in capsys.readouterr().out
