@@ -924,6 +924,10 @@ _THRESHOLD = re.compile(r"^\s*([A-Za-z_]+(?::[A-Za-z0-9_.:-]+)?)\s*(>=|<=|>|<)\s
 def parse_threshold(text: str) -> tuple[str, str, float]:
     """``"flip_rate>0.1"`` → ``("flip_rate", ">", 0.1)``: the condition that FAILS the check."""
     m = _THRESHOLD.match(str(text))
+    if not m and re.fullmatch(r"\s*[A-Za-z_]+(?::[A-Za-z0-9_.:-]+)?\s*", str(text)):  # `--fail-if flip_rate>0.1` unquoted
+        raise InputError(f"The '--fail-if' option of compare got {str(text).strip()!r} with no operator and value: the shell "
+                         "read the unquoted '>' (or '<') as a redirection (and wrote or read a file named like the "
+                         "value, e.g. 0.1; delete it); quote the condition, e.g. --fail-if 'flip_rate>0.1'.")
     if not m:
         raise InputError(f"The '--fail-if' option of compare must read FIGURE>VALUE (or <, >=, <=), e.g. flip_rate>0.1; "
                          f"figures: {', '.join(FIGURES)}. Got {text!r} instead.")

@@ -106,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
                   "(or split it).", highlight=False, soft_wrap=True)
         return 2
     except OSError as exc:  # a file the command had to read or write (permission, full disk, a folder in the way)
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        err.print(f"[bold red]error:[/] {escape(f'{where}{exc.strerror or exc}')}.", highlight=False, soft_wrap=True)
+        from biasbound._oserror import os_error_sentence
+
+        err.print(f"[bold red]error:[/] {escape(os_error_sentence(exc, command, args))}", highlight=False, soft_wrap=True)
         return 2
     except (typer.Exit, SystemExit) as exc:  # --help, --version, typer.Exit(code)
         code = getattr(exc, "exit_code", None)

@@ -291,14 +291,9 @@ def check_paired(results: Sequence[Mapping[str, Any]], conditions: Sequence[str]
 
 
 def judge_pairs(old_judges: Sequence[str], new_judges: Sequence[str]) -> list[tuple[str, str]]:
-    """The judges compared pairwise: those of the same name; when the sides share none and each holds one judge,
-    those two (two judges scored on the same items)."""
-    common = [(j, j) for j in new_judges if j in set(old_judges)]
-    if common:
-        return common
-    if len(old_judges) == 1 and len(new_judges) == 1:
-        return [(old_judges[0], new_judges[0])]
-    return []
+    """The judges compared pairwise: those of the same name (two judges of different names are paired by
+    ``compare --match OLD=NEW``, which renames NEW's judge first)."""
+    return [(j, j) for j in new_judges if j in set(old_judges)]
 
 
 def compare_paired(old: pd.DataFrame | None, new: pd.DataFrame | None, old_judges: Sequence[str], new_judges: Sequence[str], *,

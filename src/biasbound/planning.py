@@ -203,8 +203,17 @@ def _neighbour_rows(frame: pd.DataFrame, g: str) -> pd.Series:
     return frame["variant"] == g
 
 
-def _grid(top: int, grid: Sequence[int] | None) -> list[int]:
+def _grid(top: int, grid: Sequence[int] | None, notes: list[str] | None = None, what: str = "") -> list[int]:
+    """The m values planned: the grid's values below ``top`` and ``top`` (the largest m the data support, the
+    reference); grid values above ``top`` are dropped and said in ``notes`` (never silently)."""
     if grid is not None:  # the largest m the data support is always last: it is the reference
+        beyond = sorted({int(m) for m in grid if int(m) > top})
+        if beyond and notes is not None:
+            note = (f"{what}--grid asks for m = {', '.join(map(str, beyond[:3]))}{' …' if len(beyond) > 3 else ''}, "
+                    f"above the {top} neighbours per model the data support (the items a model holds, or the pilot "
+                    f"drew): planned up to m = {top}.")
+            if note not in notes:
+                notes.append(note)
         return sorted({int(m) for m in grid if 2 <= int(m) < top} | {top})
     ms, m = [], 5
     while m < top:
@@ -338,7 +347,7 @@ def plan(
                               beta=cal["beta"], holdout=cal["holdout"], seed=int(cfg["seed"]), view=cal["view"],
                               center=cal["center"], bootstrap_rounds=bootstrap_rounds,
                               baseline=cfg["data"]["baseline"] if pairwise else None)
-        plans[g] = _plan_one(g, name, base, nb, [order], n_items, judge, per, certify_kwargs, _grid(top, grid), alpha,
+        plans[g] = _plan_one(g, name, base, nb, [order], n_items, judge, per, certify_kwargs, _grid(top, grid, notes, f"{g}: "), alpha,
                              within, census, seed, targets)
         if looks:
             plans[g].sequential = _predict_sequential(g, name, base, nb, order, n_items, judge, per, certify_kwargs,
@@ -560,6 +569,7 @@ def plan_judgments(
     kwargs = dict(tau=tau, delta=delta, method=method, beta=beta, holdout=holdout, seed=seed, view=view, center=center,
                   bootstrap_rounds=bootstrap_rounds, baseline=baseline)
     per = {"judge_calls": 1.0, "rewrite_calls": 0.0, "prompt_tokens": None, "completion_tokens": None, "cost": None}
+    grid_notes: list[str] = []
     plans: dict[str, GeneratorPlan] = {}
     for name in neighbors:
         g = name.split(":", 1)[1] if name.startswith("variant:") else name
@@ -568,7 +578,7 @@ def plan_judgments(
             raise InputError(f"The judgments hold no {name!r} neighbour to plan from.")
         orders = [{model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed + k, f"plan/{g}/{model}")
                    for model in models} for k in range(draws)]
-        plans[g] = _plan_one(g, name, base, nb, orders, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid),
+        plans[g] = _plan_one(g, name, base, nb, orders, n_items, judge, per, kwargs, _grid(min(n_items.values()), grid, grid_notes),
                              alpha, within, True, seed, targets)
     settings = {"targets": targets, "tau": tau, "delta": delta, "method": method, "beta": beta, "view": view, "alpha": alpha,
                 "within": within if alpha is None else None, "seed": seed, "pilot_m": None, "draws": draws}
@@ -576,5 +586,6 @@ def plan_judgments(
               if draws == 1 else f"α(m) is the median over {draws} seeded orders of the items per model; the chosen m "
                                  "is the smallest whose every draw reaches the target.")
              + " Calls count one judgment per neighbour; tokens and prices need a pilot run."]
+    notes += grid_notes
     return Plan(pilot=label, models=len(models),
                 items=max(n_items.values()), settings=settings, generators=plans, notes=notes)

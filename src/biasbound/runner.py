@@ -755,6 +755,12 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
     pairwise = cfg.template == "pairwise"
     game0 = 1 if pairwise else 0
     items = _judge_items(cfg, ctx)
+    looks = cfg.neighbors.looks
+    most = max((len(v) for v in items.values()), default=0)
+    if looks and cfg.neighbors.drawn and looks[-1] > most:  # a look beyond the items judges nothing new and spends β
+        raise InputError(f"The key 'neighbors.sequential.looks' of {cfg.path} ends at {looks[-1]}, but each model holds "
+                         f"at most {most} items: a look beyond the items judges nothing new and still spends its share "
+                         f"of beta; end the looks at {most} or below (e.g. {[x for x in looks if x < most] + [most]}).")
     state = _RunState(judge_name=judge_name, several=len(cfg.panel) > 1, current=judge_name)
     state.games_by_judge[judge_name] = {m: {} for m in ctx.models}
     cache = JudgeCache(out / _CACHE_NAME)

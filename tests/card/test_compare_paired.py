@@ -82,7 +82,7 @@ def test_doctored_flip_rate_is_flagged_by_mcnemar_not_by_disjoint_intervals(llmb
 
 def test_two_judges_on_the_same_items(llmbar_files):
     old, new = _frame(llmbar_files["gpt4"]), _frame(llmbar_files["chatgpt"])
-    assert judge_pairs(["GPT-4/Vanilla"], ["ChatGPT/Vanilla"]) == [("GPT-4/Vanilla", "ChatGPT/Vanilla")]
+    assert judge_pairs(["GPT-4/Vanilla"], ["ChatGPT/Vanilla"]) == []  # paired by compare --match, never by guess
     res = paired_comparison(old, new, old_judge="GPT-4/Vanilla", new_judge="ChatGPT/Vanilla", seed=0, rounds=500)
     assert res["pairs"] == res["items"] == 419
     # McNemar's counts read directly from the tables
@@ -102,7 +102,9 @@ def test_two_judges_on_the_same_items(llmbar_files):
 @pytest.mark.slow  # the CLI end to end (three compare runs on 419-item files, ~4 s)
 def test_compare_cli_prints_mcnemar_and_fails_on_the_paired_result(llmbar_files, capsys):
     f = llmbar_files
-    assert main(["compare", str(f["gpt4"]), str(f["chatgpt"]), "--allow-moves"]) == 0
+    assert main(["compare", str(f["gpt4"]), str(f["chatgpt"]), "--allow-moves"]) == 2  # no judge in common
+    assert main(["compare", str(f["gpt4"]), str(f["chatgpt"]), "--allow-moves",
+                 "--match", "GPT-4/Vanilla=ChatGPT/Vanilla"]) == 0
     out = capsys.readouterr().out
     assert "McNemar p" in out and "Paired comparison" in out and "flip_rate:swap" in out
     assert main(["compare", str(f["chatgpt"]), str(f["doctored"]), "--allow-moves",

@@ -192,7 +192,9 @@ bad("jsonl-400-digit-int", "t.jsonl", jsonl([0.2, 10**400, 0.7, 0.5]),
 bad("jsonl-400-digit-rerun", "t.jsonl", "".join(json.dumps({"model": "m", "item_id": f"q{i}", "score": 0.5,
                                                             "rerun": 10**400 if i == 2 else 0}) + "\n" for i in range(4)),
     ("t.jsonl:3", "rerun must be a non-negative int"))
-good("jsonl-bool-scores", "t.jsonl", jsonl([True, False, True, 0.5]), ("8 judgments", "0 missing"))
+bad("jsonl-bool-scores", "t.jsonl", jsonl([True, False, True, 0.5]), ("t.jsonl:1", "is a boolean (true/false), not a score",
+                                                                      "(got True)", "numbers (e.g. 1 and 0)"))
+bad("jsonl-one-bool-among-numbers", "t.jsonl", jsonl([0.2, 0.4, False, 0.5]), ("t.jsonl:5", "(got False)"))
 good("jsonl-empty-string-is-missing", "t.jsonl", jsonl([0.2, "", 0.7, 0.5]), ("8 judgments", "2 missing"))
 good("jsonl-null-is-missing", "t.jsonl", jsonl([0.2, None, 0.7, 0.5]), ("2 missing",))
 good("jsonl-int-ids", "t.jsonl", jsonl([0.1, 0.2, 0.3, 0.4], ids=lambda i: i), ("4 items",))
@@ -304,7 +306,7 @@ for cid, body, words in [
     bad(f"alpaca-{cid}", "annotations.json", body, words)
 bad("alpaca-scale-option", "annotations.json", AE, ("'--scale' option of certify", "read as AlpacaEval annotations", "drop it"),
     "--scale", "0,10")
-bad("alpaca-columns-option", "annotations.json", AE, ("'--columns' option of certify", "long tables only"),
+bad("alpaca-columns-option", "annotations.json", AE, ("'--columns' option of certify", "long tables and battle tables only"),
     "--columns", "item_id=instruction")
 bad("alpaca-swap", "annotations.json", AE, ("'--generators' option of certify", "'swap'", "no game-2"), "--generators", "swap")
 bad("alpaca-as-jsonl", "annotations.jsonl", "".join(json.dumps(r) + "\n" for r in AE_REC),
@@ -406,7 +408,7 @@ for cid, extra, words in [
     ("sigma-nan", ["--sensitivity", "0.3", "--sigma", "nan"], ("'--sigma' option of calibrate",)),
     ("tau-split-above", ["--sensitivity", "0.3", "--tau-split", "2"], ("'--tau-split' option of calibrate", "(0, 1)")),
     ("frontier-huge", ["--sensitivity", "0.3", "--frontier", "100000000"], ("'--frontier' option of calibrate",
-                                                                           "[0, 10000]")),
+                                                                           "[0, 1000]")),
     ("range-negative", ["--score-range", "-1", "--hamming", "1"], ("'--score-range' option of calibrate",)),
     ("ucb-without-beta", ["--sensitivity-ucb", "0.3"], ("'--beta' option of calibrate", "--sensitivity-ucb")),
     ("nothing-known", [], ("--sensitivity, --sensitivity-ucb or --score-range",)),
@@ -531,6 +533,134 @@ for cid, argv, files, words in [
 ]:
     files = {"cert.json": ("certificate", lambda c: c), "certs.json": ("certificates", lambda c: c), **files}
     CASES.append(Case(f"audit-{cid}", argv, words, files))
+
+
+# -- compare as pasted from a README, and judges that do not meet ------------------------------------------------
+NOJUDGE = GOOD.drop(columns="judge")
+for cid, argv, files, words, code in [
+    # `--fail-if flip_rate>0.1` unquoted: the shell passes 'flip_rate' and writes stdout to a file named 0.1
+    ("compare-fail-if-unquoted", ["compare", "{d}/a.csv", "{d}/a.csv", "--fail-if", "flip_rate"], {"a.csv": GOOD_CSV},
+     ("'flip_rate' with no operator", "the shell read the unquoted '>'", "--fail-if 'flip_rate>0.1'"), 2),
+    ("compare-fail-if-unquoted-generator", ["compare", "{d}/a.csv", "{d}/a.csv", "--fail-if", "flip_rate:swap"],
+     {"a.csv": GOOD_CSV}, ("'flip_rate:swap' with no operator", "quote the condition"), 2),
+    ("compare-no-judge-in-common", ["compare", "{d}/a.csv", "{d}/b.csv"],
+     {"a.csv": GOOD_CSV, "b.csv": GOOD.assign(judge="k").to_csv(index=False)},
+     ("OLD and NEW share no judge (OLD: j; NEW: k)", "--match j=k"), 2),
+    ("compare-file-named-judges", ["compare", "{d}/2026-01.csv", "{d}/2026-02.csv"],
+     {"2026-01.csv": NOJUDGE.to_csv(index=False), "2026-02.csv": NOJUDGE.to_csv(index=False)},
+     ("share no judge", "OLD's judge '2026-01' is named after its file", "NEW's judge '2026-02'", "add one"), 2),
+    ("compare-match-pairs-judges", ["compare", "{d}/a.csv", "{d}/b.csv", "--match", "j=k"],
+     {"a.csv": GOOD_CSV, "b.csv": GOOD.assign(judge="k").to_csv(index=False)},
+     ("Judge card — j: OLD → NEW", "every condition passes"), 0),
+    ("compare-match-unknown-judge", ["compare", "{d}/a.csv", "{d}/b.csv", "--match", "j=nobody"],
+     {"a.csv": GOOD_CSV, "b.csv": GOOD.assign(judge="k").to_csv(index=False)},
+     ("'--match' option of compare", "one of NEW (k)", "'j=nobody'"), 2),
+    ("compare-empty-old-folder", ["compare", "{d}/old", "{d}/a.csv"], {"a.csv": GOOD_CSV, "old": lambda p: p.mkdir()},
+     ("'OLD' argument of compare names the folder", "which is empty", "certify output folder"), 2),
+]:
+    CASES.append(Case(cid, argv, words, files, code=code))
+
+
+# -- declared assumptions and parameters checked against the data -------------------------------------------------
+DET = H + "".join(f"j,m{m},q{i},original,0,{g},0.{(i + m) % 8 + 1}\n" for m in range(3) for i in range(10) for g in (1, 2))
+bad("deterministic-judge-two-answers", "t.csv", DET + "j,m0,q0,original,1,2,0.9\n",
+    ("declared deterministic (--deterministic-judge)", "1 question(s) hold two different answers",
+     "model m0, item q0, original, game 2: 0.1 at", "t.csv:3 and 0.9 at", "t.csv:62", "certify without the declaration"),
+    "--deterministic-judge")
+good("deterministic-judge-same-answers", "t.csv", DET + "j,m0,q0,original,1,2,0.1\n", ("61 judgments",),
+     "--deterministic-judge")
+bad("scale-absurdly-wide", "t.csv", swaprows([1, 2, 3, 4, 5, 6, 7]), ("'--scale' option of certify gives [0, 1e+308]",
+    "scores run from 1 to 7", "--scale 1,7"), "--scale", "0,1e308")
+good("scale-wide-but-used", "t.csv", swaprows([1, 2, 3, 4, 5, 6, 7]), ("score scale [0, 100]",), "--scale", "0,100")
+
+
+for cid, argv, words in [
+    ("plan-alpha-and-within", ["plan", "--demo", "--alpha", "0.3", "--within", "0.1"],
+     ("'--within' option of plan", "'--alpha' sets the target itself (0.3)", "give one of the two")),
+]:
+    CASES.append(Case(cid, argv, words))
+# a grid beyond the items is said (the m planned stops at the items), never planned quietly
+CASES.append(Case("plan-grid-beyond-the-items", ["plan", "--demo", "--grid", "10,1000000000"],
+                  ("--grid asks for m = 1000000000, above the 500 neighbours per model", "planned up to m = 500"), code=0))
+
+
+
+def _nfc_nfd() -> str:
+    """mA named 'modèle' in NFC on half its items and in NFD (e + combining grave) on the other half."""
+    import unicodedata
+
+    df = GOOD.copy()
+    a = df["model"] == "mA"
+    half = df["item_id"].str[1:].astype(int) < 15
+    df.loc[a & half, "model"] = unicodedata.normalize("NFC", "mod\u00e8le")
+    df.loc[a & ~half, "model"] = unicodedata.normalize("NFD", "mod\u00e8le")
+    return df.to_csv(index=False)
+
+
+good("model-name-nfc-and-nfd", "t.csv", _nfc_nfd(), ("2 model(s)", "written in another Unicode form were normalised to NFC",
+                                                    "1 judge, model or item name(s)"))
+
+
+# models (and judges, items) named like a missing value are names: only an empty cell is empty
+good("models-named-none-and-na", "t.csv", GOOD.assign(model=GOOD["model"].map({"mA": "None", "mB": "NA"}),
+                                                       judge="null").to_csv(index=False), ("2 model(s)", "0 missing"))
+bad("model-cell-empty", "t.csv", H + "j,,q1,original,0,1,0.5\n", ("t.csv:2", "empty model"))
+
+
+# an expensive maximum is refused with its cost, before any of it is spent
+CASES.append(Case("calibrate-frontier-10000", ["calibrate", "--sensitivity", "0.306", "--dim", "500", "--tau", "0.5",
+                                               "--delta", "0.01", "--frontier", "10000"],
+                  ("'--frontier' option of calibrate must be an int in [0, 1000]", "about 130 s", "Got 10000 instead")))
+
+
+# -- battle tables as people export them --------------------------------------------------------------------------
+def _battles() -> pd.DataFrame:
+    """Three models against a baseline, ten questions, both orders; winner as a position."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for q in range(10):
+        for m in ("m1", "m2", "m3"):
+            for a, b in ((m, "base"), ("base", m)):
+                rows.append({"question_id": f"q{q}", "model_a": a, "model_b": b,
+                             "winner": str(rng.choice(["model_a", "model_b", "tie"]))})
+    return pd.DataFrame(rows)
+
+
+BATTLES = _battles()
+BATTLE_NAMES = BATTLES.assign(winner=np.where(BATTLES["winner"] == "model_a", BATTLES["model_a"].str.upper(),
+                                              np.where(BATTLES["winner"] == "model_b", BATTLES["model_b"], "tie")))
+BATTLE_CODES = BATTLES.assign(winner=BATTLES["winner"].map({"model_a": 1, "model_b": 2, "tie": 0}))
+
+
+def _parquet(df: pd.DataFrame) -> Callable[[Path], None]:
+    return lambda path: df.to_parquet(path)
+
+
+good("battles-winner-names", "b.csv", BATTLE_NAMES.to_csv(index=False),
+     ("battles: 60 judgments", "winner read as the winning model's name on", "case-insensitively"))
+bad("battles-winner-numbers", "b.csv", BATTLE_CODES.to_csv(index=False),
+    ("b.csv:2", "the winner column holds numbers (0, 1, 2)", "--winner-map 0=model_a,1=model_b,2=tie"))
+good("battles-winner-numbers-mapped", "b.csv", BATTLE_CODES.to_csv(index=False), ("battles: 60 judgments", "0 missing",
+     "winner read through the stated map 1=a, 2=b, 0=tie"), "--winner-map", "1=model_a,2=model_b,0=tie")
+bad("battles-winner-map-malformed", "b.csv", BATTLE_CODES.to_csv(index=False),
+    ("'--winner-map' option of certify", "Got '1=left'"), "--winner-map", "1=left")
+bad("battles-winner-neither-side", "b.csv", BATTLES.assign(winner=["m2"] + BATTLES["winner"].tolist()[1:]).to_csv(index=False),
+    ("b.csv:2", "winner m2 is neither side of this battle (model_a m1, model_b base)", "--skip-bad"))
+bad("battles-winner-all-empty", "b.csv", BATTLES.assign(winner="").to_csv(index=False),
+    ("b.csv:1", "the winner column is empty on every row",))
+good("battles-turns-are-items", "b.csv", pd.concat([BATTLES.assign(turn=1), BATTLES.assign(turn=2)]).to_csv(index=False),
+     ("battles: 120 judgments", "20 items", "column 'turn' is part of the item"))
+good("battles-parquet", "b.parquet", _parquet(BATTLES), ("b.parquet — battles: 60 judgments",))
+bad("battles-parquet-no-winner", "b.parquet", _parquet(BATTLES.rename(columns={"winner": "preferred"})),
+    ("b.parquet:1", "this one has no winner", "--columns winner=COLUMN"))
+good("battles-parquet-mapped", "b.parquet", _parquet(BATTLES.rename(columns={"winner": "preferred", "question_id": "prompt"})),
+     ("battles: 60 judgments",), "--columns", "winner=preferred,question_id=prompt")
+good("battles-no-judge-column-said", "b.csv", BATTLES.to_csv(index=False),
+     ("the table has no judge: their judge is named after the file ('b')",))
+
+
+good("table-without-judge-said", "2026-02.csv", GOOD.drop(columns="judge").to_csv(index=False),
+     ("no judge column: its judge is named after the file ('2026-02')", "--columns judge=COLUMN"))
 
 
 # ----------------------------------------------------------------------------------------- the test
@@ -667,3 +797,18 @@ def test_a_fastchat_folder_reads_every_judgment_file_and_counts_missing_as_the_r
                 missing += sum(r[k] in ("tie", "error") for k in ("g1_winner", "g2_winner"))
     js = load_mt_bench(SHARED_DATA / "mt_bench")
     assert (len(js.frame), int(js.frame["score"].isna().sum())) == (rows, missing) == (108, 8)
+
+
+def test_verify_with_other_judgments_does_not_end_with_every_certificate_verifying(certified: Path, tmp_path: Path,
+                                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The certificates verify on their own; re-certified from other judgments they differ: the last line says both."""
+    other = GOOD.copy()
+    other["score"] = (1.0 - other["score"]).round(3)
+    (tmp_path / "other.csv").write_text(other.to_csv(index=False), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["verify", str(certified), "--judgments", str(tmp_path / "other.csv")])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 1
+    assert any(line.startswith("DIFFERS") for line in out)
+    assert "certificates verify on their own, but " in out[-1], out[-1]
+    assert "differ: these are not the judgments the outputs were certified from." in out[-1]

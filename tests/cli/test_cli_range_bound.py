@@ -102,6 +102,12 @@ def test_the_range_bound_is_not_used_when_neighbours_exist(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert "range" not in summary["settings"]["generators"]
     assert "certified on the score range alone" not in " ".join(text.split())
+    assert "--range-bound is not used: the data hold neighbours (swap)" in " ".join(text.split())
+    # with the neighbours named, the unused flag is said too
+    code, text = _run(["certify", str(pair), "--out", str(tmp_path / "named"), "--range-bound", "--neighbors", "swap",
+                       "--no-plots", "--no-progress", "--bootstrap-rounds", "50"], capsys)
+    assert code == 0, text
+    assert "--range-bound is not used: the data hold the swap neighbours" in " ".join(text.split())
 
 
 def _frame(game1_table):

@@ -155,3 +155,135 @@ def test_cli_certifies_a_battle_table_with_native_columns(tmp_path, capsys):
         won = ((mine["model_a"] == m) & (mine["winner"] == "model_a")) | ((mine["model_b"] == m) & (mine["winner"] == "model_b"))
         assert lb.loc[m, "battles_win_rate"] == pytest.approx(won.mean())
     assert lb.loc["m1", "battles_bt_elo"] > lb.loc["m3", "battles_bt_elo"]
+
+
+# -- battle tables as people export them (issue: winner names, numbers, turns, Parquet) ---------------------------
+
+FAST = ["--no-plots", "--no-progress", "--bootstrap-rounds", "30"]
+
+
+def _positions(seed: int = 3, questions: int = 40) -> pd.DataFrame:
+    """Three models against a baseline, every battle in both orders, winner as a position, a judge column."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(questions):
+        for m, p in (("m1", 0.7), ("m2", 0.5), ("m3", 0.3)):
+            for first in (True, False):
+                u = rng.random()
+                a, b = (m, "base") if first else ("base", m)
+                if u < 0.1:
+                    w = "tie"
+                else:
+                    win = u < p
+                    w = ("model_a" if first else "model_b") if win else ("model_b" if first else "model_a")
+                rows.append({"question_id": f"q{q}", "model_a": a, "model_b": b, "winner": w, "judge": "human"})
+    return pd.DataFrame(rows)
+
+
+def _certify(tmp_path, name: str, write, *extra: str) -> tuple[pd.DataFrame, list[dict], str]:
+    path = tmp_path / name
+    write(path)
+    out = tmp_path / f"out-{name}"
+    code = main(["certify", str(path), "--out", str(out), *FAST, *extra])
+    assert code == 0, name
+    lb = pd.read_csv(out / "leaderboard.csv").set_index("model").sort_index()
+    certs = json.loads((out / "certificates.json").read_text())
+    return lb, certs, str(out)
+
+
+def _numbers(certs: list[dict]) -> list:
+    keep = ("model", "judge", "score", "certified_score", "sensitivity", "sigma", "epsilon")
+    return sorted([{k: c.get(k) for k in keep} for c in certs], key=lambda c: str(c["model"]))
+
+
+@pytest.mark.slow  # four certify runs through the command line (~6 s)
+def test_winner_as_model_names_numbers_or_parquet_certifies_with_the_numbers_of_positions(tmp_path, capsys):
+    df = _positions()
+    lb, certs, _ = _certify(tmp_path, "pos.csv", lambda p: df.to_csv(p, index=False))
+    names = df.copy()
+    names["winner"] = np.where(df["winner"] == "model_a", df["model_a"],
+                               np.where(df["winner"] == "model_b", df["model_b"], "tie"))
+    names["winner"] = [w.upper() if i % 2 else w for i, w in enumerate(names["winner"])]  # any case
+    lb_n, certs_n, _ = _certify(tmp_path, "names.csv", lambda p: names.to_csv(p, index=False))
+    assert "winner read as the winning model's name" in capsys.readouterr().out
+    num = df.copy()
+    num["winner"] = df["winner"].map({"model_a": 0, "model_b": 1, "tie": 2})
+    lb_x, certs_x, _ = _certify(tmp_path, "num.csv", lambda p: num.to_csv(p, index=False),
+                                "--winner-map", "0=model_a,1=model_b,2=tie")
+    lb_p, certs_p, _ = _certify(tmp_path, "pos.parquet", lambda p: df.to_parquet(p))
+    assert set(lb.index) == {"m1", "m2", "m3"}
+    for other, other_certs in ((lb_n, certs_n), (lb_x, certs_x), (lb_p, certs_p)):
+        pd.testing.assert_frame_equal(lb, other)
+        assert _numbers(certs) == _numbers(other_certs)
+
+
+def test_a_winner_naming_neither_side_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text("question_id,model_a,model_b,winner\n1,x,y,x\n1,y,x,X\n2,x,z,y\n2,z,x,z\n3,y,z,y\n")
+    with pytest.raises(Exception, match=r"b\.csv:4.*winner y is neither side of this battle \(model_a x, model_b z\)"):
+        load_battles(path)
+    js = load_battles(path, skip_bad=True)
+    assert math.isnan(js.frame.set_index(["model", "item_id", "game"]).loc[("x", "2/vs/z", 1), "score"])
+    assert "winner names a model that is neither side of its battle: missing" in js.frame.attrs["integration"]["not_mapped"]
+
+
+def test_a_turn_column_is_part_of_the_item_never_a_rerun(tmp_path):
+    path = tmp_path / "human.csv"
+    path.write_text("question_id,model_a,model_b,winner,judge,turn\n"
+                    "81,x,y,model_a,expert_1,1\n81,x,y,model_b,expert_1,2\n81,y,x,model_b,expert_1,1\n")
+    f = load_battles(path).frame
+    assert (f["rerun"] == 0).all()
+    assert set(f["item_id"]) == {"81/turn=1/vs/y", "81/turn=2/vs/y", "81/turn=1/vs/x", "81/turn=2/vs/x"}
+    s = f.set_index(["model", "item_id", "game"])["score"]
+    assert s[("x", "81/turn=1/vs/y", 1)] == 1.0 and s[("x", "81/turn=2/vs/y", 1)] == 0.0
+    assert s[("x", "81/turn=1/vs/y", 2)] == 1.0  # the swapped order of turn 1
+    # a stated grouping column does the same
+    path.write_text(path.read_text().replace(",turn\n", ",round\n", 1))
+    g = load_battles(path, columns={"group": "round"}).frame
+    assert sorted(g["item_id"].str.replace("round=", "turn=")) == sorted(f["item_id"])
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("question_id,model_a,model_b,winner\n1,x,y,1\n1,y,x,0\n", ("b.csv:2", "holds numbers (0, 1)", "--winner-map 0=model_a")),
+    ("question_id,model_a,model_b,winner\n1,x,y,\n1,y,x,\n", ("b.csv:1", "empty on every row")),
+    ("question_id,model_a,model_b,preferred\n1,x,y,x\n", ("b.csv:1", "has no winner", "--columns winner=COLUMN")),
+    ("prompt,model_a,model_b,winner\n1,x,y,x\n", ("b.csv:1", "question_id (or question", "--columns question_id=COLUMN")),
+])
+def test_a_layout_not_read_is_refused_naming_the_layout_and_the_flag(tmp_path, body, words):
+    path = tmp_path / "b.csv"
+    path.write_text(body)
+    with pytest.raises(Exception) as info:
+        load_battles(path)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_columns_map_a_battle_table_and_winner_map_reads_coded_winners(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text("prompt,left,right,preferred\n1,x,y,L\n1,y,x,R\n2,x,y,=\n2,y,x,?\n")
+    js = load_battles(path, columns={"question_id": "prompt", "model_a": "left", "model_b": "right", "winner": "preferred"},
+                      winner_map={"l": "a", "r": "b", "=": "tie"})
+    s = js.frame.set_index(["model", "item_id", "game"])["score"]
+    assert s[("x", "1/vs/y", 1)] == 1.0 and s[("x", "1/vs/y", 2)] == 1.0 and s[("x", "2/vs/y", 1)] == 0.5
+    assert math.isnan(s[("x", "2/vs/y", 2)])
+    assert js.frame.attrs["integration"]["not_mapped"] == {"winner '?': missing (not in --winner-map)": 1}
+
+
+def test_model_names_differing_only_in_case_are_said(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text("question_id,model_a,model_b,winner\n1,x,BASE,model_a\n1,base,x,model_b\n")
+    js = load_battles(path)
+    assert any("'BASE', 'base' differ only in case" in r for r in js.frame.attrs["integration"]["remarks"])
+    assert {"BASE", "base"} <= set(js.frame["model"])  # two models (x, in every battle, is the baseline)
+
+
+@pytest.mark.slow  # certify, then verify re-certifies (~5 s)
+def test_verify_rereads_a_battle_table_with_the_winner_map_it_was_certified_with(tmp_path, capsys):
+    df = _positions(questions=15)
+    path = tmp_path / "num.csv"
+    df.assign(winner=df["winner"].map({"model_a": 0, "model_b": 1, "tie": 2})).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["certify", str(path), "--out", str(out), *FAST, "--winner-map", "0=model_a,1=model_b,2=tie"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out), "--judgments", str(path)]) == 0
+    assert "reproduced" in capsys.readouterr().out

@@ -105,3 +105,31 @@ def test_concurrent_puts_from_threads(tmp_path) -> None:
     assert len(cache) == 400
     assert cache.get(f"{7:02d}{49:062d}")["payload"] == {"t": 7, "i": 49}
     cache.close()
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_untouched(tmp_path):
+    """An unrelated SQLite database named like the cache: never read as judgments, never written into."""
+    import sqlite3
+
+    from biasbound._exceptions import DataFormatError
+    from biasbound.judge.cache import JudgeCache
+
+    path = tmp_path / "judge_cache.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    con.execute("INSERT INTO users VALUES (1, 'ada')")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    with pytest.raises(DataFormatError, match=r"judge_cache\.sqlite: is an SQLite database of another program \(tables: "
+                                              r"users\), not a biasbound judge cache"):
+        JudgeCache(path)
+    assert path.read_bytes() == before
+    con = sqlite3.connect(path)
+    assert [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["users"]
+    con.close()
+    # a cache of its own (and an empty file) still opens
+    with JudgeCache(tmp_path / "own.sqlite") as cache:
+        cache.put("k" * 64, "ok", {"verdict": "A>B"})
+    with JudgeCache(tmp_path / "own.sqlite") as cache:
+        assert cache.get("k" * 64)["payload"]["verdict"] == "A>B"

@@ -62,7 +62,7 @@ def test_bias_radius_caption_states_the_moment_bound_and_its_cap(tmp_path):
     assert "every radius is 1" in radius and "(max over models)" in radius
     assert frontier.startswith("The feasible frontier α*(σ)") and "frontier" != frontier
     # each figure prints at its own width in inches (PNG width / DPI), so its labels keep their point size
-    widths = re.findall(r'style="width: ([0-9.]+)in"', path.read_text(encoding="utf-8"))
+    widths = re.findall(r'style="width: ([0-9.]+)in[;"]', path.read_text(encoding="utf-8"))
     assert [float(w) for w in widths] == [image.imread(plots[k]).shape[1] / DPI for k in ("bias_radius", "frontier")]
     assert [float(w) for w in widths] == [7.4, 6.4]
 

@@ -142,3 +142,17 @@ def test_a_sequential_run_stops_at_the_first_look_meeting_its_targets(tmp_path) 
     assert seq["target"] == target and seq["beta_per_look"] == pytest.approx(0.05 / 3)  # β still split over all 3
     cert = json.loads((tmp_path / "out" / "certificate.json").read_text())
     assert cert["scope"]["sequential"]["target"] == target and cert["scope"]["sequential"]["look"] == 1
+
+
+def test_looks_beyond_the_items_are_refused_before_any_call(tmp_path, capsys) -> None:
+    """`sequential.looks: [2, 1000]` on 40 items: the last look could judge nothing new; refused through the CLI
+    before any judge call (the endpoint below does not exist)."""
+    from biasbound.cli import main
+
+    path = _config(tmp_path / "s.yaml", "http://127.0.0.1:9/v1", tmp_path / "out",
+                   {"generators": ["swap", "format"], "sequential": {"looks": [2, 1000], "min_gain": 0.01}})
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "'neighbors.sequential.looks' of" in err and "ends at 1000, but each model holds at most 40 items" in err
+    assert "end the looks at 40 or below (e.g. [2, 40])" in err
+    assert not (tmp_path / "out" / "judge_cache.sqlite").exists()

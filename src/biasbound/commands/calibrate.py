@@ -182,6 +182,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Plan a (tau, delta) certificate: the shrinkage alpha and noise sigma your judge needs."""
         score_range = renamed(score_range, old_range, name="score_range", command="calibrate")
+        if frontier_points > 1_000:  # refused with its cost, before any of it is spent
+            from biasbound._exceptions import InputError
+
+            raise InputError(f"The '--frontier' option of calibrate must be an int in [0, 1000]: each point is a root "
+                             f"search of the bound (about 13 ms), so {frontier_points:,} points would take about "
+                             f"{frontier_points * 0.013:,.0f} s, and a plotted frontier needs no more than 1,000 (about "
+                             f"13 s). Got {frontier_points} instead.")
         cal, A = run(sensitivity=sensitivity, dim=dim, tau=tau, delta=delta, alpha=alpha, sigma=sigma, method=method,
                      score_range=score_range, hamming=hamming, beta=beta, sensitivity_ucb=sensitivity_ucb,
                      tau_split=tau_split, frontier_points=frontier_points)

@@ -121,12 +121,18 @@ _TABLE_SUFFIXES = tuple(f".{ext}{c}" for ext in ("csv", "tsv", "json", "parquet"
                         for c in ("", ".gz", ".bz2", ".xz"))
 
 
-def detect_format(path: Path) -> str:
-    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar``, ``battles`` or ``table``."""
+def detect_format(path: Path, columns: dict[str, str] | None = None) -> str:
+    """The reader for ``path``: ``inspect``, ``alpaca_eval``, ``mt_bench``, ``arena-hard``, ``llmbar``, ``battles`` or ``table``.
+
+    A table is a battle table when its columns (after ``columns``, ``--columns``) are a battle table's or hold
+    the two sides ``model_a`` and ``model_b`` (Parquet too, from its schema)."""
     from biasbound.integrations.alpaca_eval import is_annotation_file
     from biasbound.integrations.inspect_log import is_log_file
-    from biasbound.integrations.battles import is_battle_table
+    from biasbound.integrations.battles import looks_like_battles
     from biasbound.integrations.mt_bench import kind_of_record
+
+    def is_battle_table(cols: list[str]) -> bool:
+        return looks_like_battles(cols, columns)
 
     if path.is_dir():
         return _folder_kind(path)
@@ -162,7 +168,19 @@ def detect_format(path: Path) -> str:
 
         fields = next(csv.reader([head], delimiter="\t" if base.endswith(".tsv") else ","), [])
         return "battles" if is_battle_table([f.strip() for f in fields]) else "table"
+    if base.endswith((".parquet", ".pq")):
+        return "battles" if is_battle_table(_parquet_columns(path)) else "table"
     return "table"
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    """A Parquet file's column names from its schema ([] when it is no readable Parquet: the reader says why)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return [str(c) for c in pq.read_schema(path).names]
+    except Exception:  # noqa: BLE001 - a damaged file is named by the table reader, with its path
+        return []
 
 
 _kind = detect_format
@@ -178,6 +196,7 @@ def load_inputs(
     ties: str = "missing",
     score_map: dict[str, float] | None = None,
     baseline: str | None = None,
+    winner_map: dict[str, str] | None = None,
 ) -> LoadedInputs:
     """Load and concatenate judgment inputs, detecting each one's format (:func:`detect_format`).
 
@@ -201,6 +220,9 @@ def load_inputs(
         inspect_ai score value → score in [0, 1] (replaces the C/P/I rule).
     baseline:
         Arena-Hard's baseline model (its files do not name it): its own ``arena_hard_score`` is 50.
+    winner_map:
+        Battle tables: winner value → ``a``, ``b``, ``tie`` or ``""`` (missing), for numeric winners
+        (:func:`biasbound.integrations.battles.parse_winner_map`).
 
     Returns
     -------
@@ -228,7 +250,7 @@ def load_inputs(
         check_input(p)
         if str(p) in kinds:
             raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
-        kinds[str(p)] = detect_format(p)
+        kinds[str(p)] = detect_format(p, columns)
     # AlpacaEval inputs are read together: a model's folder and its _verbose/_concise folders given as
     # separate arguments are one model with its variants
     alpaca = [q for q, k in kinds.items() if k == "alpaca_eval"]
@@ -266,7 +288,7 @@ def load_inputs(
         elif kind == "battles":
             from biasbound.integrations.battles import load_battles
 
-            js = load_battles(p, skip_bad=skip_bad)
+            js = load_battles(p, skip_bad=skip_bad, columns=columns, winner_map=winner_map)
         elif kind == "inspect":
             from biasbound.integrations.inspect_log import load_inspect_log
 
@@ -278,6 +300,8 @@ def load_inputs(
         rep["format"] = kind
         if "integration" in js.frame.attrs:
             rep["integration"] = js.frame.attrs["integration"]
+        if js.frame.attrs.get("judge_from_file"):
+            rep["judge_from_file"] = js.frame.attrs["judge_from_file"]
         rep = relabel(js, rep, str(p), shown_as[str(p)])
         if shown_as[str(p)] in report:
             raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
@@ -288,6 +312,8 @@ def load_inputs(
     options = {"scale": None if scale is None else list(scale), "skip_bad": skip_bad, "columns": columns,
                "llmbar_view": llmbar_view, "ties": ties, "score_map": score_map, "neighbors_auto": None,
                "inputs": [content_record(Path(q), shown_as[q], kinds[q]) for q in kinds]}
+    if winner_map is not None:  # (recorded only when given: older records stay as they were)
+        options["winner_map"] = winner_map
     return LoadedInputs(frame=frame, report=report, options=options)
 
 
@@ -295,7 +321,8 @@ def _check_options_used(report: dict[str, Any], where: str, **given: Any) -> Non
     """An option that no input reads is a mistake to say, never to ignore (``--columns`` names columns of
     long tables; ``--scale`` the raw scale of long tables and numeric inspect_ai scores; ``--score-map``
     inspect_ai values): the user would believe it changed the scores."""
-    readers = {"columns": ("table",), "scale": ("table", "inspect"), "score_map": ("inspect",)}
+    readers = {"columns": ("table", "battles"), "scale": ("table", "inspect"), "score_map": ("inspect",),
+               "winner_map": ("battles",)}
     kinds = {path: rep.get("format") for path, rep in report.items()}
     for name, value in given.items():
         if value is None or any(k in readers[name] for k in kinds.values()):
@@ -395,7 +422,8 @@ def parse_columns(text: str | None) -> dict[str, str] | None:
     """``"judge=annotator,item_id=question"`` → ``{"judge": "annotator", "item_id": "question"}``."""
     if text is None or not text.strip():
         return None
-    allowed = ("judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict")
+    allowed = ("judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict",
+               "question_id", "model_a", "model_b", "winner", "group")  # the last five: battle tables
     out: dict[str, str] = {}
     for part in text.split(","):
         key, sep, value = part.partition("=")
@@ -451,6 +479,14 @@ def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
             console.print(f"  not mapped: {n} × {reason}", soft_wrap=True, highlight=False, markup=False)
         for remark in integ.get("remarks") or []:
             console.print(f"  note: {remark}", soft_wrap=True, highlight=False, markup=False)
+        if rep.get("judge_from_file"):
+            console.print(f"  note: the table has no judge column: its judge is named after the file "
+                          f"({rep['judge_from_file']!r}); add a judge column (or --columns judge=COLUMN) to name it",
+                          soft_wrap=True, highlight=False, markup=False)
+        if rep.get("unicode_nfc"):
+            console.print(f"  note: {rep['unicode_nfc']} judge, model or item name(s) written in another Unicode form "
+                          "were normalised to NFC, so one name typed two ways is one name", soft_wrap=True,
+                          highlight=False, markup=False)
 
 
 def parse_beta(text: str | None) -> float | None:
@@ -680,6 +716,9 @@ def register(app: typer.Typer) -> None:
         mt_bench_ties: str = typer.Option("missing", "--mt-bench-ties", help="MT-Bench pairwise ties: missing or half."),
         score_map: str | None = typer.Option(None, "--score-map",
                                              help="inspect_ai score values to [0, 1], e.g. C=1,P=0.5,I=0 (default rule: C/P/I/N)."),
+        winner_map: str | None = typer.Option(None, "--winner-map",
+                                              help="Battle tables: winner values to outcomes, e.g. 0=model_a,1=model_b,2=tie "
+                                                   "(OUTCOME: model_a, model_b, tie or missing)."),
         bootstrap_rounds: int = option("bootstrap_rounds"),
         plots: bool = option("plots"),
         baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
@@ -711,6 +750,9 @@ def register(app: typer.Typer) -> None:
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
         value_map = parse_score_map(score_map)
+        from biasbound.integrations.battles import parse_winner_map
+
+        outcome_map = parse_winner_map(winner_map)
         mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))
         auto = neighbors.strip().lower() == "auto"
         # certify's own parameter checks, run before any input is read: a bad option fails at once
@@ -725,8 +767,12 @@ def register(app: typer.Typer) -> None:
             load_private_key(sign_key)
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
-                                 ties=mt_bench_ties, score_map=value_map, baseline=baseline)
-        _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map)
+                                 ties=mt_bench_ties, score_map=value_map, baseline=baseline, winner_map=outcome_map)
+        _check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map,
+                            winner_map=outcome_map)
+        from biasbound._assumptions import check_scale_used
+
+        check_scale_used(loaded.frame["score"], raw_scale)
         check_baseline(loaded.frame, baseline, "certify", loaded.report)
         if baseline is None:  # an Arena-Hard checkout's config named it (the reader said so): mark and pin it too
             named = {b for rep in loaded.report.values() if rep.get("format") == "arena-hard"
@@ -764,6 +810,10 @@ def register(app: typer.Typer) -> None:
 
         if range_bound and not holds_neighbours(loaded.frame, parse_neighbors(neighbors)):
             neighbors = RANGE_GENERATOR
+        elif range_bound and not auto:  # said, never ignored silently
+            console.print(f"--range-bound is not used: the data hold the {neighbors} neighbours, which certify measures; "
+                          "the score range alone is for data without neighbours", soft_wrap=True, highlight=False,
+                          markup=False)
         if neighbors == RANGE_GENERATOR:
             console.print("no neighbour in the data: certified on the score range alone (--range-bound); a neighbour is "
                           "any change of an item's score within the range, and the certificate holds for ANY judge on "

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["EXIT_FAILED", "audit_new_judgments", "compare_cards", "load_side", "register"]
+__all__ = ["EXIT_FAILED", "audit_new_judgments", "compare_cards", "load_side", "match_judges", "register"]
 
 #: Exit code when a --fail-if condition holds or a figure moved beyond its interval.
 EXIT_FAILED = 1
@@ -43,10 +43,79 @@ def load_side(path: Path, *, what: str) -> dict[str, Any]:
     if (p.is_dir() and (p / "summary.json").is_file()) or p.name == "summary.json":
         _check_outputs(p, what)
         return read_card(p)
+    if p.is_dir() and not any(p.iterdir()):
+        raise InputError(f"The '{what}' argument of compare names the folder {str(p)!r}, which is empty; give a certify "
+                         "output folder (with summary.json) or judgment files.")
     from biasbound.commands.certify import load_inputs
 
     loaded = load_inputs([p])
-    return judge_card(loaded.frame)
+    card = judge_card(loaded.frame)
+    stem = p.name.split(".")[0]
+    if p.is_file() and stem in (card.get("judges") or {}):
+        card["file_named_judge"] = stem  # the table names no judge: the reader named it after the file
+    return card
+
+
+def match_judges(old: dict[str, Any], new: dict[str, Any], match: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """NEW's card with its judges renamed by ``--match OLD=NEW`` pairs, and the renames ``{NEW name: OLD name}``; an
+    error when OLD and NEW then share no judge (nothing would be compared, and "every condition passes" would say
+    nothing)."""
+    from biasbound._exceptions import InputError
+
+    judges_old, judges_new = list(old.get("judges") or {}), list(new.get("judges") or {})
+    renames: dict[str, str] = {}
+    for pair in match:
+        a, sep, b = str(pair).partition("=")
+        a, b = a.strip(), b.strip()
+        if not sep or a not in judges_old or b not in judges_new or b in renames:
+            raise InputError(f"The '--match' option of compare must be OLD_JUDGE=NEW_JUDGE with a judge of OLD "
+                             f"({', '.join(judges_old) or 'none'}) and one of NEW ({', '.join(judges_new) or 'none'}), "
+                             f"each once. Got {pair!r} instead.")
+        renames[b] = a
+    if renames:
+        new = {**new, "judges": {renames.get(j, j): c for j, c in (new.get("judges") or {}).items()}}
+    if not set(old.get("judges") or {}) & set(new.get("judges") or {}):
+        why = ""
+        for side, card in (("OLD", old), ("NEW", new)):
+            if card.get("file_named_judge"):
+                why += (f"; {side}'s judge {card['file_named_judge']!r} is named after its file (the table has no "
+                        "judge column: add one to name the judge)")
+        a = judges_old[0] if judges_old else "OLD_JUDGE"
+        b = judges_new[0] if judges_new else "NEW_JUDGE"
+        raise InputError(f"OLD and NEW share no judge (OLD: {', '.join(judges_old) or 'none'}; NEW: "
+                         f"{', '.join(judges_new) or 'none'}), so nothing can be compared{why}; pair them with "
+                         f"--match, e.g. --match {a}={b}.")
+    return new, renames
+
+
+def compare_sides(old: Path, new: Path, fail_if: list[str], *, match: list[str] | None = None, paired: bool = True,
+                  rounds: int = 2000, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(OLD's card, NEW's card, the comparison)`` of ``compare OLD NEW``: the conditions checked before anything
+    is read, the judges matched (``--match``), the cards compared, and the paired tests on the items both sides
+    hold (:mod:`biasbound.paired`). The one route of ``biasbound compare`` and
+    :func:`biasbound.testing.assert_no_regression`."""
+    from biasbound import paired as pr
+    from biasbound.card import parse_threshold
+
+    card_conds = [c for c in fail_if if not pr.is_paired_condition(c)]
+    paired_conds = [c for c in fail_if if pr.is_paired_condition(c)]
+    for cond in card_conds:  # a malformed condition fails before anything is read
+        parse_threshold(cond)
+    for cond in paired_conds:
+        pr.parse_paired(cond)
+    card_old = load_side(Path(old), what="OLD")
+    card_new, renames = match_judges(card_old, load_side(Path(new), what="NEW"), list(match or []))
+    res = compare_cards(card_old, card_new, card_conds)
+    res["paired"] = []
+    if paired or paired_conds:
+        rows_new = side_frame(new)
+        if rows_new is not None and renames:
+            rows_new = rows_new.assign(judge=rows_new["judge"].replace(renames))
+        res["paired"] = pr.compare_paired(side_frame(old), rows_new, list(card_old["judges"]),
+                                          list(card_new["judges"]), rounds=rounds, seed=seed)
+    res["failed"] += pr.check_paired(res["paired"], paired_conds)
+    res["paired_moved"] = [m for r in res["paired"] for m in pr.paired_moves(r)]
+    return card_old, card_new, res
 
 
 def _check_outputs(path: Path, what: str) -> None:
@@ -212,25 +281,15 @@ def register(app: typer.Typer) -> None:
                                              "Markdown to this file (in GitHub Actions: $GITHUB_STEP_SUMMARY)."),
         json_out: Path | None = typer.Option(None, "--json", help="Write the outcome as JSON to this file (exit code, "
                                              "failed conditions, moved figures, paired results) for CI tools."),
+        match: list[str] = typer.Option([], "--match", help="OLD_JUDGE=NEW_JUDGE: compare these two judges (when "
+                                        "the names differ). Repeatable."),
     ) -> None:
         """Compare two judge cards: figures moved beyond their 95% intervals, rank moves, --fail-if thresholds.
         Exit 0 ok, 1 a threshold failed or a figure moved, 2 bad input."""
         from biasbound import paired as pr
-        from biasbound.card import parse_threshold
 
-        card_conds = [c for c in fail_if if not pr.is_paired_condition(c)]
-        paired_conds = [c for c in fail_if if pr.is_paired_condition(c)]
-        for cond in card_conds:  # a malformed condition fails before anything is read
-            parse_threshold(cond)
-        for cond in paired_conds:
-            pr.parse_paired(cond)
-        card_old = load_side(old, what="OLD")
-        card_new = load_side(new, what="NEW")
-        res = compare_cards(card_old, card_new, card_conds)
-        res["paired"] = (pr.compare_paired(side_frame(old), side_frame(new), list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
-                                           seed=seed) if paired or paired_conds else [])
-        res["failed"] += pr.check_paired(res["paired"], paired_conds)
-        res["paired_moved"] = [m for r in res["paired"] for m in pr.paired_moves(r)]
+        card_old, card_new, res = compare_sides(old, new, fail_if, match=list(match), paired=paired, rounds=rounds,
+                                                seed=seed)
         new_is_judgments = not ((new.is_dir() and (new / "summary.json").is_file()) or new.name == "summary.json")
         res["audits"] = audit_new_judgments(old, new) if new_is_judgments else []
         contradicted = [a for a in res["audits"] if a["verdict"] in ("violated", "does not verify")]

@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
         demo: bool = typer.Option(False, "--demo", help="Instead of a pilot: the embedded Arena-Hard set (76 models × 500 "
                                                        "questions, every swap judged), swap neighbours."),
         alpha: float | None = typer.Option(None, "--alpha", help="The α to reach, in (0, 1] (default: the pilot's largest-m α less --within)."),
-        within: float = typer.Option(0.05, "--within", help="Relative shortfall allowed below the reference α, in [0, 1)."),
+        within: float | None = typer.Option(None, "--within", help="Relative shortfall allowed below the reference α, in "
+                                            "[0, 1) (default 0.05); not with --alpha."),
         grid: str | None = typer.Option(None, "--grid", help="m values to try, e.g. '10,20,40' (default 5, 10, 20, ... and the pilot's m)."),
         generators: str | None = typer.Option(None, "--generators", help="Comma-separated generators to plan (default: the pilot's)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the random item order given to a census generator (swap)."),
@@ -70,6 +71,10 @@ def register(app: typer.Typer) -> None:
             plan_labels(pilot, demo=demo, half_width=labels_width, human_labels=human_labels, level=level, seed=seed,
                         as_json=as_json, out=out)
             return
+        if alpha is not None and within is not None:  # --within sets the target only when --alpha does not
+            raise InputError("The '--within' option of plan sets the target as the pilot's α less that share, and "
+                             f"'--alpha' sets the target itself ({alpha:g}); give one of the two.")
+        within = 0.05 if within is None else within
         gens = None if generators is None else [g.strip() for g in generators.split(",") if g.strip()]
         if (pilot is None) == (not demo):
             raise InputError("The plan command needs a pilot folder or '--demo' (one of the two). Got "

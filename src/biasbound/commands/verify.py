@@ -505,7 +505,7 @@ def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[st
         loaded = load_inputs(list(inputs), scale=None if load.get("scale") is None else tuple(load["scale"]),
                              skip_bad=bool(load.get("skip_bad", False)), columns=load.get("columns"),
                              llmbar_view=load.get("llmbar_view", "output_1"), ties=load.get("ties", "missing"),
-                             score_map=load.get("score_map"))
+                             score_map=load.get("score_map"), winner_map=load.get("winner_map"))
         if load.get("neighbors_auto"):
             loaded = restrict_to_groups_with(loaded, load["neighbors_auto"])
     redo = scratch / "out"
@@ -618,5 +618,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"DIFFERS   {shown(name)}: {shown(err)}")
         if redone and not bad_redo:
             typer.echo(f"reproduced {len(redone)} output file(s) from the judgments given (apart from 'created')")
-        typer.echo(f"{len(results) - failed} of {len(results)} certificates verify.")
+        tail = "" if not bad_redo else (f" on their own, but {len(bad_redo)} output file(s) re-certified from the "
+                                        "judgments given differ: these are not the judgments the outputs were "
+                                        "certified from")
+        typer.echo(f"{len(results) - failed} of {len(results)} certificates verify{tail}.")
         raise typer.Exit(1 if (failed or problems or bad_redo) else 0)

@@ -15,6 +15,7 @@ import csv
 import io
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,8 @@ class LoadReport:
     models: tuple[str, ...]
     items: int
     sources: tuple[str, ...]
+    #: judge, model and item names rewritten to Unicode NFC (the same name typed in NFC and NFD is one name)
+    unicode_nfc: int = 0
 
     @property
     def n_skipped(self) -> int:
@@ -126,6 +129,7 @@ class LoadReport:
             "models": list(self.models),
             "items": self.items,
             "sources": list(self.sources),
+            **({"unicode_nfc": self.unicode_nfc} if self.unicode_nfc else {}),
         }
 
 
@@ -247,6 +251,17 @@ def _finish(
     )
     for c in factor_cols + label_cols:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
+    nfc = 0
+    for c in ("judge", "model", "item_id"):  # one spelling per name: Unicode NFC (é typed as e + ◌́ is é)
+        codes, uniques = pd.factorize(frame[c])
+        names = np.asarray(uniques, dtype=object)
+        if all(str(x).isascii() for x in names):
+            continue
+        norm = np.array([unicodedata.normalize("NFC", str(x)) for x in names], dtype=object)
+        changed = norm != names
+        if changed.any():
+            nfc += int(changed.sum())
+            frame[c] = norm[codes]
     miss = frame["score"].isna()
     by_model = frame.loc[miss, "model"].value_counts()
     by_source = frame.loc[miss, "source"].value_counts()
@@ -262,6 +277,7 @@ def _finish(
         models=tuple(sorted(frame["model"].unique().tolist())),
         items=int(frame["item_id"].nunique()),
         sources=tuple(str(s) for s in sources),
+        unicode_nfc=nfc,
     )
     frame.attrs["load_report"] = {
         "rows": report.rows,
@@ -509,6 +525,13 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
         except ValueError:  # a numeric column holds text: read all as text, checked per row below
             data.seek(0)
             raw = pd.read_csv(data, sep=sep, dtype=str, engine="pyarrow")
+        names_read = [c for c in raw.columns if c not in numeric and raw[c].isna().any()]
+        if names_read:  # a name column: 'None', 'NA', 'null' are names (a model called NA), only an empty cell is empty
+            data.seek(0)
+            literal = pd.read_csv(data, sep=sep, dtype=str, engine="pyarrow", keep_default_na=False, na_values=[""],
+                                  usecols=names_read)
+            for c in names_read:
+                raw[c] = literal[c]
     except (ValueError, OSError, TypeError) as exc:
         starts, width, odd_line, odd_width = _csv_record_lines(text, sep, strict=True)
         if odd_line is not None and odd_width < 0:
@@ -682,7 +705,7 @@ def load_table(
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
     numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
     raw, lines = _read(path, fmt, numeric)
-    return from_frame(
+    js = from_frame(
         raw,
         source=str(path),
         lines=lines,
@@ -693,6 +716,9 @@ def load_table(
         header_line=1 if fmt in ("csv", "tsv") else None,
         skip_bad=skip_bad,
     )
+    if judge is None and dict(columns or {}).get("judge", "judge") not in raw.columns:
+        js.frame.attrs["judge_from_file"] = path.name.split(".")[0]  # said by certify: no judge column named it
+    return js
 
 
 def from_frame(
@@ -721,8 +747,11 @@ def from_frame(
         unknown = set(columns) - set(mapping)
         if unknown:
             raise InputError(
-                f"The 'columns' parameter must map contract names ({', '.join(sorted(mapping))}) to file columns. "
-                f"Got unknown key(s) {sorted(unknown)} instead."
+                "The " + arg("'columns' parameter", "'--columns' option") + " must map contract names "
+                f"({', '.join(sorted(mapping))}) to file columns"
+                + arg(".", " (question_id, model_a, model_b, winner and group are a battle table's, which needs the "
+                           "columns model_a and model_b).")
+                + f" Got unknown key(s) {', '.join(sorted(unknown))} instead."
             )
         mapping.update(columns)
     for req in ("item_id", "model", "score"):
@@ -788,6 +817,12 @@ def from_frame(
     labels = [h for h in HUMAN_COLUMNS if h in raw.columns]  # the human label: on the judge's scale, as the score
     for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors] + [(h, h) for h in labels]:
         col = raw[col_name]
+        if pd.api.types.is_bool_dtype(col.dtype) or (col.dtype == object and pd.api.types.infer_dtype(col, skipna=True)
+                                                     in ("boolean", "mixed", "mixed-integer", "mixed-integer-float")):
+            is_bool = col.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+            shown_values[is_bool & ~bad] = col.to_numpy(dtype=object)[is_bool & ~bad]
+            flag(is_bool, f"{name} (column {col_name!r}) is a boolean (true/false), not a score; write the scores as "
+                          "numbers (e.g. 1 and 0) so the scale is yours, not a guess")
         vals = _to_float(col)
         present = col.notna().to_numpy().copy()
         if not pd.api.types.is_numeric_dtype(col.dtype):

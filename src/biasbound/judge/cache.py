@@ -140,6 +140,7 @@ class JudgeCache:
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
         try:
             with self._lock, self._readable():
+                self._check_own()
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
                 self._conn.execute(
@@ -150,6 +151,21 @@ class JudgeCache:
         except DataFormatError:
             self._conn.close()
             raise
+
+    def _check_own(self) -> None:
+        """Refuse an SQLite file that is some other program's database: a cache never adds its table to it."""
+        tables = {str(r[0]): str(r[1] or "") for r in self._conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()}
+        if not tables:
+            return  # a new (or empty) file: the cache's own
+        own = tables.get("judge_calls")
+        columns = ({str(r[1]) for r in self._conn.execute("PRAGMA table_info(judge_calls)").fetchall()}
+                   if own is not None else set())
+        if own is None or not {"key", "status", "payload", "created"} <= columns:
+            names = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
+            raise DataFormatError(f"is an SQLite database of another program (tables: {names}), not a biasbound judge "
+                                  "cache (table judge_calls); move it away or give the cache another path, so it is "
+                                  "neither read as judgments nor written into.", path=self.path)
 
     @contextmanager
     def _readable(self) -> Iterator[None]:

@@ -213,6 +213,10 @@ def certify(
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
+    if s.deterministic_judge:  # the declaration is checked against the data: two answers to one question refute it
+        from biasbound._assumptions import check_deterministic
+
+        check_deterministic(frame)
     in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
     usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
     if schedule is not None and not isinstance(schedule, dict):

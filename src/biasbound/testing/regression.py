@@ -9,7 +9,8 @@ __all__ = ["assert_no_regression"]
 
 
 def assert_no_regression(old: str | Path, new: str | Path, *fail_if: str, allow_moves: bool = False,
-                         paired: bool = True, rounds: int = 2000, seed: int = 0) -> dict[str, Any]:
+                         paired: bool = True, rounds: int = 2000, seed: int = 0,
+                         match: tuple[str, ...] = ()) -> dict[str, Any]:
     """Raise ``AssertionError`` when ``biasbound compare OLD NEW`` would exit 1.
 
     Parameters
@@ -23,6 +24,8 @@ def assert_no_regression(old: str | Path, new: str | Path, *fail_if: str, allow_
         Figures that moved beyond their 95% intervals (or whose paired test rejects at 5%) do not fail the test.
     paired, rounds, seed:
         The paired comparison (:mod:`biasbound.paired`) and its bootstrap.
+    match:
+        ``"OLD_JUDGE=NEW_JUDGE"`` pairs, as ``compare --match``: two judges of different names compared.
 
     Returns
     -------
@@ -34,22 +37,10 @@ def assert_no_regression(old: str | Path, new: str | Path, *fail_if: str, allow_
     >>> from biasbound.testing import assert_no_regression
     >>> assert_no_regression("runs/main", "runs/candidate", "paired_flip_rate_p<0.01")  # doctest: +SKIP
     """
-    from biasbound import paired as pr
-    from biasbound.card import parse_threshold
-    from biasbound.commands.compare import compare_cards, load_side, side_frame
+    from biasbound.commands.compare import compare_sides
 
-    card_conds = [c for c in fail_if if not pr.is_paired_condition(c)]
-    paired_conds = [c for c in fail_if if pr.is_paired_condition(c)]
-    for c in card_conds:
-        parse_threshold(c)
-    for c in paired_conds:
-        pr.parse_paired(c)
-    card_old, card_new = load_side(Path(old), what="OLD"), load_side(Path(new), what="NEW")
-    res = compare_cards(card_old, card_new, card_conds)
-    res["paired"] = (pr.compare_paired(side_frame(old), side_frame(new), list(card_old["judges"]), list(card_new["judges"]), rounds=rounds,
-                                       seed=seed) if paired or paired_conds else [])
-    res["failed"] += pr.check_paired(res["paired"], paired_conds)
-    res["paired_moved"] = [m for r in res["paired"] for m in pr.paired_moves(r)]
+    _, _, res = compare_sides(Path(old), Path(new), list(fail_if), match=list(match), paired=paired, rounds=rounds,
+                              seed=seed)
     problems = list(res["failed"])
     if not allow_moves:
         problems += [f"judge {m['judge']}: {m['figure']} moved beyond its 95% interval" for m in res["moved"]]
