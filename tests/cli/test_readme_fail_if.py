@@ -1,9 +1,9 @@
-"""The README's `--fail-if` commands work when pasted into a shell: every condition is quoted.
+"""The documented `--fail-if` commands work when pasted into a shell: every condition is quoted.
 
 `--fail-if flip_rate>0.1` unquoted is a redirection: the shell passes `flip_rate` and writes the
-output to a file named `0.1`. The test splits each shell line of the README's bash blocks (and the
-`run:` lines of its YAML blocks) the way the shell does (shlex with punctuation characters) and
-parses every `--fail-if` value as compare does.
+output to a file named `0.1`. The test splits each shell line of the bash blocks (and the `run:`
+lines of the YAML blocks) of the README and every page of the documentation site the way the shell
+does (shlex with punctuation characters) and parses every `--fail-if` value as compare does.
 """
 
 from __future__ import annotations
@@ -15,15 +15,17 @@ from pathlib import Path
 import pytest
 
 from biasbound.card import parse_threshold
+from biasbound.paired import is_paired_condition, parse_paired
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _shell_lines(text: str) -> list[str]:
     out = []
     for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.DOTALL):
         for line in body.splitlines():
-            if "--fail-if" not in line:
+            if "--fail-if" not in line or "biasbound" not in line:  # a command line, not prose in a diagram block
                 continue
             if lang in ("bash", "sh", "shell", "console", ""):
                 out.append(line.lstrip("$ "))
@@ -48,12 +50,12 @@ def test_the_shell_split_sees_an_unquoted_condition_as_a_redirection() -> None:
     assert _fail_if_values('biasbound compare a b --fail-if "bias_radius>=0.5"  # a comment') == ["bias_radius>=0.5"]
 
 
-def test_every_readme_fail_if_is_quoted_for_the_shell() -> None:
-    lines = _shell_lines(README.read_text(encoding="utf-8"))
-    assert lines, "the README shows compare --fail-if in a bash or YAML block"
-    for line in lines:
+def test_every_documented_fail_if_is_quoted_for_the_shell() -> None:
+    lines = [(doc, line) for doc in DOCUMENTS for line in _shell_lines(doc.read_text(encoding="utf-8"))]
+    assert len({doc for doc, _ in lines}) >= 2, "the README and the CI guide show compare --fail-if in a bash block"
+    for doc, line in lines:
         for value in _fail_if_values(line):
             try:
-                parse_threshold(value)
+                (parse_paired if is_paired_condition(value) else parse_threshold)(value)
             except Exception as exc:  # noqa: BLE001 - the message is the finding
-                pytest.fail(f"README line pasted into a shell: {line!r} -> --fail-if {value!r}: {exc}")
+                pytest.fail(f"{doc.relative_to(ROOT)} line pasted into a shell: {line!r} -> --fail-if {value!r}: {exc}")
