@@ -24,12 +24,12 @@ MAX_VERIFY_N_MC = 1_000_000
 #: Recorded certify keys that the parameter table declares (checked there).
 _TABLE_KEYS = ("tau", "delta", "method", "combine", "alpha", "beta", "holdout", "seed", "view", "center",
                "jitter_adjust", "bootstrap_rounds", "confidence", "n_mc", "plots", "hamming", "sigma", "range_bound",
-               "deterministic_judge")
+               "deterministic_judge", "human_level")
 #: Recorded certify keys checked here (their own shapes).
-_OTHER_KEYS = ("neighbors", "baseline", "skip_bad", "sampled", "schedule")
+_OTHER_KEYS = ("neighbors", "baseline", "skip_bad", "sampled", "schedule", "human_labels")
 #: Reading options of the judgment files (``scope.reproduce.load``).
 _LOAD_KEYS = ("reader", "scale", "skip_bad", "columns", "llmbar_view", "ties", "score_map", "neighbors_auto",
-              "source", "inputs")
+              "source", "inputs", "winner_map")
 
 
 def _bad(field: str, what: str, value: Any) -> InputError:
@@ -108,12 +108,40 @@ def _checked_others(call: Mapping[str, Any], out: dict[str, Any]) -> None:
         if not isinstance(call["skip_bad"], bool):
             raise _bad("certify.skip_bad", "true or false", call["skip_bad"])
         out["skip_bad"] = call["skip_bad"]
+    if "human_labels" in call:
+        out["human_labels"] = _labels_record(call["human_labels"])
     for key in ("sampled", "schedule"):
         if key in call:
             value = call[key]
             if value is not None and not isinstance(value, Mapping):
                 raise _bad(f"certify.{key}", "null or an object", value)
             out[key] = value
+
+
+def _content_record_ok(rec: Any) -> bool:
+    """The shape of a recorded input's content record: a name, a SHA-256 and a size."""
+    return (isinstance(rec, Mapping) and isinstance(rec.get("name"), str) and isinstance(rec.get("sha256"), str)
+            and len(rec["sha256"]) == 64 and isinstance(rec.get("bytes"), int) and not isinstance(rec.get("bytes"), bool))
+
+
+def _checked_file_name(name: str, field: str) -> None:
+    """A recorded file name, never a path out of a folder."""
+    if not name or name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or "\x00" in name:
+        raise _bad(field, "a file name (never a path out of a folder)", name)
+
+
+def _labels_record(value: Any) -> dict[str, Any] | None:
+    """The recorded human labels: null, a column of the judgments ``{column}``, or a labels file by its content
+    (``verify --judgments`` finds the file among those it is given; it never opens a recorded path)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and set(value) == {"column"} and isinstance(value["column"], str) \
+            and len(value["column"]) < 1000:
+        return {"column": value["column"]}
+    if _content_record_ok(value):
+        _checked_file_name(str(value["name"]), "certify.human_labels.name")
+        return dict(value)
+    raise _bad("certify.human_labels", "null, {column: NAME} or a labels file's {name, sha256, bytes} record", value)
 
 
 def _checked_load(load: Any) -> dict[str, Any]:
@@ -145,6 +173,8 @@ def _checked_load(load: Any) -> dict[str, Any]:
     opts["skip_bad"] = bool(load.get("skip_bad", False))
     opts["columns"] = _str_map(load.get("columns"), "load.columns")
     opts["score_map"] = _str_map(load.get("score_map"), "load.score_map", numbers=True)
+    if "winner_map" in load:
+        opts["winner_map"] = _str_map(load.get("winner_map"), "load.winner_map")
     for key, allowed in (("llmbar_view", ("output_1", "gold")), ("ties", ("missing", "half"))):
         value = load.get(key, allowed[0])
         if value not in allowed:
@@ -164,14 +194,9 @@ def _checked_names(load: Mapping[str, Any], opts: dict[str, Any]) -> None:
     opts["source"] = source
     inputs = load.get("inputs")
     if inputs is not None:
-        ok = isinstance(inputs, list) and len(inputs) <= 10_000 and all(
-            isinstance(i, Mapping) and isinstance(i.get("name"), str) and isinstance(i.get("sha256"), str)
-            and len(i["sha256"]) == 64 and isinstance(i.get("bytes"), int) and not isinstance(i.get("bytes"), bool)
-            for i in inputs)
+        ok = isinstance(inputs, list) and len(inputs) <= 10_000 and all(_content_record_ok(i) for i in inputs)
         if not ok:
             raise _bad("load.inputs", "a list of {name, sha256, bytes, format} records", inputs)
         for i in inputs:
-            name = str(i["name"])
-            if not name or name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or "\x00" in name:
-                raise _bad("load.inputs[].name", "a file name (never a path out of a folder)", name)
+            _checked_file_name(str(i["name"]), "load.inputs[].name")
         opts["inputs"] = [dict(i) for i in inputs]

@@ -210,20 +210,20 @@ def test_thresholds_and_the_pytest_helper(llmbar_card, tmp_path) -> None:
 
 
 def test_readme_pytest_helper_snippet_runs(llmbar_card, tmp_path, monkeypatch) -> None:
-    """The README's `assert_judge_card` example, run on a folder holding a position-consistent judge's card
+    """The compare guide's `assert_judge_card` example, run on a folder holding a position-consistent judge's card
     (passes) and a position-biased one's (fails, naming the figure)."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    (code,) = re.findall(r"```py\n(.*?)```", readme, flags=re.S)
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "compare.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```py\n(.*?)```", guide, flags=re.S)
     monkeypatch.chdir(tmp_path)
     for judge, passes in (("GPT-4/Swap_CoT", True), ("Falcon/CoT", False)):
         (tmp_path / "cert-new").mkdir(exist_ok=True)
         card = {**llmbar_card, "judges": {judge: llmbar_card["judges"][judge]}}
         (tmp_path / "cert-new" / "summary.json").write_text(json.dumps({"judge_card": card}))
         ns: dict = {}
-        exec(compile(code, "README.md", "exec"), ns)  # noqa: S102 - our own README
+        exec(compile(code, "docs/guides/compare.md", "exec"), ns)  # noqa: S102 - our own guide
         if passes:
             ns["test_judge_is_position_consistent"]()
         else:

@@ -187,9 +187,10 @@ def test_exact_only_when_the_value_is_the_probability(record, exact):
 def test_hamming_k_moments_are_not_called_exact():
     df = _flips(2, 100, {"x": 0.1}, seed=3)
     # a census is exact only for a judge declared deterministic (Hamming-3: the exact law over 3-item subsets);
-    # a random judge's Hamming-3 rests on a moment bound, not exact
+    # a random judge's Hamming-3 rests on a confidence bound (here the Chernoff bound on the 3-item sum of the
+    # random-judge record binds; docs/proofs/concentration.md), not exact
     for k, det, exact, unit in ((1, True, True, "full-population"), (3, True, True, "full-population"),
-                                (3, False, False, "moments")):
+                                (3, False, False, "random-judge")):
         r = certify(df, tau=0.5, delta=0.01, neighbors="variant:x", hamming=k, out=None, plots=False, progress=False,
                     bootstrap_rounds=50, deterministic_judge=det)
         cal = r.judges["j"].calibration

@@ -97,14 +97,18 @@ def test_cli_certify_verify_audit(llmbar: pd.DataFrame, tmp_path: Path) -> None:
     assert main(["certify", str(judgments), "--out", str(out), "--human-labels", str(labels), "--no-plots",
                  "--bootstrap-rounds", "50"]) == 0
     assert (out / "human.json").is_file() and (out / "anchored").is_dir()
-    assert main(["verify", str(out), "--judgments", str(judgments)]) == 0
+    # the labels are recorded by content: verify finds them among the files it is given, whatever their name
+    assert main(["verify", str(out), "--judgments", str(judgments)]) == 1  # the labels file is not given
+    moved = tmp_path / "renamed-labels.csv"
+    moved.write_bytes(labels.read_bytes())
+    assert main(["verify", str(out), "--judgments", str(judgments), "--judgments", str(moved)]) == 0
     cert = next((out / "anchored").glob("certificate-*.json"))
     assert main(["audit", str(cert), "--neighbor-file", str(out / "anchored_judgments.parquet")]) == 0
     # a changed label is caught by the re-derivation
     changed = pd.read_csv(labels)
     changed.loc[0, "label"] = 1 - changed.loc[0, "label"]
     changed.to_csv(labels, index=False)
-    assert main(["verify", str(out), "--judgments", str(judgments)]) == 1
+    assert main(["verify", str(out), "--judgments", str(judgments), "--judgments", str(labels)]) == 1
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,label\nnot-an-item,1\n", encoding="utf-8")
     assert main(["certify", str(judgments), "--out", str(tmp_path / "o2"), "--human-labels", str(bad)]) == 2

@@ -68,7 +68,8 @@ def test_cli_demo_labels_prints_and_verifies(tmp_path: Path, capsys: pytest.Capt
                   "too few for the judge to help"):
         assert words in text
     root = tmp_path / "labels-demo"
-    assert main(["verify", str(root / "out"), "--judgments", str(root / "inputs" / "judgments.parquet")]) == 0
+    assert main(["verify", str(root / "out"), "--judgments", str(root / "inputs" / "judgments.parquet"),
+                 "--judgments", str(root / "inputs" / "labels.csv")]) == 0
     human = json.loads((root / "out" / "human.json").read_text())
     gpt4 = next(r for r in human["judges"]["GPT-4/Vanilla"]["models"])
     assert gpt4["helps"] and np.isfinite(gpt4["anchored_certified"])

@@ -46,7 +46,7 @@ def run_labels_demo(out: str | Path = "biasbound-demo", *, progress: bool = True
                      human_labels=str(labels_file))
     print_summary(result, console)
     print_human(result, console)
-    console.print(f"Re-derive it: biasbound verify {root / 'out'} --judgments {judgments}; audit the anchored release: "
+    console.print(f"Re-derive it: biasbound verify {root / 'out'} --judgments {judgments} --judgments {labels_file}; audit the anchored release: "
                   f"biasbound audit {root / 'out' / 'anchored'}/certificate-<judge>.json --neighbor-file "
                   f"{root / 'out' / 'anchored_judgments.parquet'}", highlight=False, soft_wrap=True, markup=False)
     return result

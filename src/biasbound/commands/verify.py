@@ -481,6 +481,31 @@ def _options_line(load: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "the defaults (no column mapping, scale inferred)"
 
 
+def _labels_among(inputs: list[Path], call: dict[str, Any], notes: list[str], scratch: Path
+                  ) -> tuple[list[Path], dict[str, Any], tuple[str, str | None] | None]:
+    """The recorded human labels found among the files given to ``--judgments`` by their content (a labels file is
+    recorded by name and SHA-256, never by path): ``(the judgment files, the certify call with the labels file's
+    path — a link in ``scratch`` under the recorded name —, None)``, or a failure when no file given has the labels'
+    content."""
+    from biasbound._untrusted import shown
+    from biasbound.data._inputs import content_record
+
+    rec = call.get("human_labels")
+    if not isinstance(rec, Mapping):
+        return inputs, call, None
+    if set(rec) == {"column"}:
+        return inputs, {**call, "human_labels": rec["column"]}, None
+    for p in inputs:
+        if p.is_file() and content_record(p, p.name, "labels")["sha256"] == rec["sha256"]:
+            notes.append(f"human labels matched by content: {shown(p.name)} as {shown(rec['name'])}")
+            link = scratch / "labels" / str(rec["name"])
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(p.absolute(), link)
+            return [q for q in inputs if q != p], {**call, "human_labels": link}, None
+    return inputs, call, (shown(str(rec["name"])), f"no file given has the content recorded for the human labels (SHA-256 "
+                                                   f"{str(rec['sha256'])[:12]}…); give the labels file with --judgments too")
+
+
 def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[str, Any], load: dict[str, Any],
                   notes: list[str]) -> list[tuple[str, str | None]]:
     from biasbound._exceptions import BiasboundError
@@ -490,6 +515,9 @@ def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[st
     from biasbound.pipeline import certify
 
     failures: list[tuple[str, str | None]] = []
+    inputs, call, missing_labels = _labels_among(inputs, call, notes, scratch)
+    if missing_labels is not None:
+        return [missing_labels]
     if load.get("inputs") is not None:
         matched, failures, lines = _match_inputs(inputs, load["inputs"], scratch)
         if matched is None:

@@ -36,6 +36,17 @@ _ANCHORED_KEYS = ("tau", "delta", "neighbors", "method", "combine", "beta", "hol
                   "bootstrap_rounds", "confidence", "n_mc", "hamming", "deterministic_judge")
 
 
+
+def labels_record(human_labels: str | Path) -> dict[str, Any]:
+    """How a certificate records ``human_labels``: a labels file by its content (name, SHA-256, size, never the path
+    as typed: ``verify --judgments`` finds it among the files it is given), a column of the judgments by its name."""
+    from biasbound.data._inputs import content_record
+
+    path = Path(human_labels)
+    if path.is_file():
+        return content_record(path, path.name, "labels")
+    return {"column": str(human_labels)}
+
 def certify(
     judgments: Any,
     *,
@@ -207,7 +218,7 @@ def certify(
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
         baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
         deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}),
-        **({"human_labels": str(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
+        **({"human_labels": labels_record(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
         **({"human_level": human_level} if isinstance(human_labels, (str, Path)) or human_level != 0.95 else {}))),
         "load": _jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
