@@ -105,7 +105,7 @@ CERTIFY_NAMES: dict[str, str] = {
 }
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
-             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output")
+             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output", "prompt", "preflight")
 _ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
                   "sampling", "prices", "retry")
 _SERVER_KEYS = ("base_url", "concurrency", "rpm")
@@ -307,6 +307,8 @@ class RunConfig:
     seed: int
     output: Path
     judges: tuple[EndpointConfig, ...] = ()
+    prompt: Any = None  # a biasbound.judge.custom.JudgePrompt: the judge's own prompt and parser
+    preflight: Any = None  # a biasbound.judge.preflight.PreflightConfig
 
     @property
     def panel(self) -> tuple[EndpointConfig, ...]:
@@ -324,6 +326,7 @@ class RunConfig:
             "rubric": None if self.rubric is None else [list(p) for p in self.rubric],
             "neighbors": self.neighbors.to_dict(), "calibration": self.calibration.to_dict(),
             "seed": self.seed, "output": str(self.output),
+            "prompt": None if self.prompt is None else self.prompt.scope(),
         }
 
 
@@ -728,6 +731,14 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
             )
         rewriter, rewriter_is_judge = judge, True
     rubric = _rubric(r, top.get("rubric"), template)
+    from biasbound.judge.custom import prompt_from_config
+    from biasbound.judge.preflight import preflight_from_config
+
+    prompt = prompt_from_config(top.get("prompt"), template=template, base=r.base, fail=r.fail)
+    if prompt is not None and rubric is not None:
+        raise r.fail("rubric", "absent when 'prompt' gives the judge's own templates (the rubric fills the built-in ones)",
+                     [list(p) for p in rubric])
+    preflight = preflight_from_config(top.get("preflight"), fail=r.fail)
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
@@ -749,7 +760,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("output", "a folder (it is created if needed), not an existing file", str(blocking))
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
-                     output=output, judges=judges)
+                     output=output, judges=judges, prompt=prompt, preflight=preflight)
 
 
 def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path | None) -> None:

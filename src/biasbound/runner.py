@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import sys
 import time
 import zlib
 from collections import Counter
@@ -288,13 +289,25 @@ def load_items(cfg: RunConfig) -> _Context:
 # ----------------------------------------------------------------------------------------
 # judging helpers
 # ----------------------------------------------------------------------------------------
-def item_messages(item: Any) -> list[dict[str, str]]:
-    """The judge's chat messages for a :class:`~biasbound.neighbors.JudgeItem` (its game, rubric, answers)."""
+def item_messages(item: Any, prompt: Any = None) -> list[dict[str, str]]:
+    """The judge's chat messages for a :class:`~biasbound.neighbors.JudgeItem` (its game, rubric, answers);
+    ``prompt`` (a :class:`~biasbound.judge.custom.JudgePrompt`) replaces the built-in templates."""
     from biasbound.judge.prompts import render_pairwise, render_single
 
+    if prompt is not None:
+        return prompt.render(**item_fields(item))
     if item.baseline is None:
         return render_single(item.question, item.answer, rubric=item.rubric)
     return render_pairwise(item.question, item.answer_a, item.answer_b, rubric=item.rubric)
+
+
+def item_fields(item: Any) -> dict[str, Any]:
+    """The fields a user template sees: question, the answers, reference, position (of the model's answer)."""
+    pairwise = item.baseline is not None
+    return {"question": item.question, "answer": item.answer,
+            "answer_a": item.answer_a if pairwise else None, "answer_b": item.answer_b if pairwise else None,
+            "reference": getattr(item, "reference", None),
+            "position": ("B" if item.game == 1 else "A") if pairwise else None}
 
 
 def score_of(result: Any, game: int) -> float:
@@ -312,11 +325,13 @@ def score_of(result: Any, game: int) -> float:
     return verdict_score(str(result.verdict), game)
 
 
-def _request(item: Any, tag: str) -> Any:
+def _request(item: Any, tag: str, prompt: Any = None) -> Any:
     from biasbound.judge.client import JudgeRequest
 
     key = f"{item.model}/{item.item_id}/{tag}/g{item.game}/r{item.rerun}"
-    return JudgeRequest(key=key, messages=item_messages(item), rerun=item.rerun,
+    task = None if prompt is None else ("judge-pairwise" if item.baseline is not None else "judge-single")
+    return JudgeRequest(key=key, messages=item_messages(item, prompt), rerun=item.rerun, task=task,
+                        parser=None if prompt is None else prompt.parser,
                         metadata={"model": item.model, "item_id": item.item_id, "variant": item.variant,
                                   "game": item.game, "rerun": item.rerun, "tag": tag})
 
@@ -381,6 +396,7 @@ class _RunState:
     notes: list[str] = field(default_factory=list)
     judge_counts: dict[str, Any] = field(default_factory=dict)
     neighbour_items: list[tuple[Any, str]] = field(default_factory=list)
+    prompt: Any = None  # the judge's own prompt and parser (a JudgePrompt), None for the built-in ones
     sampled_draws: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: every distinct judge call behind this run's judgments: (prompt tokens, completion tokens, cost, read from the
     #: cache) — a call an earlier session of the run made and this one read back still cost what it cost
@@ -437,6 +453,23 @@ def _original_items(ctx: _Context, items: Mapping[str, list[Any]], pairwise: boo
     return orig_items
 
 
+async def _preflight(cfg: RunConfig, state: _RunState, judge_session: Any, orig_items: Sequence[Any], *,
+                     progress: bool) -> None:
+    """A few calls before the budget is spent: print the parse rate and one raw reply, stop naming the cause
+    when too few replies parse (the calls go through the cache: the originals' stage reuses them)."""
+    from biasbound.judge.preflight import check_replies
+
+    pf = cfg.preflight
+    if pf is None or pf.calls == 0 or not orig_items:
+        return
+    reqs = [_request(it, "original", state.prompt) for it in orig_items[:pf.calls]]
+    res = await judge_session.judge(reqs, progress=False, description="preflight")
+    report = check_replies(res, pf)
+    state.notes.append(report.line())
+    if progress:
+        print(report.line(), file=sys.stderr)
+
+
 async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any, orig_items: Sequence[Any], *,
                            pairwise: bool, progress: bool) -> None:
     """Stage 1: judge the original context (checking every endpoint of the run first when anything is uncached)."""
@@ -444,7 +477,7 @@ async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any,
 
     panel = cfg.panel
     gens = cfg.neighbors.generators
-    reqs = [_request(it, "original") for it in orig_items]
+    reqs = [_request(it, "original", state.prompt) for it in orig_items]
     if judge_session.uncached(reqs):
         # something will be judged: every endpoint of the run answers one cheap request first, so a
         # dead rewriter or panel judge is named before any judging is paid for (a fully cached
@@ -545,7 +578,7 @@ async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, item
 async def _judge_neighbours(state: _RunState, judge_session: Any, *, progress: bool) -> None:
     """Stage 3: judge the neighbours."""
     neighbour_items = state.neighbour_items
-    reqs = [_request(it, g) for it, g in neighbour_items]
+    reqs = [_request(it, g, state.prompt) for it, g in neighbour_items]
     res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
     state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
     _drawn_swap_games(state.games_by_judge[state.judge_name], neighbour_items, res)
@@ -570,12 +603,12 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
         games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
         state.games_by_judge[endpoint.name] = games
         async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed) as session:
-            res = await session.judge([_request(it, "original") for it in orig_items], progress=progress,
+            res = await session.judge([_request(it, "original", state.prompt) for it in orig_items], progress=progress,
                                       description=f"{endpoint.name}: judging the original context")
             state.record(res, "original", [(it, "original") for it in orig_items])
             for it, r in zip(orig_items, res):
                 games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
-            res = await session.judge([_request(it, g) for it, g in neighbour_items], progress=progress,
+            res = await session.judge([_request(it, g, state.prompt) for it, g in neighbour_items], progress=progress,
                                       description=f"{endpoint.name}: judging the neighbours")
             state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
             _drawn_swap_games(games, neighbour_items, res)
@@ -593,6 +626,7 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
     async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
         # 1. the original context (both games for pairwise)
         orig_items = _original_items(ctx, items, pairwise and not cfg.neighbors.swap_drawn)
+        await _preflight(cfg, state, judge_session, orig_items, progress=progress)
         await _judge_originals(cfg, state, judge_session, orig_items, pairwise=pairwise, progress=progress)
 
         # 2. neighbours (seeded, Hamming-1, one perturbation per item)
@@ -685,6 +719,10 @@ def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, 
             summary["certify"] = {"status": "failed", "reason": "every judge call failed"}
             summary["seconds"] = round(time.monotonic() - t_start, 3)
             _write_json(out / "run_summary.json", summary)
+            if reasons and all("unparseable repl" in r for r in reasons):
+                raise JudgeError(f"The judge {endpoint.model!r} at {endpoint.base_url} answered all {len(mine)} calls, but no "
+                                 f"reply held a verdict the parser accepts{why}; nothing to certify. Give the judge's own "
+                                 f"prompt and parser under 'prompt' (the raw replies are in {out / 'judgments.csv'}).")
             raise JudgeError(f"Every one of the {len(mine)} calls to the judge {endpoint.model!r} at {endpoint.base_url} "
                              f"failed{why}; nothing to certify. Check that endpoint (its URL, model and key); the run's "
                              f"files are in {out} and a re-run reuses every call that succeeded.")
@@ -740,7 +778,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
     pairwise = cfg.template == "pairwise"
     game0 = 1 if pairwise else 0
     items = _judge_items(cfg, ctx)
-    state = _RunState(judge_name=judge_name, several=len(cfg.panel) > 1, current=judge_name)
+    state = _RunState(judge_name=judge_name, several=len(cfg.panel) > 1, current=judge_name, prompt=cfg.prompt)
     state.games_by_judge[judge_name] = {m: {} for m in ctx.models}
     cache = JudgeCache(out / _CACHE_NAME)
     try:

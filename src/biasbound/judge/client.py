@@ -307,6 +307,7 @@ class JudgeRequest:
     top_p: float | None = None
     seed: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    parser: Any = None
 
     def __post_init__(self) -> None:
         where = "JudgeRequest"
@@ -485,6 +486,27 @@ class _Unparseable(Exception):
         self.finish_reason = finish_reason
 
 
+_RETRY_SEED_STEP = 1_000_003  # a parse retry's seed: the call's seed + k * this (k = 1, 2, ...)
+
+
+def _top_logprobs(choice: Mapping[str, Any]) -> list[dict[str, float]] | None:
+    """Token -> log-probability of each reply position's alternatives (OpenAI chat ``logprobs.content``)."""
+    lp = choice.get("logprobs")
+    content = lp.get("content") if isinstance(lp, Mapping) else None
+    if not isinstance(content, list):
+        return None
+    out: list[dict[str, float]] = []
+    for pos in content:
+        if not isinstance(pos, Mapping):
+            continue
+        alts = {str(a.get("token")): float(a.get("logprob")) for a in pos.get("top_logprobs") or []
+                if isinstance(a, Mapping) and isinstance(a.get("logprob"), (int, float))}
+        if isinstance(pos.get("logprob"), (int, float)):
+            alts.setdefault(str(pos.get("token")), float(pos["logprob"]))
+        out.append(alts)
+    return out or None
+
+
 def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, _Unparseable):
         return True
@@ -542,7 +564,9 @@ def _resolve(request: JudgeRequest, config: JudgeConfig) -> _Call:
     seed = int(request.seed) if request.seed is not None else config.base_seed + request.rerun
     key = cache_key(
         identity=config.cache_identity, model=model, messages=request.messages, temperature=temperature,
-        max_tokens=max_tokens, top_p=top_p, seed=seed, rerun=request.rerun, template_version=config.template_version,
+        max_tokens=max_tokens, top_p=top_p, seed=seed, rerun=request.rerun,
+        template_version=config.template_version if request.parser is None
+        else f"{config.template_version}+parser-{request.parser.fingerprint()}",
     )
     return _Call(request, model, temperature, max_tokens, top_p, seed, key, rubric_factors(request.messages))
 
@@ -673,7 +697,8 @@ class _Run:
             if self.abort is not None or state["attempts"] >= cfg.max_attempts:
                 return True
             exc = retry_state.outcome.exception() if retry_state.outcome else None
-            return isinstance(exc, _Unparseable) and state["parse_failures"] >= cfg.max_parse_attempts
+            return isinstance(exc, _Unparseable) and (state["parse_failures"] >= cfg.max_parse_attempts
+                                                      or bool(state.get("deterministic")))
 
         retrying = AsyncRetrying(
             stop=stop,
@@ -693,6 +718,9 @@ class _Run:
                                   "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
         if call.top_p is not None:
             kwargs["top_p"] = call.top_p
+        parser = call.request.parser
+        if parser is not None and parser.kind == "logprob":
+            kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
 
         async def attempt() -> ParsedReply:
             lane = self.pick(avoid=state["last_lane"])
@@ -741,10 +769,18 @@ class _Run:
             if isinstance(usage, dict):
                 state["prompt"] = (state["prompt"] or 0) + int(usage.get("prompt_tokens") or 0)
                 state["completion"] = (state["completion"] or 0) + int(usage.get("completion_tokens") or 0)
+            repeated = state["raw"] is not None and state["raw"] == text
             state["raw"] = text
-            parsed = parse_reply(text, call.request.task, factors=call.factors)
+            if parser is not None:
+                parsed = parser.parse(text, call.request.task, _top_logprobs(choice))
+            else:
+                parsed = parse_reply(text, call.request.task, factors=call.factors)
             if parsed.status != "ok" and not (parsed.reason or "").startswith("ambiguous"):
                 state["parse_failures"] += 1
+                # A retry asks with a new seed; a server that repeated its reply word for word is
+                # deterministic, so asking again would only repeat it: no further parse retry.
+                state["deterministic"] = repeated
+                kwargs["seed"] = call.seed + _RETRY_SEED_STEP * state["parse_failures"]
                 raise _Unparseable(parsed, finish_reason)
             return parsed
 

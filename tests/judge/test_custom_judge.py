@@ -1,0 +1,142 @@
+"""A judge configured by its own prompt and parser (issue: real judges that do not speak biasbound's format):
+presets, parsers, config errors in one sentence, the preflight, parse retries with new seeds, and a run
+against the synthetic server's small-model reply styles."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import SHARED_DATA
+from biasbound import DataFormatError
+from biasbound._exceptions import JudgeError
+from biasbound.config import load_config
+from biasbound.judge.client import JudgeConfig, JudgeRequest, JudgeSession
+from biasbound.judge.custom import VerdictParser, preset
+from biasbound.testing.server import SyntheticServerConfig, serve_in_thread
+
+DATA = SHARED_DATA / "arena-hard-v0.1"
+
+
+def _config(tmp_path: Path, url: str, **changes: object) -> Path:
+    cfg: dict = {
+        "data": {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
+                 "baseline": "gpt-4-0314", "n_items": 12, "models": ["gpt-3.5-turbo-0125"]},
+        "judge": {"base_url": url, "model": "m", "api_key_env": "BIASBOUND_TEST_UNSET_KEY",
+                  "sampling": {"temperature": 0.7}},
+        "neighbors": {"generators": ["swap", "rerun"]},
+        "prompt": {"preset": "llmbar"}, "bootstrap_rounds": 200, "plots": False, "output": "out",
+    }
+    cfg.update(changes)
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ parsers (found item 1)
+def test_llmbar_preset_reads_its_own_spellings_and_names_positions() -> None:
+    p = preset("llmbar")
+    assert p is not None
+    assert p.parser.parse("Output (a)", "judge-pairwise").value == "A>B"
+    assert p.parser.parse("output (b) is better.", "judge-pairwise").value == "B>A"
+    miss = p.parser.parse("Both are fine.", "judge-pairwise")
+    assert miss.status == "missing" and miss.value is None and miss.raw == "Both are fine."
+    msgs = p.render(question="Q?", answer_a="first", answer_b="second", answer="x", reference=None, position="B")
+    assert msgs[0]["role"] == "system" and "Output (a):\nfirst" in msgs[1]["content"]
+    assert "{#" not in msgs[0]["content"]  # the source header is a comment, never sent
+
+
+def test_mt_bench_preset_maps_c_to_a_tie() -> None:
+    p = preset("mt-bench")
+    assert p is not None
+    assert p.parser.parse("A is clearer. [[C]]", "judge-pairwise").value == "A=B"
+    assert p.parser.parse("[[B]]", "judge-pairwise").value == "B>A"
+
+
+def test_bare_rating_json_field_and_logprobs() -> None:
+    number = VerdictParser(kind="number", low=1, high=10)
+    assert number.parse("Rating: 7", "judge-single").value == 7.0  # found: 'Rating: 7' was rejected
+    assert number.parse("Rating: 12", "judge-single").status == "missing"
+    five = VerdictParser(kind="number", low=1, high=5)
+    assert five.parse("5", "judge-single").value == 10.0 and five.parse("1", "judge-single").value == 1.0
+    js = VerdictParser(kind="json", field="verdict.winner", mapping=(("first", "A>B"), ("second", "B>A")))
+    assert js.parse('Sure: {"verdict": {"winner": "second"}}', "judge-pairwise").value == "B>A"
+    assert js.parse('{"verdict": {}}', "judge-pairwise").status == "missing"
+    lp = VerdictParser(kind="logprob", mapping=(("a", "A>B"), ("b", "B>A")))
+    got = lp.parse("Output (b)", "judge-pairwise", [{"a": math.log(0.2), "b": math.log(0.6), "c": math.log(0.2)}])
+    assert got.value == "B>A" and got.extra["p"]["B>A"] == pytest.approx(0.75)
+    assert lp.parse("x", "judge-pairwise", None).status == "missing"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "pattern"),
+    [
+        ({"preset": "alpaca"}, r"The key 'prompt\.preset' must be one of arena-hard, llmbar, mt-bench\. Got 'alpaca'"),
+        ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(", "map": {"a": "A>B"}}},
+         r"The key 'prompt\.parser\.pattern' must be a valid regular expression"),
+        ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(a)", "map": {"a": "first"}}},
+         r"The key 'prompt\.parser\.map\.a' must be one of A>>B, A>B, A=B, B>A, B>>A\. Got 'first'"),
+        ({"user": "bad.jinja", "parser": {"kind": "logprob", "map": {"a": "A>B"}}},
+         r"The key 'prompt\.user' must be a template using only the fields .* uses 'answr'"),
+        ({"user": "u.jinja", "parser": {"kind": "number"}}, r"The key 'prompt\.parser\.kind' must be regex, json or logprob"),
+        ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(a)"}}, r"The key 'prompt\.parser\.map' must be a mapping"),
+    ],
+)
+def test_prompt_config_errors_are_one_sentence(tmp_path: Path, prompt: dict, pattern: str) -> None:
+    (tmp_path / "u.jinja").write_text("{{ question }} {{ answer_a }} {{ answer_b }}", encoding="utf-8")
+    (tmp_path / "bad.jinja").write_text("{{ question }} {{ answr }}", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=pattern) as info:
+        load_config(_config(tmp_path, "http://127.0.0.1:9/v1", prompt=prompt))
+    assert str(info.value).count(". ") <= 1
+
+
+# ------------------------------------------------------------------ retries (found item 3)
+def test_parse_retry_sends_a_new_seed_and_stops_on_a_repeated_reply() -> None:
+    """A server that repeats its prose verbatim is deterministic: 2 attempts, not 3, with two different seeds."""
+    parser = preset("llmbar").parser  # type: ignore[union-attr]
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
+        cfg = JudgeConfig(base_url=server.url, model="m", api_key_env="BIASBOUND_TEST_UNSET_KEY", max_parse_attempts=3,
+                          backoff_initial=0.0, backoff_jitter=0.0)
+
+        async def go() -> list:
+            async with JudgeSession(cfg) as session:
+                req = JudgeRequest(key="k", messages=[{"role": "user", "content": "which?"}], task="judge-pairwise",
+                                   parser=parser)
+                return await session.judge([req], progress=False)
+
+        (res,) = asyncio.run(go())
+        log = server.log
+    assert res.status == "missing" and res.attempts == 2 and "unparseable" in str(res.reason)
+    assert len({e["seed"] for e in log}) == 2
+
+
+# ------------------------------------------------------------------ preflight (found item 2)
+@pytest.mark.slow
+def test_preflight_stops_naming_the_cause_and_one_reply(tmp_path: Path) -> None:
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
+        with pytest.raises(JudgeError, match=r"answered 4 of the preflight's 4 calls, but only 0 replies held a verdict "
+                                             r"the parser accepts .* here is one: 'Both outputs"):
+            run(_config(tmp_path, server.url), progress=False)
+        calls = len(server.log)
+    assert calls <= 4 * 2  # the preflight's calls (each with at most one parse retry), nothing more
+
+
+@pytest.mark.slow
+def test_llmbar_preset_run_certifies_against_letter_replies(tmp_path: Path) -> None:
+    """'Output (a)' replies (with a position bias) parse 100% and certify; the scope records the prompt."""
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        result = run(_config(tmp_path, server.url), progress=False)
+    frame = result.judgments.frame
+    assert frame["score"].notna().all() and len(frame) > 0
+    summary = yaml.safe_load((tmp_path / "out" / "run_summary.json").read_text())
+    assert summary["config"]["prompt"]["name"] == "llmbar"
+    assert any("preflight: 4 of 4 replies parsed" in n for n in summary.get("notes", []))
+    assert (tmp_path / "out" / "certificate.json").is_file()
