@@ -105,7 +105,8 @@ CERTIFY_NAMES: dict[str, str] = {
 }
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
-             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output", "prompt", "preflight")
+             "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output", "prompt", "preflight",
+             "retry_unparseable")
 _ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
                   "sampling", "prices", "retry")
 _SERVER_KEYS = ("base_url", "concurrency", "rpm")
@@ -309,6 +310,7 @@ class RunConfig:
     judges: tuple[EndpointConfig, ...] = ()
     prompt: Any = None  # a biasbound.judge.custom.JudgePrompt: the judge's own prompt and parser
     preflight: Any = None  # a biasbound.judge.preflight.PreflightConfig
+    retry_unparseable: bool = False  # a resume calls again the replies that held no verdict
 
     @property
     def panel(self) -> tuple[EndpointConfig, ...]:
@@ -739,6 +741,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("rubric", "absent when 'prompt' gives the judge's own templates (the rubric fills the built-in ones)",
                      [list(p) for p in rubric])
     preflight = preflight_from_config(top.get("preflight"), fail=r.fail)
+    retry_unparseable = r.boolean(top.get("retry_unparseable"), "retry_unparseable", False)
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
@@ -760,7 +763,8 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("output", "a folder (it is created if needed), not an existing file", str(blocking))
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
-                     output=output, judges=judges, prompt=prompt, preflight=preflight)
+                     output=output, judges=judges, prompt=prompt, preflight=preflight,
+                     retry_unparseable=retry_unparseable)
 
 
 def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path | None) -> None:

@@ -29,7 +29,8 @@ Resuming: every finished call (judge and rewriter) is committed to the SQLite ca
 ``<output>/judge_cache.sqlite``; perturbations are deterministic given the seed (the
 rewriter's replies come from the cache), so a restarted run regenerates the same
 neighbours and repeats no finished call; calls an earlier run left failed or missing are
-called again (``retry_failed``, default on; ``--no-retry-failed`` keeps them). The cache key
+called again (``retry_failed``, default on; ``--no-retry-failed`` keeps them), but a reply that held no
+verdict is kept unless the config says ``retry_unparseable: true`` (a changed prompt or parser is a new call). The cache key
 holds the model, sampling, messages and the judge's pinned ``cache_identity`` but not the
 base URL, so a server restarted on another port or host is not paid twice. Failed or missing judgments are scored NaN --
 counted, reported, never scored. Perturbations that did not apply (``not-applicable``:
@@ -489,6 +490,7 @@ async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any,
         for endpoint in others:
             async with JudgeSession(endpoint.judge_config(), cache=None) as probe:
                 await probe.check_endpoint()
+    await _preflight(cfg, state, judge_session, orig_items, progress=progress)
     res = await judge_session.judge(reqs, progress=progress, description="judging the original context")
     state.record(res, "original", [(it, "original") for it in orig_items])
     arena_games = state.games_by_judge[state.judge_name]
@@ -509,7 +511,8 @@ async def _open_rewriter(cfg: RunConfig, state: _RunState, judge_session: Any, c
     if cfg.rewriter is None:  # the config schema refuses this; a RunConfig built by hand may not
         raise InputError(f"The key 'rewriter' of {cfg.path} must name an endpoint for paraphrase/agreeable, "
                          "or set 'allow_judge_as_rewriter: true'. Got none instead.")
-    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed)
+    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed,
+                                    retry_unparseable=cfg.retry_unparseable)
     await rewriter_session.__aenter__()
     return rewriter_session
 
@@ -602,7 +605,8 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
         state.current = endpoint.name
         games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
         state.games_by_judge[endpoint.name] = games
-        async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed) as session:
+        async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed,
+                            retry_unparseable=cfg.retry_unparseable) as session:
             res = await session.judge([_request(it, "original", state.prompt) for it in orig_items], progress=progress,
                                       description=f"{endpoint.name}: judging the original context")
             state.record(res, "original", [(it, "original") for it in orig_items])
@@ -623,10 +627,10 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
     from biasbound.judge.client import JudgeSession
 
     gens = cfg.neighbors.generators
-    async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
+    async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed,
+                            retry_unparseable=cfg.retry_unparseable) as judge_session:
         # 1. the original context (both games for pairwise)
         orig_items = _original_items(ctx, items, pairwise and not cfg.neighbors.swap_drawn)
-        await _preflight(cfg, state, judge_session, orig_items, progress=progress)
         await _judge_originals(cfg, state, judge_session, orig_items, pairwise=pairwise, progress=progress)
 
         # 2. neighbours (seeded, Hamming-1, one perturbation per item)

@@ -934,8 +934,11 @@ class JudgeSession:
     cache:
         A :class:`JudgeCache`, a path to one (opened here, closed on exit), or ``None``.
     retry_failed:
-        Call again the requests whose cached outcome is ``failed`` or ``missing`` *from before this
-        session opened* (an earlier run: a server that was down, a run that was killed). Outcomes
+        Call again the requests whose cached outcome is ``failed`` *from before this session opened*
+        (an earlier run: a server that was down, a run that was killed).
+    retry_unparseable:
+        Call again the requests whose cached reply held no verdict (``missing``) from before this session
+        opened; off by default (a changed prompt or parser has another cache key and is called anyway). Outcomes
         cached by this session are reused either way, so one run never calls the same request twice.
 
     Attributes
@@ -963,11 +966,12 @@ class JudgeSession:
     """
 
     def __init__(self, config: JudgeConfig, *, cache: JudgeCache | str | Path | None = None,
-                 retry_failed: bool = False) -> None:
+                 retry_failed: bool = False, retry_unparseable: bool = False) -> None:
         if not isinstance(config, JudgeConfig):
             raise TypeError(f"The 'config' parameter of JudgeSession must be a JudgeConfig. Got {type(config).__name__} instead.")
         self.config = config
         self.retry_failed = bool(retry_failed)
+        self.retry_unparseable = bool(retry_unparseable)
         self._opened = 0.0
         self._cache_arg = cache
         self.cache: JudgeCache | None = None
@@ -1040,8 +1044,18 @@ class JudgeSession:
             entry = self.cache.get(call.cache_key)
             if entry is None and self.config.cache_identity is None:
                 entry = _legacy_entry(self.cache, call, self.config)
-            n += entry is None or (self.retry_failed and entry["status"] != "ok" and entry["created"] < self._opened)
+            n += entry is None or (self._recall(entry, self.retry_failed))
         return n
+
+    def _recall(self, entry: Mapping[str, Any], retry: bool) -> bool:
+        """Call again a cached outcome of an earlier session: a failed call (no reply) when ``retry``; an
+        unparseable reply (``missing``) only with ``retry_unparseable`` -- the same prompt and parser would
+        most likely meet the same reply again (a changed prompt or parser has another cache key)."""
+        if entry["status"] == "ok" or entry["created"] >= self._opened:
+            return False
+        if entry["status"] == "missing":
+            return self.retry_unparseable
+        return retry
 
     async def check_endpoint(self) -> None:
         """One cheap request (``GET /models``): raises a ``JudgeError`` naming the URL when it cannot be reached."""
@@ -1074,7 +1088,7 @@ class JudgeSession:
             entry = store.get(call.cache_key) if store is not None else None
             if entry is None and store is not None and self.config.cache_identity is None:
                 entry = _legacy_entry(store, call, self.config)
-            if entry is not None and (entry["status"] == "ok" or not retry or entry["created"] >= self._opened):
+            if entry is not None and not self._recall(entry, retry):
                 results[i] = _from_cache(call, entry)
             else:
                 call.recalled = entry is not None

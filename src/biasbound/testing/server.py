@@ -414,8 +414,6 @@ class _Connection(asyncio.Protocol):
             body = json.loads(request.body or b"{}")
             messages = body["messages"]
             task = task_of(messages)
-            if task is None and state.config.style == "native":
-                raise KeyError("task")
         except (ValueError, KeyError, TypeError, AttributeError):
             self._send_error(400, "The body must be a JSON chat-completions request with 'messages'.",
                              "invalid_request_error", keep_alive=keep)
