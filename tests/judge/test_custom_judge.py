@@ -27,7 +27,7 @@ def _config(tmp_path: Path, url: str, **changes: object) -> Path:
         "data": {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
                  "baseline": "gpt-4-0314", "n_items": 12, "models": ["gpt-3.5-turbo-0125"]},
         "judge": {"base_url": url, "model": "m", "api_key_env": "BIASBOUND_TEST_UNSET_KEY",
-                  "sampling": {"temperature": 0.7}},
+                  "sampling": {"temperature": 0.7}, "retry": {"backoff_initial": 0.0, "backoff_jitter": 0.0}},
         "neighbors": {"generators": ["swap", "rerun"]},
         "prompt": {"preset": "llmbar"}, "bootstrap_rounds": 200, "plots": False, "output": "out",
     }
@@ -140,3 +140,36 @@ def test_llmbar_preset_run_certifies_against_letter_replies(tmp_path: Path) -> N
     assert summary["config"]["prompt"]["name"] == "llmbar"
     assert any("preflight: 4 of 4 replies parsed" in n for n in summary.get("notes", []))
     assert (tmp_path / "out" / "certificate.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_resume_repeats_no_stored_reply_unless_asked_or_the_parser_changed(tmp_path: Path) -> None:
+    """Bare-number replies read by a regex that takes only 1 or 2: most replies are unparseable. A second run
+    calls nothing; retry_unparseable calls the unparseable ones again; a changed parser calls everything."""
+    from biasbound.runner import run
+
+    (tmp_path / "u.jinja").write_text("{{ question }}\nA: {{ answer_a }}\nB: {{ answer_b }}\nAnswer 1 or 2.", encoding="utf-8")
+    parser = {"kind": "regex", "pattern": r"^([12])$", "map": {"1": "A>B", "2": "B>A"}}
+    prompt = {"user": "u.jinja", "parser": parser}
+
+    def chat_calls(server) -> int:
+        return sum(1 for e in server.log)
+
+    small = {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
+             "baseline": "gpt-4-0314", "n_items": 4, "models": ["gpt-3.5-turbo-0125"]}
+    with serve_in_thread(SyntheticServerConfig(style="number")) as server:
+        def once(**changes: object) -> int:
+            before = chat_calls(server)
+            try:
+                run(_config(tmp_path, server.url, preflight={"calls": 0}, data=small, **changes), progress=False)
+            except Exception:  # noqa: BLE001 - a run with few verdicts may not certify; the calls are what counts
+                pass
+            return chat_calls(server) - before
+
+        first = once(prompt=prompt)
+        again = once(prompt=prompt)
+        asked = once(prompt=prompt, retry_unparseable=True)
+        changed = once(prompt={"user": "u.jinja", "parser": {**parser, "pattern": r"([12])"}})
+    assert first > 0 and again == 0
+    assert 0 < asked <= first  # only the unparseable replies (each with at most its parse retries) come back
+    assert changed > 0
