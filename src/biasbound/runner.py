@@ -398,6 +398,7 @@ class _RunState:
     judge_counts: dict[str, Any] = field(default_factory=dict)
     neighbour_items: list[tuple[Any, str]] = field(default_factory=list)
     prompt: Any = None  # the judge's own prompt and parser (a JudgePrompt), None for the built-in ones
+    results: list[Any] = field(default_factory=list)  # the first judge's results (for the serving summary)
     sampled_draws: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: every distinct judge call behind this run's judgments: (prompt tokens, completion tokens, cost, read from the
     #: cache) — a call an earlier session of the run made and this one read back still cost what it cost
@@ -412,6 +413,8 @@ class _RunState:
             key = r.cache_key if r.cache_key is not None else f"#{id(r)}"
             if not r.from_cache or key not in self.used:  # a call made now replaces the cached copy it re-made
                 self.used[key] = (r.prompt_tokens or 0, r.completion_tokens or 0, r.cost, bool(r.from_cache))
+        if self.current == self.judge_name:
+            self.results.extend(results)
         for r, (item, variant) in zip(results, tags):
             self.rows.append({
                 "judge": self.current, "model": item.model, "item_id": item.item_id, "variant": variant,
@@ -698,7 +701,18 @@ def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.Data
         "failures": state.failures, "generators": state.gen_summaries,
         "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in state.perturbations.items()},
         "certify_neighbors": neighbour_names, "notes": state.notes, "judging_cost": _judging_cost(state),
+        "serving": _serving(cfg, state),
     }
+
+
+def _serving(cfg: RunConfig, state: _RunState) -> dict[str, Any]:
+    """Parse rate, server latency apart from queue time, tokens per second, sustained concurrency (first judge)."""
+    from biasbound.judge.serving import serving_summary
+
+    out = serving_summary(state.results, cfg.judge.concurrency)
+    if "warning" in out and out["warning"] not in state.notes:
+        state.notes.append(out["warning"])
+    return out
 
 
 def _judging_cost(state: _RunState) -> dict[str, Any]:

@@ -173,3 +173,67 @@ def test_a_resume_repeats_no_stored_reply_unless_asked_or_the_parser_changed(tmp
     assert first > 0 and again == 0
     assert 0 < asked <= first  # only the unparseable replies (each with at most its parse retries) come back
     assert changed > 0
+
+
+# ------------------------------------------------------------------ serving figures (found item 4)
+def test_a_server_serving_one_request_at_a_time_is_reported_and_warned() -> None:
+    """A serial server with 4 requests asked at once: sustained concurrency about 1 (the estimate is replies/s
+    times the fastest decile's latency; 1-2 for serial service whatever the machine's load, far below 0.6 x 4)."""
+    from biasbound.judge.serving import serving_lines, serving_summary
+
+    parser = preset("llmbar").parser  # type: ignore[union-attr]
+    with serve_in_thread(SyntheticServerConfig(style="letter", serial=True, latency_ms=30)) as server:
+        cfg = JudgeConfig(base_url=server.url, model="m", api_key_env="BIASBOUND_TEST_UNSET_KEY", concurrency=4)
+
+        async def go() -> list:
+            async with JudgeSession(cfg) as session:
+                reqs = [JudgeRequest(key=f"k{i}", messages=[{"role": "user", "content": f"q{i}"}], task="judge-pairwise",
+                                     parser=parser) for i in range(12)]
+                return await session.judge(reqs, progress=False)
+
+        results = asyncio.run(go())
+    out = serving_summary(results, 4)
+    assert out["parse_rate"] == 1.0 and out["calls_timed"] == 12
+    assert out["sustained_concurrency"] < 2.4 and "warning" in out
+    assert out["server_latency_p90_s"] >= out["server_latency_median_s"] > 0
+    text = "\n".join(serving_lines(out))
+    assert "replies parsed: 12 of 12 (100.0%)" in text and "sustained concurrency" in text and "warning" in text
+
+
+def test_errors_name_a_refused_connection_apart_from_a_timeout() -> None:
+    """Found: a refused connection was labelled a timeout."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    cfg = JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="BIASBOUND_TEST_UNSET_KEY",
+                      max_attempts=1, backoff_initial=0.0, backoff_jitter=0.0)
+
+    async def go() -> str:
+        async with JudgeSession(cfg) as session:
+            try:
+                await session.judge([JudgeRequest(key="k", messages=[{"role": "user", "content": "q"}],
+                                                  task="judge-pairwise")], progress=False)
+            except JudgeError as exc:
+                return str(exc)
+        return ""
+
+    assert "Cannot connect to the endpoint" in asyncio.run(go())
+
+
+def test_timeout_and_refusal_are_described_by_kind() -> None:
+    import httpx
+    import openai
+
+    from biasbound.judge.client import _Run
+
+    run = _Run.__new__(_Run)
+    run.config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=8.0)
+    run.secret = None
+    req = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    timeout = openai.APITimeoutError(request=req)
+    assert run.describe(timeout).startswith("timeout (no reply within the client timeout of 8 s)")
+    refused = openai.APIConnectionError(request=req)
+    assert run.describe(refused).startswith("refused connection")

@@ -391,6 +391,11 @@ class JudgeResult:
     endpoint: str | None = None
     messages: Sequence[Mapping[str, str]] = field(default=(), repr=False)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: time spent inside HTTP calls (the server's time, over every attempt) and waiting for biasbound's own
+    #: concurrency and rate limits before them; ``span`` = (first send, last reply) on ``time.monotonic``
+    server_seconds: float | None = None
+    queue_seconds: float | None = None
+    span: tuple[float, float] | None = None
 
     @property
     def verdicts(self) -> dict[str, Any]:
@@ -665,8 +670,14 @@ class _Run:
         return redact(text, [self.secret])
 
     def describe(self, exc: BaseException) -> str:
+        # the kind first, in words: refused connection, timeout, HTTP error (an unparseable reply is a 'missing'
+        # outcome, never described here) -- the SDK's aiohttp adapter reports a refused connection as a timeout
         if isinstance(exc, openai.APIStatusError):
-            what = f"HTTP {exc.status_code} {type(exc).__name__}"
+            what = f"HTTP error: HTTP {exc.status_code} {type(exc).__name__}"
+        elif _is_connection_failure(exc):
+            what = f"refused connection (no server answered): {type(exc).__name__}"
+        elif isinstance(exc, openai.APITimeoutError):
+            what = f"timeout (no reply within the client timeout of {self.config.timeout:g} s): {type(exc).__name__}"
         else:
             what = type(exc).__name__
         text = f"{what}: {exc}"
@@ -712,7 +723,8 @@ class _Run:
     async def judge(self, call: _Call) -> JudgeResult:
         cfg = self.config
         state: dict[str, Any] = {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None,
-                                 "last_lane": None, "endpoint": None}
+                                 "last_lane": None, "endpoint": None,
+                                 "queue": 0.0, "server": 0.0, "first": None, "last": None}
 
         kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
                                   "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
@@ -725,9 +737,13 @@ class _Run:
         async def attempt() -> ParsedReply:
             lane = self.pick(avoid=state["last_lane"])
             lane.load += 1
+            queued = time.monotonic()
             try:
                 await lane.limiter.wait()
                 async with lane.semaphore:
+                    sent = time.monotonic()
+                    state["queue"] += sent - queued
+                    state["first"] = sent if state["first"] is None else state["first"]
                     state["attempts"] += 1
                     lane.attempts += 1
                     state["last_lane"] = lane  # a retry prefers another endpoint
@@ -752,6 +768,8 @@ class _Run:
                         raise
                     lane.connection_failures = 0
                     state["endpoint"] = lane.url
+                    state["last"] = time.monotonic()
+                    state["server"] += state["last"] - sent
             finally:
                 lane.load -= 1
             try:
@@ -812,6 +830,8 @@ class _Run:
             cost=self.cost(state["prompt"], state["completion"]), attempts=state["attempts"], latency=latency,
             rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False, recalled=call.recalled,
             endpoint=state["endpoint"], messages=call.request.messages, metadata=call.request.metadata,
+            server_seconds=state["server"] if state["last"] is not None else None, queue_seconds=state["queue"],
+            span=(state["first"], state["last"]) if state["last"] is not None else None,
         )
         if status != "ok":
             logger.warning("judge call %s %s: %s", call.request.key, status, reason)

@@ -83,6 +83,10 @@ class SyntheticServerConfig:
     api_key_env:
         When set, the server reads the expected key from this environment variable at start and
         answers 401 to requests without ``Authorization: Bearer <key>``.
+    style:
+        How replies are written (:data:`REPLY_STYLES`): ``native`` or a small model's ways.
+    serial:
+        Serve one request at a time: each waits for the ones before it (``latency_ms`` each).
     replay:
         ``None`` (the synthetic judge), or a judgment set to replay: ``"demo"`` (the embedded set), a
         :class:`~biasbound.data.JudgmentSet` or its frame. The server then answers pairwise judge
@@ -102,6 +106,7 @@ class SyntheticServerConfig:
     api_key_env: str | None = None
     replay: Any = None
     style: str = "native"
+    serial: bool = False
 
     def __post_init__(self) -> None:
         where = "SyntheticServerConfig"
@@ -134,6 +139,7 @@ class _State:
         else:
             self.judge = SyntheticJudge(config.judge)
         self.api_key = api_key
+        self.busy_until = 0.0  # serial mode: when the one request being served is done (loop time)
         self.lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -423,6 +429,10 @@ class _Connection(asyncio.Protocol):
         state.enter()
         call = (body, messages, task, body_hash, attempt, keep)
         latency = state.config.latency_ms / 1000.0
+        if state.config.serial:  # one request at a time, like a single-slot llama.cpp server: the rest queue
+            now = self.server.loop.time()
+            state.busy_until = max(now, state.busy_until) + latency
+            latency = state.busy_until - now
         if latency > 0:
             self.server.later(latency, self._after_latency, call)
         else:
