@@ -421,6 +421,7 @@ class _RunState:
                 "rerun": item.rerun, "game": item.game, "score": score_of(r, item.game),
                 "verdict": None if r.verdict is None else str(r.verdict), "status": r.status, "reason": r.reason,
                 "attempts": r.attempts, "from_cache": r.from_cache, "cache_key": r.cache_key, "stage": stage,
+                "raw_reply": r.raw if r.status != "ok" else None,  # what the parser could not read
             })
             if r.status != "ok" and len(self.failures) < _MAX_LISTED_FAILURES:
                 self.failures.append({"stage": stage, "key": r.key, "status": r.status, "reason": r.reason})
@@ -670,6 +671,23 @@ def _judgment_table(state: _RunState, out: Path, outputs: dict[str, Path]) -> tu
     return frame, jset
 
 
+def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
+    """Carry the answer table's optional ``gold_label`` column (per model and item, as given) into the judgment
+    table, for the accuracy/agreement route of the judge card; the frame is unchanged when there is none."""
+    if cfg.data.table is None or frame.empty:
+        return frame
+    from biasbound.data.tables import _detect_format, _read
+
+    table, _ = _read(cfg.data.table, _detect_format(cfg.data.table), what="answer")
+    if "gold_label" not in table.columns:
+        return frame
+    gold = {(str(m).strip(), str(i).strip()): g for m, i, g in zip(table["model"], table["item_id"], table["gold_label"])
+            if g is not None and g == g and str(g).strip()}
+    frame = frame.copy()
+    frame["gold_label"] = [gold.get((m, i)) for m, i in zip(frame["model"], frame["item_id"])]
+    return frame
+
+
 def _write_judgments(cfg: RunConfig, frame: pd.DataFrame, jset: Any, summary: dict[str, Any], out: Path,
                      outputs: dict[str, Path]) -> None:
     """``judgments.parquet``: every judgment, with the judging cost (``attrs["usage"]``: the run summary's
@@ -808,6 +826,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
     # 4. the judgment table
     outputs: dict[str, Path] = {}
     frame, jset = _judgment_table(state, out, outputs)
+    frame = _with_gold_labels(cfg, frame)
 
     # 5. Arena-Hard judgment files, neighbours, summary
     for name, games in state.games_by_judge.items():

@@ -237,3 +237,46 @@ def test_timeout_and_refusal_are_described_by_kind() -> None:
     assert run.describe(timeout).startswith("timeout (no reply within the client timeout of 8 s)")
     refused = openai.APIConnectionError(request=req)
     assert run.describe(refused).startswith("refused connection")
+
+
+def _table(tmp_path: Path, n: int = 6) -> Path:
+    import pandas as pd
+
+    q = pd.read_json(DATA / "question.jsonl", lines=True).head(n)
+    base = pd.read_json(DATA / "model_answer" / "gpt-4-0314.jsonl", lines=True).set_index("uid")
+    ans = pd.read_json(DATA / "model_answer" / "gpt-3.5-turbo-0125.jsonl", lines=True).set_index("uid")
+    rows = [{"item_id": uid, "question": prompt, "model": "gpt-3.5-turbo-0125",
+             "answer": ans.loc[uid, "messages"][-1]["content"]["answer"],
+             "baseline": base.loc[uid, "messages"][-1]["content"]["answer"], "gold_label": "A" if k % 2 else "B"}
+            for k, (uid, prompt) in enumerate(zip(q["uid"], q["prompt"]))]
+    path = tmp_path / "answers.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_gold_labels_and_unread_replies_reach_the_judgment_table(tmp_path: Path) -> None:
+    import pandas as pd
+
+    table = _table(tmp_path)
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        run_cfg = _config(tmp_path, server.url, data={"table": str(table)})
+        from biasbound.runner import run
+
+        run(run_cfg, progress=False)
+    frame = pd.read_parquet(tmp_path / "out" / "judgments.parquet")
+    gold = pd.read_csv(table).set_index("item_id")["gold_label"]
+    assert (frame["gold_label"] == frame["item_id"].map(gold)).all()
+    assert frame["raw_reply"].isna().all()  # every reply parsed: nothing unread to keep
+
+
+@pytest.mark.slow
+def test_answered_but_unparseable_is_not_blamed_on_the_endpoint(tmp_path: Path) -> None:
+    """Found: 'Every one of the 75 calls failed ... Check that endpoint' although the server answered all 75."""
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
+        with pytest.raises(JudgeError, match=r"answered all \d+ calls, but no reply held a verdict the parser accepts") as info:
+            run(_config(tmp_path, server.url, preflight={"calls": 0}, data={"table": str(_table(tmp_path, 3))}),
+                progress=False)
+    assert "Check that endpoint" not in str(info.value)
