@@ -178,7 +178,8 @@ def test_a_resume_repeats_no_stored_reply_unless_asked_or_the_parser_changed(tmp
 # ------------------------------------------------------------------ serving figures (found item 4)
 def test_a_server_serving_one_request_at_a_time_is_reported_and_warned() -> None:
     """A serial server with 4 requests asked at once: sustained concurrency about 1 (the estimate is replies/s
-    times the fastest decile's latency; 1-2 for serial service whatever the machine's load, far below 0.6 x 4)."""
+    times the fastest call's latency: at most about 1 for serial service -- load only lengthens the wall time --
+    far below 0.6 x 4)."""
     from biasbound.judge.serving import serving_lines, serving_summary
 
     parser = preset("llmbar").parser  # type: ignore[union-attr]

@@ -15,7 +15,7 @@ __all__ = ["serving_lines", "serving_summary"]
 def serving_summary(results: Sequence[Any], requested_concurrency: int) -> dict[str, Any]:
     """Summarise the calls made now (cached results carry no timing and are left out of the timings).
 
-    ``sustained_concurrency`` is the replies per second (first send to last reply) times the 10% quantile of the
+    ``sustained_concurrency`` is the replies per second (first send to last reply) times the fastest call's
     server latency (a service time that includes no wait in the server's queue): about 1 for a server answering
     one request at a time, ``c`` for one serving ``c`` at once. The server latency itself includes any wait in the
     server's own queue, which the client cannot see apart; the queue time is biasbound's own wait.
@@ -31,9 +31,9 @@ def serving_summary(results: Sequence[Any], requested_concurrency: int) -> dict[
     queue = np.array([r.queue_seconds or 0.0 for r in timed], dtype=float)
     tokens = np.array([r.completion_tokens or 0 for r in timed], dtype=float)
     wall = max(r.span[1] for r in timed) - min(r.span[0] for r in timed)
-    # Little's law with the server's own service time: replies per second x the fastest decile's latency (a
-    # request that waited in the server's queue looks slow from here; the fastest ones did not wait)
-    sustained = float(len(timed) * np.quantile(server, 0.1) / wall) if wall > 0 else None
+    # replies per second x the server's own service time, estimated by the fastest call (a request that waited
+    # in the server's queue looks slow from here; the first of a batch, sent to an idle server, did not wait)
+    sustained = float(len(timed) * server.min() / wall) if wall > 0 else None
     out.update({
         "calls_timed": len(timed),
         "server_latency_median_s": float(np.median(server)), "server_latency_p90_s": float(np.quantile(server, 0.9)),
