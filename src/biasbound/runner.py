@@ -682,7 +682,7 @@ def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
     if "gold_label" not in table.columns:
         return frame
     gold = {(str(m).strip(), str(i).strip()): g for m, i, g in zip(table["model"], table["item_id"], table["gold_label"])
-            if g is not None and g == g and str(g).strip()}
+            if not pd.isna(g) and str(g).strip()}
     frame = frame.copy()
     frame["gold_label"] = [gold.get((m, i)) for m, i in zip(frame["model"], frame["item_id"])]
     return frame

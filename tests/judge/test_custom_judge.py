@@ -5,13 +5,14 @@ against the synthetic server's small-model reply styles."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import SHARED_DATA
+
 from biasbound import DataFormatError
 from biasbound._exceptions import JudgeError
 from biasbound.config import load_config
@@ -160,10 +161,8 @@ def test_a_resume_repeats_no_stored_reply_unless_asked_or_the_parser_changed(tmp
     with serve_in_thread(SyntheticServerConfig(style="number")) as server:
         def once(**changes: object) -> int:
             before = chat_calls(server)
-            try:
+            with contextlib.suppress(Exception):  # a run with few verdicts may not certify; the calls are what counts
                 run(_config(tmp_path, server.url, preflight={"calls": 0}, data=small, **changes), progress=False)
-            except Exception:  # noqa: BLE001 - a run with few verdicts may not certify; the calls are what counts
-                pass
             return chat_calls(server) - before
 
         first = once(prompt=prompt)
@@ -276,8 +275,7 @@ def test_answered_but_unparseable_is_not_blamed_on_the_endpoint(tmp_path: Path) 
     """Found: 'Every one of the 75 calls failed ... Check that endpoint' although the server answered all 75."""
     from biasbound.runner import run
 
-    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
-        with pytest.raises(JudgeError, match=r"answered all \d+ calls, but no reply held a verdict the parser accepts") as info:
-            run(_config(tmp_path, server.url, preflight={"calls": 0}, data={"table": str(_table(tmp_path, 3))}),
-                progress=False)
+    pattern = r"answered all \d+ calls, but no reply held a verdict the parser accepts"
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server, pytest.raises(JudgeError, match=pattern) as info:
+        run(_config(tmp_path, server.url, preflight={"calls": 0}, data={"table": str(_table(tmp_path, 3))}), progress=False)
     assert "Check that endpoint" not in str(info.value)

@@ -504,7 +504,7 @@ def _top_logprobs(choice: Mapping[str, Any]) -> list[dict[str, float]] | None:
     for pos in content:
         if not isinstance(pos, Mapping):
             continue
-        alts = {str(a.get("token")): float(a.get("logprob")) for a in pos.get("top_logprobs") or []
+        alts = {str(a["token"]): float(a["logprob"]) for a in pos.get("top_logprobs") or []
                 if isinstance(a, Mapping) and isinstance(a.get("logprob"), (int, float))}
         if isinstance(pos.get("logprob"), (int, float)):
             alts.setdefault(str(pos.get("token")), float(pos["logprob"]))
