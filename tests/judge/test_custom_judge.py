@@ -71,6 +71,10 @@ def test_bare_rating_json_field_and_logprobs() -> None:
     got = lp.parse("Output (b)", "judge-pairwise", [{"a": math.log(0.2), "b": math.log(0.6), "c": math.log(0.2)}])
     assert got.value == "B>A" and got.extra["p"]["B>A"] == pytest.approx(0.75)
     assert lp.parse("x", "judge-pairwise", None).status == "missing"
+    # 'Output (a)': the verdict token is at the third position; earlier positions hold no mapped token
+    later = lp.parse("Output (a)", "judge-pairwise", [{"Output": -0.1}, {" (": -0.1}, {"a": math.log(0.9), "b": math.log(0.1)}])
+    assert later.value == "A>B" and later.extra["p"]["A>B"] == pytest.approx(0.9)
+    assert lp.parse("I think", "judge-pairwise", [{"I": -0.1}, {" think": -0.2}]).status == "missing"
 
 
 @pytest.mark.parametrize(
@@ -197,7 +201,7 @@ def test_a_server_serving_one_request_at_a_time_is_reported_and_warned() -> None
     assert out["sustained_concurrency"] < 2.4 and "warning" in out
     assert out["server_latency_p90_s"] >= out["server_latency_median_s"] > 0
     text = "\n".join(serving_lines(out))
-    assert "replies parsed: 12 of 12 (100.0%)" in text and "sustained concurrency" in text and "warning" in text
+    assert "judgments parsed: 12 of the 12 the judge answered (100.0%" in text and "sustained concurrency" in text and "warning" in text
 
 
 def test_errors_name_a_refused_connection_apart_from_a_timeout() -> None:

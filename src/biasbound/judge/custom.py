@@ -10,8 +10,8 @@ A :class:`JudgePrompt` holds a system and a user template (Jinja, rendered with 
   like ``regex`` or read as a number.
 * ``number`` -- the first number in the reply, kept when it lies on the stated scale ``[low, high]``
   and rescaled onto 1-10 (biasbound's single rating).
-* ``logprob`` -- the log-probabilities of the verdict tokens in the first reply position (``map``
-  from token to verdict); the verdict is the most probable mapped token and ``extra["p"]`` the
+* ``logprob`` -- the log-probabilities of the verdict tokens at the first reply position where one of
+  them is among the top alternatives (``map`` from token to verdict, e.g. ``a`` in ``Output (a)``); the verdict is the most probable mapped token and ``extra["p"]`` the
   probabilities, renormalised over the mapped tokens.
 
 Named presets reproduce other tools' prompts and parsers (template headers cite the source):
@@ -135,12 +135,15 @@ class VerdictParser:
         if not logprobs:
             return missing("the server returned no log-probabilities")
         probs: dict[str, float] = {}
-        for token, lp in logprobs[0].items():
-            verdict = self._lookup(token)
-            if verdict is not None:
-                probs[verdict] = probs.get(verdict, 0.0) + math.exp(lp)
+        for position in logprobs:  # the first reply position whose alternatives hold a verdict token
+            for token, lp in position.items():
+                verdict = self._lookup(token)
+                if verdict is not None:
+                    probs[verdict] = probs.get(verdict, 0.0) + math.exp(lp)
+            if probs:
+                break
         if not probs:
-            return missing("none of the parser's tokens is among the first position's top log-probabilities")
+            return missing("none of the parser's tokens is among the reply's top log-probabilities")
         total = sum(probs.values())
         best = max(probs, key=lambda v: probs[v])
         return ok(self._value(best, task), p={v: p / total for v, p in probs.items()})

@@ -53,7 +53,8 @@ def serving_lines(serving: dict[str, Any]) -> list[str]:
     """The serving summary in words (empty when nothing was measured)."""
     lines: list[str] = []
     if serving.get("parse_rate") is not None:
-        lines.append(f"replies parsed: {serving['parsed']} of {serving['replies']} ({serving['parse_rate']:.1%})")
+        lines.append(f"judgments parsed: {serving['parsed']} of the {serving['replies']} the judge answered "
+                     f"({serving['parse_rate']:.1%}; a parse retry's reply counts once, as its judgment's last)")
     if serving.get("calls_timed"):
         tps = serving.get("tokens_per_second")
         sus = serving.get("sustained_concurrency")
