@@ -795,10 +795,14 @@ class _Run:
                 parsed = parse_reply(text, call.request.task, factors=call.factors)
             if parsed.status != "ok" and not (parsed.reason or "").startswith("ambiguous"):
                 state["parse_failures"] += 1
-                # A retry asks with a new seed; a server that repeated its reply word for word is
-                # deterministic, so asking again would only repeat it: no further parse retry.
-                state["deterministic"] = repeated
-                kwargs["seed"] = call.seed + _RETRY_SEED_STEP * state["parse_failures"]
+                # A server that repeated its reply word for word is deterministic: asking again would only
+                # repeat it, so no further parse retry. With the judge's own parser a retry asks with a new
+                # seed; the built-in prompts keep the call's seed, so a resumed run and an uninterrupted one
+                # get the same verdicts from a seeded server whatever faults came in between.
+                # (a truncated reply, finish_reason 'length', proves nothing: it is retried as before)
+                state["deterministic"] = repeated and finish_reason != "length"
+                if parser is not None:
+                    kwargs["seed"] = call.seed + _RETRY_SEED_STEP * state["parse_failures"]
                 raise _Unparseable(parsed, finish_reason)
             return parsed
 
