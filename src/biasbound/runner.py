@@ -693,8 +693,6 @@ def _write_judgments(cfg: RunConfig, frame: pd.DataFrame, jset: Any, summary: di
     """``judgments.parquet``: every judgment, with the judging cost (``attrs["usage"]``: the run summary's
     ``judging_cost``, the judge card's cost row; a panel's stages are not split by judge) in the file's metadata, so that ``biasbound verify --judgments``
     re-reads the table exactly as certify got it."""
-    if cfg.prompt is not None:  # the judge's own prompt and parser: into the certificates' scope (judge_prompt)
-        frame.attrs["judge_prompt"] = jset.frame.attrs["judge_prompt"] = cfg.prompt.scope()
     if len(cfg.panel) == 1:
         usage = {str(cfg.panel[0].name): summary["judging_cost"]}
         frame.attrs["usage"] = usage

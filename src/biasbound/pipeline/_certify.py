@@ -243,7 +243,7 @@ def certify(
                 root, per_model = judgments_digest(groups[name], id_codes)
                 extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
                                            judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
-                                           schedule=schedule, judge_prompt=in_attrs.get("judge_prompt"))
+                                           schedule=schedule)
                 judge_codes[name] = codes
                 jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes)
                 jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
