@@ -108,7 +108,7 @@ CERTIFY_NAMES: dict[str, str] = {
 
 _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "template", "rubric", "neighbors", "tau", "delta",
              "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output",
-             "human_labels")
+             "human_labels", "prompt", "preflight", "retry_unparseable")
 _ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
                   "sampling", "prices", "retry")
 _SERVER_KEYS = ("base_url", "concurrency", "rpm")
@@ -311,6 +311,9 @@ class RunConfig:
     output: Path
     judges: tuple[EndpointConfig, ...] = ()
     human_labels: Path | None = None  # certify's human_labels (biasbound.human)
+    prompt: Any = None  # a biasbound.judge.custom.JudgePrompt: the judge's own prompt and parser
+    preflight: Any = None  # a biasbound.judge.preflight.PreflightConfig
+    retry_unparseable: bool = False  # a resume calls again the replies that held no verdict
 
     @property
     def panel(self) -> tuple[EndpointConfig, ...]:
@@ -329,6 +332,7 @@ class RunConfig:
             "neighbors": self.neighbors.to_dict(), "calibration": self.calibration.to_dict(),
             "seed": self.seed, "output": str(self.output),
             "human_labels": None if self.human_labels is None else str(self.human_labels),
+            "prompt": None if self.prompt is None else self.prompt.scope(),
         }
 
 
@@ -733,6 +737,15 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
             )
         rewriter, rewriter_is_judge = judge, True
     rubric = _rubric(r, top.get("rubric"), template)
+    from biasbound.judge.custom import prompt_from_config
+    from biasbound.judge.preflight import preflight_from_config
+
+    prompt = prompt_from_config(top.get("prompt"), template=template, base=r.base, fail=r.fail)
+    if prompt is not None and rubric is not None:
+        raise r.fail("rubric", "absent when 'prompt' gives the judge's own templates (the rubric fills the built-in ones)",
+                     [list(p) for p in rubric])
+    preflight = preflight_from_config(top.get("preflight"), fail=r.fail)
+    retry_unparseable = r.boolean(top.get("retry_unparseable"), "retry_unparseable", False)
     calibration = _calibration(r, top)
     if calibration.jitter_adjust and ("rerun" not in neighbors.generators or len(neighbors.generators) < 2):
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
@@ -755,7 +768,8 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
     labels = None if top.get("human_labels") is None else r.path(top.get("human_labels"), "human_labels")
     return RunConfig(path=src, data=data, judge=judge, rewriter=rewriter, rewriter_is_judge=rewriter_is_judge,
                      template=template, rubric=rubric, neighbors=neighbors, calibration=calibration, seed=seed,
-                     output=output, judges=judges, human_labels=labels)
+                     output=output, judges=judges, human_labels=labels, prompt=prompt, preflight=preflight,
+                     retry_unparseable=retry_unparseable)
 
 
 def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path | None) -> None:

@@ -29,7 +29,8 @@ Resuming: every finished call (judge and rewriter) is committed to the SQLite ca
 ``<output>/judge_cache.sqlite``; perturbations are deterministic given the seed (the
 rewriter's replies come from the cache), so a restarted run regenerates the same
 neighbours and repeats no finished call; calls an earlier run left failed or missing are
-called again (``retry_failed``, default on; ``--no-retry-failed`` keeps them). The cache key
+called again (``retry_failed``, default on; ``--no-retry-failed`` keeps them), but a reply that held no
+verdict is kept unless the config says ``retry_unparseable: true`` (a changed prompt or parser is a new call). The cache key
 holds the model, sampling, messages and the judge's pinned ``cache_identity`` but not the
 base URL, so a server restarted on another port or host is not paid twice. Failed or missing judgments are scored NaN --
 counted, reported, never scored. Perturbations that did not apply (``not-applicable``:
@@ -51,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import sys
 import time
 import zlib
 from collections import Counter
@@ -288,13 +290,25 @@ def load_items(cfg: RunConfig) -> _Context:
 # ----------------------------------------------------------------------------------------
 # judging helpers
 # ----------------------------------------------------------------------------------------
-def item_messages(item: Any) -> list[dict[str, str]]:
-    """The judge's chat messages for a :class:`~biasbound.neighbors.JudgeItem` (its game, rubric, answers)."""
+def item_messages(item: Any, prompt: Any = None) -> list[dict[str, str]]:
+    """The judge's chat messages for a :class:`~biasbound.neighbors.JudgeItem` (its game, rubric, answers);
+    ``prompt`` (a :class:`~biasbound.judge.custom.JudgePrompt`) replaces the built-in templates."""
     from biasbound.judge.prompts import render_pairwise, render_single
 
+    if prompt is not None:
+        return prompt.render(**item_fields(item))
     if item.baseline is None:
         return render_single(item.question, item.answer, rubric=item.rubric)
     return render_pairwise(item.question, item.answer_a, item.answer_b, rubric=item.rubric)
+
+
+def item_fields(item: Any) -> dict[str, Any]:
+    """The fields a user template sees: question, the answers, reference, position (of the model's answer)."""
+    pairwise = item.baseline is not None
+    return {"question": item.question, "answer": item.answer,
+            "answer_a": item.answer_a if pairwise else None, "answer_b": item.answer_b if pairwise else None,
+            "reference": getattr(item, "reference", None),
+            "position": ("B" if item.game == 1 else "A") if pairwise else None}
 
 
 def score_of(result: Any, game: int) -> float:
@@ -312,11 +326,13 @@ def score_of(result: Any, game: int) -> float:
     return verdict_score(str(result.verdict), game)
 
 
-def _request(item: Any, tag: str) -> Any:
+def _request(item: Any, tag: str, prompt: Any = None) -> Any:
     from biasbound.judge.client import JudgeRequest
 
     key = f"{item.model}/{item.item_id}/{tag}/g{item.game}/r{item.rerun}"
-    return JudgeRequest(key=key, messages=item_messages(item), rerun=item.rerun,
+    task = None if prompt is None else ("judge-pairwise" if item.baseline is not None else "judge-single")
+    return JudgeRequest(key=key, messages=item_messages(item, prompt), rerun=item.rerun, task=task,
+                        parser=None if prompt is None else prompt.parser,
                         metadata={"model": item.model, "item_id": item.item_id, "variant": item.variant,
                                   "game": item.game, "rerun": item.rerun, "tag": tag})
 
@@ -381,6 +397,8 @@ class _RunState:
     notes: list[str] = field(default_factory=list)
     judge_counts: dict[str, Any] = field(default_factory=dict)
     neighbour_items: list[tuple[Any, str]] = field(default_factory=list)
+    prompt: Any = None  # the judge's own prompt and parser (a JudgePrompt), None for the built-in ones
+    results: list[Any] = field(default_factory=list)  # the first judge's results (for the serving summary)
     sampled_draws: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: every distinct judge call behind this run's judgments: (prompt tokens, completion tokens, cost, read from the
     #: cache) — a call an earlier session of the run made and this one read back still cost what it cost
@@ -395,12 +413,15 @@ class _RunState:
             key = r.cache_key if r.cache_key is not None else f"#{id(r)}"
             if not r.from_cache or key not in self.used:  # a call made now replaces the cached copy it re-made
                 self.used[key] = (r.prompt_tokens or 0, r.completion_tokens or 0, r.cost, bool(r.from_cache))
+        if self.current == self.judge_name:
+            self.results.extend(results)
         for r, (item, variant) in zip(results, tags):
             self.rows.append({
                 "judge": self.current, "model": item.model, "item_id": item.item_id, "variant": variant,
                 "rerun": item.rerun, "game": item.game, "score": score_of(r, item.game),
                 "verdict": None if r.verdict is None else str(r.verdict), "status": r.status, "reason": r.reason,
                 "attempts": r.attempts, "from_cache": r.from_cache, "cache_key": r.cache_key, "stage": stage,
+                "raw_reply": r.raw if r.status != "ok" else None,  # what the parser could not read
             })
             if r.status != "ok" and len(self.failures) < _MAX_LISTED_FAILURES:
                 self.failures.append({"stage": stage, "key": r.key, "status": r.status, "reason": r.reason})
@@ -437,6 +458,23 @@ def _original_items(ctx: _Context, items: Mapping[str, list[Any]], pairwise: boo
     return orig_items
 
 
+async def _preflight(cfg: RunConfig, state: _RunState, judge_session: Any, orig_items: Sequence[Any], *,
+                     progress: bool) -> None:
+    """A few calls before the budget is spent: print the parse rate and one raw reply, stop naming the cause
+    when too few replies parse (the calls go through the cache: the originals' stage reuses them)."""
+    from biasbound.judge.preflight import check_replies
+
+    pf = cfg.preflight
+    if pf is None or pf.calls == 0 or not orig_items:
+        return
+    reqs = [_request(it, "original", state.prompt) for it in orig_items[:pf.calls]]
+    res = await judge_session.judge(reqs, progress=False, description="preflight")
+    report = check_replies(res, pf)
+    state.notes.append(report.line())
+    if progress:
+        print(report.line(), file=sys.stderr)
+
+
 async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any, orig_items: Sequence[Any], *,
                            pairwise: bool, progress: bool) -> None:
     """Stage 1: judge the original context (checking every endpoint of the run first when anything is uncached)."""
@@ -444,7 +482,7 @@ async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any,
 
     panel = cfg.panel
     gens = cfg.neighbors.generators
-    reqs = [_request(it, "original") for it in orig_items]
+    reqs = [_request(it, "original", state.prompt) for it in orig_items]
     if judge_session.uncached(reqs):
         # something will be judged: every endpoint of the run answers one cheap request first, so a
         # dead rewriter or panel judge is named before any judging is paid for (a fully cached
@@ -456,6 +494,7 @@ async def _judge_originals(cfg: RunConfig, state: _RunState, judge_session: Any,
         for endpoint in others:
             async with JudgeSession(endpoint.judge_config(), cache=None) as probe:
                 await probe.check_endpoint()
+    await _preflight(cfg, state, judge_session, orig_items, progress=progress)
     res = await judge_session.judge(reqs, progress=progress, description="judging the original context")
     state.record(res, "original", [(it, "original") for it in orig_items])
     arena_games = state.games_by_judge[state.judge_name]
@@ -476,7 +515,8 @@ async def _open_rewriter(cfg: RunConfig, state: _RunState, judge_session: Any, c
     if cfg.rewriter is None:  # the config schema refuses this; a RunConfig built by hand may not
         raise InputError(f"The key 'rewriter' of {cfg.path} must name an endpoint for paraphrase/agreeable, "
                          "or set 'allow_judge_as_rewriter: true'. Got none instead.")
-    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed)
+    rewriter_session = JudgeSession(cfg.rewriter.judge_config(), cache=cache, retry_failed=retry_failed,
+                                    retry_unparseable=cfg.retry_unparseable)
     await rewriter_session.__aenter__()
     return rewriter_session
 
@@ -545,7 +585,7 @@ async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, item
 async def _judge_neighbours(state: _RunState, judge_session: Any, *, progress: bool) -> None:
     """Stage 3: judge the neighbours."""
     neighbour_items = state.neighbour_items
-    reqs = [_request(it, g) for it, g in neighbour_items]
+    reqs = [_request(it, g, state.prompt) for it, g in neighbour_items]
     res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
     state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
     _drawn_swap_games(state.games_by_judge[state.judge_name], neighbour_items, res)
@@ -569,13 +609,14 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
         state.current = endpoint.name
         games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
         state.games_by_judge[endpoint.name] = games
-        async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed) as session:
-            res = await session.judge([_request(it, "original") for it in orig_items], progress=progress,
+        async with JudgeSession(endpoint.judge_config(), cache=cache, retry_failed=retry_failed,
+                            retry_unparseable=cfg.retry_unparseable) as session:
+            res = await session.judge([_request(it, "original", state.prompt) for it in orig_items], progress=progress,
                                       description=f"{endpoint.name}: judging the original context")
             state.record(res, "original", [(it, "original") for it in orig_items])
             for it, r in zip(orig_items, res):
                 games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
-            res = await session.judge([_request(it, g) for it, g in neighbour_items], progress=progress,
+            res = await session.judge([_request(it, g, state.prompt) for it, g in neighbour_items], progress=progress,
                                       description=f"{endpoint.name}: judging the neighbours")
             state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
             _drawn_swap_games(games, neighbour_items, res)
@@ -590,7 +631,8 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
     from biasbound.judge.client import JudgeSession
 
     gens = cfg.neighbors.generators
-    async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed) as judge_session:
+    async with JudgeSession(cfg.judge.judge_config(), cache=cache, retry_failed=retry_failed,
+                            retry_unparseable=cfg.retry_unparseable) as judge_session:
         # 1. the original context (both games for pairwise)
         orig_items = _original_items(ctx, items, pairwise and not cfg.neighbors.swap_drawn)
         await _judge_originals(cfg, state, judge_session, orig_items, pairwise=pairwise, progress=progress)
@@ -617,16 +659,39 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
     await _judge_panel(cfg, ctx, state, orig_items, cache, pairwise=pairwise, progress=progress, retry_failed=retry_failed)
 
 
-def _judgment_table(state: _RunState, out: Path, outputs: dict[str, Path]) -> tuple[pd.DataFrame, Any]:
-    """Stage 4: the judgment table and the JudgmentSet certify reads (written as ``judgments.parquet`` by
-    :func:`_write_judgments` once the run's usage is known)."""
+def _judgment_table(cfg: RunConfig, state: _RunState, out: Path, outputs: dict[str, Path]) -> tuple[pd.DataFrame, Any]:
+    """Stage 4: the judgment table (with the answers' gold labels as its ``human`` column when they have one) and the
+    JudgmentSet certify reads (written as ``judgments.parquet`` by :func:`_write_judgments` once the run's usage
+    is known)."""
     from biasbound.data.tables import from_frame
 
     frame = pd.DataFrame(state.rows)
     frame = frame.sort_values(["judge", "model", "item_id", "variant", "rerun", "game"], kind="stable").reset_index(drop=True)
-    jset = from_frame(frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]],
+    frame = _with_gold_labels(cfg, frame)
+    columns = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]
+    jset = from_frame(frame[columns + (["human"] if "human" in frame.columns else [])],
                       source="judgments.parquet", scale=(0.0, 1.0), judge=state.judge_name)
     return frame, jset
+
+
+def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
+    """Carry the answer table's optional ``gold_label`` column (per model and item, on the judge's score scale in
+    the model's view, as the scores are) into the judgment table as its ``human`` column: certify reads it as the
+    human labels (agreement on the judge card, human-anchored scores: :mod:`biasbound.human`); the frame is
+    unchanged when there is none."""
+    if cfg.data.table is None or frame.empty:
+        return frame
+    from biasbound.data.tables import _detect_format, _read
+
+    table, _ = _read(cfg.data.table, _detect_format(cfg.data.table), what="answer")
+    if "gold_label" not in table.columns:
+        return frame
+    gold = {(str(m).strip(), str(i).strip()): g for m, i, g in zip(table["model"], table["item_id"], table["gold_label"])
+            if not pd.isna(g) and str(g).strip()}
+    frame = frame.copy()
+    frame["human"] = pd.to_numeric(pd.Series([gold.get((m, i)) for m, i in zip(frame["model"], frame["item_id"])],
+                                             index=frame.index, dtype=object), errors="coerce")
+    return frame
 
 
 def _write_judgments(cfg: RunConfig, frame: pd.DataFrame, jset: Any, summary: dict[str, Any], out: Path,
@@ -661,7 +726,18 @@ def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.Data
         "failures": state.failures, "generators": state.gen_summaries,
         "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in state.perturbations.items()},
         "certify_neighbors": neighbour_names, "notes": state.notes, "judging_cost": _judging_cost(state),
+        "serving": _serving(cfg, state),
     }
+
+
+def _serving(cfg: RunConfig, state: _RunState) -> dict[str, Any]:
+    """Parse rate, server latency apart from queue time, tokens per second, sustained concurrency (first judge)."""
+    from biasbound.judge.serving import serving_summary
+
+    out = serving_summary(state.results, cfg.judge.concurrency)
+    if "warning" in out and out["warning"] not in state.notes:
+        state.notes.append(out["warning"])
+    return out
 
 
 def _judging_cost(state: _RunState) -> dict[str, Any]:
@@ -686,6 +762,10 @@ def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, 
             summary["certify"] = {"status": "failed", "reason": "every judge call failed"}
             summary["seconds"] = round(time.monotonic() - t_start, 3)
             _write_json(out / "run_summary.json", summary)
+            if reasons and all("unparseable repl" in r for r in reasons):
+                raise JudgeError(f"The judge {endpoint.model!r} at {endpoint.base_url} answered all {len(mine)} calls, but no "
+                                 f"reply held a verdict the parser accepts{why}; nothing to certify. Give the judge's own "
+                                 f"prompt and parser under 'prompt' (the raw replies are in {out / 'judgments.csv'}).")
             raise JudgeError(f"Every one of the {len(mine)} calls to the judge {endpoint.model!r} at {endpoint.base_url} "
                              f"failed{why}; nothing to certify. Check that endpoint (its URL, model and key); the run's "
                              f"files are in {out} and a re-run reuses every call that succeeded.")
@@ -761,7 +841,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
         raise InputError(f"The key 'neighbors.sequential.looks' of {cfg.path} ends at {looks[-1]}, but each model holds "
                          f"at most {most} items: a look beyond the items judges nothing new and still spends its share "
                          f"of beta; end the looks at {most} or below (e.g. {[x for x in looks if x < most] + [most]}).")
-    state = _RunState(judge_name=judge_name, several=len(cfg.panel) > 1, current=judge_name)
+    state = _RunState(judge_name=judge_name, several=len(cfg.panel) > 1, current=judge_name, prompt=cfg.prompt)
     state.games_by_judge[judge_name] = {m: {} for m in ctx.models}
     cache = JudgeCache(out / _CACHE_NAME)
     try:
@@ -772,7 +852,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
 
     # 4. the judgment table
     outputs: dict[str, Path] = {}
-    frame, jset = _judgment_table(state, out, outputs)
+    frame, jset = _judgment_table(cfg, state, out, outputs)
 
     # 5. Arena-Hard judgment files, neighbours, summary
     for name, games in state.games_by_judge.items():

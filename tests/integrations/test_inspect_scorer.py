@@ -264,3 +264,24 @@ def test_default_certify_prints_the_recorded_sensitivities(tmp_path, capsys):
     assert code == 0
     assert (f"judge model_graded_qa(mockllm/model): Δ* over every observed neighbour (no hold-out): "
             f"variant:format {metrics['format']:.4g} (m=6), rerun {metrics['rerun']:.4g} (m=6)") in out
+
+
+def test_a_grader_whose_every_grade_failed_is_refused_in_one_sentence(tmp_path):
+    """Found: a grader none of whose grades parsed ran to the end and exited 0; now the eval stops on the 5th
+    sample naming the cause (the openai-api/ route for local servers, the grade pattern)."""
+    from inspect_ai import Task
+    from inspect_ai.scorer import model_graded_qa
+    from inspect_ai.solver import generate
+
+    from biasbound.inspect import bias_bounded
+
+    grader = mock_model(["I think it is fine."] * 40)
+    task = Task(dataset=_samples(6), solver=generate(),
+                scorer=bias_bounded(model_graded_qa(model=grader, partial_credit=True), generators=["format"]))
+    log = run_eval(task, [ANSWER] * 6, tmp_path / "logs", max_samples=1)
+    from inspect_ai.log import read_eval_log
+
+    ev = read_eval_log(str(log))
+    assert ev.status == "error"
+    assert "every one of the 5 grades of model_graded_qa so far failed" in str(ev.error.message)
+    assert "openai-api/<name>/<model>" in str(ev.error.message)

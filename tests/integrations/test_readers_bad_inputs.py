@@ -107,10 +107,12 @@ def test_every_judge_call_failing_names_the_endpoint(tmp_path, capsys):
     server_cfg = SyntheticServerConfig(fault_rate=1.0, fault_kinds=("garbage",))
     with serve_in_thread(server_cfg) as server:
         cfg = _small_config(tmp_path / "c.yaml", server.url, str(tmp_path / "run"))
+        cfg.write_text(cfg.read_text() + "\npreflight: {calls: 0}\n")  # the preflight would stop first (tests/judge)
         code, out, err = cli(capsys, "run", str(cfg), "--no-progress")
     assert code == 2, err
     text = " ".join(err.split())
     assert "Traceback" not in err and server.url in text and "biasbound-synthetic-judge" in text
+    assert "but no reply held a verdict the parser accepts" in text  # the server answered: not blamed on the URL
     assert "give the original judgments too" not in text
     # nothing lost: the judgments and the run summary are written
     assert (tmp_path / "run" / "judgments.parquet").exists()

@@ -131,6 +131,9 @@ def call_lines(summary: dict[str, Any]) -> list[str]:
     for who, per in (summary.get("endpoint_attempts") or {}).items():
         if len(per) > 1:
             lines.append(f"  {who}: HTTP attempts per endpoint: " + ", ".join(f"{u} {n}" for u, n in per.items()))
+    from biasbound.judge.serving import serving_lines
+
+    lines += serving_lines(summary.get("serving") or {})
     seq = summary.get("sequential")
     if seq:  # the counts above are the stopped look's; the looks before it judged prefixes of its draws
         steps = ", ".join(f"m={p['m']}: " + ("not certifiable" if p.get("alpha") is None else f"α {p['alpha']:.4f}")

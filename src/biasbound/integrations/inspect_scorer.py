@@ -147,6 +147,24 @@ def neighbour_sensitivity() -> Any:
     return compute
 
 
+#: bias_bounded refuses a grader whose first this-many grades all failed (no value, or inspect's
+#: "Grade not found" explanation)
+FAILED_GRADER_AFTER = 5
+
+
+def _failed_grade(s: Any) -> str | None:
+    """Why a grade failed (``None`` when it is a grade): no score, no value, or inspect's 'grade not found'."""
+    if s is None:
+        return "no score"
+    value = getattr(s, "value", None)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return str(getattr(s, "explanation", None) or "no value")
+    explanation = str(getattr(s, "explanation", "") or "")
+    if explanation.lower().startswith("grade not found"):
+        return explanation
+    return None
+
+
 def bias_bounded(
     wrapped: Scorer,
     generators: Sequence[str] = ("format", "rerun"),
@@ -281,8 +299,25 @@ def _bias_bounded(
     complete = _complete_with(rewriter_model) if rewriter_model is not None else None
     wrapped_name = _name_of(wrapped)
 
+    tally = {"grades": 0, "failed": 0, "example": ""}
+
+    def count(s: Any) -> None:
+        """Refuse, in one sentence, a grader none of whose first FAILED_GRADER_AFTER grades was a grade."""
+        tally["grades"] += 1
+        why = _failed_grade(s)
+        if why is None:
+            return
+        tally["failed"] += 1
+        tally["example"] = tally["example"] or why
+        if tally["grades"] >= FAILED_GRADER_AFTER and tally["failed"] == tally["grades"]:
+            raise InputError(f"bias_bounded: every one of the {tally['grades']} grades of {wrapped_name} so far failed "
+                             f"(e.g. {tally['example'][:160]!r}), so there is nothing to certify; check that the "
+                             "grader's model is reachable (for a local OpenAI-compatible server use "
+                             "'openai-api/<name>/<model>') and that its replies match the scorer's grade pattern.")
+
     async def score(state: TaskState, target: Target) -> Score:
         original = await wrapped(state, target)
+        count(original)
         if original is None:
             return original
         from biasbound.neighbors.base import JudgeItem

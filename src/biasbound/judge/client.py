@@ -307,6 +307,7 @@ class JudgeRequest:
     top_p: float | None = None
     seed: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    parser: Any = None
 
     def __post_init__(self) -> None:
         where = "JudgeRequest"
@@ -390,6 +391,11 @@ class JudgeResult:
     endpoint: str | None = None
     messages: Sequence[Mapping[str, str]] = field(default=(), repr=False)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: time spent inside HTTP calls (the server's time, over every attempt) and waiting for biasbound's own
+    #: concurrency and rate limits before them; ``span`` = (first send, last reply) on ``time.monotonic``
+    server_seconds: float | None = None
+    queue_seconds: float | None = None
+    span: tuple[float, float] | None = None
 
     @property
     def verdicts(self) -> dict[str, Any]:
@@ -485,6 +491,27 @@ class _Unparseable(Exception):
         self.finish_reason = finish_reason
 
 
+_RETRY_SEED_STEP = 1_000_003  # a parse retry's seed: the call's seed + k * this (k = 1, 2, ...)
+
+
+def _top_logprobs(choice: Mapping[str, Any]) -> list[dict[str, float]] | None:
+    """Token -> log-probability of each reply position's alternatives (OpenAI chat ``logprobs.content``)."""
+    lp = choice.get("logprobs")
+    content = lp.get("content") if isinstance(lp, Mapping) else None
+    if not isinstance(content, list):
+        return None
+    out: list[dict[str, float]] = []
+    for pos in content:
+        if not isinstance(pos, Mapping):
+            continue
+        alts = {str(a["token"]): float(a["logprob"]) for a in pos.get("top_logprobs") or []
+                if isinstance(a, Mapping) and isinstance(a.get("logprob"), (int, float))}
+        if isinstance(pos.get("logprob"), (int, float)):
+            alts.setdefault(str(pos.get("token")), float(pos["logprob"]))
+        out.append(alts)
+    return out or None
+
+
 def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, _Unparseable):
         return True
@@ -542,7 +569,9 @@ def _resolve(request: JudgeRequest, config: JudgeConfig) -> _Call:
     seed = int(request.seed) if request.seed is not None else config.base_seed + request.rerun
     key = cache_key(
         identity=config.cache_identity, model=model, messages=request.messages, temperature=temperature,
-        max_tokens=max_tokens, top_p=top_p, seed=seed, rerun=request.rerun, template_version=config.template_version,
+        max_tokens=max_tokens, top_p=top_p, seed=seed, rerun=request.rerun,
+        template_version=config.template_version if request.parser is None
+        else f"{config.template_version}+parser-{request.parser.fingerprint()}",
     )
     return _Call(request, model, temperature, max_tokens, top_p, seed, key, rubric_factors(request.messages))
 
@@ -641,8 +670,14 @@ class _Run:
         return redact(text, [self.secret])
 
     def describe(self, exc: BaseException) -> str:
+        # the kind first, in words: refused connection, timeout, HTTP error (an unparseable reply is a 'missing'
+        # outcome, never described here) -- the SDK's aiohttp adapter reports a refused connection as a timeout
         if isinstance(exc, openai.APIStatusError):
-            what = f"HTTP {exc.status_code} {type(exc).__name__}"
+            what = f"HTTP error: HTTP {exc.status_code} {type(exc).__name__}"
+        elif _is_connection_failure(exc):
+            what = f"refused connection (no server answered): {type(exc).__name__}"
+        elif isinstance(exc, openai.APITimeoutError):
+            what = f"timeout (no reply within the client timeout of {self.config.timeout:g} s): {type(exc).__name__}"
         else:
             what = type(exc).__name__
         text = f"{what}: {exc}"
@@ -673,7 +708,8 @@ class _Run:
             if self.abort is not None or state["attempts"] >= cfg.max_attempts:
                 return True
             exc = retry_state.outcome.exception() if retry_state.outcome else None
-            return isinstance(exc, _Unparseable) and state["parse_failures"] >= cfg.max_parse_attempts
+            return isinstance(exc, _Unparseable) and (state["parse_failures"] >= cfg.max_parse_attempts
+                                                      or bool(state.get("deterministic")))
 
         retrying = AsyncRetrying(
             stop=stop,
@@ -687,19 +723,27 @@ class _Run:
     async def judge(self, call: _Call) -> JudgeResult:
         cfg = self.config
         state: dict[str, Any] = {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None,
-                                 "last_lane": None, "endpoint": None}
+                                 "last_lane": None, "endpoint": None,
+                                 "queue": 0.0, "server": 0.0, "first": None, "last": None}
 
         kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
                                   "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
         if call.top_p is not None:
             kwargs["top_p"] = call.top_p
+        parser = call.request.parser
+        if parser is not None and parser.kind == "logprob":
+            kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
 
         async def attempt() -> ParsedReply:
             lane = self.pick(avoid=state["last_lane"])
             lane.load += 1
+            queued = time.monotonic()
             try:
                 await lane.limiter.wait()
                 async with lane.semaphore:
+                    sent = time.monotonic()
+                    state["queue"] += sent - queued
+                    state["first"] = sent if state["first"] is None else state["first"]
                     state["attempts"] += 1
                     lane.attempts += 1
                     state["last_lane"] = lane  # a retry prefers another endpoint
@@ -724,6 +768,8 @@ class _Run:
                         raise
                     lane.connection_failures = 0
                     state["endpoint"] = lane.url
+                    state["last"] = time.monotonic()
+                    state["server"] += state["last"] - sent
             finally:
                 lane.load -= 1
             try:
@@ -741,10 +787,22 @@ class _Run:
             if isinstance(usage, dict):
                 state["prompt"] = (state["prompt"] or 0) + int(usage.get("prompt_tokens") or 0)
                 state["completion"] = (state["completion"] or 0) + int(usage.get("completion_tokens") or 0)
+            repeated = state["raw"] is not None and state["raw"] == text
             state["raw"] = text
-            parsed = parse_reply(text, call.request.task, factors=call.factors)
+            if parser is not None:
+                parsed = parser.parse(text, call.request.task, _top_logprobs(choice))
+            else:
+                parsed = parse_reply(text, call.request.task, factors=call.factors)
             if parsed.status != "ok" and not (parsed.reason or "").startswith("ambiguous"):
                 state["parse_failures"] += 1
+                # A server that repeated its reply word for word is deterministic: asking again would only
+                # repeat it, so no further parse retry. With the judge's own parser a retry asks with a new
+                # seed; the built-in prompts keep the call's seed, so a resumed run and an uninterrupted one
+                # get the same verdicts from a seeded server whatever faults came in between.
+                # (a truncated reply, finish_reason 'length', proves nothing: it is retried as before)
+                state["deterministic"] = repeated and finish_reason != "length"
+                if parser is not None:
+                    kwargs["seed"] = call.seed + _RETRY_SEED_STEP * state["parse_failures"]
                 raise _Unparseable(parsed, finish_reason)
             return parsed
 
@@ -776,6 +834,8 @@ class _Run:
             cost=self.cost(state["prompt"], state["completion"]), attempts=state["attempts"], latency=latency,
             rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False, recalled=call.recalled,
             endpoint=state["endpoint"], messages=call.request.messages, metadata=call.request.metadata,
+            server_seconds=state["server"] if state["last"] is not None else None, queue_seconds=state["queue"],
+            span=(state["first"], state["last"]) if state["last"] is not None else None,
         )
         if status != "ok":
             logger.warning("judge call %s %s: %s", call.request.key, status, reason)
@@ -898,8 +958,11 @@ class JudgeSession:
     cache:
         A :class:`JudgeCache`, a path to one (opened here, closed on exit), or ``None``.
     retry_failed:
-        Call again the requests whose cached outcome is ``failed`` or ``missing`` *from before this
-        session opened* (an earlier run: a server that was down, a run that was killed). Outcomes
+        Call again the requests whose cached outcome is ``failed`` *from before this session opened*
+        (an earlier run: a server that was down, a run that was killed).
+    retry_unparseable:
+        Call again the requests whose cached reply held no verdict (``missing``) from before this session
+        opened; off by default (a changed prompt or parser has another cache key and is called anyway). Outcomes
         cached by this session are reused either way, so one run never calls the same request twice.
 
     Attributes
@@ -927,11 +990,12 @@ class JudgeSession:
     """
 
     def __init__(self, config: JudgeConfig, *, cache: JudgeCache | str | Path | None = None,
-                 retry_failed: bool = False) -> None:
+                 retry_failed: bool = False, retry_unparseable: bool = False) -> None:
         if not isinstance(config, JudgeConfig):
             raise TypeError(f"The 'config' parameter of JudgeSession must be a JudgeConfig. Got {type(config).__name__} instead.")
         self.config = config
         self.retry_failed = bool(retry_failed)
+        self.retry_unparseable = bool(retry_unparseable)
         self._opened = 0.0
         self._cache_arg = cache
         self.cache: JudgeCache | None = None
@@ -1004,8 +1068,18 @@ class JudgeSession:
             entry = self.cache.get(call.cache_key)
             if entry is None and self.config.cache_identity is None:
                 entry = _legacy_entry(self.cache, call, self.config)
-            n += entry is None or (self.retry_failed and entry["status"] != "ok" and entry["created"] < self._opened)
+            n += entry is None or (self._recall(entry, self.retry_failed))
         return n
+
+    def _recall(self, entry: Mapping[str, Any], retry: bool) -> bool:
+        """Call again a cached outcome of an earlier session: a failed call (no reply) when ``retry``; an
+        unparseable reply (``missing``) only with ``retry_unparseable`` -- the same prompt and parser would
+        most likely meet the same reply again (a changed prompt or parser has another cache key)."""
+        if entry["status"] == "ok" or entry["created"] >= self._opened:
+            return False
+        if entry["status"] == "missing":
+            return self.retry_unparseable
+        return retry
 
     async def check_endpoint(self) -> None:
         """One cheap request (``GET /models``): raises a ``JudgeError`` naming the URL when it cannot be reached."""
@@ -1039,7 +1113,7 @@ class JudgeSession:
             entry = store.get(call.cache_key) if store is not None else None
             if entry is None and store is not None and self.config.cache_identity is None:
                 entry = _legacy_entry(store, call, self.config)
-            if entry is not None and (entry["status"] == "ok" or not retry or entry["created"] >= self._opened):
+            if entry is not None and not self._recall(entry, retry):
                 results[i] = _from_cache(call, entry)
             else:
                 call.recalled = entry is not None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import signal
 import socket
@@ -44,9 +45,15 @@ from biasbound._validation import arg, check_in_range, check_int, cli_command
 from biasbound.judge.parsing import task_of
 from biasbound.testing.synthetic import SyntheticJudge, SyntheticJudgeConfig
 
-__all__ = ["FAULT_KINDS", "RunningServer", "SyntheticServerConfig", "run_server", "serve_in_thread"]
+__all__ = ["FAULT_KINDS", "REPLY_STYLES", "RunningServer", "SyntheticServerConfig", "run_server", "serve_in_thread"]
 
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "truncated", "garbage")
+#: How the server answers, like a real small model would: ``native`` (biasbound's own format), ``prose`` (a sentence
+#: with no verdict), ``echo`` (the prompt's last lines repeated), ``number`` (a bare number 1-10), ``letter``
+#: (``Output (a)`` / ``Output (b)``, with log-probabilities of the two letters). Non-native replies depend only on
+#: the messages and the seed: identical requests get identical replies; ``letter`` names the first-shown answer
+#: with probability 0.7 (a position bias).
+REPLY_STYLES: tuple[str, ...] = ("native", "prose", "echo", "number", "letter")
 _TRUNCATE_BEFORE = ("My final verdict", "Rating:", "RESPONSE>>>")
 _GARBAGE = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
 
@@ -76,6 +83,10 @@ class SyntheticServerConfig:
     api_key_env:
         When set, the server reads the expected key from this environment variable at start and
         answers 401 to requests without ``Authorization: Bearer <key>``.
+    style:
+        How replies are written (:data:`REPLY_STYLES`): ``native`` or a small model's ways.
+    serial:
+        Serve one request at a time: each waits for the ones before it (``latency_ms`` each).
     replay:
         ``None`` (the synthetic judge), or a judgment set to replay: ``"demo"`` (the embedded set), a
         :class:`~biasbound.data.JudgmentSet` or its frame. The server then answers pairwise judge
@@ -94,9 +105,13 @@ class SyntheticServerConfig:
     timeout_sleep_s: float = 5.0
     api_key_env: str | None = None
     replay: Any = None
+    style: str = "native"
+    serial: bool = False
 
     def __post_init__(self) -> None:
         where = "SyntheticServerConfig"
+        if self.style not in REPLY_STYLES:
+            raise InputError(f"The 'style' parameter of {where} must be one of {list(REPLY_STYLES)}. Got {self.style!r} instead.")
         if not isinstance(self.judge, SyntheticJudgeConfig):
             raise TypeError(f"The 'judge' parameter of {where} must be a SyntheticJudgeConfig. Got {type(self.judge).__name__} instead.")
         check_in_range(self.latency_ms, "latency_ms", where, low=0)
@@ -124,6 +139,7 @@ class _State:
         else:
             self.judge = SyntheticJudge(config.judge)
         self.api_key = api_key
+        self.busy_until = 0.0  # serial mode: when the one request being served is done (loop time)
         self.lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -175,6 +191,25 @@ class _State:
         if u >= rate:
             return None
         return cfg.fault_kinds[min(len(cfg.fault_kinds) - 1, int(u / rate * len(cfg.fault_kinds)))]
+
+
+def _styled(style: str, messages: Any, seed: Any) -> tuple[str, dict[str, Any] | None]:
+    """A reply in one of the non-native :data:`REPLY_STYLES`: a function of the messages and the seed alone."""
+    digest = hashlib.sha256(json.dumps([messages, seed], sort_keys=True).encode("utf-8")).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    last = str(messages[-1].get("content", "")) if messages else ""
+    if style == "prose":
+        return "Both outputs have their merits, and the better one depends on what the user values most.", None
+    if style == "echo":
+        return "\n".join(last.splitlines()[-3:]), None
+    if style == "number":
+        return str(1 + int(u * 10)), None
+    p_a = 0.7
+    letter = "a" if u < p_a else "b"
+    lp = {"a": math.log(p_a), "b": math.log(1 - p_a)}
+    content = [{"token": letter, "logprob": lp[letter],
+                "top_logprobs": [{"token": t, "logprob": v} for t, v in lp.items()]}]
+    return f"Output ({letter})", {"content": content}
 
 
 def _truncate(text: str) -> str:
@@ -394,6 +429,10 @@ class _Connection(asyncio.Protocol):
         state.enter()
         call = (body, messages, task, body_hash, attempt, keep)
         latency = state.config.latency_ms / 1000.0
+        if state.config.serial:  # one request at a time, like a single-slot llama.cpp server: the rest queue
+            now = self.server.loop.time()
+            state.busy_until = max(now, state.busy_until) + latency
+            latency = state.busy_until - now
         if latency > 0:
             self.server.later(latency, self._after_latency, call)
         else:
@@ -428,8 +467,12 @@ class _Connection(asyncio.Protocol):
                 self._send_error(500, "Synthetic internal server error.", "server_error", keep_alive=keep)
                 answered = True
                 return
+            logprobs = None
             try:
-                text = state.judge.reply(messages, body.get("seed"))
+                if cfg.style == "native":
+                    text = state.judge.reply(messages, body.get("seed"))
+                else:
+                    text, logprobs = _styled(cfg.style, messages, body.get("seed"))
             except InputError as exc:
                 entry["outcome"] = "bad-request"
                 state.record(entry)
@@ -451,7 +494,7 @@ class _Connection(asyncio.Protocol):
                 "model": body.get("model") or cfg.model,
                 "system_fingerprint": "biasbound-synthetic",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
-                             "logprobs": None}],
+                             "logprobs": logprobs if body.get("logprobs") else None}],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                           "total_tokens": prompt_tokens + completion_tokens},
             }, keep_alive=keep)

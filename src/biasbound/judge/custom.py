@@ -1,0 +1,336 @@
+"""A judge configured by its own prompt and its own verdict parser.
+
+A :class:`JudgePrompt` holds a system and a user template (Jinja, rendered with the item's fields
+``question``, ``answer_a``, ``answer_b`` (pairwise), ``answer`` (single), ``reference`` and
+``position``), few-shot messages placed between them, and a :class:`VerdictParser`:
+
+* ``regex``  -- a regular expression whose first group (or whole match) is looked up in ``map``
+  (spelling -> ``A>B``-style verdict, or -> rating for single grading); the first match counts.
+* ``json``   -- a field of a JSON object found in the reply (``field``, dotted for nesting), mapped
+  like ``regex`` or read as a number.
+* ``number`` -- the first number in the reply, kept when it lies on the stated scale ``[low, high]``
+  and rescaled onto 1-10 (biasbound's single rating).
+* ``logprob`` -- the log-probabilities of the verdict tokens at the first reply position where one of
+  them is among the top alternatives (``map`` from token to verdict, e.g. ``a`` in ``Output (a)``); the verdict is the most probable mapped token and ``extra["p"]`` the
+  probabilities, renormalised over the mapped tokens.
+
+Named presets reproduce other tools' prompts and parsers (template headers cite the source):
+``llmbar`` (LLMBar's Vanilla_NoRules, "Output (a)"/"Output (b)"), ``mt-bench`` (FastChat's
+pair-v2, ``[[A]]``/``[[B]]``/``[[C]]``) and ``arena-hard`` (biasbound's built-in Arena-Hard-style
+prompt and parser, unchanged).
+
+Which verdict spellings name a position: ``A``, ``a``, ``Output (a)``, ``[[A]]``, ``Assistant A``
+name the first-shown answer; ``B``/``b``/``Output (b)``/``[[B]]``/``Assistant B`` the second; ``C``,
+``tie`` name neither. A user parser maps its own spellings through ``map``; the values must be
+one of ``A>>B, A>B, A=B, B>A, B>>A`` (see :data:`biasbound.judge.parsing.PAIRWISE_VERDICTS`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from biasbound._exceptions import DataFormatError
+from biasbound.judge.parsing import PAIRWISE_VERDICTS, ParsedReply, normalize_verdict
+
+__all__ = ["PARSER_KINDS", "PRESETS", "JudgePrompt", "VerdictParser", "prompt_from_config"]
+
+PARSER_KINDS: tuple[str, ...] = ("regex", "json", "number", "logprob")
+PRESETS: tuple[str, ...] = ("arena-hard", "llmbar", "mt-bench")
+_FIELDS = ("question", "answer", "answer_a", "answer_b", "reference", "position")
+
+
+@dataclass(frozen=True)
+class VerdictParser:
+    """How a verdict is read from a reply (see the module docstring for the kinds)."""
+
+    kind: str
+    pattern: str | None = None
+    field: str | None = None
+    mapping: tuple[tuple[str, str], ...] = ()
+    low: float = 1.0
+    high: float = 10.0
+    ignore_case: bool = True
+
+    def fingerprint(self) -> str:
+        """A short stable hash of the parser (goes into the cache key and the certificate's scope)."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return {"kind": self.kind, "pattern": self.pattern, "field": self.field, "map": dict(self.mapping),
+                "scale": [self.low, self.high], "ignore_case": self.ignore_case}
+
+    def _lookup(self, token: str) -> str | None:
+        key = token.strip()
+        for spelling, verdict in self.mapping:
+            if spelling == key or (self.ignore_case and spelling.lower() == key.lower()):
+                return verdict
+        return None
+
+    def _value(self, verdict: str, task: str) -> Any:
+        if task == "judge-single":
+            return self._rating(float(verdict))
+        return normalize_verdict(verdict)
+
+    def _rating(self, x: float) -> float | None:
+        if not math.isfinite(x) or not self.low <= x <= self.high:
+            return None
+        return 1.0 + 9.0 * (x - self.low) / (self.high - self.low)
+
+    def parse(self, text: str, task: str, logprobs: Sequence[Mapping[str, float]] | None = None) -> ParsedReply:
+        """Read the verdict of one reply; ``status="missing"`` with a reason when none is found."""
+        def missing(reason: str) -> ParsedReply:
+            return ParsedReply(task=task, status="missing", value=None, reason=reason, raw=text)
+
+        def ok(value: Any, **extra: Any) -> ParsedReply:
+            return ParsedReply(task=task, status="ok", value=value, extra=dict(extra), raw=text)
+
+        if self.kind == "regex":
+            flags = re.IGNORECASE if self.ignore_case else 0
+            m = re.search(str(self.pattern), text, flags)
+            if m is None:
+                return missing(f"no match of the parser's pattern {self.pattern!r}")
+            token = m.group(1) if m.groups() else m.group(0)
+            if not self.mapping and task == "judge-single":
+                try:
+                    rating = self._rating(float(token))
+                except ValueError:
+                    rating = None
+                return ok(rating) if rating is not None else missing(f"{token!r} is not a number on [{self.low}, {self.high}]")
+            verdict = self._lookup(token)
+            return ok(self._value(verdict, task)) if verdict is not None else missing(f"{token!r} is not in the parser's map")
+        if self.kind == "json":
+            obj = _first_json_object(text)
+            if obj is None:
+                return missing("no JSON object in the reply")
+            value: Any = obj
+            for part in str(self.field).split("."):
+                if not isinstance(value, Mapping) or part not in value:
+                    return missing(f"the JSON object has no field {self.field!r}")
+                value = value[part]
+            if self.mapping:
+                verdict = self._lookup(str(value))
+                return ok(self._value(verdict, task)) if verdict is not None else missing(f"{value!r} is not in the parser's map")
+            try:
+                rating = self._rating(float(value))
+            except (TypeError, ValueError):
+                rating = None
+            return ok(rating) if rating is not None else missing(f"{value!r} is not a number on [{self.low}, {self.high}]")
+        if self.kind == "number":
+            m = re.search(r"-?\d+(?:\.\d+)?", text)
+            if m is None:
+                return missing("no number in the reply")
+            rating = self._rating(float(m.group(0)))
+            return ok(rating) if rating is not None else missing(f"{m.group(0)} is not on the scale [{self.low}, {self.high}]")
+        # logprob
+        if not logprobs:
+            return missing("the server returned no log-probabilities")
+        probs: dict[str, float] = {}
+        for position in logprobs:  # the first reply position whose alternatives hold a verdict token
+            for token, lp in position.items():
+                verdict = self._lookup(token)
+                if verdict is not None:
+                    probs[verdict] = probs.get(verdict, 0.0) + math.exp(lp)
+            if probs:
+                break
+        if not probs:
+            return missing("none of the parser's tokens is among the reply's top log-probabilities")
+        total = sum(probs.values())
+        best = max(probs, key=lambda v: probs[v])
+        return ok(self._value(best, task), p={v: p / total for v, p in probs.items()})
+
+
+def _first_json_object(text: str) -> dict[str, Any] | None:
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", text):
+        try:
+            obj, _ = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    """A judge's own prompt (templates and few-shot messages) and parser."""
+
+    name: str
+    system: str | None
+    user: str
+    parser: VerdictParser
+    few_shot: tuple[tuple[str, str], ...] = ()
+    json_schema: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    def fingerprint(self) -> str:
+        """A short stable hash of the templates, few-shot messages and parser."""
+        blob = json.dumps([self.system, self.user, list(self.few_shot), self.parser.to_dict()], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def scope(self) -> dict[str, Any]:
+        """What the certificate's scope records about the prompt and parser."""
+        return {"name": self.name, "fingerprint": self.fingerprint(), "parser": self.parser.to_dict(),
+                "few_shot": len(self.few_shot)}
+
+    def render(self, **fields: Any) -> list[dict[str, str]]:
+        """The chat messages for one item (missing fields render as errors naming them)."""
+        env = _env()
+        try:
+            out: list[dict[str, str]] = []
+            if self.system:
+                out.append({"role": "system", "content": env.from_string(self.system).render(**fields).strip("\n")})
+            out.extend({"role": role, "content": content} for role, content in self.few_shot)
+            out.append({"role": "user", "content": env.from_string(self.user).render(**fields).strip("\n")})
+        except jinja2.UndefinedError as exc:
+            raise DataFormatError(f"The judge prompt {self.name!r} uses a field the item does not have ({exc.message}); "
+                                  f"the fields are {', '.join(_FIELDS)}.") from None
+        return out
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+
+
+def _preset_text(name: str) -> str:
+    loader = jinja2.PackageLoader("biasbound.judge", "templates")
+    source, _, _ = loader.get_source(_env(), name)
+    return source
+
+
+def _letter_map(a: str, b: str, tie: str | None) -> tuple[tuple[str, str], ...]:
+    pairs = [(a, "A>B"), (b, "B>A")]
+    if tie is not None:
+        pairs.append((tie, "A=B"))
+    return tuple(pairs)
+
+
+def preset(name: str) -> JudgePrompt | None:
+    """The named preset (``None`` for ``arena-hard``: biasbound's built-in prompt and parser)."""
+    if name == "arena-hard":
+        return None
+    if name == "llmbar":
+        # LLMBar's own parser looks for "Output (a)" / "Output (b)" in the reply; a bare "(a)" counts too.
+        parser = VerdictParser(kind="regex", pattern=r"Output\s*\(?\s*([ab])\s*\)?", mapping=_letter_map("a", "b", None))
+        return JudgePrompt("llmbar", _preset_text("preset_llmbar_system.jinja"), _preset_text("preset_llmbar_user.jinja"), parser)
+    if name == "mt-bench":
+        # FastChat's pair-v2 parser: "[[A]]" / "[[B]]" / "[[C]]" (tie), the first one found.
+        parser = VerdictParser(kind="regex", pattern=r"\[\[([ABC])\]\]", mapping=_letter_map("A", "B", "C"), ignore_case=False)
+        return JudgePrompt("mt-bench", _preset_text("preset_mt_bench_system.jinja"),
+                           _preset_text("preset_mt_bench_user.jinja"), parser)
+    raise KeyError(name)
+
+
+def prompt_from_config(raw: Any, *, template: str, base: Path, fail: Any) -> JudgePrompt | None:
+    """Validate the config's ``prompt`` block; ``fail(key, what, value)`` builds the one-sentence error.
+
+    ``{preset: llmbar}`` or ``{system: file, user: file, few_shot: [{role, content}, ...],
+    parser: {kind: regex, pattern: ..., map: {...}} | {kind: json, field: ..., map: ...} |
+    {kind: number, scale: [1, 10]} | {kind: logprob, map: {...}}}``.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise fail("prompt", "a mapping with 'preset' or 'user' (and 'system', 'few_shot', 'parser')", raw)
+    unknown = sorted(set(raw) - {"preset", "system", "user", "few_shot", "parser"})
+    if unknown:
+        raise fail(f"prompt.{unknown[0]}", "one of preset, system, user, few_shot, parser", raw[unknown[0]])
+    if "preset" in raw:
+        name = raw["preset"]
+        if name not in PRESETS:
+            raise fail("prompt.preset", f"one of {', '.join(PRESETS)}", name)
+        if len(raw) > 1:
+            raise fail("prompt", "either a preset alone or your own templates and parser", dict(raw))
+        if template != "pairwise" and name != "arena-hard":
+            raise fail("prompt.preset", f"used with template 'pairwise' ({name!r} is a pairwise prompt)", name)
+        return preset(str(name))
+    if "user" not in raw:
+        raise fail("prompt.user", "the path of the user-message template (Jinja, with the item's fields)", None)
+    if "parser" not in raw:
+        raise fail("prompt.parser", "a parser: {kind: regex|json|number|logprob, ...}", None)
+    texts: dict[str, str | None] = {"system": None}
+    for key in ("system", "user"):
+        if raw.get(key) is None:
+            continue
+        path = Path(str(raw[key]))
+        path = path if path.is_absolute() else base / path
+        if not path.is_file():
+            raise fail(f"prompt.{key}", "the path of an existing template file", str(raw[key]))
+        text = path.read_text(encoding="utf-8")
+        try:
+            ast = _env().parse(text)
+        except jinja2.TemplateSyntaxError as exc:
+            raise fail(f"prompt.{key}", f"a valid Jinja template ({path}, line {exc.lineno}: {exc.message})",
+                       str(raw[key])) from None
+        from jinja2 import meta
+
+        bad = sorted(meta.find_undeclared_variables(ast) - set(_FIELDS))
+        if bad:
+            raise fail(f"prompt.{key}", f"a template using only the fields {', '.join(_FIELDS)} ({path} uses {bad[0]!r})",
+                       str(raw[key]))
+        texts[key] = text
+    shots: list[tuple[str, str]] = []
+    for i, m in enumerate(raw.get("few_shot") or []):
+        if not (isinstance(m, Mapping) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)):
+            raise fail(f"prompt.few_shot[{i}]", "a {role: user|assistant, content: text} message", m)
+        shots.append((str(m["role"]), str(m["content"])))
+    parser = _parser(raw["parser"], template, fail)
+    return JudgePrompt("custom", texts["system"], str(texts["user"]), parser, tuple(shots))
+
+
+def _parser(raw: Any, template: str, fail: Any) -> VerdictParser:
+    if not isinstance(raw, Mapping) or raw.get("kind") not in PARSER_KINDS:
+        raise fail("prompt.parser.kind", f"one of {', '.join(PARSER_KINDS)}", raw.get("kind") if isinstance(raw, Mapping) else raw)
+    kind = str(raw["kind"])
+    allowed = {"regex": {"pattern", "map", "scale", "ignore_case"}, "json": {"field", "map", "scale"},
+               "number": {"scale"}, "logprob": {"map"}}[kind] | {"kind"}
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise fail(f"prompt.parser.{extra[0]}", f"absent for a {kind!r} parser (it takes {', '.join(sorted(allowed))})", raw[extra[0]])
+    pattern = raw.get("pattern")
+    if kind == "regex":
+        if not isinstance(pattern, str):
+            raise fail("prompt.parser.pattern", "a regular expression", pattern)
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise fail("prompt.parser.pattern", f"a valid regular expression ({exc})", pattern) from None
+    if kind == "json" and not isinstance(raw.get("field"), str):
+        raise fail("prompt.parser.field", "the name of the JSON field holding the verdict", raw.get("field"))
+    mapping_raw = raw.get("map") or {}
+    if not isinstance(mapping_raw, Mapping):
+        raise fail("prompt.parser.map", "a mapping from the judge's spelling to a verdict", mapping_raw)
+    mapping: list[tuple[str, str]] = []
+    for spelling, verdict in mapping_raw.items():
+        ok = (normalize_verdict(str(verdict)) is not None) if template == "pairwise" else _is_number(verdict)
+        if not ok:
+            what = f"one of {', '.join(PAIRWISE_VERDICTS)}" if template == "pairwise" else "a number on the scale"
+            raise fail(f"prompt.parser.map.{spelling}", what, verdict)
+        mapping.append((str(spelling), str(verdict)))
+    if kind == "logprob" and not mapping:
+        raise fail("prompt.parser.map", "the verdict tokens and their verdicts (e.g. {A: A>B, B: B>A})", None)
+    if template == "pairwise" and kind in ("regex", "json") and not mapping:
+        raise fail("prompt.parser.map", "a mapping from the judge's spellings to verdicts (template 'pairwise')", None)
+    if template == "pairwise" and kind == "number":
+        raise fail("prompt.parser.kind", "regex, json or logprob with template 'pairwise' (a number is a single rating)", kind)
+    scale = raw.get("scale", [1, 10])
+    if not (isinstance(scale, Sequence) and len(scale) == 2 and all(_is_number(s) for s in scale) and float(scale[0]) < float(scale[1])):
+        raise fail("prompt.parser.scale", "[low, high] with low < high", scale)
+    return VerdictParser(kind=kind, pattern=pattern, field=raw.get("field"), mapping=tuple(mapping),
+                         low=float(scale[0]), high=float(scale[1]), ignore_case=bool(raw.get("ignore_case", True)))
+
+
+def _is_number(x: Any) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False

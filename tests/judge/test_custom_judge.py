@@ -1,0 +1,285 @@
+"""A judge configured by its own prompt and parser (issue: real judges that do not speak biasbound's format):
+presets, parsers, config errors in one sentence, the preflight, parse retries with new seeds, and a run
+against the synthetic server's small-model reply styles."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import SHARED_DATA
+
+from biasbound import DataFormatError
+from biasbound._exceptions import JudgeError
+from biasbound.config import load_config
+from biasbound.judge.client import JudgeConfig, JudgeRequest, JudgeSession
+from biasbound.judge.custom import VerdictParser, preset
+from biasbound.testing.server import SyntheticServerConfig, serve_in_thread
+
+DATA = SHARED_DATA / "arena-hard-v0.1"
+
+
+def _config(tmp_path: Path, url: str, **changes: object) -> Path:
+    cfg: dict = {
+        "data": {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
+                 "baseline": "gpt-4-0314", "n_items": 12, "models": ["gpt-3.5-turbo-0125"]},
+        "judge": {"base_url": url, "model": "m", "api_key_env": "BIASBOUND_TEST_UNSET_KEY",
+                  "sampling": {"temperature": 0.7}, "retry": {"backoff_initial": 0.0, "backoff_jitter": 0.0}},
+        "neighbors": {"generators": ["swap", "rerun"]},
+        "prompt": {"preset": "llmbar"}, "bootstrap_rounds": 200, "plots": False, "output": "out",
+    }
+    cfg.update(changes)
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ parsers (found item 1)
+def test_llmbar_preset_reads_its_own_spellings_and_names_positions() -> None:
+    p = preset("llmbar")
+    assert p is not None
+    assert p.parser.parse("Output (a)", "judge-pairwise").value == "A>B"
+    assert p.parser.parse("output (b) is better.", "judge-pairwise").value == "B>A"
+    miss = p.parser.parse("Both are fine.", "judge-pairwise")
+    assert miss.status == "missing" and miss.value is None and miss.raw == "Both are fine."
+    msgs = p.render(question="Q?", answer_a="first", answer_b="second", answer="x", reference=None, position="B")
+    assert msgs[0]["role"] == "system" and "Output (a):\nfirst" in msgs[1]["content"]
+    assert "{#" not in msgs[0]["content"]  # the source header is a comment, never sent
+
+
+def test_mt_bench_preset_maps_c_to_a_tie() -> None:
+    p = preset("mt-bench")
+    assert p is not None
+    assert p.parser.parse("A is clearer. [[C]]", "judge-pairwise").value == "A=B"
+    assert p.parser.parse("[[B]]", "judge-pairwise").value == "B>A"
+
+
+def test_bare_rating_json_field_and_logprobs() -> None:
+    number = VerdictParser(kind="number", low=1, high=10)
+    assert number.parse("Rating: 7", "judge-single").value == 7.0  # found: 'Rating: 7' was rejected
+    assert number.parse("Rating: 12", "judge-single").status == "missing"
+    five = VerdictParser(kind="number", low=1, high=5)
+    assert five.parse("5", "judge-single").value == 10.0 and five.parse("1", "judge-single").value == 1.0
+    js = VerdictParser(kind="json", field="verdict.winner", mapping=(("first", "A>B"), ("second", "B>A")))
+    assert js.parse('Sure: {"verdict": {"winner": "second"}}', "judge-pairwise").value == "B>A"
+    assert js.parse('{"verdict": {}}', "judge-pairwise").status == "missing"
+    lp = VerdictParser(kind="logprob", mapping=(("a", "A>B"), ("b", "B>A")))
+    got = lp.parse("Output (b)", "judge-pairwise", [{"a": math.log(0.2), "b": math.log(0.6), "c": math.log(0.2)}])
+    assert got.value == "B>A" and got.extra["p"]["B>A"] == pytest.approx(0.75)
+    assert lp.parse("x", "judge-pairwise", None).status == "missing"
+    # 'Output (a)': the verdict token is at the third position; earlier positions hold no mapped token
+    later = lp.parse("Output (a)", "judge-pairwise", [{"Output": -0.1}, {" (": -0.1}, {"a": math.log(0.9), "b": math.log(0.1)}])
+    assert later.value == "A>B" and later.extra["p"]["A>B"] == pytest.approx(0.9)
+    assert lp.parse("I think", "judge-pairwise", [{"I": -0.1}, {" think": -0.2}]).status == "missing"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "pattern"),
+    [
+        ({"preset": "alpaca"}, r"The key 'prompt\.preset' must be one of arena-hard, llmbar, mt-bench\. Got 'alpaca'"),
+        ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(", "map": {"a": "A>B"}}},
+         r"The key 'prompt\.parser\.pattern' must be a valid regular expression"),
+        ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(a)", "map": {"a": "first"}}},
+         r"The key 'prompt\.parser\.map\.a' must be one of A>>B, A>B, A=B, B>A, B>>A\. Got 'first'"),
+        ({"user": "bad.jinja", "parser": {"kind": "logprob", "map": {"a": "A>B"}}},
+         r"The key 'prompt\.user' must be a template using only the fields .* uses 'answr'"),
+        ({"user": "u.jinja", "parser": {"kind": "number"}}, r"The key 'prompt\.parser\.kind' must be regex, json or logprob"),
+        ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(a)"}}, r"The key 'prompt\.parser\.map' must be a mapping"),
+    ],
+)
+def test_prompt_config_errors_are_one_sentence(tmp_path: Path, prompt: dict, pattern: str) -> None:
+    (tmp_path / "u.jinja").write_text("{{ question }} {{ answer_a }} {{ answer_b }}", encoding="utf-8")
+    (tmp_path / "bad.jinja").write_text("{{ question }} {{ answr }}", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=pattern) as info:
+        load_config(_config(tmp_path, "http://127.0.0.1:9/v1", prompt=prompt))
+    assert str(info.value).count(". ") <= 1
+
+
+# ------------------------------------------------------------------ retries (found item 3)
+def test_parse_retry_sends_a_new_seed_and_stops_on_a_repeated_reply() -> None:
+    """A server that repeats its prose verbatim is deterministic: 2 attempts, not 3, with two different seeds."""
+    parser = preset("llmbar").parser  # type: ignore[union-attr]
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
+        cfg = JudgeConfig(base_url=server.url, model="m", api_key_env="BIASBOUND_TEST_UNSET_KEY", max_parse_attempts=3,
+                          backoff_initial=0.0, backoff_jitter=0.0)
+
+        async def go() -> list:
+            async with JudgeSession(cfg) as session:
+                req = JudgeRequest(key="k", messages=[{"role": "user", "content": "which?"}], task="judge-pairwise",
+                                   parser=parser)
+                return await session.judge([req], progress=False)
+
+        (res,) = asyncio.run(go())
+        log = server.log
+    assert res.status == "missing" and res.attempts == 2 and "unparseable" in str(res.reason)
+    assert len({e["seed"] for e in log}) == 2
+
+
+# ------------------------------------------------------------------ preflight (found item 2)
+@pytest.mark.slow
+def test_preflight_stops_naming_the_cause_and_one_reply(tmp_path: Path) -> None:
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
+        with pytest.raises(JudgeError, match=r"answered 4 of the preflight's 4 calls, but only 0 replies held a verdict "
+                                             r"the parser accepts .* here is one: 'Both outputs"):
+            run(_config(tmp_path, server.url), progress=False)
+        calls = len(server.log)
+    assert calls <= 4 * 2  # the preflight's calls (each with at most one parse retry), nothing more
+
+
+@pytest.mark.slow
+def test_llmbar_preset_run_certifies_against_letter_replies(tmp_path: Path) -> None:
+    """'Output (a)' replies (with a position bias) parse 100% and certify; the scope records the prompt."""
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        result = run(_config(tmp_path, server.url), progress=False)
+    frame = result.judgments.frame
+    assert frame["score"].notna().all() and len(frame) > 0
+    summary = yaml.safe_load((tmp_path / "out" / "run_summary.json").read_text())
+    assert summary["config"]["prompt"]["name"] == "llmbar"
+    assert any("preflight: 4 of 4 replies parsed" in n for n in summary.get("notes", []))
+    assert (tmp_path / "out" / "certificate.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_resume_repeats_no_stored_reply_unless_asked_or_the_parser_changed(tmp_path: Path) -> None:
+    """Bare-number replies read by a regex that takes only 1 or 2: most replies are unparseable. A second run
+    calls nothing; retry_unparseable calls the unparseable ones again; a changed parser calls everything."""
+    from biasbound.runner import run
+
+    (tmp_path / "u.jinja").write_text("{{ question }}\nA: {{ answer_a }}\nB: {{ answer_b }}\nAnswer 1 or 2.", encoding="utf-8")
+    parser = {"kind": "regex", "pattern": r"^([12])$", "map": {"1": "A>B", "2": "B>A"}}
+    prompt = {"user": "u.jinja", "parser": parser}
+
+    def chat_calls(server) -> int:
+        return sum(1 for e in server.log)
+
+    small = {"questions": str(DATA / "question.jsonl"), "answers": str(DATA / "model_answer"),
+             "baseline": "gpt-4-0314", "n_items": 4, "models": ["gpt-3.5-turbo-0125"]}
+    with serve_in_thread(SyntheticServerConfig(style="number")) as server:
+        def once(**changes: object) -> int:
+            before = chat_calls(server)
+            with contextlib.suppress(Exception):  # a run with few verdicts may not certify; the calls are what counts
+                run(_config(tmp_path, server.url, preflight={"calls": 0}, data=small, **changes), progress=False)
+            return chat_calls(server) - before
+
+        first = once(prompt=prompt)
+        again = once(prompt=prompt)
+        asked = once(prompt=prompt, retry_unparseable=True)
+        changed = once(prompt={"user": "u.jinja", "parser": {**parser, "pattern": r"([12])"}})
+    assert first > 0 and again == 0
+    assert 0 < asked <= first  # only the unparseable replies (each with at most its parse retries) come back
+    assert changed > 0
+
+
+# ------------------------------------------------------------------ serving figures (found item 4)
+def test_a_server_serving_one_request_at_a_time_is_reported_and_warned() -> None:
+    """A serial server with 4 requests asked at once: sustained concurrency about 1 (the estimate is replies/s
+    times the fastest call's latency: at most about 1 for serial service -- load only lengthens the wall time --
+    far below 0.6 x 4)."""
+    from biasbound.judge.serving import serving_lines, serving_summary
+
+    parser = preset("llmbar").parser  # type: ignore[union-attr]
+    with serve_in_thread(SyntheticServerConfig(style="letter", serial=True, latency_ms=30)) as server:
+        cfg = JudgeConfig(base_url=server.url, model="m", api_key_env="BIASBOUND_TEST_UNSET_KEY", concurrency=4)
+
+        async def go() -> list:
+            async with JudgeSession(cfg) as session:
+                reqs = [JudgeRequest(key=f"k{i}", messages=[{"role": "user", "content": f"q{i}"}], task="judge-pairwise",
+                                     parser=parser) for i in range(12)]
+                return await session.judge(reqs, progress=False)
+
+        results = asyncio.run(go())
+    out = serving_summary(results, 4)
+    assert out["parse_rate"] == 1.0 and out["calls_timed"] == 12
+    assert out["sustained_concurrency"] < 2.4 and "warning" in out
+    assert out["server_latency_p90_s"] >= out["server_latency_median_s"] > 0
+    text = "\n".join(serving_lines(out))
+    assert "judgments parsed: 12 of the 12 the judge answered (100.0%" in text and "sustained concurrency" in text and "warning" in text
+
+
+def test_errors_name_a_refused_connection_apart_from_a_timeout() -> None:
+    """Found: a refused connection was labelled a timeout."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    cfg = JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="BIASBOUND_TEST_UNSET_KEY",
+                      max_attempts=1, backoff_initial=0.0, backoff_jitter=0.0)
+
+    async def go() -> str:
+        async with JudgeSession(cfg) as session:
+            try:
+                await session.judge([JudgeRequest(key="k", messages=[{"role": "user", "content": "q"}],
+                                                  task="judge-pairwise")], progress=False)
+            except JudgeError as exc:
+                return str(exc)
+        return ""
+
+    assert "Cannot connect to the endpoint" in asyncio.run(go())
+
+
+def test_timeout_and_refusal_are_described_by_kind() -> None:
+    import httpx
+    import openai
+
+    from biasbound.judge.client import _Run
+
+    run = _Run.__new__(_Run)
+    run.config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=8.0)
+    run.secret = None
+    req = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    timeout = openai.APITimeoutError(request=req)
+    assert run.describe(timeout).startswith("timeout (no reply within the client timeout of 8 s)")
+    refused = openai.APIConnectionError(request=req)
+    assert run.describe(refused).startswith("refused connection")
+
+
+def _table(tmp_path: Path, n: int = 6) -> Path:
+    import pandas as pd
+
+    q = pd.read_json(DATA / "question.jsonl", lines=True).head(n)
+    base = pd.read_json(DATA / "model_answer" / "gpt-4-0314.jsonl", lines=True).set_index("uid")
+    ans = pd.read_json(DATA / "model_answer" / "gpt-3.5-turbo-0125.jsonl", lines=True).set_index("uid")
+    rows = [{"item_id": uid, "question": prompt, "model": "gpt-3.5-turbo-0125",
+             "answer": ans.loc[uid, "messages"][-1]["content"]["answer"],
+             "baseline": base.loc[uid, "messages"][-1]["content"]["answer"], "gold_label": "A" if k % 2 else "B"}
+            for k, (uid, prompt) in enumerate(zip(q["uid"], q["prompt"]))]
+    path = tmp_path / "answers.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_gold_labels_and_unread_replies_reach_the_judgment_table(tmp_path: Path) -> None:
+    import pandas as pd
+
+    table = _table(tmp_path)
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        run_cfg = _config(tmp_path, server.url, data={"table": str(table)})
+        from biasbound.runner import run
+
+        run(run_cfg, progress=False)
+    frame = pd.read_parquet(tmp_path / "out" / "judgments.parquet")
+    gold = pd.read_csv(table).set_index("item_id")["gold_label"]
+    assert (frame["gold_label"] == frame["item_id"].map(gold)).all()
+    assert frame["raw_reply"].isna().all()  # every reply parsed: nothing unread to keep
+
+
+@pytest.mark.slow
+def test_answered_but_unparseable_is_not_blamed_on_the_endpoint(tmp_path: Path) -> None:
+    """Found: 'Every one of the 75 calls failed ... Check that endpoint' although the server answered all 75."""
+    from biasbound.runner import run
+
+    pattern = r"answered all \d+ calls, but no reply held a verdict the parser accepts"
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server, pytest.raises(JudgeError, match=pattern) as info:
+        run(_config(tmp_path, server.url, preflight={"calls": 0}, data={"table": str(_table(tmp_path, 3))}), progress=False)
+    assert "Check that endpoint" not in str(info.value)
