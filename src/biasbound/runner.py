@@ -686,11 +686,18 @@ def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
     table, _ = _read(cfg.data.table, _detect_format(cfg.data.table), what="answer")
     if "gold_label" not in table.columns:
         return frame
-    gold = {(str(m).strip(), str(i).strip()): g for m, i, g in zip(table["model"], table["item_id"], table["gold_label"])
-            if not pd.isna(g) and str(g).strip()}
+    gold: dict[tuple[str, str], float] = {}
+    for line, (m, i, g) in enumerate(zip(table["model"], table["item_id"], table["gold_label"]), start=2):
+        if pd.isna(g) or not str(g).strip():
+            continue  # no label for this answer: the normal case
+        try:
+            gold[(str(m).strip(), str(i).strip())] = float(g)
+        except (TypeError, ValueError):
+            raise InputError(f"{cfg.data.table}:{line}: gold_label must be a number on the judge's score scale in the "
+                             f"model's view (for pairwise judging 1 = the model's answer is the better one, 0 = the "
+                             f"baseline's). Got {str(g)[:40]!r} instead.") from None
     frame = frame.copy()
-    frame["human"] = pd.to_numeric(pd.Series([gold.get((m, i)) for m, i in zip(frame["model"], frame["item_id"])],
-                                             index=frame.index, dtype=object), errors="coerce")
+    frame["human"] = [gold.get((m, i), float("nan")) for m, i in zip(frame["model"], frame["item_id"])]
     return frame
 
 

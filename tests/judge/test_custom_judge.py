@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import yaml
 from conftest import SHARED_DATA
 
 from biasbound import DataFormatError
-from biasbound._exceptions import JudgeError
+from biasbound._exceptions import InputError, JudgeError
 from biasbound.config import load_config
 from biasbound.judge.client import JudgeConfig, JudgeRequest, JudgeSession
 from biasbound.judge.custom import VerdictParser, preset
@@ -251,7 +252,7 @@ def _table(tmp_path: Path, n: int = 6) -> Path:
     ans = pd.read_json(DATA / "model_answer" / "gpt-3.5-turbo-0125.jsonl", lines=True).set_index("uid")
     rows = [{"item_id": uid, "question": prompt, "model": "gpt-3.5-turbo-0125",
              "answer": ans.loc[uid, "messages"][-1]["content"]["answer"],
-             "baseline": base.loc[uid, "messages"][-1]["content"]["answer"], "gold_label": "A" if k % 2 else "B"}
+             "baseline": base.loc[uid, "messages"][-1]["content"]["answer"], "gold_label": 1.0 if k % 2 else 0.0}
             for k, (uid, prompt) in enumerate(zip(q["uid"], q["prompt"]))]
     path = tmp_path / "answers.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
@@ -270,8 +271,20 @@ def test_gold_labels_and_unread_replies_reach_the_judgment_table(tmp_path: Path)
         run(run_cfg, progress=False)
     frame = pd.read_parquet(tmp_path / "out" / "judgments.parquet")
     gold = pd.read_csv(table).set_index("item_id")["gold_label"]
-    assert (frame["gold_label"] == frame["item_id"].map(gold)).all()
+    assert (frame["human"] == frame["item_id"].map(gold)).all()  # the gold labels ride as the human labels
     assert frame["raw_reply"].isna().all()  # every reply parsed: nothing unread to keep
+    # the run's own certify reads them: the judge card's agreement, counted from the table by hand
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    (card,) = summary["judge_card"]["judges"].values()
+    agreement = card["human_agreement"]["agreement"]
+    canon = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 1)]
+    assert agreement["n"] == len(canon) == 6
+    # the judge's five levels against the labels: agreement is the share of exactly equal verdicts
+    assert agreement["accuracy"] == pytest.approx(float((canon["score"] == canon["human"]).mean()))
+    bad = tmp_path / "bad.csv"
+    pd.read_csv(table).assign(gold_label="A").to_csv(bad, index=False)
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server, pytest.raises(InputError, match="bad.csv:2: gold_label must be a number"):
+        run(_config(tmp_path, server.url, data={"table": str(bad)}, output="out-bad"), progress=False)
 
 
 @pytest.mark.slow

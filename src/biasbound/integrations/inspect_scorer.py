@@ -299,7 +299,7 @@ def _bias_bounded(
     complete = _complete_with(rewriter_model) if rewriter_model is not None else None
     wrapped_name = _name_of(wrapped)
 
-    tally = {"grades": 0, "failed": 0, "example": ""}
+    tally: dict[str, Any] = {"grades": 0, "failed": 0, "example": ""}
 
     def count(s: Any) -> None:
         """Refuse, in one sentence, a grader none of whose first FAILED_GRADER_AFTER grades was a grade."""

@@ -11,8 +11,8 @@ A :class:`JudgePrompt` holds a system and a user template (Jinja, rendered with 
 * ``number`` -- the first number in the reply, kept when it lies on the stated scale ``[low, high]``
   and rescaled onto 1-10 (biasbound's single rating).
 * ``logprob`` -- the log-probabilities of the verdict tokens at the first reply position where one of
-  them is among the top alternatives (``map`` from token to verdict, e.g. ``a`` in ``Output (a)``); the verdict is the most probable mapped token and ``extra["p"]`` the
-  probabilities, renormalised over the mapped tokens.
+  them is among the top alternatives (``map`` from token to verdict, e.g. ``a`` in ``Output (a)``); the verdict
+  is the most probable mapped token and ``extra["p"]`` the probabilities, renormalised over the mapped tokens.
 
 Named presets reproduce other tools' prompts and parsers (template headers cite the source):
 ``llmbar`` (LLMBar's Vanilla_NoRules, "Output (a)"/"Output (b)"), ``mt-bench`` (FastChat's
@@ -88,52 +88,58 @@ class VerdictParser:
 
     def parse(self, text: str, task: str, logprobs: Sequence[Mapping[str, float]] | None = None) -> ParsedReply:
         """Read the verdict of one reply; ``status="missing"`` with a reason when none is found."""
-        def missing(reason: str) -> ParsedReply:
-            return ParsedReply(task=task, status="missing", value=None, reason=reason, raw=text)
-
-        def ok(value: Any, **extra: Any) -> ParsedReply:
-            return ParsedReply(task=task, status="ok", value=value, extra=dict(extra), raw=text)
-
+        reply = _Reply(text, task)
         if self.kind == "regex":
-            flags = re.IGNORECASE if self.ignore_case else 0
-            m = re.search(str(self.pattern), text, flags)
-            if m is None:
-                return missing(f"no match of the parser's pattern {self.pattern!r}")
-            token = m.group(1) if m.groups() else m.group(0)
-            if not self.mapping and task == "judge-single":
-                try:
-                    rating = self._rating(float(token))
-                except ValueError:
-                    rating = None
-                return ok(rating) if rating is not None else missing(f"{token!r} is not a number on [{self.low}, {self.high}]")
-            verdict = self._lookup(token)
-            return ok(self._value(verdict, task)) if verdict is not None else missing(f"{token!r} is not in the parser's map")
+            return self._parse_regex(reply)
         if self.kind == "json":
-            obj = _first_json_object(text)
-            if obj is None:
-                return missing("no JSON object in the reply")
-            value: Any = obj
-            for part in str(self.field).split("."):
-                if not isinstance(value, Mapping) or part not in value:
-                    return missing(f"the JSON object has no field {self.field!r}")
-                value = value[part]
-            if self.mapping:
-                verdict = self._lookup(str(value))
-                return ok(self._value(verdict, task)) if verdict is not None else missing(f"{value!r} is not in the parser's map")
-            try:
-                rating = self._rating(float(value))
-            except (TypeError, ValueError):
-                rating = None
-            return ok(rating) if rating is not None else missing(f"{value!r} is not a number on [{self.low}, {self.high}]")
+            return self._parse_json(reply)
         if self.kind == "number":
-            m = re.search(r"-?\d+(?:\.\d+)?", text)
-            if m is None:
-                return missing("no number in the reply")
-            rating = self._rating(float(m.group(0)))
-            return ok(rating) if rating is not None else missing(f"{m.group(0)} is not on the scale [{self.low}, {self.high}]")
-        # logprob
+            return self._parse_number(reply)
+        return self._parse_logprob(reply, logprobs)
+
+    def _parse_regex(self, r: _Reply) -> ParsedReply:
+        flags = re.IGNORECASE if self.ignore_case else 0
+        m = re.search(str(self.pattern), r.text, flags)
+        if m is None:
+            return r.missing(f"no match of the parser's pattern {self.pattern!r}")
+        token = m.group(1) if m.groups() else m.group(0)
+        if not self.mapping and r.task == "judge-single":
+            try:
+                rating = self._rating(float(token))
+            except ValueError:
+                rating = None
+            return r.ok(rating) if rating is not None else r.missing(f"{token!r} is not a number on [{self.low}, {self.high}]")
+        verdict = self._lookup(token)
+        return r.ok(self._value(verdict, r.task)) if verdict is not None else r.missing(f"{token!r} is not in the parser's map")
+
+    def _parse_json(self, r: _Reply) -> ParsedReply:
+        obj = _first_json_object(r.text)
+        if obj is None:
+            return r.missing("no JSON object in the reply")
+        value: Any = obj
+        for part in str(self.field).split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                return r.missing(f"the JSON object has no field {self.field!r}")
+            value = value[part]
+        if self.mapping:
+            verdict = self._lookup(str(value))
+            return r.ok(self._value(verdict, r.task)) if verdict is not None else r.missing(f"{value!r} is not in the parser's map")
+        try:
+            rating = self._rating(float(value))
+        except (TypeError, ValueError):
+            rating = None
+        return r.ok(rating) if rating is not None else r.missing(f"{value!r} is not a number on [{self.low}, {self.high}]")
+
+    def _parse_number(self, r: _Reply) -> ParsedReply:
+        m = re.search(r"-?\d+(?:\.\d+)?", r.text)
+        if m is None:
+            return r.missing("no number in the reply")
+        rating = self._rating(float(m.group(0)))
+        return r.ok(rating) if rating is not None else r.missing(f"{m.group(0)} is not on the scale [{self.low}, {self.high}]")
+
+    def _parse_logprob(self, r: _Reply, logprobs: Sequence[Mapping[str, float]] | None) -> ParsedReply:
         if not logprobs:
-            return missing("the server returned no log-probabilities")
+            return r.missing("the server returned no log-probabilities")
         probs: dict[str, float] = {}
         for position in logprobs:  # the first reply position whose alternatives hold a verdict token
             for token, lp in position.items():
@@ -143,10 +149,24 @@ class VerdictParser:
             if probs:
                 break
         if not probs:
-            return missing("none of the parser's tokens is among the reply's top log-probabilities")
+            return r.missing("none of the parser's tokens is among the reply's top log-probabilities")
         total = sum(probs.values())
         best = max(probs, key=lambda v: probs[v])
-        return ok(self._value(best, task), p={v: p / total for v, p in probs.items()})
+        return r.ok(self._value(best, r.task), p={v: p / total for v, p in probs.items()})
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """One reply being parsed: its text and task, and the two outcomes a parser gives."""
+
+    text: str
+    task: str
+
+    def missing(self, reason: str) -> ParsedReply:
+        return ParsedReply(task=self.task, status="missing", value=None, reason=reason, raw=self.text)
+
+    def ok(self, value: Any, **extra: Any) -> ParsedReply:
+        return ParsedReply(task=self.task, status="ok", value=value, extra=dict(extra), raw=self.text)
 
 
 def _first_json_object(text: str) -> dict[str, Any] | None:
@@ -257,6 +277,15 @@ def prompt_from_config(raw: Any, *, template: str, base: Path, fail: Any) -> Jud
         raise fail("prompt.user", "the path of the user-message template (Jinja, with the item's fields)", None)
     if "parser" not in raw:
         raise fail("prompt.parser", "a parser: {kind: regex|json|number|logprob, ...}", None)
+    texts = _templates(raw, base, fail)
+    shots = _few_shot(raw.get("few_shot"), fail)
+    parser = _parser(raw["parser"], template, fail)
+    return JudgePrompt("custom", texts["system"], str(texts["user"]), parser, tuple(shots))
+
+
+
+def _templates(raw: Mapping[str, Any], base: Path, fail: Any) -> dict[str, str | None]:
+    """The system and user templates of a ``prompt`` block, read and checked (valid Jinja, known fields only)."""
     texts: dict[str, str | None] = {"system": None}
     for key in ("system", "user"):
         if raw.get(key) is None:
@@ -278,13 +307,17 @@ def prompt_from_config(raw: Any, *, template: str, base: Path, fail: Any) -> Jud
             raise fail(f"prompt.{key}", f"a template using only the fields {', '.join(_FIELDS)} ({path} uses {bad[0]!r})",
                        str(raw[key]))
         texts[key] = text
+    return texts
+
+
+def _few_shot(raw: Any, fail: Any) -> list[tuple[str, str]]:
+    """The few-shot messages of a ``prompt`` block as (role, content) pairs."""
     shots: list[tuple[str, str]] = []
-    for i, m in enumerate(raw.get("few_shot") or []):
+    for i, m in enumerate(raw or []):
         if not (isinstance(m, Mapping) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)):
             raise fail(f"prompt.few_shot[{i}]", "a {role: user|assistant, content: text} message", m)
         shots.append((str(m["role"]), str(m["content"])))
-    parser = _parser(raw["parser"], template, fail)
-    return JudgePrompt("custom", texts["system"], str(texts["user"]), parser, tuple(shots))
+    return shots
 
 
 def _parser(raw: Any, template: str, fail: Any) -> VerdictParser:
