@@ -1,0 +1,171 @@
+"""Statistics, the engine-independent SQL of the reduction, and :func:`reduce` (engine dispatch)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biasbound._exceptions import InputError
+
+#: Engines :func:`reduce` runs on.
+ENGINES: tuple[str, ...] = ("duckdb", "spark")
+
+#: Levels of the tail counts: ``tail_k`` counts the neighbours with ``|difference| > levels[k]``
+#: (Arena-Hard's score steps).
+DEFAULT_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75)
+
+#: Columns of a judgment table the reduction reads; ``variant``, ``rerun`` and ``game`` are optional.
+REQUIRED: tuple[str, ...] = ("judge", "model", "item_id", "score")
+KEY: tuple[str, ...] = ("judge", "model", "item_id", "variant", "rerun", "game")
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """Sufficient statistics of a judgment table (see :mod:`biasbound.engine`).
+
+    ``cells`` and ``neighbours`` are sorted by their keys (ids as text); ``rows`` counts the rows read.
+    """
+
+    cells: pd.DataFrame
+    neighbours: pd.DataFrame
+    levels: tuple[float, ...]
+    rows: int
+    engine: str
+
+
+def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
+    out = tuple(float(x) for x in levels)
+    if not out or any(not (x == x) or x < 0 for x in out) or list(out) != sorted(set(out)):
+        raise InputError(f"The 'levels' parameter of reduce must be increasing non-negative numbers. Got {list(levels)!r} instead.")
+    return out
+
+
+def check_scale(scale: tuple[float, float] | None) -> tuple[float, float]:
+    if scale is None:
+        return 0.0, 1.0
+    lo, hi = (float(scale[0]), float(scale[1]))
+    if not lo < hi:
+        raise InputError(f"The 'scale' parameter of reduce must be (lo, hi) with lo < hi. Got {scale!r} instead.")
+    return lo, hi
+
+
+def typed_rows(columns: Sequence[str], scale: tuple[float, float]) -> str:
+    """SELECT list turning a source's columns into typed judgment rows (``s``: score on [0, 1], NULL if missing)."""
+    have = set(columns)
+    missing = [c for c in REQUIRED if c not in have]
+    if missing:
+        raise InputError(f"The judgment table must have the columns {list(REQUIRED)}; {missing} missing.")
+    lo, hi = scale
+    variant = "CAST(variant AS STRING)" if "variant" in have else "'original'"
+    rerun = "CAST(rerun AS BIGINT)" if "rerun" in have else "CAST(0 AS BIGINT)"
+    game = "CAST(game AS BIGINT)" if "game" in have else "CAST(0 AS BIGINT)"
+    # NaN and null are both a missing judgment; (x - lo) / (hi - lo) as the table loader maps scores
+    s = (f"CASE WHEN score IS NULL OR isnan(CAST(score AS DOUBLE)) THEN NULL "
+         f"ELSE (CAST(score AS DOUBLE) - {lo!r}) / ({hi!r} - {lo!r}) END")
+    return (f"CAST(judge AS STRING) AS judge, CAST(model AS STRING) AS model, CAST(item_id AS STRING) AS item_id, "
+            f"coalesce({variant}, 'original') AS variant, coalesce({rerun}, 0) AS rerun, coalesce({game}, 0) AS game, "
+            f"{s} AS s")
+
+
+def reduction_sql(rows: str, levels: tuple[float, ...], fsum: str) -> tuple[str, str, str]:
+    """(duplicate-key probe, cells statement, neighbours statement) over the typed rows relation ``rows``.
+
+    The generators pair rows as :func:`biasbound.neighbors.observed.observed_neighbors` does: the canonical row
+    is variant ``original``, rerun 0, game 0 or 1; ``swap``'s neighbour is game 2 of it (paired with game 1),
+    ``rerun``'s the reruns >= 1 and ``variant:NAME``'s the rerun-0 row of variant NAME, each of the same game.
+    """
+    key = ", ".join(KEY)
+    dup = (f"SELECT {key}, count(*) AS copies FROM {rows} GROUP BY {key} HAVING count(*) > 1 "
+           f"ORDER BY {key} LIMIT 1")
+    canon = "variant = 'original' AND rerun = 0 AND game IN (0, 1)"
+    both = "variant = 'original' AND rerun = 0 AND game IN (1, 2)"
+    cells = (f"SELECT judge, model, item_id, "
+             f"sum(CASE WHEN {canon} AND s IS NOT NULL THEN 1 ELSE 0 END) AS n, "
+             f"{fsum}(CASE WHEN {canon} THEN s END) AS sum, {fsum}(CASE WHEN {canon} THEN s * s END) AS sumsq, "
+             f"sum(CASE WHEN {canon} AND s IS NULL THEN 1 ELSE 0 END) AS missing, "
+             f"sum(CASE WHEN {both} AND s IS NOT NULL THEN 1 ELSE 0 END) AS n_both, "
+             f"{fsum}(CASE WHEN {both} THEN s END) AS sum_both "
+             f"FROM {rows} WHERE variant = 'original' AND rerun = 0 "
+             f"GROUP BY judge, model, item_id ORDER BY judge, model, item_id")
+    tails = ", ".join(f"sum(CASE WHEN abs(d) > {t!r} THEN 1 ELSE 0 END) AS tail_{k}" for k, t in enumerate(levels))
+    nb_rows = (f"SELECT judge, model, item_id, 'swap' AS generator, 1 AS cgame, s FROM {rows} "
+               f"WHERE variant = 'original' AND rerun = 0 AND game = 2 UNION ALL "
+               f"SELECT judge, model, item_id, 'rerun' AS generator, game AS cgame, s FROM {rows} "
+               f"WHERE variant = 'original' AND rerun >= 1 AND game IN (0, 1) UNION ALL "
+               f"SELECT judge, model, item_id, concat('variant:', variant) AS generator, game AS cgame, s FROM {rows} "
+               f"WHERE variant <> 'original' AND rerun = 0 AND game IN (0, 1)")
+    nb = (f"SELECT judge, model, item_id, generator, count(d) AS n, {fsum}(d) AS sum, {fsum}(d * d) AS sumsq, "
+          f"sum(CASE WHEN matched AND d IS NULL THEN 1 ELSE 0 END) AS missing, "
+          f"sum(CASE WHEN matched THEN 0 ELSE 1 END) AS unmatched, {tails} FROM ("
+          f"SELECT x.judge, x.model, x.item_id, x.generator, o.s - x.s AS d, o.judge IS NOT NULL AS matched "
+          f"FROM ({nb_rows}) x LEFT JOIN (SELECT judge, model, item_id, game, s FROM {rows} WHERE {canon}) o "
+          f"ON x.judge = o.judge AND x.model = o.model AND x.item_id = o.item_id AND o.game = x.cgame) j "
+          f"GROUP BY judge, model, item_id, generator ORDER BY judge, model, item_id, generator")
+    return dup, cells, nb
+
+
+def duplicate_error(row: Sequence[Any], source: str) -> InputError:
+    key = ", ".join(f"{k}={v!r}" for k, v in zip(KEY, row))
+    return InputError(f"{source}: the judgment key ({key}) occurs {row[-1]} times; give each judgment once.")
+
+
+def typed_frames(cells: pd.DataFrame, nb: pd.DataFrame, levels: tuple[float, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Counts as int64, sums as float64 (NaN where a group has no finite value: sum = 0)."""
+    for f, ints in ((cells, ["n", "missing", "n_both"]), (nb, ["n", "missing", "unmatched", *[f"tail_{k}" for k in range(len(levels))]])):
+        for c in ints:
+            f[c] = f[c].fillna(0).astype("int64")
+        for c in ("sum", "sumsq", "sum_both"):
+            if c in f:
+                f[c] = f[c].astype("float64").fillna(0.0)
+    return cells.reset_index(drop=True), nb.reset_index(drop=True)
+
+
+def reduce(
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
+    *,
+    engine: str = "duckdb",
+    scale: tuple[float, float] | None = None,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    **options: Any,
+) -> Statistics:
+    """Reduce judgment rows to :class:`Statistics` on ``engine`` (``"duckdb"``, or ``"spark"`` with ``session=``).
+
+    ``source``: Parquet / CSV / JSONL file(s) of one format (by suffix), or a pandas frame (DuckDB only).
+    ``scale``: the raw score scale mapped onto [0, 1] (default: scores already on [0, 1]).
+    ``options``: ``memory_limit``, ``threads``, ``partitions`` (DuckDB); ``session`` (Spark).
+    """
+    if engine == "duckdb":
+        from biasbound.engine._duckdb import reduce_duckdb
+
+        return reduce_duckdb(source, scale=scale, levels=levels, **options)
+    if engine == "spark":
+        from biasbound.engine._spark import reduce_spark
+
+        return reduce_spark(source, scale=scale, levels=levels, **options)
+    raise InputError(f"The 'engine' parameter of reduce must be one of {list(ENGINES)}. Got {engine!r} instead.")
+
+
+def file_list(source: Any) -> tuple[list[str], str]:
+    """The files of ``source`` and their one format (parquet, csv, tsv, jsonl)."""
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not paths:
+        raise InputError("The 'source' parameter of reduce must name at least one file. Got none.")
+    fmts = set()
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise InputError(f"The 'source' parameter of reduce names {str(path)!r}, which is not a file.")
+        suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+        fmt = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl",
+               ".ndjson": "jsonl"}.get(suffixes[-1] if suffixes else "")
+        if fmt is None:
+            raise InputError(f"{path}: the engine reads .parquet, .csv, .tsv and .jsonl files; give one of those.")
+        fmts.add(fmt)
+    if len(fmts) > 1:
+        raise InputError(f"The 'source' parameter of reduce must name files of one format. Got {sorted(fmts)}.")
+    return [str(p) for p in paths], fmts.pop()
