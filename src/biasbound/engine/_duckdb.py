@@ -7,13 +7,19 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound.engine._stats import (
-    DEFAULT_LEVELS, Statistics, check_levels, check_scale, duplicate_error, file_list, reduction_sql, typed_frames,
+    DEFAULT_LEVELS,
+    Statistics,
+    check_levels,
+    check_scale,
+    duplicate_error,
+    file_list,
+    reduction_sql,
+    typed_frames,
     typed_rows,
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ class Statistics:
 
 def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
     out = tuple(float(x) for x in levels)
-    if not out or any(not (x == x) or x < 0 for x in out) or list(out) != sorted(set(out)):
+    if not out or any(math.isnan(x) or x < 0 for x in out) or list(out) != sorted(set(out)):
         raise InputError(f"The 'levels' parameter of reduce must be increasing non-negative numbers. Got {list(levels)!r} instead.")
     return out
 
