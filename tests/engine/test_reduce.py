@@ -77,7 +77,7 @@ def test_reduction_equals_the_row_route(fmt: str, partitions: int, tmp_path) -> 
     st = reduce(_write(raw, fmt, tmp_path), scale=(1, 10), partitions=partitions)
     cells, nbs, missing = _reference(raw)
     assert st.rows == len(raw) and st.engine == "duckdb"
-    got = st.cells.set_index(["judge", "model", "item_id"])
+    got = st.named("cells").set_index(["judge", "model", "item_id"])
     assert got.index.equals(cells.index)  # sorted by text, every canonical item
     for c in ("n", "n_both"):
         assert np.array_equal(got[c].to_numpy(), cells[c].to_numpy())
@@ -86,7 +86,8 @@ def test_reduction_equals_the_row_route(fmt: str, partitions: int, tmp_path) -> 
     assert int(got["missing"].sum()) == int(raw.loc[(raw["variant"] == "original") & (raw["rerun"] == 0)
                                                    & (raw["game"] == 1), "score"].isna().sum())
     for g in GENERATORS:
-        mine = st.neighbours[st.neighbours["generator"] == g].set_index(["judge", "model", "item_id"])
+        nbs_named = st.named("neighbours")
+        mine = nbs_named[nbs_named["generator"] == g].set_index(["judge", "model", "item_id"])
         assert int(mine["missing"].sum()) == missing[g] and int(mine["unmatched"].sum()) == 0
         mine = mine[mine["n"] > 0]  # groups whose every pair has a NaN side hold no neighbour
         want = nbs[g]

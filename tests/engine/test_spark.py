@@ -36,6 +36,8 @@ def spark():
 
 def _same(a, b) -> None:
     assert a.rows == b.rows and a.levels == b.levels
+    for x, y in ((a.judges, b.judges), (a.models, b.models), (a.items, b.items), (a.generators, b.generators)):
+        assert list(x) == list(y)
     for x, y in ((a.cells, b.cells), (a.neighbours, b.neighbours)):
         assert list(x.columns) == list(y.columns) and len(x) == len(y)
         for c in x.columns:

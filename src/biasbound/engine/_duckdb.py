@@ -8,19 +8,22 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound.engine._stats import (
     DEFAULT_LEVELS,
+    DICTIONARIES,
     Statistics,
     check_levels,
     check_scale,
+    coded_rows,
     duplicate_error,
     file_list,
+    finish,
     reduction_sql,
-    typed_frames,
-    typed_rows,
+    text_rows,
 )
 
 #: Rows per partition when ``partitions`` is not given: one DuckDB statement over a whole 10^8-row table held
@@ -56,6 +59,7 @@ def reduce_duckdb(
     con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": spill,
                                  "preserve_insertion_order": False,
                                  **({"threads": int(threads)} if threads else {})})
+    what = "the frame"
     try:
         if isinstance(source, pd.DataFrame):
             con.register("raw_frame", source)
@@ -70,27 +74,28 @@ def reduce_duckdb(
             raise InputError(f"{what}: cannot be read ({str(exc).splitlines()[0]}).") from None
         if partitions is None:
             partitions = max(1, math.ceil(rows / ROWS_PER_PARTITION))
-        con.execute(f"CREATE TEMP VIEW typed AS SELECT {typed_rows(columns, sc)} FROM {scan}")
+        con.execute(f"CREATE TEMP VIEW bb_text AS SELECT {text_rows(columns, sc)} FROM {scan}")
+        names: dict[str, np.ndarray] = {}
+        for table, sql in DICTIONARIES:
+            con.execute(f"CREATE TEMP TABLE {table} AS {sql.format(rows='bb_text')}")
+            got = con.sql(f"SELECT name FROM {table} ORDER BY code").fetchnumpy()["name"]
+            names[table[3:]] = np.asarray(got, dtype=object)
+        con.execute(f"CREATE TEMP VIEW bb_coded AS {coded_rows('bb_text')}")
         cells, nbs = [], []
         for k in range(int(partitions)):
-            part = "typed" if partitions == 1 else (
-                f"(SELECT * FROM typed WHERE hash(judge, model) % {int(partitions)} = {k})")
+            part = "bb_coded" if partitions == 1 else f"(SELECT * FROM bb_coded WHERE model % {int(partitions)} = {k})"
             dup, cell_sql, nb_sql = reduction_sql(part, lv, "fsum")
             try:
                 found = con.execute(dup).fetchone()
                 if found is not None:
-                    raise duplicate_error(found, what)
-                cells.append(con.execute(cell_sql).df())
-                nbs.append(con.execute(nb_sql).df())
+                    raise duplicate_error(found, what, names)
+                cells.append(pd.DataFrame(con.sql(cell_sql).fetchnumpy()))
+                nbs.append(pd.DataFrame(con.sql(nb_sql).fetchnumpy()))
             except duckdb.Error as exc:
                 raise InputError(f"{what}: cannot be reduced ({str(exc).splitlines()[0]}).") from None
+    except duckdb.Error as exc:
+        raise InputError(f"{what}: cannot be reduced ({str(exc).splitlines()[0]}).") from None
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-    cell = pd.concat(cells, ignore_index=True)
-    nb = pd.concat(nbs, ignore_index=True)
-    if partitions > 1:
-        cell = cell.sort_values(["judge", "model", "item_id"], kind="stable")
-        nb = nb.sort_values(["judge", "model", "item_id", "generator"], kind="stable")
-    cell, nb = typed_frames(cell, nb, lv)
-    return Statistics(cells=cell, neighbours=nb, levels=lv, rows=rows, engine="duckdb")
+    return finish(pd.concat(cells, ignore_index=True), pd.concat(nbs, ignore_index=True), lv, names, rows, "duckdb")

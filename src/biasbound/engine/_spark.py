@@ -11,19 +11,22 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound.engine._stats import (
     DEFAULT_LEVELS,
+    DICTIONARIES,
     Statistics,
     check_levels,
     check_scale,
+    coded_rows,
     duplicate_error,
     file_list,
+    finish,
     reduction_sql,
-    typed_frames,
-    typed_rows,
+    text_rows,
 )
 
 
@@ -68,13 +71,19 @@ def reduce_spark(
             raw = reader.json(files)
         else:
             raise InputError(f"{what}: the engine reads .parquet, .csv, .tsv and .jsonl files; give one of those.")
-    raw.createOrReplaceTempView("biasbound_raw")
-    spark.sql(f"SELECT {typed_rows(raw.columns, sc)} FROM biasbound_raw").createOrReplaceTempView("biasbound_typed")
-    dup, cell_sql, nb_sql = reduction_sql("biasbound_typed", lv, "sum")
+    raw.createOrReplaceTempView("bb_raw")
     try:
+        spark.sql(f"SELECT {text_rows(raw.columns, sc)} FROM bb_raw").createOrReplaceTempView("bb_text")
+        names: dict[str, np.ndarray] = {}
+        for table, sql in DICTIONARIES:  # small: broadcast to every executor by the joins below
+            spark.sql(sql.format(rows="bb_text")).cache().createOrReplaceTempView(table)
+            got = spark.sql(f"SELECT name FROM {table} ORDER BY code").toPandas()["name"]
+            names[table[3:]] = np.asarray(got.to_numpy(), dtype=object)
+        spark.sql(coded_rows("bb_text")).createOrReplaceTempView("bb_coded")
+        dup, cell_sql, nb_sql = reduction_sql("bb_coded", lv, "sum")
         found = spark.sql(dup).collect()
         if found:
-            raise duplicate_error(list(found[0]), what)
+            raise duplicate_error(list(found[0]), what, names)
         rows = int(raw.count())
         cells = spark.sql(cell_sql).toPandas()
         nb = spark.sql(nb_sql).toPandas()
@@ -83,5 +92,4 @@ def reduce_spark(
     except Exception as exc:  # noqa: BLE001 - Spark raises its own analysis and runtime errors; one sentence for all
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{what}: cannot be reduced on Spark ({first}).") from None
-    cells, nb = typed_frames(cells, nb, lv)
-    return Statistics(cells=cells, neighbours=nb, levels=lv, rows=rows, engine="spark")
+    return finish(cells, nb, lv, names, rows, "spark")

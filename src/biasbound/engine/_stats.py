@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
@@ -29,14 +30,29 @@ KEY: tuple[str, ...] = ("judge", "model", "item_id", "variant", "rerun", "game")
 class Statistics:
     """Sufficient statistics of a judgment table (see :mod:`biasbound.engine`).
 
-    ``cells`` and ``neighbours`` are sorted by their keys (ids as text); ``rows`` counts the rows read.
+    ``cells`` and ``neighbours`` hold integer codes (``judge``, ``model``, ``item_id``, ``generator``) into the
+    name arrays ``judges``, ``models``, ``items``, ``generators`` (each sorted by text), sorted by their codes;
+    no row-sized or cell-sized string ever leaves the engine. ``rows`` counts the rows read.
     """
 
     cells: pd.DataFrame
     neighbours: pd.DataFrame
+    judges: np.ndarray
+    models: np.ndarray
+    items: np.ndarray
+    generators: np.ndarray
     levels: tuple[float, ...]
     rows: int
     engine: str
+
+    def named(self, which: str) -> pd.DataFrame:
+        """``cells`` or ``neighbours`` with the codes replaced by their names (for inspection and small tables)."""
+        frame = (self.cells if which == "cells" else self.neighbours).copy()
+        for col, names in (("judge", self.judges), ("model", self.models), ("item_id", self.items),
+                           ("generator", self.generators)):
+            if col in frame:
+                frame[col] = names[frame[col].to_numpy()]
+        return frame
 
 
 def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
@@ -55,8 +71,8 @@ def check_scale(scale: tuple[float, float] | None) -> tuple[float, float]:
     return lo, hi
 
 
-def typed_rows(columns: Sequence[str], scale: tuple[float, float]) -> str:
-    """SELECT list turning a source's columns into typed judgment rows (``s``: score on [0, 1], NULL if missing)."""
+def text_rows(columns: Sequence[str], scale: tuple[float, float]) -> str:
+    """SELECT list turning a source's columns into judgment rows (ids as text; ``s``: score on [0, 1], NULL if missing)."""
     have = set(columns)
     missing = [c for c in REQUIRED if c not in have]
     if missing:
@@ -73,57 +89,86 @@ def typed_rows(columns: Sequence[str], scale: tuple[float, float]) -> str:
             f"{s} AS s")
 
 
+#: The dictionaries of the id columns: (name, SELECT over the text rows ``{rows}``), codes by text order.
+#: Variant code 0 is ``original``; the generators are swap (0), rerun (1) and variant:NAME (1 + its code).
+DICTIONARIES: tuple[tuple[str, str], ...] = tuple(
+    (f"bb_{col}", (f"SELECT {col} AS name, CAST(row_number() OVER (ORDER BY {col}) - 1 AS INT) AS code "
+                   f"FROM (SELECT DISTINCT {col} FROM {{rows}} WHERE {col} IS NOT NULL) d"))
+    for col in ("judge", "model", "item_id")
+) + (("bb_variant", ("SELECT variant AS name, CAST(row_number() OVER (ORDER BY variant <> 'original', variant) - 1 "
+                     "AS INT) AS code FROM (SELECT DISTINCT variant FROM {rows} UNION SELECT 'original' AS variant) d")),)
+
+
+def coded_rows(rows: str) -> str:
+    """The text rows ``rows`` with their ids replaced by dictionary codes (a row with a null id has no code: dropped
+    by the inner joins, as the table loader refuses it)."""
+    return (f"SELECT j.code AS judge, m.code AS model, i.code AS item_id, v.code AS variant, r.rerun, r.game, r.s "
+            f"FROM {rows} r JOIN bb_judge j ON r.judge = j.name JOIN bb_model m ON r.model = m.name "
+            f"JOIN bb_item_id i ON r.item_id = i.name JOIN bb_variant v ON r.variant = v.name")
+
+
 def reduction_sql(rows: str, levels: tuple[float, ...], fsum: str) -> tuple[str, str, str]:
-    """(duplicate-key probe, cells statement, neighbours statement) over the typed rows relation ``rows``.
+    """(duplicate-key probe, cells statement, neighbours statement) over the coded rows relation ``rows``.
 
     The generators pair rows as :func:`biasbound.neighbors.observed.observed_neighbors` does: the canonical row
-    is variant ``original``, rerun 0, game 0 or 1; ``swap``'s neighbour is game 2 of it (paired with game 1),
-    ``rerun``'s the reruns >= 1 and ``variant:NAME``'s the rerun-0 row of variant NAME, each of the same game.
+    is variant ``original`` (code 0), rerun 0, game 0 or 1; ``swap``'s neighbour (generator 0) is game 2 of it
+    (paired with game 1), ``rerun``'s (1) the reruns >= 1 and ``variant:NAME``'s (1 + variant code) the rerun-0
+    row of variant NAME, each of the same game.
     """
     key = ", ".join(KEY)
     dup = (f"SELECT {key}, count(*) AS copies FROM {rows} GROUP BY {key} HAVING count(*) > 1 "
            f"ORDER BY {key} LIMIT 1")
-    canon = "variant = 'original' AND rerun = 0 AND game IN (0, 1)"
-    both = "variant = 'original' AND rerun = 0 AND game IN (1, 2)"
+    canon = "variant = 0 AND rerun = 0 AND game IN (0, 1)"
+    both = "variant = 0 AND rerun = 0 AND game IN (1, 2)"
     cells = (f"SELECT judge, model, item_id, "
              f"sum(CASE WHEN {canon} AND s IS NOT NULL THEN 1 ELSE 0 END) AS n, "
              f"{fsum}(CASE WHEN {canon} THEN s END) AS sum, {fsum}(CASE WHEN {canon} THEN s * s END) AS sumsq, "
              f"sum(CASE WHEN {canon} AND s IS NULL THEN 1 ELSE 0 END) AS missing, "
              f"sum(CASE WHEN {both} AND s IS NOT NULL THEN 1 ELSE 0 END) AS n_both, "
              f"{fsum}(CASE WHEN {both} THEN s END) AS sum_both "
-             f"FROM {rows} WHERE variant = 'original' AND rerun = 0 "
-             f"GROUP BY judge, model, item_id ORDER BY judge, model, item_id")
+             f"FROM {rows} WHERE variant = 0 AND rerun = 0 GROUP BY judge, model, item_id")
     tails = ", ".join(f"sum(CASE WHEN abs(d) > {t!r} THEN 1 ELSE 0 END) AS tail_{k}" for k, t in enumerate(levels))
-    nb_rows = (f"SELECT judge, model, item_id, 'swap' AS generator, 1 AS cgame, s FROM {rows} "
-               f"WHERE variant = 'original' AND rerun = 0 AND game = 2 UNION ALL "
-               f"SELECT judge, model, item_id, 'rerun' AS generator, game AS cgame, s FROM {rows} "
-               f"WHERE variant = 'original' AND rerun >= 1 AND game IN (0, 1) UNION ALL "
-               f"SELECT judge, model, item_id, concat('variant:', variant) AS generator, game AS cgame, s FROM {rows} "
-               f"WHERE variant <> 'original' AND rerun = 0 AND game IN (0, 1)")
+    nb_rows = (f"SELECT judge, model, item_id, 0 AS generator, 1 AS cgame, s FROM {rows} "
+               f"WHERE variant = 0 AND rerun = 0 AND game = 2 UNION ALL "
+               f"SELECT judge, model, item_id, 1 AS generator, game AS cgame, s FROM {rows} "
+               f"WHERE variant = 0 AND rerun >= 1 AND game IN (0, 1) UNION ALL "
+               f"SELECT judge, model, item_id, 1 + variant AS generator, game AS cgame, s FROM {rows} "
+               f"WHERE variant <> 0 AND rerun = 0 AND game IN (0, 1)")
     nb = (f"SELECT judge, model, item_id, generator, count(d) AS n, {fsum}(d) AS sum, {fsum}(d * d) AS sumsq, "
           f"sum(CASE WHEN matched AND d IS NULL THEN 1 ELSE 0 END) AS missing, "
           f"sum(CASE WHEN matched THEN 0 ELSE 1 END) AS unmatched, {tails} FROM ("
           f"SELECT x.judge, x.model, x.item_id, x.generator, o.s - x.s AS d, o.judge IS NOT NULL AS matched "
           f"FROM ({nb_rows}) x LEFT JOIN (SELECT judge, model, item_id, game, s FROM {rows} WHERE {canon}) o "
           f"ON x.judge = o.judge AND x.model = o.model AND x.item_id = o.item_id AND o.game = x.cgame) j "
-          f"GROUP BY judge, model, item_id, generator ORDER BY judge, model, item_id, generator")
+          f"GROUP BY judge, model, item_id, generator")
     return dup, cells, nb
 
 
-def duplicate_error(row: Sequence[Any], source: str) -> InputError:
-    key = ", ".join(f"{k}={v!r}" for k, v in zip(KEY, row))
+def duplicate_error(row: Sequence[Any], source: str, names: dict[str, np.ndarray]) -> InputError:
+    vals = [names[k][int(v)] if k in names else int(v) for k, v in zip(KEY, row)]
+    key = ", ".join(f"{k}={v!r}" for k, v in zip(KEY, vals))
     return InputError(f"{source}: the judgment key ({key}) occurs {row[-1]} times; give each judgment once.")
 
 
-def typed_frames(cells: pd.DataFrame, nb: pd.DataFrame, levels: tuple[float, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Counts as int64, sums as float64 (NaN where a group has no finite value: sum = 0)."""
-    for f, ints in ((cells, ["n", "missing", "n_both"]), (nb, ["n", "missing", "unmatched", *[f"tail_{k}" for k in range(len(levels))]])):
+def finish(cells: pd.DataFrame, nb: pd.DataFrame, levels: tuple[float, ...], names: dict[str, np.ndarray], rows: int,
+           engine: str) -> Statistics:
+    """Codes and counts as int64, sums as float64 (0 where a group has no finite value), rows sorted by codes."""
+    for f, ints in ((cells, ["judge", "model", "item_id", "n", "missing", "n_both"]),
+                    (nb, ["judge", "model", "item_id", "generator", "n", "missing", "unmatched",
+                          *[f"tail_{k}" for k in range(len(levels))]])):
         for c in ints:
-            f[c] = f[c].fillna(0).astype("int64")
+            f[c] = np.nan_to_num(f[c].to_numpy(dtype=float)).astype(np.int64) if f[c].hasnans else f[c].to_numpy(dtype=np.int64)
         for c in ("sum", "sumsq", "sum_both"):
             if c in f:
-                f[c] = f[c].astype("float64").fillna(0.0)
-    return cells.reset_index(drop=True), nb.reset_index(drop=True)
+                f[c] = np.nan_to_num(f[c].to_numpy(dtype=float), nan=0.0)
+    order = np.lexsort((cells["item_id"], cells["model"], cells["judge"]))
+    cells = cells.iloc[order].reset_index(drop=True)
+    order = np.lexsort((nb["generator"], nb["item_id"], nb["model"], nb["judge"]))
+    nb = nb.iloc[order].reset_index(drop=True)
+    variants = names["variant"]
+    generators = np.array(["swap", "rerun", *[f"variant:{v}" for v in variants[1:]]], dtype=object)
+    return Statistics(cells=cells, neighbours=nb, judges=names["judge"], models=names["model"], items=names["item_id"],
+                      generators=generators, levels=levels, rows=rows, engine=engine)
 
 
 def reduce(
