@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -81,7 +82,8 @@ def reduce_duckdb(
             got = con.sql(f"SELECT name FROM {table} ORDER BY code").fetchnumpy()["name"]
             names[table[3:]] = np.asarray(got, dtype=object)
         con.execute(f"CREATE TEMP VIEW bb_coded AS {coded_rows('bb_text')}")
-        cells, nbs = [], []
+        cells: list[dict[str, Any]] = []
+        nbs: list[dict[str, Any]] = []
         for k in range(int(partitions)):
             part = "bb_coded" if partitions == 1 else f"(SELECT * FROM bb_coded WHERE model % {int(partitions)} = {k})"
             dup, cell_sql, nb_sql = reduction_sql(part, lv, "fsum")
@@ -89,8 +91,8 @@ def reduce_duckdb(
                 found = con.execute(dup).fetchone()
                 if found is not None:
                     raise duplicate_error(found, what, names)
-                cells.append(pd.DataFrame(con.sql(cell_sql).fetchnumpy()))
-                nbs.append(pd.DataFrame(con.sql(nb_sql).fetchnumpy()))
+                cells.append(con.sql(cell_sql).fetchnumpy())
+                nbs.append(con.sql(nb_sql).fetchnumpy())
             except duckdb.Error as exc:
                 raise InputError(f"{what}: cannot be reduced ({str(exc).splitlines()[0]}).") from None
     except duckdb.Error as exc:
@@ -98,4 +100,4 @@ def reduce_duckdb(
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-    return finish(pd.concat(cells, ignore_index=True), pd.concat(nbs, ignore_index=True), lv, names, rows, "duckdb")
+    return finish(cells, nbs, lv, names, rows, "duckdb")

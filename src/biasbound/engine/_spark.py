@@ -85,11 +85,11 @@ def reduce_spark(
         if found:
             raise duplicate_error(list(found[0]), what, names)
         rows = int(raw.count())
-        cells = spark.sql(cell_sql).toPandas()
-        nb = spark.sql(nb_sql).toPandas()
+        cells = {c: v.to_numpy(dtype=float) for c, v in spark.sql(cell_sql).toPandas().items()}
+        nb = {c: v.to_numpy(dtype=float) for c, v in spark.sql(nb_sql).toPandas().items()}
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark raises its own analysis and runtime errors; one sentence for all
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{what}: cannot be reduced on Spark ({first}).") from None
-    return finish(cells, nb, lv, names, rows, "spark")
+    return finish([cells], [nb], lv, names, rows, "spark")

@@ -122,10 +122,11 @@ def reduction_sql(rows: str, levels: tuple[float, ...], fsum: str) -> tuple[str,
     both = "variant = 0 AND rerun = 0 AND game IN (1, 2)"
     cells = (f"SELECT judge, model, item_id, "
              f"sum(CASE WHEN {canon} AND s IS NOT NULL THEN 1 ELSE 0 END) AS n, "
-             f"{fsum}(CASE WHEN {canon} THEN s END) AS sum, {fsum}(CASE WHEN {canon} THEN s * s END) AS sumsq, "
+             f"coalesce({fsum}(CASE WHEN {canon} THEN s END), 0) AS sum, "
+             f"coalesce({fsum}(CASE WHEN {canon} THEN s * s END), 0) AS sumsq, "
              f"sum(CASE WHEN {canon} AND s IS NULL THEN 1 ELSE 0 END) AS missing, "
              f"sum(CASE WHEN {both} AND s IS NOT NULL THEN 1 ELSE 0 END) AS n_both, "
-             f"{fsum}(CASE WHEN {both} THEN s END) AS sum_both "
+             f"coalesce({fsum}(CASE WHEN {both} THEN s END), 0) AS sum_both "
              f"FROM {rows} WHERE variant = 0 AND rerun = 0 GROUP BY judge, model, item_id")
     tails = ", ".join(f"sum(CASE WHEN abs(d) > {t!r} THEN 1 ELSE 0 END) AS tail_{k}" for k, t in enumerate(levels))
     nb_rows = (f"SELECT judge, model, item_id, 0 AS generator, 1 AS cgame, s FROM {rows} "
@@ -134,7 +135,8 @@ def reduction_sql(rows: str, levels: tuple[float, ...], fsum: str) -> tuple[str,
                f"WHERE variant = 0 AND rerun >= 1 AND game IN (0, 1) UNION ALL "
                f"SELECT judge, model, item_id, 1 + variant AS generator, game AS cgame, s FROM {rows} "
                f"WHERE variant <> 0 AND rerun = 0 AND game IN (0, 1)")
-    nb = (f"SELECT judge, model, item_id, generator, count(d) AS n, {fsum}(d) AS sum, {fsum}(d * d) AS sumsq, "
+    nb = (f"SELECT judge, model, item_id, generator, count(d) AS n, coalesce({fsum}(d), 0) AS sum, "
+          f"coalesce({fsum}(d * d), 0) AS sumsq, "
           f"sum(CASE WHEN matched AND d IS NULL THEN 1 ELSE 0 END) AS missing, "
           f"sum(CASE WHEN matched THEN 0 ELSE 1 END) AS unmatched, {tails} FROM ("
           f"SELECT x.judge, x.model, x.item_id, x.generator, o.s - x.s AS d, o.judge IS NOT NULL AS matched "
@@ -150,25 +152,31 @@ def duplicate_error(row: Sequence[Any], source: str, names: dict[str, np.ndarray
     return InputError(f"{source}: the judgment key ({key}) occurs {row[-1]} times; give each judgment once.")
 
 
-def finish(cells: pd.DataFrame, nb: pd.DataFrame, levels: tuple[float, ...], names: dict[str, np.ndarray], rows: int,
-           engine: str) -> Statistics:
-    """Codes and counts as int64, sums as float64 (0 where a group has no finite value), rows sorted by codes."""
-    for f, ints in ((cells, ["judge", "model", "item_id", "n", "missing", "n_both"]),
-                    (nb, ["judge", "model", "item_id", "generator", "n", "missing", "unmatched",
-                          *[f"tail_{k}" for k in range(len(levels))]])):
-        for c in ints:
-            f[c] = np.nan_to_num(f[c].to_numpy(dtype=float)).astype(np.int64) if f[c].hasnans else f[c].to_numpy(dtype=np.int64)
-        for c in ("sum", "sumsq", "sum_both"):
-            if c in f:
-                f[c] = np.nan_to_num(f[c].to_numpy(dtype=float), nan=0.0)
-    order = np.lexsort((cells["item_id"], cells["model"], cells["judge"]))
-    cells = cells.iloc[order].reset_index(drop=True)
-    order = np.lexsort((nb["generator"], nb["item_id"], nb["model"], nb["judge"]))
-    nb = nb.iloc[order].reset_index(drop=True)
+def _columns(parts: Sequence[dict[str, Any]], ints: Sequence[str]) -> dict[str, np.ndarray]:
+    """Concatenate the engine's column dicts (no NULL: counts and coalesced sums): codes and counts as int64,
+    sums as float64."""
+    out: dict[str, np.ndarray] = {}
+    for c in parts[0]:
+        col = np.concatenate([np.asarray(p[c]) for p in parts])
+        out[c] = col.astype(np.int64 if c in ints else np.float64, copy=False)
+    return out
+
+
+def finish(cells: Sequence[dict[str, Any]], nb: Sequence[dict[str, Any]], levels: tuple[float, ...],
+           names: dict[str, np.ndarray], rows: int, engine: str) -> Statistics:
+    """The engine's column parts as frames sorted by their codes (one int64 key, one argsort each)."""
+    sizes = [len(names["judge"]), len(names["model"]), len(names["item_id"]), len(names["variant"]) + 1]
+    c = _columns(cells, ["judge", "model", "item_id", "n", "missing", "n_both"])
+    n = _columns(nb, ["judge", "model", "item_id", "generator", "n", "missing", "unmatched",
+                      *[f"tail_{k}" for k in range(len(levels))]])
+    order = np.argsort((c["judge"] * sizes[1] + c["model"]) * sizes[2] + c["item_id"])  # keys are unique
+    cell_frame = pd.DataFrame({k: v[order] for k, v in c.items()})
+    order = np.argsort(((n["judge"] * sizes[1] + n["model"]) * sizes[2] + n["item_id"]) * sizes[3] + n["generator"])
+    nb_frame = pd.DataFrame({k: v[order] for k, v in n.items()})
     variants = names["variant"]
     generators = np.array(["swap", "rerun", *[f"variant:{v}" for v in variants[1:]]], dtype=object)
-    return Statistics(cells=cells, neighbours=nb, judges=names["judge"], models=names["model"], items=names["item_id"],
-                      generators=generators, levels=levels, rows=rows, engine=engine)
+    return Statistics(cells=cell_frame, neighbours=nb_frame, judges=names["judge"], models=names["model"],
+                      items=names["item_id"], generators=generators, levels=levels, rows=rows, engine=engine)
 
 
 def reduce(
