@@ -81,10 +81,9 @@ def child(size: str, folder: Path, engine: str) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     st = eng.reduce(files, engine=engine, **({"session": spark} if engine == "spark" else {}))
     cells = st.cells
-    m_codes = np.unique(cells["model"].to_numpy(dtype=str), return_inverse=True)[1]
-    i_codes = np.unique(cells["item_id"].to_numpy(dtype=str), return_inverse=True)[1]
-    mat = np.full((int(m_codes.max()) + 1, int(i_codes.max()) + 1), np.nan)
-    mat[m_codes, i_codes] = np.where(cells["n"] > 0, cells["sum"] / cells["n"].where(cells["n"] > 0, 1), np.nan)
+    mat = np.full((len(st.models), len(st.items)), np.nan)  # the models x items canonical scores, in numpy
+    n = cells["n"].to_numpy()
+    mat[cells["model"].to_numpy(), cells["item_id"].to_numpy()] = np.where(n > 0, cells["sum"].to_numpy() / np.maximum(n, 1), np.nan)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     res = {"size": size, "rows": st.rows, "engine": engine, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
            "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
