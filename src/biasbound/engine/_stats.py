@@ -156,8 +156,8 @@ def _columns(parts: Sequence[dict[str, Any]], ints: Sequence[str]) -> dict[str, 
     """Concatenate the engine's column dicts (no NULL: counts and coalesced sums): codes and counts as int64,
     sums as float64."""
     out: dict[str, np.ndarray] = {}
-    for c in parts[0]:
-        col = np.concatenate([np.asarray(p[c]) for p in parts])
+    for c in list(parts[0]):  # popped as they are copied: one column at a time held twice
+        col = np.concatenate([np.asarray(p.pop(c)) for p in parts])
         out[c] = col.astype(np.int64 if c in ints else np.float64, copy=False)
     return out
 
@@ -167,12 +167,12 @@ def finish(cells: Sequence[dict[str, Any]], nb: Sequence[dict[str, Any]], levels
     """The engine's column parts as frames sorted by their codes (one int64 key, one argsort each)."""
     sizes = [len(names["judge"]), len(names["model"]), len(names["item_id"]), len(names["variant"]) + 1]
     c = _columns(cells, ["judge", "model", "item_id", "n", "missing", "n_both"])
+    order = np.argsort((c["judge"] * sizes[1] + c["model"]) * sizes[2] + c["item_id"])  # keys are unique
+    cell_frame = pd.DataFrame({k: c.pop(k)[order] for k in list(c)}, copy=False)
     n = _columns(nb, ["judge", "model", "item_id", "generator", "n", "missing", "unmatched",
                       *[f"tail_{k}" for k in range(len(levels))]])
-    order = np.argsort((c["judge"] * sizes[1] + c["model"]) * sizes[2] + c["item_id"])  # keys are unique
-    cell_frame = pd.DataFrame({k: v[order] for k, v in c.items()})
     order = np.argsort(((n["judge"] * sizes[1] + n["model"]) * sizes[2] + n["item_id"]) * sizes[3] + n["generator"])
-    nb_frame = pd.DataFrame({k: v[order] for k, v in n.items()})
+    nb_frame = pd.DataFrame({k: n.pop(k)[order] for k in list(n)}, copy=False)
     variants = names["variant"]
     generators = np.array(["swap", "rerun", *[f"variant:{v}" for v in variants[1:]]], dtype=object)
     return Statistics(cells=cell_frame, neighbours=nb_frame, judges=names["judge"], models=names["model"],
