@@ -70,7 +70,8 @@ def reduce_duckdb(
             scan, what = _scan(fmt, files), ", ".join(files)
         try:
             columns = [d[0] for d in con.execute(f"SELECT * FROM {scan} LIMIT 0").description]
-            rows = int(con.execute(f"SELECT count(*) FROM {scan}").fetchone()[0])  # Parquet: from metadata
+            counted = con.execute(f"SELECT count(*) FROM {scan}").fetchone()  # Parquet: from the metadata
+            rows = int(counted[0]) if counted else 0
         except duckdb.Error as exc:
             raise InputError(f"{what}: cannot be read ({str(exc).splitlines()[0]}).") from None
         if partitions is None:
