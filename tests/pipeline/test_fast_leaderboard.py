@@ -239,3 +239,36 @@ def test_battle_sums_equal_the_plain_formulas(seed: int) -> None:
     want_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=len(m_codes)).astype(np.int64)
     assert b.n_battles.dtype == np.int64 and np.array_equal(b.n_battles, want_battles)
     assert b.n_missing.dtype == np.int64 and np.array_equal(b.n_missing, want_missing)
+
+
+# ------------------------------------------------------------------ battles dense at every size: the sparse route it replaced
+def _plain_sparse_ratio_bootstrap(num: np.ndarray, den: np.ndarray, counts: np.ndarray, level: float):
+    """The route above 4·10^6 cells that the dense float32 one replaced: scipy.sparse float64 products, verbatim."""
+    from scipy import sparse
+
+    num_s, den_s = sparse.csr_array(num), sparse.csr_array(den)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = np.asarray(num_s.sum(axis=1)).ravel() / np.asarray(den_s.sum(axis=1)).ravel()
+        reps = np.asarray(counts @ num_s.T) / np.asarray(counts @ den_s.T)
+    q = 100 * (1 - level) / 2
+    lo, hi = np.full(num.shape[0], np.nan), np.full(num.shape[0], np.nan)
+    has = np.isfinite(reps).any(axis=0)
+    lo[has], hi[has] = np.nanpercentile(reps[:, has], [q, 100 - q], axis=0)
+    return point, lo, hi
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_winrate_bootstrap_dense_float32_equals_the_sparse_route(seed: int) -> None:
+    """Arena-Hard levels with a strong-verdict weight of 3 or 2.75: every sum a multiple of 1/4, so the dense
+    float32 products equal the sparse float64 ones bit for bit (items never judged by a model: empty cells)."""
+    from biasbound.leaderboard import _battles, _ratio_bootstrap
+
+    frame = _pairwise_frame(10 + seed, models=11, items=70)
+    rng = np.random.default_rng(seed)
+    frame = frame[~((frame["model"] == frame["model"].iloc[0]) & (rng.random(len(frame)) < 0.5))]  # holes
+    b = _battles(frame, 3.0 if seed else 2.75, "test")[0]
+    assert isinstance(b.num, np.ndarray) and (b.den == 0).any()
+    counts = _counts(seed, 400, b.num.shape[1])
+    got = _ratio_bootstrap(b.num, b.den, np.random.default_rng(0), 400, 0.95, counts=[counts])
+    for g, w in zip(got, _plain_sparse_ratio_bootstrap(b.num, b.den, counts, 0.95)):
+        assert _same_bits(g, w)
