@@ -194,11 +194,11 @@ def _load_table(cfg: RunConfig) -> tuple[dict[str, str], dict[str, dict[str, str
     path = cfg.data.table
     if path is None:  # the config schema requires it for this layout; a RunConfig built by hand may not
         raise InputError(f"The key 'data.table' of {cfg.path} must name the judgment table. Got none instead.")
-    from biasbound.data.tables import _detect_format, _read
+    from biasbound.data.tables import file_format, read_rows
 
     # the long-table reader: checked bytes (truncated .gz, binary, non-UTF-8 are one sentence) and physical
     # line numbers (answers often hold quoted newlines), every column read as text
-    frame, lines = _read(path, _detect_format(path), what="answer")
+    frame, lines = read_rows(path, file_format(path), what="answer")
     need = ["item_id", "question", "model", "answer"]
     miss = [c for c in need if c not in frame.columns]
     if miss:
@@ -681,9 +681,9 @@ def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
     unchanged when there is none."""
     if cfg.data.table is None or frame.empty:
         return frame
-    from biasbound.data.tables import _detect_format, _read
+    from biasbound.data.tables import file_format, read_rows
 
-    table, _ = _read(cfg.data.table, _detect_format(cfg.data.table), what="answer")
+    table, _ = read_rows(cfg.data.table, file_format(cfg.data.table), what="answer")
     if "gold_label" not in table.columns:
         return frame
     gold: dict[tuple[str, str], float] = {}

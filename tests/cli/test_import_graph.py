@@ -174,10 +174,7 @@ PRIVATE_OFFENDERS = {
     ("biasbound.commands.certify", "biasbound.data.tables", "_check_duplicates"),
     ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_check_duplicates"),
     ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.battles", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.battles", "biasbound.data.tables", "_detect_format"),
     ("biasbound.integrations.battles", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.battles", "biasbound.data.tables", "_read"),
     ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_duplicates"),
     ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_scale"),
     ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_finish"),
@@ -192,8 +189,6 @@ PRIVATE_OFFENDERS = {
     ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_GRID"),
     ("biasbound.pipeline._leaderboard", "biasbound.data.tables", "_compact"),
     ("biasbound.pipeline._neighbours", "biasbound.data.tables", "_texts"),
-    ("biasbound.runner", "biasbound.data.tables", "_detect_format"),
-    ("biasbound.runner", "biasbound.data.tables", "_read"),
     ("biasbound.runner", "biasbound.pipeline", "_jsonable"),
 }
 

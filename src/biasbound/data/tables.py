@@ -32,10 +32,12 @@ __all__ = [
     "COMMON_SCALES",
     "JudgmentSet",
     "LoadReport",
+    "file_format",
     "from_frame",
     "infer_scale",
     "load_llmbar",
     "load_table",
+    "read_rows",
 ]
 
 #: A judgments column holding the human label of each judgment's item, on the normalised scale in the model's view
@@ -455,7 +457,7 @@ _READERS = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl", "js
 _COMPRESSIONS = ("gz", "bz2", "xz")
 
 
-def _detect_format(path: Path) -> str:
+def file_format(path: Path) -> str:
     suffixes = [s.lstrip(".").lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in _COMPRESSIONS:
         suffixes = suffixes[:-1]
@@ -614,7 +616,7 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     return raw, np.arange(len(raw), dtype=np.int64) + 1
 
 
-def _read(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment") -> tuple[pd.DataFrame, np.ndarray]:
+def read_rows(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment") -> tuple[pd.DataFrame, np.ndarray]:
     """Read a table and return it with the physical 1-based file line (row number for parquet) of each row.
 
     CSV/TSV columns are read as text (ids keep leading zeros) except those named in
@@ -697,14 +699,14 @@ def load_table(
     """
     path = Path(path)
     if fmt is None:
-        fmt = _detect_format(path)
+        fmt = file_format(path)
     else:
         fmt = check_one_of(fmt, "fmt", "load_table", ("csv", "tsv", "jsonl", "json", "parquet"))
     if not path.is_file():
         raise DataFormatError("no such file.", path=str(path))
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
     numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
-    raw, lines = _read(path, fmt, numeric)
+    raw, lines = read_rows(path, fmt, numeric)
     js = from_frame(
         raw,
         source=str(path),
@@ -914,7 +916,7 @@ def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = Fa
     path = Path(path)
     if not path.is_file():
         raise DataFormatError("no such file.", path=str(path))
-    raw, lines = _read(path, "csv")
+    raw, lines = read_rows(path, "csv")
     need = ["subset", "item", "gold_label", "judge", "strategy", "winner_orig_order", "winner_swapped_order"]
     for c in need:
         if c not in raw.columns:

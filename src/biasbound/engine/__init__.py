@@ -21,6 +21,7 @@ to within 1e-12 relative; counts are exact.
 from __future__ import annotations
 
 from biasbound.engine._duckdb import reduce_duckdb
-from biasbound.engine._stats import DEFAULT_LEVELS, ENGINES, Statistics, reduce
+from biasbound.engine._reduce import reduce
+from biasbound.engine._stats import DEFAULT_LEVELS, ENGINES, Statistics
 
 __all__ = ["DEFAULT_LEVELS", "ENGINES", "Statistics", "reduce", "reduce_duckdb"]

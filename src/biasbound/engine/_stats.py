@@ -179,31 +179,6 @@ def finish(cells: Sequence[dict[str, Any]], nb: Sequence[dict[str, Any]], levels
                       items=names["item_id"], generators=generators, levels=levels, rows=rows, engine=engine)
 
 
-def reduce(
-    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
-    *,
-    engine: str = "duckdb",
-    scale: tuple[float, float] | None = None,
-    levels: Sequence[float] = DEFAULT_LEVELS,
-    **options: Any,
-) -> Statistics:
-    """Reduce judgment rows to :class:`Statistics` on ``engine`` (``"duckdb"``, or ``"spark"`` with ``session=``).
-
-    ``source``: Parquet / CSV / JSONL file(s) of one format (by suffix), or a pandas frame (DuckDB only).
-    ``scale``: the raw score scale mapped onto [0, 1] (default: scores already on [0, 1]).
-    ``options``: ``memory_limit``, ``threads``, ``partitions`` (DuckDB); ``session`` (Spark).
-    """
-    if engine == "duckdb":
-        from biasbound.engine._duckdb import reduce_duckdb
-
-        return reduce_duckdb(source, scale=scale, levels=levels, **options)
-    if engine == "spark":
-        from biasbound.engine._spark import reduce_spark
-
-        return reduce_spark(source, scale=scale, levels=levels, **options)
-    raise InputError(f"The 'engine' parameter of reduce must be one of {list(ENGINES)}. Got {engine!r} instead.")
-
-
 def file_list(source: Any) -> tuple[list[str], str]:
     """The files of ``source`` and their one format (parquet, csv, tsv, jsonl)."""
     paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)

@@ -40,12 +40,12 @@ def read_labels(path: str | Path) -> pd.DataFrame:
     ``model`` and ``rater`` are None where the table has no such column; ``label`` is on the raw scale (float);
     ``line`` is each row's file line. A label that is not a number is one sentence naming its file and line.
     """
-    from biasbound.data.tables import _detect_format, _read
+    from biasbound.data.tables import file_format, read_rows
 
     path = Path(path)
     if not path.is_file():
         raise DataFormatError("no such labels file.", path=str(path))
-    raw, lines = _read(path, _detect_format(path), what="label")
+    raw, lines = read_rows(path, file_format(path), what="label")
     col = _label_column(raw.columns)
     if "item_id" not in raw.columns or col is None:
         raise DataFormatError(f"a labels table needs the columns item_id and label (or human); the columns are "

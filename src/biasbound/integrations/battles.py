@@ -46,7 +46,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg
-from biasbound.data.tables import JudgmentSet, _detect_format, _finish, _read
+from biasbound.data.tables import JudgmentSet, file_format, _finish, read_rows
 from biasbound.integrations._common import Native, Notes, attach
 
 __all__ = ["BATTLE_COLUMNS", "BATTLE_NAMES", "WINNER_SPELLINGS", "battles_bt_elo", "is_battle_table", "load_battles",
@@ -259,7 +259,7 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
     p = Path(path)
     if not p.exists():
         raise DataFormatError("no such file.", path=str(p))
-    raw, lines = _read(p, _detect_format(p), what="battle")
+    raw, lines = read_rows(p, file_format(p), what="battle")
     src = str(p)
     mapping = dict(columns or {})
     for name, col in mapping.items():
