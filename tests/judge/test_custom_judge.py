@@ -296,3 +296,25 @@ def test_answered_but_unparseable_is_not_blamed_on_the_endpoint(tmp_path: Path) 
     with serve_in_thread(SyntheticServerConfig(style="prose")) as server, pytest.raises(JudgeError, match=pattern) as info:
         run(_config(tmp_path, server.url, preflight={"calls": 0}, data={"table": str(_table(tmp_path, 3))}), progress=False)
     assert "Check that endpoint" not in str(info.value)
+
+
+def test_a_connection_not_accepted_in_time_is_a_timeout_not_a_dead_endpoint() -> None:
+    """Found under load: 16 connects that a busy local server did not accept within 0.4 s were counted as refused
+    connections, 8 in a row stopped the run ("ConnectTimeout: Connection timeout to host ..."). The SDK's aiohttp
+    transport reports both as APITimeoutError; only its cause's words tell a refused connection from a slow one."""
+    import httpx
+    import openai
+
+    from biasbound.judge.client import _is_connection_failure
+
+    req = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+
+    def timeout_caused_by(text: str) -> openai.APITimeoutError:
+        exc = openai.APITimeoutError(request=req)
+        exc.__cause__ = TimeoutError(text)
+        return exc
+
+    assert not _is_connection_failure(timeout_caused_by("Connection timeout to host http://127.0.0.1:9/v1"))
+    assert _is_connection_failure(timeout_caused_by("Cannot connect to host 127.0.0.1:9 ssl:default [Connection refused]"))
+    assert _is_connection_failure(openai.APIConnectionError(request=req))  # no reply of any kind
+    assert not _is_connection_failure(openai.APITimeoutError(request=req))  # accepted, then slow

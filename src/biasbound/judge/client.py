@@ -103,14 +103,18 @@ def _is_connection_failure(exc: BaseException) -> bool:
     """True when no HTTP reply arrived because the connection could not be made (refused, DNS, unreachable).
 
     The SDK's aiohttp transport reports a refused connection as a connect timeout, so a timeout counts
-    when its cause says it could not connect; a server that accepted the connection and was slow does not.
+    when its cause says it could not connect ("Cannot connect to host ..."); a connection not accepted within the
+    timeout ("Connection timeout to host ...": a busy server, a loaded machine) is a timeout, retried like one, and
+    so is a server that accepted the connection and was slow.
     """
     if not isinstance(exc, openai.APIConnectionError):
         return False
     if not isinstance(exc, openai.APITimeoutError):
         return True
     cause = exc.__cause__
-    return cause is not None and ("connect" in type(cause).__name__.lower() or "cannot connect" in str(cause).lower())
+    return cause is not None and "cannot connect" in str(cause).lower()
+
+
 _POOL_SHARD = 8  # connections per httpx2 pool (see _pool_sizes)
 _LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "host.docker.internal"})
 
