@@ -35,3 +35,10 @@ def test_readme_names_two_setup_commands_that_ci_runs():
     assert test_cmd in text
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert test_cmd in ci
+
+
+def test_readme_is_a_front_page_of_at_most_150_lines():
+    """The README is the front door (what it is, the guarantee, install, the demo, your own table, the card's
+    numbers, links); the manual is the documentation site under docs/."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; move the detail to a page under docs/"
