@@ -404,7 +404,9 @@ class _RunState:
     #: cache) — a call an earlier session of the run made and this one read back still cost what it cost
     used: dict[str, tuple[int, int, float | None, bool]] = field(default_factory=dict)
 
-    def record(self, results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
+    def count(self, results: Sequence[Any], stage: str) -> str:
+        """Count ``results`` as the stage's requests and their calls as the run's (its totals and judging cost);
+        returns the stage's name (the judge's own with several judges)."""
         if self.several:
             stage = f"{self.current}/{stage}"
         stages = self.stages
@@ -413,6 +415,10 @@ class _RunState:
             key = r.cache_key if r.cache_key is not None else f"#{id(r)}"
             if not r.from_cache or key not in self.used:  # a call made now replaces the cached copy it re-made
                 self.used[key] = (r.prompt_tokens or 0, r.completion_tokens or 0, r.cost, bool(r.from_cache))
+        return stage
+
+    def record(self, results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
+        stage = self.count(results, stage)
         if self.current == self.judge_name:
             self.results.extend(results)
         for r, (item, variant) in zip(results, tags):
@@ -469,6 +475,7 @@ async def _preflight(cfg: RunConfig, state: _RunState, judge_session: Any, orig_
         return
     reqs = [_request(it, "original", state.prompt) for it in orig_items[:pf.calls]]
     res = await judge_session.judge(reqs, progress=False, description="preflight")
+    state.count(res, "preflight")  # its calls count in the run's totals and cost (the originals reuse them)
     report = check_replies(res, pf)
     state.notes.append(report.line())
     if progress:

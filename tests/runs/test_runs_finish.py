@@ -34,7 +34,8 @@ HEAVY_FAULTS = SyntheticServerConfig(latency_ms=1, fault_rate=0.7, fault_seed=23
 COLUMNS = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "status"]
 
 
-def write_config(path: Path, url: str, output: Path, *, max_attempts: int = 6, timeout: float = 10.0) -> Path:
+def write_config(path: Path, url: str, output: Path, *, max_attempts: int = 6, timeout: float = 10.0,
+                 **extra: object) -> Path:
     """A run config; ``timeout`` (not in the cache key) is short only where the server's 'timeout' faults must bite:
     a short one against a healthy server on a loaded machine only adds connect timeouts."""
     retry = {"timeout": timeout, "max_attempts": max_attempts, "max_parse_attempts": max_attempts,
@@ -46,7 +47,7 @@ def write_config(path: Path, url: str, output: Path, *, max_attempts: int = 6, t
         "judge": {**endpoint, "model": "biasbound-synthetic-judge", "name": "synthetic"},
         "rewriter": {**endpoint, "model": "synthetic-rewriter"},
         "neighbors": {"generators": ["swap", "format", "paraphrase", "rerun"], "neighbors_per_generator": 6},
-        "bootstrap_rounds": 200, "plots": False, "seed": 5, "output": str(output),
+        "bootstrap_rounds": 200, "plots": False, "seed": 5, "output": str(output), **extra,
     }
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return path
@@ -114,15 +115,17 @@ def test_killed_runs_under_heavy_faults_end_equal_to_an_uninterrupted_run(tmp_pa
 
     # the healthy server again, on another port: the cache key holds no base URL, so nothing is paid twice
     with serve_in_thread(SyntheticServerConfig(latency_ms=1)) as healthy:
-        cfg = write_config(tmp_path / "healthy.yaml", healthy.url, out)
-        kept = run(cfg, progress=False, retry_failed=False)
+        # the faulty server's garbage and truncated replies are cached as unparseable: a resume keeps a judge's
+        # unparseable reply (it would answer the same) unless asked to call again, as here
+        kept = run(write_config(tmp_path / "kept.yaml", healthy.url, out), progress=False, retry_failed=False)
         assert kept.summary["missing_judgments"] > 0  # --no-retry-failed leaves them missing
         assert kept.summary["totals"]["recalled"] == 0
         n_log = len(healthy.log)
+        cfg = write_config(tmp_path / "healthy.yaml", healthy.url, out, retry_unparseable=True)
         resumed = run(cfg, progress=False)
         called_again = len(healthy.log) - n_log
     s = resumed.summary
-    assert s["missing_judgments"] == 0 and s["totals"]["failed"] == 0
+    assert s["missing_judgments"] == 0 and s["totals"]["failed"] == 0, (s["totals"], s.get("failures"))
     t, rw = s["totals"], s["stages"]["rewrites"]
     assert 0 < t["recalled"] + rw["recalled"] <= len(left)
     # the healthy server saw exactly the attempts the summary counts: the calls left failed or missing (and
