@@ -22,17 +22,39 @@ def test_matches_ppi_python_power_tuned(seed: int) -> None:
     import ppi_py
     from ppi_py.ppi import _calc_lam_glm
 
-    kt, lab = _case(seed)
+    kt, lab = _case(seed, n=60)  # at least SMALL_SAMPLE labels: the PPI++ interval itself
     y, f_l, f_u = kt.y[lab], kt.f[lab], kt.f[~lab]
     est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f_l, f_u, lam=1)))
     lam_ref = float(_calc_lam_glm((y - est)[:, None], (f_l - est)[:, None], (f_u - est)[:, None], np.eye(1), clip=True))
     assert power_tuned_lambda(y, f_l, f_u) == pytest.approx(lam_ref, rel=1e-12, abs=1e-15)
     a = anchored_mean(y, kt.f, lab, level=0.9)
-    lo, hi = ppi_py.ppi_mean_ci(y, f_l, f_u, alpha=0.1)  # ppi-python's own power tuning (lam=None)
-    assert (a.lo, a.hi) == pytest.approx((float(lo[0]), float(hi[0])), rel=1e-12)
+    lo, hi = ppi_py.ppi_mean_ci(y, f_l, f_u, alpha=0.1)  # ppi-python's own power tuning (lam=None): est ± z·se
+    # biasbound takes Student's quantile (n − 1 degrees of freedom) in the place of z, around the same centre
+    from scipy import stats
+
+    widen = stats.t.ppf(0.95, y.size - 1) / stats.norm.ppf(0.95)
+    mid = (float(lo[0]) + float(hi[0])) / 2
+    assert a.estimate == pytest.approx(mid, rel=1e-12)
+    half = (float(hi[0]) - float(lo[0])) / 2 * widen
+    assert (a.lo, a.hi) == pytest.approx((mid - half, mid + half), rel=1e-12)
     clo, chi = ppi_py.classical_mean_ci(y, alpha=0.1)
-    assert (a.classical_lo, a.classical_hi) == pytest.approx((float(clo), float(chi)), rel=1e-12)
+    chalf = (float(chi) - float(clo)) / 2 * widen
+    assert (a.classical_lo, a.classical_hi) == pytest.approx((y.mean() - chalf, y.mean() + chalf), rel=1e-12)
     assert a.judge_only == pytest.approx(kt.f.mean()) and a.classical == pytest.approx(y.mean())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_few_labels_take_the_hull_with_the_labels_only_interval(seed: int) -> None:
+    """Below SMALL_SAMPLE labels the interval holds both the PPI++ and the labels-only interval (each with Student's
+    quantile); the estimate stays the PPI++ one. At SMALL_SAMPLE and above, the PPI++ interval alone."""
+    from biasbound.human._ppi import SMALL_SAMPLE
+
+    for n, hull in ((SMALL_SAMPLE - 1, True), (SMALL_SAMPLE, False)):
+        kt, lab = _case(seed, n=n, accuracy=0.95)
+        a = anchored_mean(kt.y[lab], kt.f, lab)
+        assert a.lo <= a.estimate <= a.hi
+        holds_classical = a.lo <= a.classical_lo and a.classical_hi <= a.hi
+        assert holds_classical if hull else (a.hi - a.lo) <= (a.classical_hi - a.classical_lo) + 1e-12
 
 
 def test_estimate_is_the_linear_map_of_the_judge_scores() -> None:
@@ -102,7 +124,8 @@ def test_small_sample_sentence() -> None:
     from biasbound.human.anchored import small_sample_sentence
 
     assert small_sample_sentence(50) is None
-    assert "fewer than 50" in str(small_sample_sentence(25)) and "normal approximation" in str(small_sample_sentence(25))
+    text = str(small_sample_sentence(25))
+    assert "fewer than 50" in text and "holds the labels-only one" in text
 
 
 def test_label_budget_from_a_pilot() -> None:

@@ -78,6 +78,12 @@ class AnchoredMean:
         return self.width <= (1.0 - HELP_MARGIN) * self.classical_width
 
 
+#: Below this many labels the anchored interval is the hull of the PPI++ and the labels-only interval (at n = 25 of
+#: LLMBar's items the PPI++ interval alone, with Student's quantile, covered 0.916 of the draws of its worst
+#: configuration at 95%; the labels-only one 0.938).
+SMALL_SAMPLE = 50
+
+
 def power_tuned_lambda(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray) -> float:
     """ppi-python's power-tuning for a mean (``ppi_py.ppi._calc_lam_glm`` with an identity Hessian, clipped).
 
@@ -135,6 +141,14 @@ def anchored_mean(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, *, level: 
     est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f_lab, f_unl, lam=lam)))  # [proof:ppi-estimate]
     lo, hi = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, f_lab, f_unl, alpha=a, lam=lam))  # [proof:ppi-interval]
     clo, chi = (float(np.squeeze(v)) for v in ppi_py.classical_mean_ci(y, alpha=a))
+    # ppi-python's intervals are est ± z·se; with few labels the Student quantile (n − 1 degrees of freedom) takes
+    # the place of z, for both intervals alike: at n = 25 the normal one covered 0.900 of LLMBar draws at 95%
+    widen = float(stats.t.ppf(1.0 - a / 2.0, n - 1) / stats.norm.ppf(1.0 - a / 2.0))  # [proof:ppi-small-sample]
+    lo, hi = est - widen * (est - lo), est + widen * (hi - est)
+    mean = float(y.mean())
+    clo, chi = mean - widen * (mean - clo), mean + widen * (chi - mean)
+    if n < SMALL_SAMPLE:  # [proof:ppi-few-labels] the power-tuned λ̂ varies most here: the interval also holds the
+        lo, hi = min(lo, clo), max(hi, chi)  # labels-only one, so it covers at least whenever that one does
     return AnchoredMean(estimate=est, lo=lo, hi=hi, lam=float(lam), classical=float(y.mean()), classical_lo=clo,
                         classical_hi=chi, judge_only=float(f.mean()), n=n, n_total=big_n, level=level)
 

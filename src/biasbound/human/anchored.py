@@ -24,7 +24,7 @@ import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound.human._agreement import agreement, flip_to_disagree, krippendorff_alpha
-from biasbound.human._ppi import AnchoredMean, anchored_mean, linear_weights, rank_sets
+from biasbound.human._ppi import SMALL_SAMPLE, AnchoredMean, anchored_mean, linear_weights, rank_sets
 
 __all__ = ["anchored_judgments", "human_report", "labels_digest", "too_few_sentence"]
 
@@ -49,17 +49,14 @@ def labels_digest(labels: pd.DataFrame) -> str:
     return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-#: below this many labels the normal approximation of the PPI and classical intervals under-covers (measured on
-#: LLMBar, benchmarks/bench_ppi_llmbar.py: at n = 25 a 95% interval covered 0.90-0.93 in 15 of 65 configurations)
-SMALL_SAMPLE = 50
-
-
 def small_sample_sentence(n: int) -> str | None:
-    """The plain sentence when the labels are too few for the intervals' normal approximation."""
+    """The plain sentence when the labels are too few for the judge to narrow the interval (the anchored interval
+    then holds the labels-only one: :data:`biasbound.human._ppi.SMALL_SAMPLE`)."""
     if n >= SMALL_SAMPLE:
         return None
-    return (f"{n} labels are fewer than {SMALL_SAMPLE}: the interval rests on a normal approximation that covers less "
-            "than its level this small (on LLMBar at 25 labels, 0.90 to 0.93 for a 95% interval); label more items")
+    return (f"{n} labels are fewer than {SMALL_SAMPLE}: the power-tuned interval alone would cover less than its level "
+            "this small, so the anchored interval also holds the labels-only one and is no narrower than it; label "
+            "more items for the judge to help")
 
 
 def too_few_sentence(a: AnchoredMean) -> str | None:
