@@ -35,9 +35,10 @@ def _entry_point() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "biasbound.cli"]
 
 
-def cli(*args: object, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """One run of the installed entry point; a hang fails the test (timeout) instead of blocking the suite."""
-    env = {**os.environ, "TMPDIR": str(cwd or tempfile.gettempdir())}
+def cli(*args: object, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """One run of the installed entry point in the test's own folder (its temporary files too); a hang fails the
+    test (timeout) instead of blocking the suite."""
+    env = {**os.environ, "TMPDIR": str(cwd)}
     env.pop("BIASBOUND_PUBLIC_KEY", None)
     env.pop("BIASBOUND_SIGN_KEY", None)
     res = subprocess.run([*_entry_point(), *map(str, args)], check=False, capture_output=True, text=True, env=env, cwd=cwd,
@@ -101,7 +102,7 @@ def test_class1_an_unlisted_certificate_beside_signed_outputs_fails(made, tmp_pa
     forged["alpha"] = min(1.0, float(forged["alpha"]) * 1.5)  # a raised α
     (out / "certificate_final.json").write_text(json.dumps(forged))
     (out / "certificate.json.json").write_text(json.dumps(forged))
-    res = cli("verify", out / "certificate_final.json", "--public-key", made["pub"])
+    res = cli("verify", out / "certificate_final.json", "--public-key", made["pub"], cwd=tmp_path)
     assert res.returncode == 1 and "certificate_final.json is not listed" in res.stdout
     assert "signature" not in res.stdout.split("EDITED")[-1].split("\n")[-2]  # no "signature matched" line
     code, text = _inprocess(capsys, "verify", out, "--public-key", made["pub"])

@@ -30,7 +30,7 @@ def plan_labels(pilot: Path | None, *, demo: bool, half_width: float | None, hum
     if (pilot is None) == (not demo):
         raise InputError("The plan command needs a pilot (judgments) or '--demo' (one of the two). Got "
                          + ("both." if demo else "neither."))
-    if demo:
+    if pilot is None:  # with --demo: the embedded LLMBar pilot
         from biasbound.data.embedded import load_llmbar_demo
 
         loaded, labels_frame = load_llmbar_demo(seed=seed)
@@ -39,7 +39,6 @@ def plan_labels(pilot: Path | None, *, demo: bool, half_width: float | None, hum
     else:
         from biasbound.commands.certify import load_inputs
 
-        assert pilot is not None  # checked above: a pilot or --demo
         loaded_inputs = load_inputs([pilot])
         frame, report, given = loaded_inputs.frame, loaded_inputs.report, human_labels
         source = str(pilot)
