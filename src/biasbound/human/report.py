@@ -8,12 +8,21 @@ from typing import Any
 __all__ = ["human_view"]
 
 
-def _f(x: Any, digits: int = 3) -> str:
-    return "—" if x is None else f"{float(x):.{digits}f}"
+def _f(x: Any, digits: int = 3, missing: str = "—") -> str:
+    return missing if x is None else f"{float(x):.{digits}f}"
 
 
-def _ci(lo: Any, hi: Any) -> str:
-    return "—" if lo is None or hi is None else f"[{float(lo):.3f}, {float(hi):.3f}]"
+def _ci(lo: Any, hi: Any, missing: str = "—") -> str:
+    return missing if lo is None or hi is None else f"[{float(lo):.3f}, {float(hi):.3f}]"
+
+
+def agreement_cells(a: Mapping[str, Any], *, short: bool = False, missing: str = "—") -> tuple[str, str]:
+    """(figure, interval) of one judge's agreement: accuracy and its interval for categorical labels, the mean
+    |Δ| and Pearson's r for graded ones (``short``: the terminal's labels)."""
+    if a.get("kind") == "graded":
+        mad, r = _f(a.get("mean_abs_difference"), missing=missing), _f(a.get("pearson"), missing=missing)
+        return (f"|Δ| {mad}", f"r {r}") if short else (f"mean |Δ| {mad}", f"Pearson r {r}")
+    return _f(a.get("accuracy"), missing=missing), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"), missing=missing)
 
 
 def _confusion(a: Mapping[str, Any]) -> str:
@@ -34,10 +43,7 @@ def human_view(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
     for judge, h in report["judges"].items():
         a = h["agreement"]
         flips = "; ".join(f"{g}: {_f(v.get('agree_to_disagree'))} of {v['agreed']}" for g, v in h["flips"].items())
-        if a.get("kind") == "graded":
-            acc, ci = f"mean |Δ| {_f(a.get('mean_abs_difference'))}", f"Pearson r {_f(a.get('pearson'))}"
-        else:
-            acc, ci = _f(a.get("accuracy")), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"))
+        acc, ci = agreement_cells(a)
         agree_rows.append([judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), _f(h.get("krippendorff_alpha")),
                            _confusion(a), flips or "—"])
         for r in h["models"]:

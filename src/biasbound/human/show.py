@@ -7,17 +7,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from biasbound.human.report import _ci as report_ci
+from biasbound.human.report import _f as report_f
+from biasbound.human.report import agreement_cells
+
 __all__ = ["print_human"]
 
 _NOTES = 8  # notes printed; the rest are in summary.json
 
 
 def _f(x: Any, digits: int = 3) -> str:
-    return "-" if x is None else f"{float(x):.{digits}f}"
+    return report_f(x, digits, missing="-")
 
 
 def _ci(lo: Any, hi: Any) -> str:
-    return "-" if lo is None or hi is None else f"[{float(lo):.3f}, {float(hi):.3f}]"
+    return report_ci(lo, hi, missing="-")
 
 
 def print_human(result: Any, console: Console) -> None:
@@ -39,10 +43,7 @@ def _print_agreement(report: dict[str, Any], level: float, console: Console) -> 
     for judge, h in report.get("judges", {}).items():
         a = h["agreement"]
         flips = ", ".join(f"{g} {_f(v.get('agree_to_disagree'))} of {v['agreed']}" for g, v in h["flips"].items())
-        if a.get("kind") == "graded":
-            acc, ci = f"|Δ| {_f(a.get('mean_abs_difference'))}", f"r {_f(a.get('pearson'))}"
-        else:
-            acc, ci = _f(a.get("accuracy")), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"))
+        acc, ci = agreement_cells(a, short=True, missing="-")
         agree.add_row(judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), flips or "-")
     console.print(agree)
 
