@@ -59,7 +59,7 @@ def _alpha(result) -> float:
     return float(result.certification.judges["ensemble"].calibration.alpha)
 
 
-def _neighbour_requests(summary: dict) -> int:
+def _neighbor_requests(summary: dict) -> int:
     return int(summary["stages"].get("neighbors", {}).get("requests", 0))
 
 
@@ -107,9 +107,9 @@ def main() -> None:
                               {"generators": ["swap"], "options": drawn,
                                "sequential": {"looks": looks, "min_gain": args.min_gain}}, seed), progress=False)
             s = seq.summary["sequential"]
-            seq_calls = _neighbour_requests(seq.summary)  # the stopped look's: every earlier look judged a prefix of it
+            seq_calls = _neighbor_requests(seq.summary)  # the stopped look's: every earlier look judged a prefix of it
             row = {"seed": seed, "alpha_fixed": _alpha(fixed), "alpha_seq": _alpha(seq),
-                   "stopped_m": s["m"], "calls_fixed": _neighbour_requests(fixed.summary), "calls_seq": seq_calls}
+                   "stopped_m": s["m"], "calls_fixed": _neighbor_requests(fixed.summary), "calls_seq": seq_calls}
             if not args.no_plan:
                 p = plan(folders["fixed"], grid=[], looks=looks, min_gain=args.min_gain, bootstrap_rounds=50).generators["swap"]
                 row["plan_m"] = p.sequential["stop_m"]

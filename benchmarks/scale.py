@@ -87,11 +87,11 @@ def child(size: str, folder: Path, engine: str) -> dict:
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     res = {"size": size, "rows": st.rows, "engine": engine, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
            "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
-           "cells": len(cells), "neighbour_rows": len(st.neighbours), "matrix": list(mat.shape)}
+           "cells": len(cells), "neighbour_rows": len(st.neighbors), "matrix": list(mat.shape)}
     if engine == "spark":
         res["note"] = "CPU and peak RSS of the Python driver only; the JVM's are not counted"
         ref = eng.reduce(files)
-        for a, b in ((st.cells, ref.cells), (st.neighbours, ref.neighbours)):
+        for a, b in ((st.cells, ref.cells), (st.neighbors, ref.neighbors)):
             for c in a.columns:
                 if a[c].dtype == np.float64:
                     np.testing.assert_allclose(a[c].to_numpy(), b[c].to_numpy(), rtol=1e-12, atol=1e-15)

@@ -204,7 +204,7 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
     missing id (where they are the codes read here)."""
     from biasbound.data.tables import _sorted_codes
     from biasbound.neighbors import observed as obs
-    from biasbound.pipeline._neighbours import _key_codes
+    from biasbound.pipeline._neighbors import _key_codes
 
     obs._check_frame(fj, "observed_neighbors")
 

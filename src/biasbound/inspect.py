@@ -14,6 +14,6 @@ then ``inspect eval task.py`` writes a log that ``biasbound certify LOG`` certif
 
 from __future__ import annotations
 
-from biasbound.integrations.inspect_scorer import GENERATORS, bias_bounded, neighbour_sensitivity, rubric_instructions
+from biasbound.integrations.inspect_scorer import GENERATORS, bias_bounded, neighbor_sensitivity, rubric_instructions
 
-__all__ = ["GENERATORS", "bias_bounded", "neighbour_sensitivity", "rubric_instructions"]
+__all__ = ["GENERATORS", "bias_bounded", "neighbor_sensitivity", "rubric_instructions"]

@@ -110,7 +110,7 @@ class GeneratorPlan:
     target_alpha: float | None
     chosen_m: int | None
     census: bool
-    per_neighbour: dict[str, Any] = field(default_factory=dict)
+    per_neighbor: dict[str, Any] = field(default_factory=dict)
     sequential: dict[str, Any] | None = None
     targets: dict[str, float] = field(default_factory=dict)
     why_not: str | None = None
@@ -137,7 +137,7 @@ class Plan:
             "pilot": str(self.pilot), "models": self.models, "items": self.items, "settings": self.settings,
             "generators": {g: {"generator": p.generator, "census": p.census, "reference_alpha": p.reference_alpha,
                                "target_alpha": p.target_alpha, "chosen_m": p.chosen_m, "chosen": p.chosen(),
-                               "per_neighbour": p.per_neighbour, "grid": p.rows, "sequential": p.sequential,
+                               "per_neighbour": p.per_neighbor, "grid": p.rows, "sequential": p.sequential,
                                "targets": p.targets, "why_not": p.why_not}
                            for g, p in self.generators.items()},
             "notes": list(self.notes),
@@ -194,7 +194,7 @@ def _cache_costs(pilot: Path, keys: Sequence[str]) -> dict[str, tuple[int, int, 
     return out
 
 
-def _neighbour_rows(frame: pd.DataFrame, g: str) -> pd.Series:
+def _neighbor_rows(frame: pd.DataFrame, g: str) -> pd.Series:
     """Mask of the judgment rows that are ``g``'s neighbours."""
     if g == "swap":
         return (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
@@ -306,7 +306,7 @@ def plan(
     base = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == game0)]
     for g in gens:
         name = CERTIFY_NAMES[g]
-        mask = _neighbour_rows(frame, g)
+        mask = _neighbor_rows(frame, g)
         nb = frame[mask]
         # swap is a census unless the pilot drew it (options.swap.drawn): then its recorded draw order, as any generator
         census = g == "swap" and not (cfg["neighbors"].get("options") or {}).get("swap", {}).get("drawn", False)
@@ -452,7 +452,7 @@ def _plan_one(g: str, name: str, base: pd.DataFrame, nb: pd.DataFrame, orders: S
         if r.get("alpha") is not None and ref:
             r["alpha_vs_reference"] = r["alpha"] / ref - 1.0
     return GeneratorPlan(generator=g, rows=rows, reference_alpha=ref, target_alpha=target, chosen_m=chosen,
-                         census=census, per_neighbour=per, targets=extra, why_not=why_not)
+                         census=census, per_neighbor=per, targets=extra, why_not=why_not)
 
 
 def _check_looks(looks: Any) -> list[int] | None:
@@ -573,7 +573,7 @@ def plan_judgments(
     plans: dict[str, GeneratorPlan] = {}
     for name in neighbors:
         g = name.split(":", 1)[1] if name.startswith("variant:") else name
-        nb = frame[_neighbour_rows(frame, g)]
+        nb = frame[_neighbor_rows(frame, g)]
         if nb.empty:
             raise InputError(f"The judgments hold no {name!r} neighbour to plan from.")
         orders = [{model: _seeded_order(base.loc[base["model"] == model, "item_id"].tolist(), seed + k, f"plan/{g}/{model}")

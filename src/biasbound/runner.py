@@ -396,7 +396,7 @@ class _RunState:
     endpoint_attempts: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     judge_counts: dict[str, Any] = field(default_factory=dict)
-    neighbour_items: list[tuple[Any, str]] = field(default_factory=list)
+    neighbor_items: list[tuple[Any, str]] = field(default_factory=list)
     prompt: Any = None  # the judge's own prompt and parser (a JudgePrompt), None for the built-in ones
     results: list[Any] = field(default_factory=list)  # the first judge's results (for the serving summary)
     sampled_draws: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -528,7 +528,7 @@ async def _open_rewriter(cfg: RunConfig, state: _RunState, judge_session: Any, c
     return rewriter_session
 
 
-async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, items: Mapping[str, list[Any]],
+async def _draw_neighbors(cfg: RunConfig, ctx: _Context, state: _RunState, items: Mapping[str, list[Any]],
                            rewriter_session: Any) -> None:
     """Stage 2: the neighbours (seeded, Hamming-1, one perturbation per item) into ``state.perturbations``,
     the applied ones into ``state.neighbour_items`` and the uniform draws into ``state.sampled_draws``."""
@@ -536,7 +536,7 @@ async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, item
     from biasbound.neighbors.swap import SwapGenerator
 
     perturbations, gen_summaries, notes = state.perturbations, state.gen_summaries, state.notes
-    neighbour_items, sampled_draws = state.neighbour_items, state.sampled_draws
+    neighbor_items, sampled_draws = state.neighbor_items, state.sampled_draws
     for g in cfg.neighbors.generators:
         opts = dict(cfg.neighbors.options.get(g, {}))
         gen_seed = _sub_seed(cfg.seed, "generator", g)
@@ -586,22 +586,22 @@ async def _draw_neighbours(cfg: RunConfig, ctx: _Context, state: _RunState, item
         gen_summaries[g] = {**gen.summary(), "m": cfg.neighbors.m}
         for _, _, p in drawn:
             if p.status == "applied":
-                neighbour_items.append((p.item, g))
+                neighbor_items.append((p.item, g))
 
 
-async def _judge_neighbours(state: _RunState, judge_session: Any, *, progress: bool) -> None:
+async def _judge_neighbors(state: _RunState, judge_session: Any, *, progress: bool) -> None:
     """Stage 3: judge the neighbours."""
-    neighbour_items = state.neighbour_items
-    reqs = [_request(it, g, state.prompt) for it, g in neighbour_items]
+    neighbor_items = state.neighbor_items
+    reqs = [_request(it, g, state.prompt) for it, g in neighbor_items]
     res = await judge_session.judge(reqs, progress=progress, description="judging the neighbours")
-    state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
-    _drawn_swap_games(state.games_by_judge[state.judge_name], neighbour_items, res)
+    state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbor_items])
+    _drawn_swap_games(state.games_by_judge[state.judge_name], neighbor_items, res)
 
 
-def _drawn_swap_games(games: dict[str, dict[str, list[Any]]], neighbour_items: Sequence[tuple[Any, str]],
+def _drawn_swap_games(games: dict[str, dict[str, list[Any]]], neighbor_items: Sequence[tuple[Any, str]],
                       results: Sequence[Any]) -> None:
     """Drawn swap neighbours are game 2 of their item: into the Arena-Hard judgment files."""
-    for (it, g), r in zip(neighbour_items, results):
+    for (it, g), r in zip(neighbor_items, results):
         if g == "swap":
             games[it.model].setdefault(it.item_id, [None, None])[1] = r
 
@@ -611,7 +611,7 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
     """A panel: every further judge grades the same original context and the same neighbours."""
     from biasbound.judge.client import JudgeSession
 
-    neighbour_items = state.neighbour_items
+    neighbor_items = state.neighbor_items
     for endpoint in cfg.panel[1:]:
         state.current = endpoint.name
         games: dict[str, dict[str, list[Any]]] = {m: {} for m in ctx.models}
@@ -623,10 +623,10 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
             state.record(res, "original", [(it, "original") for it in orig_items])
             for it, r in zip(orig_items, res):
                 games[it.model].setdefault(it.item_id, [None, None])[it.game - 1 if pairwise else 0] = r
-            res = await session.judge([_request(it, g, state.prompt) for it, g in neighbour_items], progress=progress,
+            res = await session.judge([_request(it, g, state.prompt) for it, g in neighbor_items], progress=progress,
                                       description=f"{endpoint.name}: judging the neighbours")
-            state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbour_items])
-            _drawn_swap_games(games, neighbour_items, res)
+            state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbor_items])
+            _drawn_swap_games(games, neighbor_items, res)
             state.counts_by_judge[endpoint.name] = dict(session.counts)
             state.endpoint_attempts[endpoint.name] = session.endpoint_attempts
 
@@ -648,7 +648,7 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
         rewriter_session = await _open_rewriter(cfg, state, judge_session, cache, retry_failed)
         generating = start_step(f"generating the neighbours ({', '.join(gens)})", enabled=progress)
         try:
-            await _draw_neighbours(cfg, ctx, state, items, rewriter_session)
+            await _draw_neighbors(cfg, ctx, state, items, rewriter_session)
         finally:
             generating.stop()
             if rewriter_session is not None and rewriter_session is not judge_session:
@@ -658,7 +658,7 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
                     rewriter_session.endpoint_attempts
 
         # 3. judge the neighbours
-        await _judge_neighbours(state, judge_session, progress=progress)
+        await _judge_neighbors(state, judge_session, progress=progress)
         state.judge_counts = dict(judge_session.counts)
         state.counts_by_judge[state.judge_name] = state.judge_counts
         state.endpoint_attempts[state.judge_name] = judge_session.endpoint_attempts
@@ -727,7 +727,7 @@ def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.Data
     """Stage 5: the run summary (``run_summary.json`` once certify is done)."""
     panel = cfg.panel
     stages = state.stages
-    neighbour_names = [CERTIFY_NAMES[g] for g in cfg.neighbors.generators]
+    neighbor_names = [CERTIFY_NAMES[g] for g in cfg.neighbors.generators]
     return {
         "config": cfg.to_dict(), "judge": state.judge_name, "template": cfg.template, "seed": cfg.seed,
         "items": len(ctx.item_ids), "models": list(ctx.models), "skipped_inputs": ctx.skipped,
@@ -739,7 +739,7 @@ def _run_summary(cfg: RunConfig, ctx: _Context, state: _RunState, frame: pd.Data
         "missing_by_status": {k: int(v) for k, v in frame.loc[frame["score"].isna(), "status"].value_counts().items()},
         "failures": state.failures, "generators": state.gen_summaries,
         "perturbation_status": {g: dict(Counter(p.status for _, _, p in ps)) for g, ps in state.perturbations.items()},
-        "certify_neighbors": neighbour_names, "notes": state.notes, "judging_cost": _judging_cost(state),
+        "certify_neighbors": neighbor_names, "notes": state.notes, "judging_cost": _judging_cost(state),
         "serving": _serving(cfg, state),
     }
 
@@ -888,7 +888,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
                      perturbations=state.perturbations)
 
 
-def _neighbour_judgments(summary: Mapping[str, Any]) -> int:
+def _neighbor_judgments(summary: Mapping[str, Any]) -> int:
     """The neighbour judge requests of one pass (a sequential look judges a prefix of the next look's draw)."""
     stages = summary.get("stages", {})
     return int(sum(v.get("requests", 0) for k, v in stages.items() if k == "neighbors" or k.endswith("/neighbors")))
@@ -900,7 +900,7 @@ def _this_look(schedule: dict[str, Any], summary: Mapping[str, Any]) -> dict[str
     calls = int(t.get("calls", 0))
     spent = int(schedule.get("calls_before", 0)) + calls
     out = {k: v for k, v in schedule.items() if k != "calls_before"}
-    out.update({"neighbour_judgments": _neighbour_judgments(summary), "calls_this_look": calls, "calls_spent": spent})
+    out.update({"neighbour_judgments": _neighbor_judgments(summary), "calls_this_look": calls, "calls_spent": spent})
     return out
 
 

@@ -243,7 +243,7 @@ def test_certify_uses_the_exact_law_and_it_verifies(missing, monkeypatch):
 
 
 # --------------------------------------------------------------------------- the paper route with reruns
-from biasbound.pipeline._neighbours import _group_split, _Neighbours, per_item  # noqa: E402
+from biasbound.pipeline._neighbors import _group_split, _Neighbors, per_item  # noqa: E402
 
 
 def test_per_item_weighs_each_item_once_whatever_its_reruns():
@@ -261,13 +261,13 @@ def test_item_split_keeps_reruns_together_and_equals_the_row_split_without_rerun
     n = 60
     model = np.repeat([0, 1], n // 2)
     gen = np.zeros(n, dtype=np.int64)
-    one = _Neighbours(model, gen, rng.random(n), np.zeros(n), item=np.arange(n))
+    one = _Neighbors(model, gen, rng.random(n), np.zeros(n), item=np.arange(n))
     cal, held = one.split(1, 0.3, np.random.default_rng(5))
     old = _group_split(model.astype(np.int64), 0.3, np.random.default_rng(5))
     assert np.array_equal(np.sort(held.item), np.flatnonzero(old)) and len(cal) + len(held) == n
     reps = rng.integers(1, 5, n)  # unequal rerun counts
     rows = np.repeat(np.arange(n), reps)
-    many = _Neighbours(model[rows], gen[rows], rng.random(rows.size), np.zeros(rows.size), item=rows)
+    many = _Neighbors(model[rows], gen[rows], rng.random(rows.size), np.zeros(rows.size), item=rows)
     cal, held = many.split(1, 0.3, np.random.default_rng(5))
     assert not set(cal.item.tolist()) & set(held.item.tolist())  # no item on both sides
     assert len(set(held.item.tolist())) == 2 * math.floor(0.3 * n / 2)  # the share counts items, not rows

@@ -47,12 +47,12 @@ def test_audit_batch_centre_matches_direct_vector_computation() -> None:
     gen = np.random.default_rng(5)
     dim, alpha, sigma, tau = 6, 0.7, 0.08, 0.4
     f_d = gen.uniform(size=dim)
-    neighbours = np.clip(f_d + gen.normal(0, 0.15, size=(40, dim)), 0, 1)
-    diffs = np.array([shrink_batch(f_d, alpha) - shrink_batch(n, alpha) for n in neighbours])
+    neighbors = np.clip(f_d + gen.normal(0, 0.15, size=(40, dim)), 0, 1)
+    diffs = np.array([shrink_batch(f_d, alpha) - shrink_batch(n, alpha) for n in neighbors])
     lam = np.sum(diffs**2, axis=1) / (2 * sigma**2)
     expected = float(np.mean(ncx2.sf(tau**2 / (2 * sigma**2), dim, lam)))
-    raw = np.linalg.norm(f_d - neighbours, axis=1)
-    shifts = math.sqrt(dim) * np.abs((f_d - neighbours).mean(axis=1))
+    raw = np.linalg.norm(f_d - neighbors, axis=1)
+    shifts = math.sqrt(dim) * np.abs((f_d - neighbors).mean(axis=1))
     res = audit(tau=tau, delta=0.05, sigma=sigma, alpha=alpha, distances=raw, mean_shifts=shifts, dim=dim, n_mc=100, rng=1)
     assert res.exact_probability == pytest.approx(expected, rel=1e-9)
     assert res.center == "batch"
@@ -165,7 +165,7 @@ def test_under_noised_certificate_is_violated() -> None:
     assert res.exact_probability == pytest.approx(0.5, abs=0.01)
 
 
-def test_few_neighbours_are_inconclusive() -> None:
+def test_few_neighbors_are_inconclusive() -> None:
     # three neighbours with p_i = 0: the 99% KL upper bound is 1 - 0.01^(1/3) ≈ 0.78 > δ
     res = audit(tau=0.5, delta=0.05, sigma=0.0, alpha=0.5, distances=[0.1, 0.2, 0.3], dim=5, n_mc=100, rng=0)
     assert res.exact_probability == 0.0

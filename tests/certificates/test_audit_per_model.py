@@ -212,7 +212,7 @@ def test_a_recheck_counts_the_unjudged_at_the_range_bound_as_the_certificate_did
     assert audit_certificate_parts(cert, {(None, "g"): (np.zeros(95), None)}, rng=0).verdict == "violated"
 
 
-def test_a_recheck_with_a_neighbour_beyond_the_range_bound_is_violated():
+def test_a_recheck_with_a_neighbor_beyond_the_range_bound_is_violated():
     # the certificate assumed ||Delta|| <= A = 0.5; a census neighbour at 0.6 falsifies that assumption
     cert = {"tau": 0.5, "delta": 0.01, "sigma": 0.01, "alpha": 0.5, "dim": 2, "center": {"kind": "fixed"},
             "range": {"A": 0.5}}

@@ -178,7 +178,7 @@ def test_forged_statistics_pass_the_keyless_checks_and_fail_recertification(runs
 
 
 # ----------------------------------------------------------------------------------------------- (b) doctored
-def test_a_doctored_neighbour_judgment_fails_recertification(runs, tmp_path, capsys) -> None:
+def test_a_doctored_neighbor_judgment_fails_recertification(runs, tmp_path, capsys) -> None:
     frame = pd.read_csv(runs["table"])
     k = frame.index[(frame["game"] == 2) & (frame["score"] != 0.5)][0]
     frame.loc[k, "score"] = 1.0 - frame.loc[k, "score"]  # one swapped verdict mirrored
@@ -193,7 +193,7 @@ def test_a_doctored_neighbour_judgment_fails_recertification(runs, tmp_path, cap
     assert {m for m in old[1] if old[1][m] != new[1][m]} == {frame.loc[k, "model"]}
 
 
-def test_judgments_digest_is_canonical_and_covers_neighbours() -> None:
+def test_judgments_digest_is_canonical_and_covers_neighbors() -> None:
     frame = flip_table(0.5, n_items=6)
     root, per = judgments_digest(frame)
     shuffled = frame.sample(frac=1.0, random_state=1).reset_index(drop=True)

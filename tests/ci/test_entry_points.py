@@ -28,11 +28,11 @@ def test_inspect_registry_finds_bias_bounded_through_the_entry_point():
         from inspect_ai._util.registry import registry_info, registry_lookup
         assert "biasbound.inspect" not in sys.modules  # only the entry point can bring it in
         s = registry_lookup("scorer", "biasbound/bias_bounded")
-        m = registry_lookup("metric", "biasbound/neighbour_sensitivity")
+        m = registry_lookup("metric", "biasbound/neighbor_sensitivity")
         print(registry_info(s).name, registry_info(m).name, "biasbound.inspect" in sys.modules)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["biasbound/bias_bounded", "biasbound/neighbour_sensitivity", "True"]
+    assert out.stdout.split() == ["biasbound/bias_bounded", "biasbound/neighbor_sensitivity", "True"]
 
 
 @pytest.mark.slow  # runs pytest in a subprocess

@@ -93,7 +93,7 @@ def test_without_the_flag_the_error_names_it(extra, game1_table, tmp_path, capsy
         assert not (tmp_path / "o" / "certificate.json").exists()
 
 
-def test_the_range_bound_is_not_used_when_neighbours_exist(tmp_path, capsys):
+def test_the_range_bound_is_not_used_when_neighbors_exist(tmp_path, capsys):
     pair = SHARED_DATA / "mt_bench/phi-3/model_judgment/gpt-4_pair.jsonl"
     out = tmp_path / "out"
     code, text = _run(["certify", str(pair), "--out", str(out), "--range-bound", "--no-plots", "--no-progress",

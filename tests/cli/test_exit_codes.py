@@ -43,7 +43,7 @@ def _table(n: int, changed: np.ndarray) -> pd.DataFrame:
 
 def _held_out_items(n: int, seed: int, holdout: float) -> np.ndarray:
     """The items whose variant neighbour the pipeline holds out for the audit (same seeds, same split)."""
-    from biasbound.pipeline._neighbours import _group_split
+    from biasbound.pipeline._neighbors import _group_split
     from biasbound._validation import spawn_seeds as _spawn_seeds
 
     judge_seed = _spawn_seeds(seed, 1)[0]

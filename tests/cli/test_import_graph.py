@@ -161,7 +161,7 @@ ANALYSIS = {"leaderboard", "card", "planning", "report"}
 
 #: upward edges that exist today (each a small move away; see docs/DESIGN.md "Gates and the documentation site")
 UPWARD_OFFENDERS = {
-    ("biasbound.card", "biasbound.pipeline._neighbours"),  # card's neighbour merge reuses the pipeline's _key_codes
+    ("biasbound.card", "biasbound.pipeline._neighbors"),  # card's neighbour merge reuses the pipeline's _key_codes
 }
 READER_OFFENDERS = {
     ("biasbound.data.arena_hard", "biasbound.leaderboard"),  # the Arena-Hard reader computes arena_hard_score with it
@@ -170,7 +170,7 @@ READER_OFFENDERS = {
 #: the judgment-table engine's helpers wait for their public names (issue 25, item 1)
 PRIVATE_OFFENDERS = {
     ("biasbound.card", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.card", "biasbound.pipeline._neighbours", "_key_codes"),
+    ("biasbound.card", "biasbound.pipeline._neighbors", "_key_codes"),
     ("biasbound.commands.certify", "biasbound.data.tables", "_check_duplicates"),
     ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_check_duplicates"),
     ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_finish"),
@@ -188,7 +188,7 @@ PRIVATE_OFFENDERS = {
     ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_bootstrap_means"),
     ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_GRID"),
     ("biasbound.pipeline._leaderboard", "biasbound.data.tables", "_compact"),
-    ("biasbound.pipeline._neighbours", "biasbound.data.tables", "_texts"),
+    ("biasbound.pipeline._neighbors", "biasbound.data.tables", "_texts"),
     ("biasbound.runner", "biasbound.pipeline", "_jsonable"),
 }
 

@@ -199,7 +199,7 @@ def test_hamming_k_moments_are_not_called_exact():
 
 
 # ------------------------------------------------------------------------------------------------ leaderboard
-def test_leaderboard_view_neighbour_is_a_model_item_pair():
+def test_leaderboard_view_neighbor_is_a_model_item_pair():
     df = _flips(4, 60, {"x": 0.1}, seed=4)
     r = certify(df, tau=0.5, delta=0.01, neighbors="variant:x", view="leaderboard", out=None, plots=False,
                 progress=False, bootstrap_rounds=50)

@@ -38,7 +38,7 @@ def _same(a, b) -> None:
     assert a.rows == b.rows and a.levels == b.levels
     for x, y in ((a.judges, b.judges), (a.models, b.models), (a.items, b.items), (a.generators, b.generators)):
         assert list(x) == list(y)
-    for x, y in ((a.cells, b.cells), (a.neighbours, b.neighbours)):
+    for x, y in ((a.cells, b.cells), (a.neighbors, b.neighbors)):
         assert list(x.columns) == list(y.columns) and len(x) == len(y)
         for c in x.columns:
             if x[c].dtype == np.float64:
@@ -54,7 +54,7 @@ def test_spark_equals_duckdb_on_the_demo(spark) -> None:
     frame = load_demo().frame[["judge", "model", "item_id", "variant", "rerun", "game", "score"]]
     got = reduce(frame, engine="spark", session=spark)
     assert got.engine == "spark" and got.rows == 76_000
-    assert int(got.neighbours["missing"].sum()) == 1  # the record lacking game 2
+    assert int(got.neighbors["missing"].sum()) == 1  # the record lacking game 2
     _same(got, reduce(frame))
 
 
@@ -70,5 +70,5 @@ def test_spark_equals_duckdb_on_a_random_parquet_table(spark, tmp_path) -> None:
     path = tmp_path / "t.parquet"
     raw.to_parquet(path)
     got = reduce(path, engine="spark", session=spark, scale=(1, 7))
-    assert got.neighbours["missing"].sum() > 0 and got.neighbours["unmatched"].sum() > 0
+    assert got.neighbors["missing"].sum() > 0 and got.neighbors["unmatched"].sum() > 0
     _same(got, reduce(path, scale=(1, 7)))

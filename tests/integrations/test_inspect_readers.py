@@ -94,7 +94,7 @@ def test_a_grade_off_the_scale_stops_the_eval_in_one_sentence(tmp_path):
         _rating_task(grades, 2, generators=["format"], scale=(10, 1))
 
 
-def test_epochs_spend_no_grader_call_on_neighbours_never_read_and_inspect_accuracy_is_shown(tmp_path, capsys):
+def test_epochs_spend_no_grader_call_on_neighbors_never_read_and_inspect_accuracy_is_shown(tmp_path, capsys):
     from inspect_ai import Task
     from inspect_ai.scorer import model_graded_qa
     from inspect_ai.solver import generate

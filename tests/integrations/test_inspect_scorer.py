@@ -201,7 +201,7 @@ def test_epochs_and_wrapper_reruns_pool_into_one_rerun_generator(tmp_path):
     assert cert["scope"]["generators_table"]["rerun"]["m"] == 10
 
 
-def test_neighbour_state_is_a_copy_the_original_state_is_untouched():
+def test_neighbor_state_is_a_copy_the_original_state_is_untouched():
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
     from inspect_ai.solver import TaskState
 
@@ -216,7 +216,7 @@ def test_neighbour_state_is_a_copy_the_original_state_is_untouched():
     assert new.input_text == "question?" and new.sample_id == "q0"
 
 
-def test_failed_rewrites_and_unscored_neighbour_grades_are_counted_never_scored(tmp_path):
+def test_failed_rewrites_and_unscored_neighbor_grades_are_counted_never_scored(tmp_path):
     from inspect_ai import Task
     from inspect_ai.scorer import model_graded_qa
     from inspect_ai.solver import generate

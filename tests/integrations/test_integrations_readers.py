@@ -179,7 +179,7 @@ def _rms(x) -> float:
     return float(np.sqrt(np.mean(x**2)))
 
 
-def test_cli_certifies_alpaca_eval_with_variant_neighbours(tmp_path, capsys):
+def test_cli_certifies_alpaca_eval_with_variant_neighbors(tmp_path, capsys):
     code = main(["certify", str(ALPACA), "--out", str(tmp_path), "--holdout", "0", "--no-plots", "--bootstrap-rounds", "50"])
     out = capsys.readouterr().out
     assert code == 0
@@ -285,7 +285,7 @@ def test_mt_bench_pair_file_from_a_single_answer_judge_is_not_a_swap(tmp_path):
     assert sum(js.frame.attrs["integration"]["not_mapped"].values()) == 2
 
 
-def test_cli_auto_leaves_out_models_without_the_neighbours(tmp_path, capsys):
+def test_cli_auto_leaves_out_models_without_the_neighbors(tmp_path, capsys):
     import shutil
 
     root = tmp_path / "results"
@@ -341,7 +341,7 @@ def test_cli_certifies_mt_bench_single_ratings_with_their_reruns(tmp_path, capsy
     assert cert["scope"]["generators_table"]["rerun"]["m"] == 6
 
 
-def test_cli_auto_refuses_judges_with_different_neighbours(tmp_path, capsys):
+def test_cli_auto_refuses_judges_with_different_neighbors(tmp_path, capsys):
     single = MT / "llama-3-8b" / "model_judgment" / "gpt-4_single-origin.jsonl"
     code = main(["certify", str(PAIR), str(single), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err

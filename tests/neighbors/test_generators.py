@@ -319,8 +319,8 @@ def test_sample_neighbors_is_hamming_one_and_reproducible():
         assert len(set(idx)) == 8  # without replacement while m <= n
         for i, p in draws:
             assert p.applied
-            neighbour = apply_neighbor(items, i, p)
-            differ = [k for k in range(len(items)) if neighbour[k] != items[k]]
+            neighbor = apply_neighbor(items, i, p)
+            differ = [k for k in range(len(items)) if neighbor[k] != items[k]]
             assert differ == [i]
             assert p.details["sampling"]["sample_seed"] == 123
     other = [i for i, _ in sample_neighbors(items, make_generator("swap", seed=4), 8, rng=124)]

@@ -425,7 +425,7 @@ def test_batch_centre_term_is_an_upper_bound_when_beta_is_set():
     test fails if the one-sided 99.9% Clopper–Pearson lower bound on the non-coverage exceeds beta
     (false-failure rate <= 0.001 when the bound is valid).
     """
-    from biasbound.pipeline._neighbours import _estimates, _judge_sensitivity
+    from biasbound.pipeline._neighbors import _estimates, _judge_sensitivity
     from biasbound.pipeline._settings import check_settings
 
     s = check_settings(neighbors="variant:bold", beta=0.05, center="batch")
@@ -442,7 +442,7 @@ def test_batch_centre_term_is_an_upper_bound_when_beta_is_set():
     assert lower <= s.beta, f"non-coverage {misses}/{reps}"
 
 
-def test_missing_neighbour_judgments_are_counted_and_reported():
+def test_missing_neighbor_judgments_are_counted_and_reported():
     rng = np.random.default_rng(3)
     base = rng.uniform(0.2, 0.8, 60)
     variant = np.clip(base + rng.normal(0.05, 0.05, 60), 0, 1)
@@ -466,7 +466,7 @@ def test_sensitivity_bounds_use_the_kl_bound_valid_without_replacement(demo_runs
             assert est.ucb_method == "kl" and est.ucb is not None and est.ucb >= est.delta_star
 
 
-def test_a_model_without_neighbours_is_certified_at_the_range_bound_in_the_tight_route():
+def test_a_model_without_neighbors_is_certified_at_the_range_bound_in_the_tight_route():
     """Model c has no variant neighbour at all: the tight route certifies it with every item at the range
     bound (coverage 0/60 stated, not exact); the paper route, whose Δ* needs data, refuses in one sentence."""
     rng = np.random.default_rng(0)

@@ -22,7 +22,7 @@ def certify_cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize(("kind", "scale"), [("grades", [1.0, 10.0]), ("preferences", [0.0, 1.0])])
-def test_pairwise_table_on_its_own_scale_certifies_with_all_neighbours(tmp_path, capsys, kind, scale) -> None:
+def test_pairwise_table_on_its_own_scale_certifies_with_all_neighbors(tmp_path, capsys, kind, scale) -> None:
     path = tmp_path / f"{kind}.csv"
     pairwise_table(kind).to_csv(path, index=False)
     out = tmp_path / "out"
@@ -108,7 +108,7 @@ def test_gaps_are_counted_per_model_and_generator_and_shown(tmp_path, capsys) ->
     assert "swap missing/absent 21" in flat and "model mD not certified" in flat
 
 
-def test_neighbour_without_original_is_an_error_or_skipped_and_counted(tmp_path, capsys) -> None:
+def test_neighbor_without_original_is_an_error_or_skipped_and_counted(tmp_path, capsys) -> None:
     df = pairwise_table("preferences")
     drop = (df.model == "mA") & (df.item_id == "q3") & (df.variant == "original")
     df = df[~drop].reset_index(drop=True)

@@ -154,7 +154,7 @@ def test_arena_hard_judgments_round_trip(e2e) -> None:
     assert all(g["score"] in GAME1 for g in rec["games"])
 
 
-def test_audit_holds_on_held_out_neighbours(e2e) -> None:
+def test_audit_holds_on_held_out_neighbors(e2e) -> None:
     """The runner's neighbours are a seeded uniform draw of items, so the certificate rests on sample
     knowledge (a finite-population band) and keeps a 30% hold-out for the audit. It is not implied by
     the score range (p_max, the exceedance at the range bound, is above δ), so the audit can contradict

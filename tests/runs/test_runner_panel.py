@@ -93,7 +93,7 @@ def _truth(cfg, name: str) -> dict[str, dict[str, float]]:
     return out
 
 
-def test_panel_judges_same_items_and_neighbours_and_writes_one_panel_report(panel):
+def test_panel_judges_same_items_and_neighbors_and_writes_one_panel_report(panel):
     result, _, _ = panel
     out = result.config.output
     frame = result.judgments.frame

@@ -738,7 +738,7 @@ def register(app: typer.Typer) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
         from biasbound.pipeline import certify
-        from biasbound.pipeline._settings import RANGE_GENERATOR, check_settings, holds_neighbours
+        from biasbound.pipeline._settings import RANGE_GENERATOR, check_settings, holds_neighbors
         from biasbound.pipeline._staging import check_out
 
         from biasbound._validation import check_one_of
@@ -808,7 +808,7 @@ def register(app: typer.Typer) -> None:
                 neighbors = RANGE_GENERATOR
         from biasbound.pipeline._settings import parse_neighbors
 
-        if range_bound and not holds_neighbours(loaded.frame, parse_neighbors(neighbors)):
+        if range_bound and not holds_neighbors(loaded.frame, parse_neighbors(neighbors)):
             neighbors = RANGE_GENERATOR
         elif range_bound and not auto:  # said, never ignored silently
             console.print(f"--range-bound is not used: the data hold the {neighbors} neighbours, which certify measures; "

@@ -36,7 +36,7 @@ class Statistics:
     """
 
     cells: pd.DataFrame
-    neighbours: pd.DataFrame
+    neighbors: pd.DataFrame
     judges: np.ndarray
     models: np.ndarray
     items: np.ndarray
@@ -47,7 +47,7 @@ class Statistics:
 
     def named(self, which: str) -> pd.DataFrame:
         """``cells`` or ``neighbours`` with the codes replaced by their names (for inspection and small tables)."""
-        frame = (self.cells if which == "cells" else self.neighbours).copy()
+        frame = (self.cells if which == "cells" else self.neighbors).copy()
         for col, names in (("judge", self.judges), ("model", self.models), ("item_id", self.items),
                            ("generator", self.generators)):
             if col in frame:
@@ -175,7 +175,7 @@ def finish(cells: Sequence[dict[str, Any]], nb: Sequence[dict[str, Any]], levels
     nb_frame = pd.DataFrame({k: n.pop(k)[order] for k in list(n)}, copy=False)
     variants = names["variant"]
     generators = np.array(["swap", "rerun", *[f"variant:{v}" for v in variants[1:]]], dtype=object)
-    return Statistics(cells=cell_frame, neighbours=nb_frame, judges=names["judge"], models=names["model"],
+    return Statistics(cells=cell_frame, neighbors=nb_frame, judges=names["judge"], models=names["model"],
                       items=names["item_id"], generators=generators, levels=levels, rows=rows, engine=engine)
 
 

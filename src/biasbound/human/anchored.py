@@ -103,7 +103,7 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
     per = _per_item(labels)
     joined = canon.merge(per, on=["model", "item_id"], how="left")
     out: dict[str, Any] = {"level": level, "labels_sha256": labels_digest(labels), "judges": {}}
-    neighbours: dict[str, dict[str, pd.DataFrame]] = {}  # per generator, the labelled items' neighbours by judge
+    neighbors: dict[str, dict[str, pd.DataFrame]] = {}  # per generator, the labelled items' neighbours by judge
     for g in generators:
         try:
             nb = observed_neighbors(frame, g, skip_bad=True)  # every judge at once (vectorised)
@@ -111,7 +111,7 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
             continue
         nb = nb.assign(judge=nb["judge"].astype(str), model=nb["model"].astype(str),
                        item_id=nb["item_id"].astype(str)).merge(per, on=["model", "item_id"], how="inner")
-        neighbours[g] = {str(k): v for k, v in nb.groupby("judge", sort=False)}
+        neighbors[g] = {str(k): v for k, v in nb.groupby("judge", sort=False)}
     for judge, rows in joined.groupby("judge", sort=True):
         lab = rows[rows["label"].notna()]
         card: dict[str, Any] = {"agreement": agreement(lab["score"].to_numpy(), lab["label"].to_numpy(), level=level),
@@ -119,7 +119,7 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
                                 "fully_labelled": []}
         if labels["rater"].notna().any():
             card["krippendorff_alpha"] = _krippendorff(labels, card["agreement"].get("kind") == "categorical")
-        for g, by_judge in neighbours.items():
+        for g, by_judge in neighbors.items():
             nb = by_judge.get(str(judge))
             if nb is not None and len(nb):
                 card["flips"][g] = flip_to_disagree(nb["original"].to_numpy(), nb["neighbor"].to_numpy(),

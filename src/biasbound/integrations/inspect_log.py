@@ -283,7 +283,7 @@ def load_inspect_log(
                                      rerun=sample.epoch - 1, kind=kind, x=x, verdict=None if v is None else str(v),
                                      source=src, line=pos, where=where))
                 if isinstance(bb, Mapping) and key is None:
-                    _neighbour_rows(bb, rows, notes, score_map, sample, epochs, judge_key, model, item, src, pos, where,
+                    _neighbor_rows(bb, rows, notes, score_map, sample, epochs, judge_key, model, item, src, pos, where,
                                     skip_bad, skipped)
     if not rows:
         raise DataFormatError("holds no scored sample.", path=str(paths[0]))
@@ -365,7 +365,7 @@ def _one_log_per_eval(logs: list[tuple[Path, Any]], notes: Notes) -> list[tuple[
 
 def _native_metrics(logs: list[tuple[Path, Any]], frame: pd.DataFrame) -> list[Native]:
     """inspect's own metrics per scorer (``log.results``, over the epochs reduced by the scorer's reducer) as
-    columns ``inspect_<metric>``; the neighbour_sensitivity figures of bias_bounded are left out (they are
+    columns ``inspect_<metric>``; the neighbor_sensitivity figures of bias_bounded are left out (they are
     printed by certify from the data)."""
     judge_of: dict[tuple[str, str], str] = {}
     for src, scorer, judge in zip(frame["source"], frame["scorer"], frame["judge"]):
@@ -394,7 +394,7 @@ def _native_metrics(logs: list[tuple[Path, Any]], frame: pd.DataFrame) -> list[N
     return list(out.values())
 
 
-def _neighbour_rows(bb: Mapping[str, Any], rows: list[dict[str, Any]], notes: Notes, score_map: Mapping[str, float] | None,
+def _neighbor_rows(bb: Mapping[str, Any], rows: list[dict[str, Any]], notes: Notes, score_map: Mapping[str, float] | None,
                     sample: Any, epochs: int, judge_key: str, model: str, item: str, src: str, pos: int, where: str,
                     skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> None:
     """Rows for the neighbours :func:`biasbound.inspect.bias_bounded` recorded on one score (epoch 1 only)."""

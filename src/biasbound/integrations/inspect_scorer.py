@@ -12,7 +12,7 @@ All model calls go through inspect's own model layer: the wrapped scorer uses wh
 grader model it was given (any model inspect supports), and the LLM generators' rewriter is
 ``inspect_ai.model.get_model(rewriter)``.
 
-The metric :func:`neighbour_sensitivity` records, per generator, the RMS of the score change
+The metric :func:`neighbor_sensitivity` records, per generator, the RMS of the score change
 (original − neighbour) over the samples, on the reader's [0, 1] scale, with the number of
 pairs: exactly the per-generator Δ* that ``biasbound certify LOG --holdout 0`` reports for
 the log's model (with a hold-out, certify estimates Δ* on its calibration share only).
@@ -30,7 +30,7 @@ import numpy as np
 from biasbound._exceptions import InputError
 from biasbound.integrations.inspect_log import GENERATORS, METADATA_KEY, _raw_score, require_inspect
 
-__all__ = ["GENERATORS", "bias_bounded", "neighbour_sensitivity", "rubric_instructions"]
+__all__ = ["GENERATORS", "bias_bounded", "neighbor_sensitivity", "rubric_instructions"]
 
 _FORMAT_VERSION = 1
 
@@ -133,7 +133,7 @@ def _pairs(scores: Sequence[SampleScore]) -> dict[str, list[tuple[float, float]]
 
 
 @metric(scores="unreduced")
-def neighbour_sensitivity() -> Any:
+def neighbor_sensitivity() -> Any:
     """Per generator: Δ* = RMS over samples of (original − neighbour) on [0, 1], and its pair count ``m_<gen>``."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
@@ -180,7 +180,7 @@ def bias_bounded(
     """Wrap a (model-graded) scorer so that each sample's neighbours are graded too.
 
     The returned scorer keeps the wrapped scorer's own metrics (accuracy, stderr, ...) and adds
-    :func:`neighbour_sensitivity`.
+    :func:`neighbor_sensitivity`.
 
     Parameters
     ----------
@@ -237,11 +237,11 @@ def bias_bounded(
     except Exception:  # an unregistered scorer callable: it declares no metrics
         own = []
     if isinstance(own, list) and own:  # the wrapped scorer's own metrics stay, the sensitivity is added
-        registry_info(made).metadata[SCORER_METRICS] = [*own, neighbour_sensitivity()]
+        registry_info(made).metadata[SCORER_METRICS] = [*own, neighbor_sensitivity()]
     return made
 
 
-@scorer(metrics=[neighbour_sensitivity()], name="bias_bounded")
+@scorer(metrics=[neighbor_sensitivity()], name="bias_bounded")
 def _bias_bounded(
     wrapped: Scorer,
     generators: Sequence[str] = ("format", "rerun"),

@@ -42,7 +42,7 @@ Modules (private; import from ``biasbound.pipeline``):
 
 * ``_settings``: parameter parsing and validation, seeds, the judgments table checks;
 * ``_results``: the result records and their JSON form;
-* ``_neighbours``: neighbours, hold-out splits and sensitivity of one judge;
+* ``_neighbors``: neighbours, hold-out splits and sensitivity of one judge;
 * ``_view``: the model and leaderboard views (what f(D) is, the mechanism, the scores columns);
 * ``_judge``: one judge's certification as stage functions over frozen records;
 * ``_leaderboard``: leaderboard, retention and the panel;
@@ -53,7 +53,7 @@ Modules (private; import from ``biasbound.pipeline``):
 from __future__ import annotations
 
 from biasbound.pipeline._certify import certify
-from biasbound.pipeline._neighbours import _group_split, _order_within  # noqa: F401 (tests)
+from biasbound.pipeline._neighbors import _group_split, _order_within  # noqa: F401 (tests)
 from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable  # noqa: F401 (runner)
 from biasbound.pipeline._settings import describe_generator, parse_center, parse_neighbors
 

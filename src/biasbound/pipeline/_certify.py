@@ -26,7 +26,7 @@ from biasbound.pipeline._settings import (
     _as_frame,
     _check_frame,
     check_settings,
-    holds_neighbours,
+    holds_neighbors,
 )
 
 __all__ = ["certify"]
@@ -234,7 +234,7 @@ def certify(
         raise TypeError(f"The 'schedule' parameter of certify must be a dict or None. Got {type(schedule).__name__} instead.")
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
-    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbours(frame, s.generators):
+    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbors(frame, s.generators):
         s = dataclasses.replace(s, generators=(RANGE_GENERATOR,))  # no neighbour at all: the range bound alone
     if RANGE_GENERATOR in s.generators and s.method != "tight":
         raise InputError(f"{arg('The ' + repr('method') + ' parameter', 'The ' + repr('--method') + ' option')} of certify must be "

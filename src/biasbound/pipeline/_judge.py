@@ -31,16 +31,16 @@ from biasbound._exceptions import InfeasibleCertificateError, InputError
 from biasbound._validation import arg
 from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
-from biasbound.pipeline._neighbours import (
+from biasbound.pipeline._neighbors import (
     _estimates,
     _group_bounds,
     _group_split,
     _jitter_diagnostic,
     _judge_sensitivity,
     _key_codes,
-    _neighbour_codes,
+    _neighbor_codes,
     per_item,
-    _Neighbours,
+    _Neighbors,
 )
 from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, _jsonable
 from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, describe_generator
@@ -182,7 +182,7 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         at_mk = np.minimum(np.searchsorted(batch_keys, mk), max(len(batch_keys) - 1, 0))
         in_mk = batch_keys[at_mk] == mk if len(batch_keys) else np.zeros(len(mk), dtype=bool)
         missing_keys[g] = (m_all[miss_rows][in_mk], i_all[miss_rows][in_mk])
-        m, i, diff = _neighbour_codes(fj, g, m_all, i_all, model_names, item_names, key_codes)
+        m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes)
         key = m.astype(np.int64) * n_items_all + i
         at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
         inside = batch_keys[at] == key if len(batch_keys) else np.zeros(len(key), dtype=bool)
@@ -202,11 +202,11 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
                      missing_keys=missing_keys)
 
 
-def _hamming1(observed: _Observed, view: _ModelView | _LeaderboardView) -> _Neighbours:
+def _hamming1(observed: _Observed, view: _ModelView | _LeaderboardView) -> _Neighbors:
     """The view's distances of the Hamming-1 neighbours."""
     dist, shift = view.distances(observed.model, np.abs(observed.diff))
     n_items = int(observed.item.max()) + 1 if len(observed.item) else 1
-    return _Neighbours(model=view.unit_of(observed.model), generator=observed.generator, dist=dist, shift=shift,
+    return _Neighbors(model=view.unit_of(observed.model), generator=observed.generator, dist=dist, shift=shift,
                        item=observed.model.astype(np.int64) * n_items + observed.item)
 
 
@@ -226,7 +226,7 @@ def _unjudged(observed: _Observed, view: _ModelView | _LeaderboardView, s: _Sett
     return out
 
 
-def _sensitivity(cal_rows: _Neighbours, view: _ModelView | _LeaderboardView, s: _Settings, *,
+def _sensitivity(cal_rows: _Neighbors, view: _ModelView | _LeaderboardView, s: _Settings, *,
                  strict: bool = True, unjudged: dict[tuple[str, str], tuple[int, int]] | None = None,
                  by_item: bool = False) -> _Sensitivity:
     """Per (unit, generator) estimates, their combination and the jitter diagnostic.
@@ -300,7 +300,7 @@ class _Audits:
 
 
 def _audits(
-    s: _Settings, view: _ModelView | _LeaderboardView, cal: Any, held: _Neighbours, judge_seed: int,
+    s: _Settings, view: _ModelView | _LeaderboardView, cal: Any, held: _Neighbors, judge_seed: int,
     generators: tuple[str, ...] | None = None,
 ) -> _Audits:
     """Audit the certificate on the held-out neighbours of exactly its generators.
@@ -415,7 +415,7 @@ def _tight_calibration(judge: str, s: _Settings, view: Any, knowledge: dict[str,
 
 
 def _tight_audits(
-    s: _Settings, view: Any, knowledge: dict[str, Any], per_unit: dict[str, Any], bcal: Any, held: _Neighbours,
+    s: _Settings, view: Any, knowledge: dict[str, Any], per_unit: dict[str, Any], bcal: Any, held: _Neighbors,
     judge_seed: int,
 ) -> _Audits:
     """Audits of the tight route: held-out audits where a generator's knowledge is a sample, else the

@@ -210,7 +210,7 @@ RANGE_BOUND_HINT = ("or pass range_bound=True to certify on the score range alon
                     "or pass --range-bound to certify on the score range alone")
 
 
-def holds_neighbours(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
+def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
     """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant)."""
     variants = set(frame["variant"].astype(str).unique())
     for g in generators:

@@ -63,7 +63,7 @@ def _group_split(keys: np.ndarray, share: float, rng: np.random.Generator) -> np
 
 
 @dataclass
-class _Neighbours:
+class _Neighbors:
     """The observed neighbours of one judge on certified items, one entry per neighbour.
 
     Rows are in generator order, then in the judgment table's row order.
@@ -75,12 +75,12 @@ class _Neighbours:
     shift: np.ndarray
     item: np.ndarray | None = None  # the member each neighbour perturbs (model code * n_items + item code)
 
-    def take(self, mask: np.ndarray) -> _Neighbours:
+    def take(self, mask: np.ndarray) -> _Neighbors:
         """The neighbours selected by a boolean mask (order kept)."""
-        return _Neighbours(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask],
+        return _Neighbors(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask],
                            None if self.item is None else self.item[mask])
 
-    def split(self, n_gen: int, share: float, rng: np.random.Generator) -> tuple[_Neighbours, _Neighbours]:
+    def split(self, n_gen: int, share: float, rng: np.random.Generator) -> tuple[_Neighbors, _Neighbors]:
         """Seeded hold-out of a ``share`` of each (unit, generator) group's items: (calibration, audit).
 
         Every neighbour of one item (its reruns) falls on the same side.  The items are taken in the row order of
@@ -131,7 +131,7 @@ def _key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -> dict[s
     return codes
 
 
-def _neighbour_codes(
+def _neighbor_codes(
     fj: pd.DataFrame, generator: str, m_all: np.ndarray, i_all: np.ndarray, model_names: np.ndarray,
     item_names: np.ndarray, key_codes: Mapping[str, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
