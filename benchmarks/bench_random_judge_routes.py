@@ -10,30 +10,27 @@ limit, and the level β the statement allows (a route is wrong if the share's lo
 * ``norm``: ``norm_route`` at (β, ε) with the true second moments as variance bounds; a trial is false when the exact
   ``Pr_new[||Δ|| > A]`` (convolution) exceeds ε. Heavy shifts on few models.
 
+The scenarios and their exact laws live in tests/known_laws.py, shared with tests/bounds/test_concentration.py.
+
 Run: ``python benchmarks/bench_random_judge_routes.py [--trials 2000]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-import math
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import beta as beta_dist
-from scipy.stats import chi2, ncx2
 
 from biasbound.bounds import RandomJudge, random_judge
 from biasbound.bounds._concentration import norm_deviation
 
-
-def _tail(q: np.ndarray, tau: float, sigma: float, dim: int) -> np.ndarray:
-    if sigma == 0:
-        return (q > tau * tau).astype(float)
-    s2 = 2 * sigma * sigma
-    return np.where(q > 0, ncx2.sf(tau * tau / s2, dim, np.maximum(q / s2, 1e-300)), chi2.sf(tau * tau / s2, dim))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from known_laws import HAMMING_POINTS, hamming_truth, heavy_shifts, recorded_tail_sums  # noqa: E402  (tests/)
 
 
 def _upper(false: int, n: int, level: float = 1e-3) -> float:
@@ -47,63 +44,26 @@ def _lower(false: int, n: int, level: float = 1e-3) -> float:
 
 def hamming(trials: int, n: int, k: int, L: int, laws: np.ndarray, beta: float) -> tuple[int, int]:
     tau, dim = 0.5, n
-    points = ((1.0, 0.0), (0.5, 0.1), (0.25, 0.15))
-    truth = []
-    subsets = list(itertools.combinations(range(n), k))
-    for a, s in points:
-        tot = 0.0
-        for sub in subsets:
-            law = np.array([1.0])
-            for i in sub:
-                one = np.zeros(L * L + 1)
-                one[np.arange(L + 1) ** 2] = laws[i]
-                law = np.convolve(law, one)
-            tot += float(np.dot(law, _tail(a * a * np.arange(law.size) / (L * L), tau, s, dim)))
-        truth.append(tot / len(subsets))
+    truth = [hamming_truth(laws, k, a, s, tau, dim, L) for a, s in HAMMING_POINTS]
     levels = (np.arange(1, L + 1) / L) ** 2
     false = 0
     for t in range(trials):
-        r = np.random.default_rng([77, n, k, L, t])
-        sums = np.zeros(L)
-        for i in range(n):
-            d = r.choice(L + 1, size=int(r.integers(1, 4)), p=laws[i])
-            sums += np.array([(d >= j).mean() for j in range(1, L + 1)])
+        sums = recorded_tail_sums(laws, L, np.random.default_rng([77, n, k, L, t]))
         rec = RandomJudge(levels=levels, sums=sums, n=n, beta=beta, k=k)
-        false += any(random_judge.violation_bound(tau, a, s, dim, rec) < tr - 1e-12 for (a, s), tr in zip(points, truth))
+        false += any(random_judge.violation_bound(tau, a, s, dim, rec) < tr - 1e-12
+                     for (a, s), tr in zip(HAMMING_POINTS, truth))
     return false, trials
 
 
 def norm(trials: int, beta: float, eps: float) -> tuple[int, int]:
-    rng = np.random.default_rng(31)
-    n_models, n_items = 3, 40
-    a, scale = 1.0 / n_items, 4 * n_items
-    heavy = np.array([True, True, False])
-    p = np.where(heavy[:, None], rng.uniform(0.5, 0.9, (n_models, n_items)), rng.uniform(0.0, 0.05, (n_models, n_items)))
-    step = rng.choice([-1.0, -0.75, -0.5, 0.5, 0.75, 1.0], size=(n_models, n_items))
-    total = np.array([1.0])
-    for j in range(n_models):
-        law, lo = np.array([1.0]), 0
-        for pp, st in zip(p[j], step[j]):
-            jj = round(st * 4)
-            one = np.zeros(abs(jj) + 1)
-            one[max(0, -jj)] += 1 - pp
-            one[max(0, jj)] += pp
-            lo += min(jj, 0)
-            law = np.convolve(law, one)
-        vals = lo + np.arange(law.size)
-        sq = np.zeros(int(np.max(vals**2)) + 1)
-        np.add.at(sq, vals**2, law)
-        total = np.convolve(total, sq)
-    above = np.cumsum(total[::-1])[::-1]
-    v = np.array([a * a * float(np.sum(p[j] * step[j] ** 2)) for j in range(n_models)])
-    c, R = np.full(n_models, 2 * a), np.full(n_models, 2.0)
-    r_new, r_rec = norm_deviation(v, c, R, eps), norm_deviation(v, c, R, beta)
+    law = heavy_shifts()
+    n_models = law.p.shape[0]
+    c, R = np.full(n_models, 2 * law.a), np.full(n_models, 2.0)
+    r_new, r_rec = norm_deviation(law.v, c, R, eps), norm_deviation(law.v, c, R, beta)
     false = 0
     for t in range(trials):
-        draw = np.random.default_rng([31, t]).random((n_models, n_items)) < p
-        A = float(np.linalg.norm(np.abs(a * np.sum(np.where(draw, step, 0.0), axis=1)))) + r_rec + r_new
-        m = math.floor(A * A * scale * scale) + 1
-        false += (float(above[m]) if m < above.size else 0.0) > eps
+        A = float(np.linalg.norm(law.recorded_shift(t))) + r_rec + r_new
+        false += law.pr_above(A) > eps
     return false, trials
 
 

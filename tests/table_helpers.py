@@ -27,3 +27,17 @@ def pairwise_table(kind: str, seed: int = 0, n_items: int = 40) -> pd.DataFrame:
     if kind == "grades":  # make sure both ends of the scale occur, as a 1-10 judge's table does
         df.loc[0, "score"], df.loc[1, "score"] = 1.0, 10.0
     return df
+
+
+def readme_table() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A table in the README's long schema (item_id, model, judge, game, score on 1-10, the model's view): the
+    embedded Arena-Hard verdicts of 6 models on 120 items. Returns the table and the embedded rows it came from."""
+    from biasbound.data.embedded import load_demo
+
+    f = load_demo().frame
+    models = sorted(f["model"].unique())[:6]
+    items = sorted(f["item_id"].unique())[:120]
+    sub = f[f["model"].isin(models) & f["item_id"].isin(items) & (f["variant"] == "original")]
+    table = pd.DataFrame({"item_id": sub["item_id"], "model": sub["model"], "judge": "my-judge",
+                          "game": sub["game"], "score": 1 + 9 * sub["score"]})
+    return table, sub

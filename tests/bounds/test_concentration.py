@@ -14,14 +14,14 @@ Every statistical test states its false-failure rate in its docstring; every dra
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy import integrate, optimize
 from scipy.special import log_ndtr, logsumexp
-from scipy.stats import binom, chi2, ncx2
+from known_laws import HAMMING_POINTS, hamming_truth, heavy_shifts, recorded_tail_sums
+from scipy.stats import binom
 
 from biasbound.bounds import RandomJudge, random_judge
 from biasbound.bounds._concentration import (
@@ -29,14 +29,6 @@ from biasbound.bounds._concentration import (
     norm_route,
     sum_tail_distribution,
 )
-
-
-def _tail(q: np.ndarray, tau: float, sigma: float, dim: int) -> np.ndarray:
-    q = np.asarray(q, dtype=float)
-    if sigma == 0:
-        return (q > tau * tau).astype(float)
-    s2 = 2 * sigma * sigma
-    return np.where(q > 0, ncx2.sf(tau * tau / s2, dim, np.maximum(q / s2, 1e-300)), chi2.sf(tau * tau / s2, dim))
 
 
 # --------------------------------------------------------------------------- Hamming-k: the Chernoff layer cake
@@ -103,22 +95,6 @@ def test_chernoff_route_beats_the_all_at_once_worst_case_and_is_exact_at_k_1():
     assert b == sorted(b) and b[0] < b[-1]
 
 
-def _hamming_truth(laws: np.ndarray, k: int, alpha: float, sigma: float, tau: float, dim: int, L: int) -> float:
-    """Exact Pr over a uniform k-subset of the items, each answered afresh by its law on |Δ| = j/L, and the noise."""
-    n = laws.shape[0]
-    total = 0.0
-    subsets = list(itertools.combinations(range(n), k))
-    for sub in subsets:
-        law = np.array([1.0])
-        for i in sub:  # the law of sum of j_i^2 (L² ||Δ_S||²) by convolution
-            one = np.zeros(L * L + 1)
-            one[np.arange(L + 1) ** 2] = laws[i]
-            law = np.convolve(law, one)
-        q = np.arange(law.size) / (L * L)
-        total += float(np.dot(law, _tail(alpha * alpha * q, tau, sigma, dim)))
-    return total / len(subsets)
-
-
 @pytest.mark.parametrize("case", ["one-binding-level", "k-near-d"])
 def test_hamming_k_bound_is_false_at_most_beta_for_known_laws(case):
     """Known per-item laws, seeded recorded draws (1-3 per item), the record's bound against the exact probability at
@@ -136,18 +112,13 @@ def test_hamming_k_bound_is_false_at_most_beta_for_known_laws(case):
         n, k, L = 8, 7, 4
         laws = rng.dirichlet(np.r_[8.0, np.full(L, 0.3)], size=n)
     beta, tau, dim = 0.2, 0.5, n
-    points = ((1.0, 0.0), (0.5, 0.1), (0.25, 0.15))
-    truth = [_hamming_truth(laws, k, a, s, tau, dim, L) for a, s in points]
+    truth = [hamming_truth(laws, k, a, s, tau, dim, L) for a, s in HAMMING_POINTS]
     levels = (np.arange(1, L + 1) / L) ** 2
     false, ratios = 0, []
     for t in range(120):
-        r = np.random.default_rng([2026, t])
-        sums = np.zeros(L)
-        for i in range(n):
-            d = r.choice(L + 1, size=int(r.integers(1, 4)), p=laws[i])
-            sums += np.array([(d >= j).mean() for j in range(1, L + 1)])
+        sums = recorded_tail_sums(laws, L, np.random.default_rng([2026, t]))
         rec = RandomJudge(levels=levels, sums=sums, n=n, beta=beta, k=k)
-        bounds = [random_judge.violation_bound(tau, a, s, dim, rec) for a, s in points]
+        bounds = [random_judge.violation_bound(tau, a, s, dim, rec) for a, s in HAMMING_POINTS]
         false += any(b < tr - 1e-12 for b, tr in zip(bounds, truth))
         ratios.append(min(b / tr for b, tr in zip(bounds, truth) if tr > 1e-9))
     assert false <= int(binom.isf(1e-3, 120, beta)), false
@@ -231,24 +202,6 @@ def test_norm_deviation_holds_by_monte_carlo():
     assert r < 3 * float(np.quantile(norms, 0.9)), (r, np.quantile(norms, 0.9))
 
 
-def _square_law(p: np.ndarray, step: np.ndarray, scale: int) -> np.ndarray:
-    """The exact law of (scale * Delta_j)^2, an integer, for Delta_j = sum_p step_p B_p / n (B_p ~ Bernoulli(p_p), steps
-    multiples of 1/4, scale = 4 n): index m holds Pr[(scale Delta_j)^2 = m]."""
-    law = np.array([1.0])
-    lo = 0
-    for pp, st in zip(p, step):
-        j = round(st * 4)
-        one = np.zeros(abs(j) + 1)
-        one[max(0, -j)] += 1 - pp  # value 0
-        one[max(0, j)] += pp  # value j
-        lo += min(j, 0)
-        law = np.convolve(law, one)
-    vals = lo + np.arange(law.size)  # scale * Delta_j
-    out = np.zeros(int(np.max(vals**2)) + 1)
-    np.add.at(out, vals**2, law)
-    return out
-
-
 def test_norm_route_statement_holds_for_known_laws_heavy_shifts_on_few_models():
     """Three models of 40 items each; two models' items flip with probability 0.5-0.9 by half a point to a point, the
     third rarely. Per trial the recorded draws (one per item) give the route's A at (beta, eps) = (0.3, 0.1), the variance
@@ -257,34 +210,19 @@ def test_norm_route_statement_holds_for_known_laws_heavy_shifts_on_few_models():
     probability <= beta over the recorded draws; more than binom.isf(1e-3, 150, 0.3) false trials out of 150 happen by
     chance with probability <= 1e-3. Power: the recorded vector alone (A = ||b||, the deterministic judge's shift) is
     false in most trials here, so a route that dropped its deviation terms would fail."""
-    rng = np.random.default_rng(31)
-    n_models, n_items = 3, 40
-    a, scale = 1.0 / n_items, 4 * n_items
-    heavy = np.array([True, True, False])
-    p = np.where(heavy[:, None], rng.uniform(0.5, 0.9, (n_models, n_items)), rng.uniform(0.0, 0.05, (n_models, n_items)))
-    step = rng.choice([-1.0, -0.75, -0.5, 0.5, 0.75, 1.0], size=(n_models, n_items))
-    law = np.array([1.0])
-    for j in range(n_models):  # the models are independent: the law of scale^2 ||Delta||^2 by convolution
-        law = np.convolve(law, _square_law(p[j], step[j], scale))
-    above = np.cumsum(law[::-1])[::-1]  # above[m] = Pr[scale^2 ||Delta||^2 >= m]
-    v = np.array([a * a * float(np.sum(p[j] * step[j] ** 2)) for j in range(n_models)])  # >= the variance sums
-    c, R = np.full(n_models, 2 * a), np.full(n_models, 2.0)
+    law = heavy_shifts()
+    n_models = law.p.shape[0]
+    c, R = np.full(n_models, 2 * law.a), np.full(n_models, 2.0)
     beta, eps = 0.3, 0.1
-    r_new, r_rec = norm_deviation(v, c, R, eps), norm_deviation(v, c, R, beta)
-
-    def pr_above(A: float) -> float:
-        m = math.floor(A * A * scale * scale) + 1  # ||Delta||^2 > A^2
-        return float(above[m]) if m < above.size else 0.0
-
+    r_new, r_rec = norm_deviation(law.v, c, R, eps), norm_deviation(law.v, c, R, beta)
     false = bare = 0
     for t in range(150):
-        draw = np.random.default_rng([31, t]).random((n_models, n_items)) < p
-        base = np.abs(a * np.sum(np.where(draw, step, 0.0), axis=1))
+        base = law.recorded_shift(t)
         A = float(np.linalg.norm(base)) + r_rec + r_new
         if t == 0:
-            assert norm_route(base, v, c, R, beta, eps) == pytest.approx(A)
+            assert norm_route(base, law.v, c, R, beta, eps) == pytest.approx(A)
         assert A < math.sqrt(n_models)  # below the sure bound: not vacuous
-        false += pr_above(A) > eps
-        bare += pr_above(float(np.linalg.norm(base))) > eps
+        false += law.pr_above(A) > eps
+        bare += law.pr_above(float(np.linalg.norm(base))) > eps
     assert false <= int(binom.isf(1e-3, 150, beta)), false
     assert bare > 75, bare

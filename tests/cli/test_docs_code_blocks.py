@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from table_helpers import readme_table
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)]
@@ -77,16 +78,7 @@ def test_the_blocks_are_found_and_every_skip_is_counted():
 @pytest.fixture(scope="module")
 def judgments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The user's table of the README recipe: the embedded verdicts of 6 models on 120 items, on a 1–10 scale."""
-    from biasbound.data.embedded import load_demo
-
-    f = load_demo().frame
-    models = sorted(f["model"].unique())[:6]
-    items = sorted(f["item_id"].unique())[:120]
-    sub = f[f["model"].isin(models) & f["item_id"].isin(items) & (f["variant"] == "original")]
-    import pandas as pd
-
-    table = pd.DataFrame({"item_id": sub["item_id"], "model": sub["model"], "judge": "my-judge",
-                          "game": sub["game"], "score": 1 + 9 * sub["score"]})
+    table, _ = readme_table()
     path = tmp_path_factory.mktemp("table") / "my_judgments.csv"
     table.to_csv(path, index=False)
     return path

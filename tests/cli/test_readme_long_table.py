@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from table_helpers import readme_table
 
 from biasbound.certificate import Certificate
 from biasbound.cli import main
-from biasbound.data.embedded import load_demo
 
 pytestmark = pytest.mark.slow  # end to end: the README recipe through the CLI (~6 s on a loaded machine)
 
@@ -18,12 +18,7 @@ pytestmark = pytest.mark.slow  # end to end: the README recipe through the CLI (
 def test_readme_long_table_recipe_certifies_a_table_of_your_own(tmp_path, capsys):
     # A table in the README's schema: item_id, model, score (1–10, the model's view), game 1/2, judge.
     # The scores are the embedded Arena-Hard verdicts of 6 models on 120 items, written on a 1–10 scale.
-    f = load_demo().frame
-    models = sorted(f["model"].unique())[:6]
-    items = sorted(f["item_id"].unique())[:120]
-    sub = f[f["model"].isin(models) & f["item_id"].isin(items) & (f["variant"] == "original")]
-    table = pd.DataFrame({"item_id": sub["item_id"], "model": sub["model"], "judge": "my-judge",
-                          "game": sub["game"], "score": 1 + 9 * sub["score"]})
+    table, sub = readme_table()
     path = tmp_path / "my_judgments.csv"
     table.to_csv(path, index=False)
     out = tmp_path / "my-cert"
