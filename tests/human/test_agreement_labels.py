@@ -163,3 +163,45 @@ def test_report_rank_sets_are_simultaneous_and_raters_give_krippendorff() -> Non
     assert by["strong"]["simultaneous_hi"] - by["strong"]["simultaneous_lo"] > by["strong"]["anchored_hi"] - by["strong"]["anchored_lo"]
     # strong (~0.8) and weak (~0.2) are told apart: strong ranks 1, weak 3
     assert (by["strong"]["rank_lo"], by["weak"]["rank_hi"]) == (1, 3)
+
+
+def test_a_graded_judge_against_labels_at_the_ends_is_read_by_side() -> None:
+    """Arena-Hard's five levels against 0/1 labels: 0.75 agrees with 1, 0.25 with 0, a tie (0.5) never agrees; exact
+    matching would have counted only the verdicts 0 and 1 (2 of 8 here)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from biasbound.human import SIDE_RULE, comparison_rule
+
+    judge = np.array([0.75, 1.0, 0.5, 0.25, 0.0, 0.75, 0.25, 0.5])
+    human = np.array([1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+    a = agreement(judge, human)
+    assert a["rule"] == SIDE_RULE == comparison_rule(judge, human) and a["ties"] == 2
+    assert a["kind"] == "categorical" and a["accuracy"] == 4 / 8  # items 0, 1, 3, 6
+    assert a["judge_mean"] == pytest.approx(judge.mean())  # the mean is of the judge's own scores, not the sides
+    sides = [2, 2, 1, 0, 0, 2, 0, 1]  # the judge's side codes: 0 below, 1 the tie, 2 above 0.5
+    assert a["cohen_kappa"] == pytest.approx(cohen_kappa_score([2 * h for h in human.astype(int)], sides,
+                                                               labels=[0, 1, 2]))
+    # rows: human 0, (0.5: never a label), 1; columns: the judge's side
+    assert a["categories"] == [0.0, 0.5, 1.0] and a["confusion"]["counts"] == [[2, 1, 1], [0, 0, 0], [1, 1, 2]]
+    # a continuous preference (log-probabilities) against 0/1 gold is an accuracy too, no longer a correlation
+    rng = np.random.default_rng(3)
+    gold = (rng.random(40) < 0.5).astype(float)
+    pref = np.clip(np.where(gold == 1, 0.7, 0.3) + rng.normal(0, 0.15, 40), 0.001, 0.999)
+    c = agreement(pref, gold)
+    assert c["kind"] == "categorical" and c["accuracy"] == pytest.approx(np.mean((pref > 0.5) == (gold == 1)))
+    # a binary judge, or labels between the ends, keep the exact rule
+    assert comparison_rule(np.array([0.0, 1.0]), np.array([1.0, 1.0])) == "exact"
+    assert comparison_rule(judge, np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.0, 0.0, 0.5])) == "exact"
+
+
+def test_flips_read_by_side_like_the_agreement() -> None:
+    original = np.array([0.75, 0.75, 0.25, 0.5])
+    neighbor = np.array([1.0, 0.5, 0.75, 0.25])
+    human = np.array([1.0, 1.0, 0.0, 0.0])
+    f = flip_to_disagree(original, neighbor, human, rule="side of the midpoint")
+    # agreed: items 0, 1, 2 (by side); the neighbour leaves the label's side on 1 (a tie) and 2
+    assert (f["agreed"], f["agree_to_disagree"]) == (3, 2 / 3)
+    # disagreed: item 3 (a tie); its neighbour 0.25 is on the label's side
+    assert (f["disagreed"], f["disagree_to_agree"]) == (1, 1.0)
+    # exact matching would have found no agreeing verdict at all
+    assert flip_to_disagree(original, neighbor, human)["agreed"] == 0

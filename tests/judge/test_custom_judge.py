@@ -10,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from conftest import SHARED_DATA
@@ -279,8 +280,12 @@ def test_gold_labels_and_unread_replies_reach_the_judgment_table(tmp_path: Path)
     agreement = card["human_agreement"]["agreement"]
     canon = frame[(frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 1)]
     assert agreement["n"] == len(canon) == 6
-    # the judge's five levels against the labels: agreement is the share of exactly equal verdicts
-    assert agreement["accuracy"] == pytest.approx(float((canon["score"] == canon["human"]).mean()))
+    # the judge's five levels against 0/1 labels: a verdict agrees when it is on the label's side of 0.5 (a tie never
+    # does); exact equality would have said 0 of 6 here
+    assert agreement["rule"] == "side of the midpoint"
+    side = np.where(canon["score"] > 0.5, 1.0, np.where(canon["score"] < 0.5, 0.0, 0.5))
+    assert agreement["accuracy"] == pytest.approx(float((side == canon["human"]).mean()))
+    assert agreement["ties"] == int((canon["score"] == 0.5).sum())
     bad = tmp_path / "bad.csv"
     pd.read_csv(table).assign(gold_label="A").to_csv(bad, index=False)
     with serve_in_thread(SyntheticServerConfig(style="letter")) as server, pytest.raises(InputError, match="bad.csv:2: gold_label must be a number"):

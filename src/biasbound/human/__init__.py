@@ -12,7 +12,7 @@ Public functions (the math in ``_ppi`` and ``_agreement``, numpy/scipy/ppi-pytho
 
 from __future__ import annotations
 
-from biasbound.human._agreement import agreement, flip_to_disagree, krippendorff_alpha
+from biasbound.human._agreement import SIDE_RULE, agreement, comparison_rule, flip_to_disagree, krippendorff_alpha
 from biasbound.human._ppi import (
     AnchoredMean,
     anchored_mean,
@@ -24,10 +24,12 @@ from biasbound.human.anchored import anchored_judgments, human_report, labels_di
 from biasbound.human.labels import labels_from_column, normalise_labels, read_labels
 
 __all__ = [
+    "SIDE_RULE",
     "AnchoredMean",
     "agreement",
     "anchored_judgments",
     "anchored_mean",
+    "comparison_rule",
     "flip_to_disagree",
     "human_report",
     "krippendorff_alpha",

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-__all__ = ["agreement", "flip_to_disagree", "krippendorff_alpha", "proportion_interval"]
+__all__ = ["SIDE_RULE", "agreement", "comparison_rule", "flip_to_disagree", "krippendorff_alpha", "proportion_interval"]
 
 #: a scale with at most this many distinct values is categorical (accuracy, κ, confusion); else graded
 MAX_CATEGORIES = 11
@@ -29,20 +29,45 @@ def _codes(values: np.ndarray) -> np.ndarray:
     return np.round(np.asarray(values, dtype=float), 9)
 
 
+#: how a graded judge is read against labels at the two ends of the scale (``rule`` in :func:`agreement`)
+SIDE_RULE = "side of the midpoint"
+
+
+def comparison_rule(judge: np.ndarray, human: np.ndarray) -> str:
+    """``"exact"``: a verdict agrees with a label when they are equal. ``SIDE_RULE``: the labels sit only at the two
+    ends of the scale (0 and 1: which answer is better) while the judge grades in between (Arena-Hard's five levels):
+    a verdict agrees when it lies on the label's side of 0.5; a verdict of exactly 0.5 (a tie) never agrees."""
+    f, y = _codes(judge), _codes(human)
+    ends = np.isin(y, (0.0, 1.0)).all() and y.size > 0
+    return SIDE_RULE if ends and not np.isin(f, (0.0, 1.0)).all() else "exact"
+
+
+def _read(values: np.ndarray, rule: str) -> np.ndarray:
+    """The judge's verdicts as compared with the labels: unchanged, or by side (0, 0.5 for a tie, 1)."""
+    f = _codes(values)
+    return np.where(f > 0.5, 1.0, np.where(f < 0.5, 0.0, 0.5)) if rule == SIDE_RULE else f
+
+
 def agreement(judge: np.ndarray, human: np.ndarray, *, level: float = 0.95) -> dict[str, Any]:
     """Agreement of the judge's verdicts with the human labels of the same (model, item) pairs.
 
     Categorical scales (at most :data:`MAX_CATEGORIES` distinct values): accuracy (share of equal verdicts) with its
     Wilson interval, Cohen's κ (unweighted for two or three categories, quadratic weights above: an ordinal grade),
     the confusion table (rows the human's label, columns the judge's). Graded scales: the mean absolute difference,
-    and Pearson's and Spearman's correlations. Both: the judge's and the humans' means.
+    and Pearson's and Spearman's correlations. Both: the judge's and the humans' means. ``rule`` says how verdicts
+    and labels are compared (:func:`comparison_rule`): a graded judge against labels at the scale's two ends is read
+    by side, its ties (0.5) counted in ``ties`` and never agreeing; κ and the confusion table then use the sides.
     """
     from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-    f, y = _codes(judge), _codes(human)
+    y = _codes(human)
+    rule = comparison_rule(judge, human)
+    raw, f = _codes(judge), _read(judge, rule)
     n = int(f.size)
-    out: dict[str, Any] = {"n": n, "level": level, "judge_mean": float(f.mean()) if n else None,
-                           "human_mean": float(y.mean()) if n else None}
+    out: dict[str, Any] = {"n": n, "level": level, "judge_mean": float(raw.mean()) if n else None,
+                           "human_mean": float(y.mean()) if n else None, "rule": rule}
+    if rule == SIDE_RULE:
+        out["ties"] = int((f == 0.5).sum())
     cats = np.unique(np.concatenate([f, y]))
     if n == 0:
         return out | {"kind": "none"}
@@ -69,13 +94,14 @@ def agreement(judge: np.ndarray, human: np.ndarray, *, level: float = 0.95) -> d
 
 
 def flip_to_disagree(original: np.ndarray, neighbor: np.ndarray, human: np.ndarray, *,
-                     level: float = 0.95) -> dict[str, Any]:
+                     level: float = 0.95, rule: str = "exact") -> dict[str, Any]:
     """How often a perturbation turns a verdict that agreed with the human into one that does not (and back).
 
     Over the observed neighbours of labelled items: ``agree_to_disagree`` = share of neighbours whose original verdict
-    equalled the label and whose neighbour verdict does not (Wilson interval), ``disagree_to_agree`` the reverse.
+    agreed with the label and whose neighbour verdict does not (Wilson interval), ``disagree_to_agree`` the reverse;
+    ``rule`` is the judge's :func:`agreement` rule, so both read verdicts alike.
     """
-    o, nb, y = _codes(original), _codes(neighbor), _codes(human)
+    o, nb, y = _read(original, rule), _read(neighbor, rule), _codes(human)
     agreed = o == y
     k1, n1 = int((agreed & (nb != y)).sum()), int(agreed.sum())
     k2, n2 = int((~agreed & (nb == y)).sum()), int((~agreed).sum())

@@ -123,7 +123,8 @@ def human_report(frame: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.
             nb = by_judge.get(str(judge))
             if nb is not None and len(nb):
                 card["flips"][g] = flip_to_disagree(nb["original"].to_numpy(), nb["neighbor"].to_numpy(),
-                                                    nb["label"].to_numpy(), level=level)
+                                                    nb["label"].to_numpy(), level=level,
+                                                    rule=card["agreement"].get("rule", "exact"))
         fits: dict[str, tuple[AnchoredMean, np.ndarray, np.ndarray, np.ndarray]] = {}
         for model, m_rows in rows.groupby("model", sort=True):
             labelled = m_rows["label"].notna().to_numpy()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["human_view"]
+__all__ = ["agreement_cells", "human_view", "rule_note"]
 
 
 def _f(x: Any, digits: int = 3, missing: str = "—") -> str:
@@ -23,6 +23,14 @@ def agreement_cells(a: Mapping[str, Any], *, short: bool = False, missing: str =
         mad, r = _f(a.get("mean_abs_difference"), missing=missing), _f(a.get("pearson"), missing=missing)
         return (f"|Δ| {mad}", f"r {r}") if short else (f"mean |Δ| {mad}", f"Pearson r {r}")
     return _f(a.get("accuracy"), missing=missing), _ci(a.get("accuracy_lo"), a.get("accuracy_hi"), missing=missing)
+
+
+def rule_note(judge: str, a: Mapping[str, Any]) -> str | None:
+    """One sentence when a graded judge was read by side against labels at the scale's two ends; else None."""
+    if a.get("rule") != "side of the midpoint":
+        return None
+    return (f"{judge}: the labels say only which side is better (0 or 1) while the judge grades in between, so a verdict "
+            f"agrees when it lies on the label's side of 0.5; its {a.get('ties', 0)} tie(s) at 0.5 count as disagreeing.")
 
 
 def _confusion(a: Mapping[str, Any]) -> str:
@@ -53,6 +61,7 @@ def human_view(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
                                f"{r['rank_lo']}–{r['rank_hi']}", _f(r.get("anchored_certified"))])
             notes += [f"{judge} / {r['model']}: {r[k]}" for k in ("small_sample", "too_few") if r.get(k)]
         notes += [f"{judge}: {n}" for n in h.get("notes", [])]
+        notes += [n for n in [rule_note(judge, a)] if n]
     full = sum(len(h.get("fully_labelled", [])) for h in report["judges"].values())
     if full:
         notes.insert(0, f"{full} (judge, model) group(s) have every judged item labelled: their human mean is known "

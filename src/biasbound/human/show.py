@@ -9,7 +9,7 @@ from rich.table import Table
 
 from biasbound.human.report import _ci as report_ci
 from biasbound.human.report import _f as report_f
-from biasbound.human.report import agreement_cells
+from biasbound.human.report import agreement_cells, rule_note
 
 __all__ = ["print_human"]
 
@@ -46,6 +46,10 @@ def _print_agreement(report: dict[str, Any], level: float, console: Console) -> 
         acc, ci = agreement_cells(a, short=True, missing="-")
         agree.add_row(judge, str(a["n"]), acc, ci, _f(a.get("cohen_kappa")), flips or "-")
     console.print(agree)
+    for judge, h in report.get("judges", {}).items():
+        note = rule_note(judge, h["agreement"])
+        if note:
+            console.print(note, soft_wrap=True, highlight=False, markup=False)
 
 
 def _print_scores(report: dict[str, Any], console: Console) -> bool:
