@@ -81,7 +81,8 @@ def test_bare_rating_json_field_and_logprobs() -> None:
 @pytest.mark.parametrize(
     ("prompt", "pattern"),
     [
-        ({"preset": "alpaca"}, r"The key 'prompt\.preset' must be one of arena-hard, llmbar, mt-bench\. Got 'alpaca'"),
+        ({"preset": "alpaca"}, r"The key 'prompt\.preset' must be one of alpaca-eval, alpaca-eval-gpt4, arena-hard, llmbar, "
+                                r"mt-bench\. Got 'alpaca'"),
         ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(", "map": {"a": "A>B"}}},
          r"The key 'prompt\.parser\.pattern' must be a valid regular expression"),
         ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(a)", "map": {"a": "first"}}},
@@ -434,3 +435,70 @@ def test_dry_run_renders_every_prompt_and_calls_no_judge(tmp_path: Path, capsys)
     assert any("the template cannot be rendered (TypeError: can only concatenate str" in p for p in problems)
     assert "dry run: 0 prompt(s) rendered, 48 problem(s)" in out
     assert calls == 0 and not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ AlpacaEval presets (what to build, item 1)
+#: SHA-256 of AlpacaEval's own prompt files at tatsu-lab/alpaca_eval cd543a149df8 (computed from `git show`):
+#: src/alpaca_eval/evaluators_configs/alpaca_eval_clf_gpt4_turbo/alpaca_eval_clf.txt and alpaca_eval_gpt4/alpaca_eval.txt
+ALPACA_EVAL_PROMPTS = {"alpaca-eval": "784227e6dc2832fc08c43d2c8ea3a308e7523780187a1aaad2f85e30bac85f62",
+                       "alpaca-eval-gpt4": "cf4bace43fa6ac71944b9ca2506587ad7c509478a219e98a3950abf9d5b42a98"}
+
+
+@pytest.mark.parametrize("name", sorted(ALPACA_EVAL_PROMPTS))
+def test_alpaca_eval_presets_send_alpaca_evals_own_words(name: str) -> None:
+    """Rendered with AlpacaEval's placeholders and its chat markers put back, each preset is AlpacaEval's prompt
+    file byte for byte (one changed word changes the digest)."""
+    import hashlib
+
+    p = preset(name)
+    assert p is not None
+    m = p.render(question="{instruction}", answer_a="{output_1}", answer_b="{output_2}", answer=None, reference=None,
+                 position=None)
+    assert [x["role"] for x in m] == ["system", "user"]
+    text = f"<|im_start|>system\n{m[0]['content']}\n<|im_end|>\n<|im_start|>user\n{m[1]['content']}\n<|im_end|>"
+    assert hashlib.sha256(text.encode()).hexdigest() == ALPACA_EVAL_PROMPTS[name]
+
+
+def test_alpaca_eval_parsers_read_as_alpaca_eval_does() -> None:
+    """weighted_alpaca_eval_gpt4_turbo: 'm' (output_1, answer A) against 'M', case-sensitive, from the first token's
+    log-probabilities, p renormalised over the two; alpaca_eval_gpt4: model_1's rank 1 or 2, any other rank missing."""
+    clf = preset("alpaca-eval")
+    assert clf is not None
+    r = clf.parser.parse("M", "judge-pairwise", [{"M": math.log(0.8), "m": math.log(0.15), "The": math.log(0.05)}])
+    assert r.value == "B>A" and r.extra["p"]["A>B"] == pytest.approx(0.15 / 0.95)
+    assert clf.parser.parse("m", "judge-pairwise", [{"m": math.log(0.6), "M": math.log(0.3)}]).value == "A>B"
+    assert clf.parser.parse("m", "judge-pairwise", None).status == "missing"  # no log-probabilities: not a guess
+    rank = preset("alpaca-eval-gpt4")
+    assert rank is not None
+    reply = "[{'model': 'model_1', 'rank': 2}, {'model': 'model_2', 'rank': 1}]"
+    assert rank.parser.parse(reply, "judge-pairwise").value == "B>A"
+    assert rank.parser.parse(reply.replace("2}", "1}", 1).replace("1}]", "2}]"), "judge-pairwise").value == "A>B"
+    assert rank.parser.parse(reply.replace("'rank': 2", "'rank': 3"), "judge-pairwise").status == "missing"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "style"), [("alpaca-eval", "identifier"), ("alpaca-eval-gpt4", "ranking")])
+def test_alpaca_eval_preset_run_certifies_against_its_replies(name: str, style: str, tmp_path: Path) -> None:
+    """Through the synthetic server answering as AlpacaEval's annotators do ('m'/'M' with log-probabilities, or the
+    ranking list): every reply parsed, certified, the scope names the preset, AlpacaEval's prompt was sent."""
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style=style)) as server:
+        result = run(_config(tmp_path, server.url, prompt={"preset": name}), progress=False)
+        log = server.log
+    frame = result.judgments.frame
+    assert len(frame) > 0 and frame["score"].notna().all()
+    assert result.summary["serving"]["parse_rate"] == 1.0
+    assert result.certification is not None
+    scope = json.loads((tmp_path / "out" / "certificate.json").read_text())["scope"]
+    assert scope["judge_prompt"]["name"] == name
+    sent = log[0]["messages"]
+    assert sent[0]["role"] == "system" and ("m or M." in sent[1]["content"] or "'rank': <model-rank>" in sent[1]["content"])
+    # the server leans to the first-shown answer (A): its log-probabilities put 0.7 on it, so the logprob parser
+    # (AlpacaEval's binarised reading) names A every time; the ranking replies name it in 70% of draws. Replies are
+    # a fixed function of messages and seed, so this is deterministic; for fresh draws of n >= 36 ranking replies,
+    # a share <= 0.5 has probability < 1% (binomial(36, 0.7) at 18: 0.0093).
+    first = frame["verdict"] == "A>B"
+    assert len(frame) >= 36 and first.mean() > 0.5
+    if name == "alpaca-eval":
+        assert first.all()

@@ -16,8 +16,9 @@ A :class:`JudgePrompt` holds a system and a user template (Jinja, rendered with 
 
 Named presets reproduce other tools' prompts and parsers (template headers cite the source):
 ``llmbar`` (LLMBar's Vanilla_NoRules, "Output (a)"/"Output (b)"), ``mt-bench`` (FastChat's
-pair-v2, ``[[A]]``/``[[B]]``/``[[C]]``) and ``arena-hard`` (biasbound's built-in Arena-Hard-style
-prompt and parser, unchanged).
+pair-v2, ``[[A]]``/``[[B]]``/``[[C]]``), ``alpaca-eval`` (AlpacaEval 2.0's weighted_alpaca_eval_gpt4_turbo:
+the best model's identifier ``m``/``M`` read from the log-probabilities), ``alpaca-eval-gpt4`` (AlpacaEval 1's
+alpaca_eval_gpt4 ranking) and ``arena-hard`` (biasbound's built-in Arena-Hard-style prompt and parser, unchanged).
 
 Which verdict spellings name a position: ``A``, ``a``, ``Output (a)``, ``[[A]]``, ``Assistant A``
 name the first-shown answer; ``B``/``b``/``Output (b)``/``[[B]]``/``Assistant B`` the second; ``C``,
@@ -45,7 +46,7 @@ __all__ = ["PARSER_KINDS", "PRESETS", "JudgePrompt", "VerdictParser", "builtin_p
            "prompt_record_digest"]
 
 PARSER_KINDS: tuple[str, ...] = ("regex", "json", "number", "logprob")
-PRESETS: tuple[str, ...] = ("arena-hard", "llmbar", "mt-bench")
+PRESETS: tuple[str, ...] = ("alpaca-eval", "alpaca-eval-gpt4", "arena-hard", "llmbar", "mt-bench")
 _FIELDS = ("question", "answer", "answer_a", "answer_b", "reference", "position")
 
 
@@ -296,7 +297,25 @@ def preset(name: str) -> JudgePrompt | None:
         parser = VerdictParser(kind="regex", pattern=r"\[\[([ABC])\]\]", mapping=_letter_map("A", "B", "C"), ignore_case=False)
         return JudgePrompt("mt-bench", _preset_text("preset_mt_bench_system.jinja"),
                            _preset_text("preset_mt_bench_user.jinja"), parser)
+    if name in ("alpaca-eval", "alpaca-eval-gpt4"):
+        return _alpaca_eval(name)
     raise KeyError(name)
+
+
+def _alpaca_eval(name: str) -> JudgePrompt:
+    """AlpacaEval's annotators (templates/NOTICE-alpaca_eval.md): ``alpaca-eval`` is weighted_alpaca_eval_gpt4_turbo
+    (the best model's identifier, ``m`` = output_1 = answer A, ``M`` = answer B, read from the log-probabilities of
+    the reply's first token, case-sensitive: AlpacaEval's logprob_parser), ``alpaca-eval-gpt4`` is alpaca_eval_gpt4
+    (a Python list of ``{'model': ..., 'rank': ...}``; ``model_1``'s rank 1 or 2 names the better answer, as
+    AlpacaEval's ranking_parser reads it; any other rank is unparseable)."""
+    if name == "alpaca-eval":
+        parser = VerdictParser(kind="logprob", mapping=(("m", "A>B"), ("M", "B>A")), ignore_case=False)
+        return JudgePrompt(name, _preset_text("preset_alpaca_eval_system.jinja"), _preset_text("preset_alpaca_eval_user.jinja"),
+                           parser)
+    parser = VerdictParser(kind="regex", pattern=r"""['"]model['"]\s*:\s*['"]model_1['"]\s*,\s*['"]rank['"]\s*:\s*(\d+)""",
+                           mapping=(("1", "A>B"), ("2", "B>A")), ignore_case=False)
+    return JudgePrompt(name, _preset_text("preset_alpaca_eval_gpt4_system.jinja"),
+                       _preset_text("preset_alpaca_eval_gpt4_user.jinja"), parser)
 
 
 def prompt_from_config(raw: Any, *, template: str, base: Path, fail: Any) -> JudgePrompt | None:
