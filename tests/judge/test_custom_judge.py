@@ -502,3 +502,21 @@ def test_alpaca_eval_preset_run_certifies_against_its_replies(name: str, style: 
     assert len(frame) >= 36 and first.mean() > 0.5
     if name == "alpaca-eval":
         assert first.all()
+
+
+def test_a_recorded_prompt_whose_digest_does_not_match_is_not_run() -> None:
+    """verify --judgments reads scope.reproduce as untrusted: a judge_prompt record edited without its sha256
+    (or with none) is refused in one sentence; the genuine record passes unchanged."""
+    from biasbound._reproduce import checked_reproduce
+
+    llmbar = preset("llmbar")
+    assert llmbar is not None
+    rec = llmbar.scope()
+    call, _ = checked_reproduce({"certify": {"judge_prompt": rec}})
+    assert call["judge_prompt"] == rec
+    edited = dict(rec, user=rec["user"].replace("Output (a)", "Response (a)"))
+    with pytest.raises(InputError, match=r"scope\.reproduce\.certify\.judge_prompt must be a record whose sha256 is "
+                                         r"the digest of its templates and parser \(it is not: the record was edited\)"):
+        checked_reproduce({"certify": {"judge_prompt": edited}})
+    with pytest.raises(InputError, match="with its sha256"):
+        checked_reproduce({"certify": {"judge_prompt": {"name": "x"}}})
