@@ -26,7 +26,8 @@ _TABLE_KEYS = ("tau", "delta", "method", "combine", "alpha", "beta", "holdout", 
                "jitter_adjust", "bootstrap_rounds", "confidence", "n_mc", "plots", "hamming", "sigma", "range_bound",
                "deterministic_judge", "human_level")
 #: Recorded certify keys checked here (their own shapes).
-_OTHER_KEYS = ("neighbors", "baseline", "skip_bad", "sampled", "schedule", "human_labels")
+_OTHER_KEYS = ("neighbors", "baseline", "skip_bad", "sampled", "schedule", "human_labels", "judge_prompt",
+               "families")
 #: Reading options of the judgment files (``scope.reproduce.load``).
 _LOAD_KEYS = ("reader", "scale", "skip_bad", "columns", "llmbar_view", "ties", "score_map", "neighbors_auto",
               "source", "inputs", "winner_map")
@@ -110,12 +111,31 @@ def _checked_others(call: Mapping[str, Any], out: dict[str, Any]) -> None:
         out["skip_bad"] = call["skip_bad"]
     if "human_labels" in call:
         out["human_labels"] = _labels_record(call["human_labels"])
+    if "families" in call:
+        out["families"] = _str_map(call["families"], "certify.families")
+    if "judge_prompt" in call:
+        out["judge_prompt"] = _prompt_record(call["judge_prompt"])
     for key in ("sampled", "schedule"):
         if key in call:
             value = call[key]
             if value is not None and not isinstance(value, Mapping):
                 raise _bad(f"certify.{key}", "null or an object", value)
             out[key] = value
+
+
+def _prompt_record(value: Any) -> dict[str, Any] | None:
+    """A recorded judge prompt (``biasbound run``): null or an object whose ``sha256`` is the digest of the rest
+    (an edited template or parser with its old digest is refused)."""
+    if value is None:
+        return None
+    from biasbound.judge.custom import prompt_record_digest
+
+    if not isinstance(value, Mapping) or not isinstance(value.get("sha256"), str):
+        raise _bad("certify.judge_prompt", "null or the judge prompt record biasbound run writes (with its sha256)", value)
+    if prompt_record_digest(value) != value["sha256"]:
+        raise _bad("certify.judge_prompt", "a record whose sha256 is the digest of its templates and parser (it is not: "
+                   "the record was edited)", value.get("name"))
+    return dict(value)
 
 
 def _content_record_ok(rec: Any) -> bool:

@@ -167,6 +167,9 @@ _TABLE = (
        "certificate", None, optional=True, flag="--human-labels"),
     _p("human_level", "float", "Level of the agreement and human-anchored intervals", 0.95,
        range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--human-level"),
+    _p("families", "text", "Model families for the judge card's self-preference, NAME=FAMILY (repeat the option) for "
+       "a judge or model whose name does not say its family (gpt-4o, claude, gemini, llama, ... need none)", None,
+       optional=True, flag="--family"),
     _p("plots", "bool", "Write plots and report.html", True, flag="--plots/--no-plots", config_key="plots"),
     _p("confidence", "float", "Family-wise confidence level of the audit", 0.99,
        range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--confidence"),

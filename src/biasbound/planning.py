@@ -166,6 +166,9 @@ def _read_pilot(pilot: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame
                               path=str(pilot)) from None
     if "config" not in summary or "judge" not in summary:
         raise DataFormatError("run_summary.json is not a 'biasbound run' summary (no 'config').", path=str(pilot / "run_summary.json"))
+    from biasbound.data.unparseable import check_parseable
+
+    check_parseable(frame, pilot / "judgments.parquet", doing="plan")  # not "out of the judge's reach"
     return summary, frame, draws
 
 

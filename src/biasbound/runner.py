@@ -76,8 +76,10 @@ from biasbound.data._io import iter_json_records
 __all__ = [
     "CERTIFY_NAMES",
     "RunResult",
+    "item_fields",
     "item_messages",
     "load_items",
+    "original_items",
     "run",
     "run_async",
     "score_of",
@@ -464,6 +466,13 @@ def _original_items(ctx: _Context, items: Mapping[str, list[Any]], pairwise: boo
     return orig_items
 
 
+def original_items(cfg: RunConfig) -> list[Any]:
+    """Every original judge item of the run's data, in both orders for a pairwise template (what ``run --dry-run``
+    renders); no judge is called."""
+    ctx = load_items(cfg)
+    return _original_items(ctx, _judge_items(cfg, ctx), cfg.template == "pairwise")
+
+
 async def _preflight(cfg: RunConfig, state: _RunState, judge_session: Any, orig_items: Sequence[Any], *,
                      progress: bool) -> None:
     """A few calls before the budget is spent: print the parse rate and one raw reply, stop naming the cause
@@ -779,7 +788,8 @@ def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, 
             if reasons and all("unparseable repl" in r for r in reasons):
                 raise JudgeError(f"The judge {endpoint.model!r} at {endpoint.base_url} answered all {len(mine)} calls, but no "
                                  f"reply held a verdict the parser accepts{why}; nothing to certify. Give the judge's own "
-                                 f"prompt and parser under 'prompt' (the raw replies are in {out / 'judgments.csv'}).")
+                                 f"prompt and parser under 'prompt' (the raw replies are in the 'raw_reply' column of "
+                                 f"{out / 'judgments.parquet'}).")
             raise JudgeError(f"Every one of the {len(mine)} calls to the judge {endpoint.model!r} at {endpoint.base_url} "
                              f"failed{why}; nothing to certify. Check that endpoint (its URL, model and key); the run's "
                              f"files are in {out} and a re-run reuses every call that succeeded.")
@@ -798,6 +808,7 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
         scheduled: dict[str, Any] = {"schedule": schedule} if schedule is not None else {}
         if cfg.human_labels is not None:
             scheduled["human_labels"] = str(cfg.human_labels)
+        scheduled["judge_prompt"] = _prompt_record(cfg)  # scope.judge_prompt: which prompt and parser made the verdicts
         certification = certify(  # every certify parameter of the config (biasbound.parameters.CERTIFY)
             jset, **c.certify_kwargs(), neighbors=summary["certify_neighbors"], seed=cfg.seed, out=out,
             progress=progress, baseline=cfg.data.baseline if pairwise else None, sampled=state.sampled_draws or None,
@@ -814,6 +825,15 @@ def _certify_run(cfg: RunConfig, state: _RunState, jset: Any, summary: dict[str,
         _write_json(out / "run_summary.json", summary)
         raise
     return certification
+
+
+def _prompt_record(cfg: RunConfig) -> dict[str, Any]:
+    """The judge's prompt and parser as the certificates' scope records them (the config's own, or the built-in)."""
+    from biasbound.judge.custom import builtin_prompt_record
+
+    if cfg.prompt is not None:
+        return dict(cfg.prompt.scope())
+    return builtin_prompt_record(cfg.template, cfg.rubric)
 
 
 async def run_async(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: bool = True,

@@ -24,13 +24,13 @@ names that say it (:data:`DEFAULT_FAMILIES`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_FAMILIES", "family_of", "self_preference"]
+__all__ = ["DEFAULT_FAMILIES", "check_families", "family_of", "parse_families", "self_preference"]
 
 #: (pattern on a name's lower-cased tokens, family): the first match names the family. A name says its family when
 #: a token starts with one of these words (``gpt-4o-mini`` → openai, ``meta-llama/Llama-3-8B`` → meta).
@@ -50,6 +50,42 @@ DEFAULT_FAMILIES: tuple[tuple[str, str], ...] = (
     (r"falcon", "tii"),
 )
 _RULES = [(re.compile(rf"^(?:{pat})(?:$|[-_.:0-9])"), fam) for pat, fam in DEFAULT_FAMILIES]
+
+
+def check_families(families: Any, where: str = "certify") -> dict[str, str]:
+    """The ``families`` parameter checked: a mapping of non-empty names to non-empty families (one sentence
+    otherwise); names are matched exactly (before the name rules of :data:`DEFAULT_FAMILIES`)."""
+    from biasbound._exceptions import InputError
+
+    if not isinstance(families, Mapping):
+        raise InputError(f"The 'families' parameter of {where} must be a mapping of judge or model names to families. "
+                         f"Got {type(families).__name__} instead.")
+    out: dict[str, str] = {}
+    for name, fam in families.items():
+        if not (isinstance(name, str) and name.strip() and isinstance(fam, str) and fam.strip()):
+            raise InputError(f"The 'families' parameter of {where} must map names to families, both non-empty text. "
+                             f"Got {name!r}: {fam!r} instead.")
+        out[name.strip()] = fam.strip()
+    return out
+
+
+def parse_families(pairs: Sequence[str] | None, where: str = "certify") -> dict[str, str] | None:
+    """``--family NAME=FAMILY`` (repeated) as a mapping; None when not given; one sentence for a bad pair."""
+    from biasbound._exceptions import InputError
+
+    if not pairs:
+        return None
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, fam = str(pair).rpartition("=")
+        if not sep or not name.strip() or not fam.strip():
+            raise InputError(f"The '--family' option of {where} must be NAME=FAMILY (a judge or model name and its "
+                             f"family, e.g. my-judge=openai). Got {pair!r} instead.")
+        if name.strip() in out and out[name.strip()] != fam.strip():
+            raise InputError(f"The '--family' option of {where} gives {name.strip()!r} two families "
+                             f"({out[name.strip()]!r} and {fam.strip()!r}); give one.")
+        out[name.strip()] = fam.strip()
+    return out
 
 
 def family_of(name: Any, families: Mapping[str, str] | None = None) -> str | None:

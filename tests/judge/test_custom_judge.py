@@ -82,7 +82,8 @@ def test_bare_rating_json_field_and_logprobs() -> None:
 @pytest.mark.parametrize(
     ("prompt", "pattern"),
     [
-        ({"preset": "alpaca"}, r"The key 'prompt\.preset' must be one of arena-hard, llmbar, mt-bench\. Got 'alpaca'"),
+        ({"preset": "alpaca"}, r"The key 'prompt\.preset' must be one of alpaca-eval, alpaca-eval-gpt4, arena-hard, llmbar, "
+                                r"mt-bench\. Got 'alpaca'"),
         ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(", "map": {"a": "A>B"}}},
          r"The key 'prompt\.parser\.pattern' must be a valid regular expression"),
         ({"user": "u.jinja", "parser": {"kind": "regex", "pattern": "(a)", "map": {"a": "first"}}},
@@ -147,6 +148,46 @@ def test_llmbar_preset_run_certifies_against_letter_replies(tmp_path: Path) -> N
     assert summary["config"]["prompt"]["name"] == "llmbar"
     assert any("preflight: 4 of 4 replies parsed" in n for n in summary.get("notes", []))
     assert (tmp_path / "out" / "certificate.json").is_file()
+    from biasbound.commands.run import call_lines
+
+    lines = call_lines(result.summary)  # each judgment counted once: the preflight's 4 requests are said apart
+    assert f"judgments: {len(frame)} ok, 0 missing, 0 failed" in lines[lines.index(next(x for x in lines
+                                                                                       if x.startswith("judgments:")))]
+    assert any(x.startswith("  preflight: 4 of these requests") for x in lines)
+
+
+@pytest.mark.slow
+def test_the_certificate_records_the_prompt_and_parser_and_verify_reproduces_it(tmp_path: Path, capsys) -> None:
+    """The run's certificates name the prompt and parser (scope.judge_prompt: preset name, templates, parser, digest);
+    verify prints it; verify --judgments re-makes every output from judgments.parquet; an edited template in the
+    scope fails verify (the certificate's records digest and the manifest)."""
+    from biasbound.cli import main
+    from biasbound.judge.custom import prompt_record_digest
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        run(_config(tmp_path, server.url), progress=False)
+    out = tmp_path / "out"
+    cert = json.loads((out / "certificate.json").read_text())
+    rec = cert["scope"]["judge_prompt"]
+    llmbar = preset("llmbar")
+    assert llmbar is not None
+    assert rec["name"] == "llmbar" and rec["user"] == llmbar.user and rec["system"] == llmbar.system
+    assert rec["parser"]["kind"] == "regex" and rec["parser"]["pattern"] == llmbar.parser.pattern
+    assert rec["parser"]["map"] == {"a": "A>B", "b": "B>A"} and rec["few_shot"] == []
+    assert rec["sha256"] == prompt_record_digest(rec) and len(rec["sha256"]) == 64
+    capsys.readouterr()
+    code = main(["verify", str(out), "--judgments", str(out / "judgments.parquet")])
+    text = capsys.readouterr().out
+    assert code == 0 and "DIFFERS" not in text and "reproduced" in text, text
+    assert f"prompt    judge m: llmbar (sha256 {rec['sha256'][:16]}...): parser regex" in text
+
+    rec["user"] = rec["user"].replace("Output (a)", "Response (a)")  # an edited template in the scope
+    cert["scope"]["judge_prompt"] = rec
+    (out / "certificate.json").write_text(json.dumps(cert))
+    code = main(["verify", str(out)])
+    text = capsys.readouterr().out
+    assert code == 1 and "FAILED" in text and "EDITED" in text, text
 
 
 @pytest.mark.slow
@@ -323,3 +364,164 @@ def test_a_connection_not_accepted_in_time_is_a_timeout_not_a_dead_endpoint() ->
     assert _is_connection_failure(timeout_caused_by("Cannot connect to host 127.0.0.1:9 ssl:default [Connection refused]"))
     assert _is_connection_failure(openai.APIConnectionError(request=req))  # no reply of any kind
     assert not _is_connection_failure(openai.APITimeoutError(request=req))  # accepted, then slow
+
+
+# ------------------------------------------------------------------ after an unparseable run (found item 2)
+def test_unparseable_cause_names_the_replies_only_when_they_are_the_cause(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from biasbound.data.unparseable import unparseable_cause
+
+    bad = "no match of the parser's pattern 'x' after 2 unparseable replies"
+    frame = pd.DataFrame({"score": [float("nan")] * 3, "reason": [bad, bad, "connection refused"],
+                          "raw_reply": ["Both are fine.", "Both are fine.", None]})
+    said = unparseable_cause(frame, tmp_path / "judgments.parquet", doing="plan")
+    assert said is not None and "2 of 3 judgments unparseable" in said and "'Both are fine.'" in said
+    assert said.startswith("Nothing to plan in ") and "no verdict the parser accepts" in said
+    assert unparseable_cause(frame.assign(score=[0.5, None, None]), tmp_path, doing="plan") is None  # a score: usual checks
+    refused = frame.assign(reason=[bad, "connection refused", "connection refused"])  # mostly the endpoint's failure
+    assert unparseable_cause(refused, tmp_path, doing="plan") is None
+    assert unparseable_cause(frame.drop(columns="reason"), tmp_path, doing="plan") is None  # not a run's table
+
+
+@pytest.mark.slow
+def test_plan_and_certify_after_an_unparseable_run_name_the_replies(tmp_path: Path, capsys) -> None:
+    """A run whose every reply is prose: plan on its folder and certify on its judgments (with or without --scale)
+    say the replies held no verdict, N of M, and point to run_summary.json, never 'out of reach' or '--scale'."""
+    import pandas as pd
+
+    from biasbound.cli import main
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style="prose")) as server:
+        with pytest.raises(JudgeError, match="no reply held a verdict the parser accepts"):
+            run(_config(tmp_path, server.url, preflight={"calls": 0}), progress=False)
+    out = tmp_path / "out"
+    n = len(pd.read_parquet(out / "judgments.parquet"))
+    capsys.readouterr()
+    for argv in (["plan", str(out)], ["certify", str(out / "judgments.parquet"), "--out", str(tmp_path / "c")],
+                 ["certify", str(out / "judgments.parquet"), "--scale", "0,1", "--out", str(tmp_path / "c")]):
+        code = main(argv)
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 2, (argv, err)
+        assert "the judge answered, but its replies held no verdict the parser accepts" in err, err
+        assert f"{n} of {n} judgments unparseable" in err and "run_summary.json" in err and "raw_reply" in err
+        assert "reach" not in err and "--scale" not in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ run --dry-run (what to build, item 2)
+def test_dry_run_renders_every_prompt_and_calls_no_judge(tmp_path: Path, capsys) -> None:
+    """12 items x 2 orders rendered with the user's template, one printed, exit 0; a template using a field the
+    items lack and one that fails to render: one sentence per item and order naming it, exit 2; the synthetic
+    server saw no request either time and no output folder was made."""
+    from biasbound.cli import main
+
+    (tmp_path / "good.jinja").write_text("Q: {{ question }}\n(a) {{ answer_a }}\n(b) {{ answer_b }}\nWhich, a or b?",
+                                         encoding="utf-8")
+    (tmp_path / "bad.jinja").write_text("{{ question }} {{ reference }} {{ answer_a + 1 }} {{ answer_b }}", encoding="utf-8")
+    parser = {"kind": "regex", "pattern": r"\b([ab])\b", "map": {"a": "A>B", "b": "B>A"}}
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        good = _config(tmp_path, server.url, prompt={"user": "good.jinja", "parser": parser})
+        capsys.readouterr()
+        code = main(["run", str(good), "--dry-run"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert "dry run: 24 prompt(s) rendered, 0 problem(s); no judge was called." in out
+        assert "One rendered prompt (item " in out and "--- user\nQ: " in out and "Which, a or b?" in out
+        bad = _config(tmp_path, server.url, prompt={"user": "bad.jinja", "parser": parser})
+        code = main(["run", str(bad), "--dry-run"])
+        out, err = capsys.readouterr()
+        calls = len(server.log)
+    assert code == 2
+    problems = [line for line in err.splitlines() if line.startswith("error: item ")]
+    assert len(problems) == 20 and "... and 28 more problems" in err  # 24 prompts x (a missing field + a render error)
+    assert any("game 2, the model's answer first): the user template uses 'reference', which this item does not have"
+               in p for p in problems)
+    assert any("the template cannot be rendered (TypeError: can only concatenate str" in p for p in problems)
+    assert "dry run: 0 prompt(s) rendered, 48 problem(s)" in out
+    assert calls == 0 and not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ AlpacaEval presets (what to build, item 1)
+#: SHA-256 of AlpacaEval's own prompt files at tatsu-lab/alpaca_eval cd543a149df8 (computed from `git show`):
+#: src/alpaca_eval/evaluators_configs/alpaca_eval_clf_gpt4_turbo/alpaca_eval_clf.txt and alpaca_eval_gpt4/alpaca_eval.txt
+ALPACA_EVAL_PROMPTS = {"alpaca-eval": "784227e6dc2832fc08c43d2c8ea3a308e7523780187a1aaad2f85e30bac85f62",
+                       "alpaca-eval-gpt4": "cf4bace43fa6ac71944b9ca2506587ad7c509478a219e98a3950abf9d5b42a98"}
+
+
+@pytest.mark.parametrize("name", sorted(ALPACA_EVAL_PROMPTS))
+def test_alpaca_eval_presets_send_alpaca_evals_own_words(name: str) -> None:
+    """Rendered with AlpacaEval's placeholders and its chat markers put back, each preset is AlpacaEval's prompt
+    file byte for byte (one changed word changes the digest)."""
+    import hashlib
+
+    p = preset(name)
+    assert p is not None
+    m = p.render(question="{instruction}", answer_a="{output_1}", answer_b="{output_2}", answer=None, reference=None,
+                 position=None)
+    assert [x["role"] for x in m] == ["system", "user"]
+    text = f"<|im_start|>system\n{m[0]['content']}\n<|im_end|>\n<|im_start|>user\n{m[1]['content']}\n<|im_end|>"
+    assert hashlib.sha256(text.encode()).hexdigest() == ALPACA_EVAL_PROMPTS[name]
+
+
+def test_alpaca_eval_parsers_read_as_alpaca_eval_does() -> None:
+    """weighted_alpaca_eval_gpt4_turbo: 'm' (output_1, answer A) against 'M', case-sensitive, from the first token's
+    log-probabilities, p renormalised over the two; alpaca_eval_gpt4: model_1's rank 1 or 2, any other rank missing."""
+    clf = preset("alpaca-eval")
+    assert clf is not None
+    r = clf.parser.parse("M", "judge-pairwise", [{"M": math.log(0.8), "m": math.log(0.15), "The": math.log(0.05)}])
+    assert r.value == "B>A" and r.extra["p"]["A>B"] == pytest.approx(0.15 / 0.95)
+    assert clf.parser.parse("m", "judge-pairwise", [{"m": math.log(0.6), "M": math.log(0.3)}]).value == "A>B"
+    assert clf.parser.parse("m", "judge-pairwise", None).status == "missing"  # no log-probabilities: not a guess
+    rank = preset("alpaca-eval-gpt4")
+    assert rank is not None
+    reply = "[{'model': 'model_1', 'rank': 2}, {'model': 'model_2', 'rank': 1}]"
+    assert rank.parser.parse(reply, "judge-pairwise").value == "B>A"
+    assert rank.parser.parse(reply.replace("2}", "1}", 1).replace("1}]", "2}]"), "judge-pairwise").value == "A>B"
+    assert rank.parser.parse(reply.replace("'rank': 2", "'rank': 3"), "judge-pairwise").status == "missing"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "style"), [("alpaca-eval", "identifier"), ("alpaca-eval-gpt4", "ranking")])
+def test_alpaca_eval_preset_run_certifies_against_its_replies(name: str, style: str, tmp_path: Path) -> None:
+    """Through the synthetic server answering as AlpacaEval's annotators do ('m'/'M' with log-probabilities, or the
+    ranking list): every reply parsed, certified, the scope names the preset, AlpacaEval's prompt was sent."""
+    from biasbound.runner import run
+
+    with serve_in_thread(SyntheticServerConfig(style=style)) as server:
+        result = run(_config(tmp_path, server.url, prompt={"preset": name}), progress=False)
+        log = server.log
+    frame = result.judgments.frame
+    assert len(frame) > 0 and frame["score"].notna().all()
+    assert result.summary["serving"]["parse_rate"] == 1.0
+    assert result.certification is not None
+    scope = json.loads((tmp_path / "out" / "certificate.json").read_text())["scope"]
+    assert scope["judge_prompt"]["name"] == name
+    sent = log[0]["messages"]
+    assert sent[0]["role"] == "system" and ("m or M." in sent[1]["content"] or "'rank': <model-rank>" in sent[1]["content"])
+    # the server leans to the first-shown answer (A): its log-probabilities put 0.7 on it, so the logprob parser
+    # (AlpacaEval's binarised reading) names A every time; the ranking replies name it in 70% of draws. Replies are
+    # a fixed function of messages and seed, so this is deterministic; for fresh draws of n >= 36 ranking replies,
+    # a share <= 0.5 has probability < 1% (binomial(36, 0.7) at 18: 0.0093).
+    first = frame["verdict"] == "A>B"
+    assert len(frame) >= 36 and first.mean() > 0.5
+    if name == "alpaca-eval":
+        assert first.all()
+
+
+def test_a_recorded_prompt_whose_digest_does_not_match_is_not_run() -> None:
+    """verify --judgments reads scope.reproduce as untrusted: a judge_prompt record edited without its sha256
+    (or with none) is refused in one sentence; the genuine record passes unchanged."""
+    from biasbound._reproduce import checked_reproduce
+
+    llmbar = preset("llmbar")
+    assert llmbar is not None
+    rec = llmbar.scope()
+    call, _ = checked_reproduce({"certify": {"judge_prompt": rec}})
+    assert call["judge_prompt"] == rec
+    edited = dict(rec, user=rec["user"].replace("Output (a)", "Response (a)"))
+    with pytest.raises(InputError, match=r"scope\.reproduce\.certify\.judge_prompt must be a record whose sha256 is "
+                                         r"the digest of its templates and parser \(it is not: the record was edited\)"):
+        checked_reproduce({"certify": {"judge_prompt": edited}})
+    with pytest.raises(InputError, match="with its sha256"):
+        checked_reproduce({"certify": {"judge_prompt": {"name": "x"}}})

@@ -72,6 +72,7 @@ def test_run_certifies_as_certify_with_the_same_flags(tmp_path: Path, capsys: py
     recorded = [doc["scope"].pop("reproduce")["certify"] for doc in (a, c)]
     for key, value in SETTINGS.items():
         assert recorded[0][key] == recorded[1][key] == value, key
+    assert a["scope"].pop("judge_prompt")["name"] == "biasbound-pairwise"  # the run knows its prompt; certify cannot
     for doc in (a, c):
         doc["scope"].pop("score_scale"), doc.pop("records_sha256")
     assert a == c

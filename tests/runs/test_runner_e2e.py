@@ -236,6 +236,9 @@ def test_verify_judgments_reproduces_every_output_of_a_run(e2e, capsys) -> None:
     text = capsys.readouterr().out
     assert code == 0, text
     assert "DIFFERS" not in text and "reproduced" in text
+    scope = json.loads((out / "certificate.json").read_text())["scope"]  # the built-in prompt, recorded
+    assert scope["judge_prompt"]["name"] == "biasbound-pairwise" and scope["judge_prompt"]["parser"]["kind"] == "builtin"
+    assert "prompt    judge synthetic: biasbound-pairwise" in text
 
 
 def test_every_file_the_run_wrote_is_in_the_manifest(e2e, tmp_path, capsys) -> None:

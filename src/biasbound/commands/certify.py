@@ -731,6 +731,7 @@ def register(app: typer.Typer) -> None:
         deterministic_judge: bool = option("deterministic_judge"),
         human_labels: str | None = option("human_labels"),
         human_level: float = option("human_level"),
+        family: list[str] | None = option("families", None, metavar="NAME=FAMILY"),
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=True,
                                              help="Ed25519 private key (biasbound keygen) to sign the outputs manifest; "
                                                   "never copied into the outputs."),
@@ -746,6 +747,9 @@ def register(app: typer.Typer) -> None:
         neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
         hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)
         human_level = validate("certify", human_level=human_level)["human_level"]
+        from biasbound.self_preference import parse_families
+
+        families = parse_families(family)  # --family NAME=FAMILY, repeated: the judge card's self-preference
         raw_scale = parse_scale(scale)
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
@@ -827,7 +831,7 @@ def register(app: typer.Typer) -> None:
                 jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=plots,
                 progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
                 range_bound=range_bound, deterministic_judge=deterministic_judge, sign_key=sign_key,
-                human_labels=human_labels, human_level=human_level,
+                human_labels=human_labels, human_level=human_level, families=families,
             )
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)

@@ -119,32 +119,48 @@ def print_plan(result: Any, console: Console) -> None:
                   f"τ = {s['tau']}, δ = {s['delta']}, β = {s['beta']}, {s['method']}; target: {target}",
                   soft_wrap=True, highlight=False, markup=False)
     for g, p in result.generators.items():
-        table = Table(title=f"{g}{' (census in the pilot; items in a seeded random order)' if p.census else ' (the pilot’s seeded draw order)'}")
-        several = any("alpha_min" in r for r in p.rows)
-        # columns with nothing to say (no rewrites, no tokens or prices known) are left out
-        extra = [(col, key, fmt) for col, key, fmt in (("rewrite calls", "rewrite_calls", "{:,}"),
-                                                       ("prompt tokens", "prompt_tokens", "{:,}"),
-                                                       ("completion tokens", "completion_tokens", "{:,}"),
-                                                       ("cost", "cost", "{:.3g}"))
-                 if any(r.get(key) for r in p.rows)]
-        cols = ["m per model", "α (median; min–max)" if several else "α", "vs reference"]
-        shown_targets = [(col, key) for col, key in (("bias radius", "bias_radius"), ("flip CI width", "flip_rate_width"))
-                         if key in p.targets]
-        for col in cols + [c for c, _ in shown_targets] + ["judge calls"] + [c for c, _, _ in extra]:
-            table.add_column(col, justify="right")
-        for r in p.rows:
-            mark = " ←" if r["m"] == p.chosen_m else ""
-            a = _num(r.get("alpha"), "{:.4f}")
-            if several and r.get("alpha_min") is not None and r.get("draws", 1) > 1:
-                a += f" ({r['alpha_min']:.4f}–{r['alpha_max']:.4f})"
-            table.add_row(f"{r['m']}{mark}", a, _num(r.get("alpha_vs_reference"), "{:+.1%}"),
-                          *(_num(r.get(key), "{:.3g}") for _, key in shown_targets), _num(r["judge_calls"]),
-                          *(_num(r.get(key), fmt) for _, key, fmt in extra))
-        console.print(table)
-        failed = [r for r in p.rows if r.get("alpha") is None]
-        for r in failed:
+        console.print(_generator_table(g, p))
+        for r in (r for r in p.rows if r.get("alpha") is None):
             console.print(f"  m = {r['m']}: not certifiable ({r.get('reason')})", soft_wrap=True, highlight=False,
                           markup=False)
+    console.print(_summary_table(result))
+    for g, p in result.generators.items():
+        if p.why_not:
+            console.print(f"{g}: {p.why_not}.", soft_wrap=True, highlight=False, markup=False)
+    for line in _sequential_lines(result):
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
+    for note in result.notes:
+        console.print(note, soft_wrap=True, highlight=False, markup=False)
+
+
+def _generator_table(g: str, p: Any) -> Table:
+    """One generator's α and cost per m (the chosen m marked)."""
+    table = Table(title=f"{g}{' (census in the pilot; items in a seeded random order)' if p.census else ' (the pilot’s seeded draw order)'}")
+    several = any("alpha_min" in r for r in p.rows)
+    # columns with nothing to say (no rewrites, no tokens or prices known) are left out
+    extra = [(col, key, fmt) for col, key, fmt in (("rewrite calls", "rewrite_calls", "{:,}"),
+                                                   ("prompt tokens", "prompt_tokens", "{:,}"),
+                                                   ("completion tokens", "completion_tokens", "{:,}"),
+                                                   ("cost", "cost", "{:.3g}"))
+             if any(r.get(key) for r in p.rows)]
+    cols = ["m per model", "α (median; min–max)" if several else "α", "vs reference"]
+    shown_targets = [(col, key) for col, key in (("bias radius", "bias_radius"), ("flip CI width", "flip_rate_width"))
+                     if key in p.targets]
+    for col in cols + [c for c, _ in shown_targets] + ["judge calls"] + [c for c, _, _ in extra]:
+        table.add_column(col, justify="right")
+    for r in p.rows:
+        mark = " ←" if r["m"] == p.chosen_m else ""
+        a = _num(r.get("alpha"), "{:.4f}")
+        if several and r.get("alpha_min") is not None and r.get("draws", 1) > 1:
+            a += f" ({r['alpha_min']:.4f}–{r['alpha_max']:.4f})"
+        table.add_row(f"{r['m']}{mark}", a, _num(r.get("alpha_vs_reference"), "{:+.1%}"),
+                      *(_num(r.get(key), "{:.3g}") for _, key in shown_targets), _num(r["judge_calls"]),
+                      *(_num(r.get(key), fmt) for _, key, fmt in extra))
+    return table
+
+
+def _summary_table(result: Any) -> Table:
+    """The smallest m per model reaching the target, per generator."""
     summary = Table(title="The plan: the smallest m per model reaching the target")
     chosen = {g: p.chosen() for g, p in result.generators.items()}
     shown = [c for c in chosen.values() if c is not None]
@@ -163,10 +179,12 @@ def print_plan(result: Any, console: Console) -> None:
         values = dict(c, tokens=None if c["prompt_tokens"] is None else c["prompt_tokens"] + c["completion_tokens"])
         summary.add_row(g, _num(p.target_alpha, "{:.4f}"), str(c["m"]), _num(c["alpha"], "{:.4f}"),
                         _num(c["judge_calls"]), *(_num(values.get(key), fmt) for _, key, fmt in extra))
-    console.print(summary)
-    for g, p in result.generators.items():
-        if p.why_not:
-            console.print(f"{g}: {p.why_not}.", soft_wrap=True, highlight=False, markup=False)
+    return summary
+
+
+def _sequential_lines(result: Any) -> list[str]:
+    """Per generator with a sequential forecast: the looks, α per look and where the rule stops."""
+    lines = []
     for g, p in result.generators.items():
         q = p.sequential
         if q is None:
@@ -176,8 +194,6 @@ def print_plan(result: Any, console: Console) -> None:
             said = f"undecided: {q['reason']}"
         else:
             said = f"stops at m = {q['stop_m']} per model, {_num(q['judge_calls'])} neighbour judge calls"
-        console.print(f"Sequential run, {g}: looks {q['looks']}, β/K = {_num(q['beta_per_look'], '{:.4g}')}, min gain "
-                      f"{q['min_gain']:.0%}; α per look on the pilot's draw: {alphas}; the rule {said}.",
-                      soft_wrap=True, highlight=False, markup=False)
-    for note in result.notes:
-        console.print(note, soft_wrap=True, highlight=False, markup=False)
+        lines.append(f"Sequential run, {g}: looks {q['looks']}, β/K = {_num(q['beta_per_look'], '{:.4g}')}, min gain "
+                     f"{q['min_gain']:.0%}; α per look on the pilot's draw: {alphas}; the rule {said}.")
+    return lines

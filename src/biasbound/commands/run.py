@@ -15,7 +15,7 @@ from rich.console import Console
 
 from biasbound.parameters import option
 
-__all__ = ["print_run_summary", "register"]
+__all__ = ["judgment_counts", "print_dry_run", "print_run_summary", "register"]
 
 #: The help panel of the certify parameters: each replaces the config's key when given.
 _PANEL = "Certify parameters (given: replace the config's key)"
@@ -59,6 +59,9 @@ def register(app: typer.Typer) -> None:
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=False,
                                              help="Ed25519 private key (biasbound keygen): sign the outputs manifest, "
                                                   "which lists every file the run wrote."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Render every prompt (all items, both orders) against "
+                                     "the data and print one, without calling the judge; exit 2 naming each item a "
+                                     "template fails on."),
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
         from biasbound.config import load_config, with_certify_options, with_plan_budget
@@ -72,12 +75,35 @@ def register(app: typer.Typer) -> None:
         cfg = with_certify_options(load_config(config), **given)
         if budget is not None:
             cfg = with_plan_budget(cfg, budget)
+        if dry_run:
+            print_dry_run(cfg)
+            return
         result = run(cfg, progress=not no_progress, retry_failed=retry_failed, sign_key=sign_key)
         print_run_summary(result, Console())
         if result.certification is not None and result.certification.violated:
             from biasbound.commands.certify import EXIT_VIOLATED
 
             raise typer.Exit(EXIT_VIOLATED)
+
+
+def print_dry_run(cfg: Any, shown: int = 20) -> None:
+    """``run --dry-run``: every prompt rendered, no judge called; the problems (at most ``shown`` listed) on stderr
+    and exit 2 when there are any, one rendered prompt on stdout."""
+    from biasbound.commands._dry_run import dry_run
+
+    report = dry_run(cfg)
+    for problem in report.problems[:shown]:
+        typer.echo(f"error: {problem}", err=True)
+    if len(report.problems) > shown:
+        typer.echo(f"error: ... and {len(report.problems) - shown} more problems of the same templates.", err=True)
+    if report.example is not None:
+        typer.echo(f"One rendered prompt ({report.example_of}):")
+        for m in report.example:
+            typer.echo(f"--- {m['role']}\n{m['content']}")
+        typer.echo("---")
+    typer.echo(f"dry run: {report.rendered} prompt(s) rendered, {len(report.problems)} problem(s); no judge was called.")
+    if report.problems:
+        raise typer.Exit(2)
 
 
 def print_run_summary(result: Any, console: Console) -> None:
@@ -95,9 +121,25 @@ def print_run_summary(result: Any, console: Console) -> None:
             parts = [v for k, v in result.summary["stages"].items() if k.startswith(f"{j}/")]
             costs = [p["cost"] for p in parts if p.get("cost") is not None]
             cost = f"cost {sum(costs):.4g}" if costs else "cost not priced"
-            console.print(f"  judge {j}: {sum(p.get('requests', 0) for p in parts)} judgments requested, "
-                          f"{sum(p.get('missing', 0) + p.get('failed', 0) for p in parts)} missing or failed, {cost}",
-                          soft_wrap=True, highlight=False, markup=False)
+            n = judgment_counts(result.summary["stages"], j)
+            first = f" (+ {n['preflight']} preflight requests)" if n["preflight"] else ""
+            console.print(f"  judge {j}: {n['requests']} judgments requested{first}, {n['missing'] + n['failed']} "
+                          f"missing or failed, {cost}", soft_wrap=True, highlight=False, markup=False)
+
+
+def _is_preflight(stage: str) -> bool:
+    return stage == "preflight" or stage.endswith("/preflight")
+
+
+def judgment_counts(stages: dict[str, Any], judge: str | None = None) -> dict[str, int]:
+    """The judgments of the run's stages (of one judge of a panel): requested, ok, missing, failed, with the
+    preflight's requests apart (``preflight``): the preflight asks the first original judgments before the run,
+    and the originals' stage asks them again (from the cache), so they are the same judgments, counted once."""
+    parts = [(k, v) for k, v in stages.items() if k != "rewrites" and (judge is None or k.startswith(f"{judge}/"))]
+    out = {key: sum(int(v.get(key, 0)) for k, v in parts if not _is_preflight(k))
+           for key in ("requests", "ok", "missing", "failed")}
+    out["preflight"] = sum(int(v.get("requests", 0)) for k, v in parts if _is_preflight(k))
+    return out
 
 
 def call_lines(summary: dict[str, Any]) -> list[str]:
@@ -113,7 +155,11 @@ def call_lines(summary: dict[str, Any]) -> list[str]:
                      "judged against itself reads the same in both orders) and took its answer")
     if recalled:
         lines.append(f"  {recalled} of the HTTP calls were made again: an earlier run had left them failed or missing")
-    lines.append(f"judgments: {t.get('ok', 0)} ok, {t.get('missing', 0)} missing, {t.get('failed', 0)} failed "
+    n = judgment_counts(summary.get("stages") or {})
+    if n["preflight"]:
+        lines.append(f"  preflight: {n['preflight']} of these requests, made before the run; the originals asked the "
+                     "same judgments again (from the cache)")
+    lines.append(f"judgments: {n['ok']} ok, {n['missing']} missing, {n['failed']} failed "
                  "(missing and failed are never scored)")
     reasons = t.get("failure_reasons") or {}
     if reasons:

@@ -165,6 +165,24 @@ def _certificates(target: Path) -> tuple[list[tuple[str, Any, Path]], Path]:
     return out, folder
 
 
+def _prompt_lines(target: Path) -> list[str]:
+    """The judge prompts and parsers the certificates record (``scope.judge_prompt``, written by biasbound run), one
+    line each (empty when none records one or the certificates cannot be read: that is reported elsewhere)."""
+    from biasbound.judge.custom import describe_prompt_record
+
+    try:
+        certs, _ = _certificates(target)
+    except (InputError, DataFormatError):
+        return []
+    seen: dict[str, str] = {}
+    for _, cert, _ in certs:
+        scope = cert.scope if isinstance(getattr(cert, "scope", None), Mapping) else {}
+        rec = scope.get("judge_prompt")
+        if isinstance(rec, Mapping) and str(rec.get("sha256")) not in seen:
+            seen[str(rec.get("sha256"))] = f"judge {scope.get('judge')}: {describe_prompt_record(rec)}"
+    return list(seen.values())
+
+
 def _cross_check(certs: list[tuple[str, Any, Path]]) -> dict[int, str]:
     """Per-model certificates against their judge's model-view record of them (seed, centre, data digest, size)."""
     judges = {}
@@ -639,6 +657,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{tag:<9} {shown(p)}")
         if not problems:
             typer.echo(files_line)
+        for line in _prompt_lines(target):
+            typer.echo(f"prompt    {shown(line)}")
         for note in notes:
             typer.echo(f"judgments {note}")
         bad_redo = [(n, e) for n, e in redone if e is not None]

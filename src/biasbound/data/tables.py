@@ -707,6 +707,9 @@ def load_table(
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
     numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
     raw, lines = read_rows(path, fmt, numeric)
+    from biasbound.data.unparseable import check_parseable
+
+    check_parseable(raw, path, doing="certify")  # a run whose replies held no verdict: said, not a scale to give
     js = from_frame(
         raw,
         source=str(path),

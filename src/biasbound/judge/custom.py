@@ -16,8 +16,9 @@ A :class:`JudgePrompt` holds a system and a user template (Jinja, rendered with 
 
 Named presets reproduce other tools' prompts and parsers (template headers cite the source):
 ``llmbar`` (LLMBar's Vanilla_NoRules, "Output (a)"/"Output (b)"), ``mt-bench`` (FastChat's
-pair-v2, ``[[A]]``/``[[B]]``/``[[C]]``) and ``arena-hard`` (biasbound's built-in Arena-Hard-style
-prompt and parser, unchanged).
+pair-v2, ``[[A]]``/``[[B]]``/``[[C]]``), ``alpaca-eval`` (AlpacaEval 2.0's weighted_alpaca_eval_gpt4_turbo:
+the best model's identifier ``m``/``M`` read from the log-probabilities), ``alpaca-eval-gpt4`` (AlpacaEval 1's
+alpaca_eval_gpt4 ranking) and ``arena-hard`` (biasbound's built-in Arena-Hard-style prompt and parser, unchanged).
 
 Which verdict spellings name a position: ``A``, ``a``, ``Output (a)``, ``[[A]]``, ``Assistant A``
 name the first-shown answer; ``B``/``b``/``Output (b)``/``[[B]]``/``Assistant B`` the second; ``C``,
@@ -41,10 +42,11 @@ import jinja2
 from biasbound._exceptions import DataFormatError
 from biasbound.judge.parsing import PAIRWISE_VERDICTS, ParsedReply, normalize_verdict
 
-__all__ = ["PARSER_KINDS", "PRESETS", "JudgePrompt", "VerdictParser", "prompt_from_config"]
+__all__ = ["PARSER_KINDS", "PRESETS", "JudgePrompt", "VerdictParser", "builtin_prompt_record", "describe_prompt_record", "prompt_from_config",
+           "prompt_record_digest"]
 
 PARSER_KINDS: tuple[str, ...] = ("regex", "json", "number", "logprob")
-PRESETS: tuple[str, ...] = ("arena-hard", "llmbar", "mt-bench")
+PRESETS: tuple[str, ...] = ("alpaca-eval", "alpaca-eval-gpt4", "arena-hard", "llmbar", "mt-bench")
 _FIELDS = ("question", "answer", "answer_a", "answer_b", "reference", "position")
 
 
@@ -198,9 +200,15 @@ class JudgePrompt:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def scope(self) -> dict[str, Any]:
-        """What the certificate's scope records about the prompt and parser."""
-        return {"name": self.name, "fingerprint": self.fingerprint(), "parser": self.parser.to_dict(),
-                "few_shot": len(self.few_shot)}
+        """What the run summary and the certificate's scope (``scope.judge_prompt``) record about the prompt and
+        parser: the preset name, the templates, the few-shot messages and the parser as they were used, and
+        ``sha256``, the digest of all of them (:func:`prompt_record_digest`)."""
+        rec: dict[str, Any] = {"name": self.name, "fingerprint": self.fingerprint(), "system": self.system,
+                               "user": self.user,
+                               "few_shot": [{"role": role, "content": content} for role, content in self.few_shot],
+                               "parser": self.parser.to_dict()}
+        rec["sha256"] = prompt_record_digest(rec)
+        return rec
 
     def render(self, **fields: Any) -> list[dict[str, str]]:
         """The chat messages for one item (missing fields render as errors naming them)."""
@@ -215,6 +223,48 @@ class JudgePrompt:
             raise DataFormatError(f"The judge prompt {self.name!r} uses a field the item does not have ({exc.message}); "
                                   f"the fields are {', '.join(_FIELDS)}.") from None
         return out
+
+
+def prompt_record_digest(rec: Mapping[str, Any]) -> str:
+    """The SHA-256 of a recorded prompt (:meth:`JudgePrompt.scope`): its name, templates, few-shot messages and
+    parser, as canonical JSON (the keys sorted; ``sha256`` and ``fingerprint`` themselves left out)."""
+    body = {k: v for k, v in rec.items() if k not in ("sha256", "fingerprint")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
+
+
+def describe_prompt_record(rec: Mapping[str, Any]) -> str:
+    """One line naming a recorded prompt and parser (``verify`` prints it for ``scope.judge_prompt``)."""
+    raw_parser = rec.get("parser")
+    parser: Mapping[str, Any] = raw_parser if isinstance(raw_parser, Mapping) else {}
+    how = str(parser.get("kind"))
+    if parser.get("pattern"):
+        how += f" {parser['pattern']!r}"
+    if parser.get("field"):
+        how += f" field {parser['field']!r}"
+    if parser.get("map"):
+        how += " map " + ", ".join(f"{k!r}->{v}" for k, v in dict(parser["map"]).items())
+    if parser.get("verdict"):
+        how += f" ({parser['verdict']})"
+    raw_shots = rec.get("few_shot")
+    shots: list[Any] = raw_shots if isinstance(raw_shots, list) else []
+    parts = [f"{k} template {len(str(rec[k]).splitlines())} lines" for k in ("system", "user") if rec.get(k)]
+    return (f"{rec.get('name')} (sha256 {str(rec.get('sha256'))[:16]}...): parser {how}; {', '.join(parts) or 'no template'}, "
+            f"{len(shots)} few-shot message{'' if len(shots) == 1 else 's'} (the full text in scope.judge_prompt)")
+
+
+def builtin_prompt_record(template: str, rubric: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:
+    """The record of biasbound's built-in prompt and parser (no ``prompt`` block in the config): the templates,
+    their version and the config's rubric (the factors the built-in templates render), with the same digest as a
+    user's prompt."""
+    from biasbound.judge.prompts import TEMPLATE_VERSION
+
+    kind = "pairwise" if template == "pairwise" else "single"
+    rec: dict[str, Any] = {
+        "name": f"biasbound-{kind}", "system": _preset_text(f"{kind}_system.jinja"), "user": _preset_text(f"{kind}_user.jinja"),
+        "few_shot": [], "template_version": TEMPLATE_VERSION, "rubric": None if rubric is None else [list(f) for f in rubric],
+        "parser": {"kind": "builtin", "verdict": "My final verdict is: [[A>B]]" if kind == "pairwise" else "Rating: [[N]]"}}
+    rec["sha256"] = prompt_record_digest(rec)
+    return rec
 
 
 def _env() -> jinja2.Environment:
@@ -247,7 +297,25 @@ def preset(name: str) -> JudgePrompt | None:
         parser = VerdictParser(kind="regex", pattern=r"\[\[([ABC])\]\]", mapping=_letter_map("A", "B", "C"), ignore_case=False)
         return JudgePrompt("mt-bench", _preset_text("preset_mt_bench_system.jinja"),
                            _preset_text("preset_mt_bench_user.jinja"), parser)
+    if name in ("alpaca-eval", "alpaca-eval-gpt4"):
+        return _alpaca_eval(name)
     raise KeyError(name)
+
+
+def _alpaca_eval(name: str) -> JudgePrompt:
+    """AlpacaEval's annotators (templates/NOTICE-alpaca_eval.md): ``alpaca-eval`` is weighted_alpaca_eval_gpt4_turbo
+    (the best model's identifier, ``m`` = output_1 = answer A, ``M`` = answer B, read from the log-probabilities of
+    the reply's first token, case-sensitive: AlpacaEval's logprob_parser), ``alpaca-eval-gpt4`` is alpaca_eval_gpt4
+    (a Python list of ``{'model': ..., 'rank': ...}``; ``model_1``'s rank 1 or 2 names the better answer, as
+    AlpacaEval's ranking_parser reads it; any other rank is unparseable)."""
+    if name == "alpaca-eval":
+        parser = VerdictParser(kind="logprob", mapping=(("m", "A>B"), ("M", "B>A")), ignore_case=False)
+        return JudgePrompt(name, _preset_text("preset_alpaca_eval_system.jinja"), _preset_text("preset_alpaca_eval_user.jinja"),
+                           parser)
+    parser = VerdictParser(kind="regex", pattern=r"""['"]model['"]\s*:\s*['"]model_1['"]\s*,\s*['"]rank['"]\s*:\s*(\d+)""",
+                           mapping=(("1", "A>B"), ("2", "B>A")), ignore_case=False)
+    return JudgePrompt(name, _preset_text("preset_alpaca_eval_gpt4_system.jinja"),
+                       _preset_text("preset_alpaca_eval_gpt4_user.jinja"), parser)
 
 
 def prompt_from_config(raw: Any, *, template: str, base: Path, fail: Any) -> JudgePrompt | None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,9 @@ def certify(
     sign_key: str | Path | None = None,
     schedule: dict[str, Any] | None = None,
     human_labels: Any = None,
+    judge_prompt: dict[str, Any] | None = None,
     human_level: float = 0.95,
+    families: Mapping[str, str] | None = None,
 ) -> CertifyResult:
     """Certify every judge in a judgment set: (τ, δ)-average bias-bounded scores and their audit.
 
@@ -159,6 +161,15 @@ def certify(
         schedule (looks declared in advance, β per look, stop rule, looks taken, calls spent). Recorded as
         ``scope.sequential`` of every certificate (so the digest covers it); not used in the arithmetic
         (``beta`` is already the per-look share). See docs/proofs/sequential.md.
+    judge_prompt : dict, optional
+        The judge's prompt and parser that made the judgments (``biasbound run``: preset name, templates, few-shot
+        messages, parser and their ``sha256``; :meth:`biasbound.judge.custom.JudgePrompt.scope`). Recorded as
+        ``scope.judge_prompt`` of every certificate (so the digest covers it) and in ``scope.reproduce``; not used
+        in the arithmetic.
+    families : mapping, optional
+        ``{judge or model name: family}`` for the judge card's self-preference figure
+        (:mod:`biasbound.self_preference`), for names that do not say their family; recorded in
+        ``scope.reproduce``.
     baseline : str, optional
         The model pairwise verdicts compare against (Arena-Hard's baseline); marked in
         ``leaderboard.csv`` (``is_baseline``) and named in the report; its own win rate
@@ -211,6 +222,10 @@ def certify(
         if out_path is None:
             raise InputError("The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
         private_key = load_private_key(sign_key)
+    if families is not None:  # the judge card's self-preference families: names -> family, checked before any input
+        from biasbound.self_preference import check_families
+
+        families = check_families(families)
     # the call that made the certificates (recorded in each judge's scope.reproduce: biasbound verify --judgments)
     reproduce = {"certify": _jsonable(dict(
         tau=tau, delta=delta, neighbors=neighbors if isinstance(neighbors, str) else list(neighbors), method=method,
@@ -218,6 +233,8 @@ def certify(
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
         baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
         deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}),
+        **({"judge_prompt": judge_prompt} if judge_prompt is not None else {}),
+        **({"families": dict(families)} if families is not None else {}),
         **({"human_labels": labels_record(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
         **({"human_level": human_level} if isinstance(human_labels, (str, Path)) or human_level != 0.95 else {}))),
         "load": _jsonable(reading_options(judgments))}
@@ -232,6 +249,9 @@ def certify(
     usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
     if schedule is not None and not isinstance(schedule, dict):
         raise TypeError(f"The 'schedule' parameter of certify must be a dict or None. Got {type(schedule).__name__} instead.")
+    if judge_prompt is not None and not isinstance(judge_prompt, dict):
+        raise TypeError(f"The 'judge_prompt' parameter of certify must be a dict or None. Got {type(judge_prompt).__name__} "
+                        "instead.")
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
     if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbors(frame, s.generators):
@@ -279,7 +299,7 @@ def certify(
                 root, per_model = judgments_digest(groups[name], id_codes)
                 extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
                                            judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
-                                           schedule=schedule)
+                                           schedule=schedule, judge_prompt=judge_prompt)
                 judge_codes[name] = codes
                 jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes)
                 jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
@@ -317,7 +337,8 @@ def certify(
             from biasbound.card import judge_card
 
             bar.update(task, description="computing the judge card")
-            result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes)  # split and coded once
+            result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes,  # split and coded once
+                                           families=families)
         if labels is not None and done:
             attach_human(result, frame, labels, s.generators, human_level)
         anchored_kw = {k: v for k, v in reproduce["certify"].items() if k in _ANCHORED_KEYS}

@@ -244,6 +244,7 @@ class CertificateExtras:
     model_judgments_sha256: dict[str, str] | None = None
     reproduce: dict[str, Any] | None = None
     schedule: dict[str, Any] | None = None  # a sequentially stopped run's schedule (scope.sequential)
+    judge_prompt: dict[str, Any] | None = None  # biasbound run's judge prompt and parser (scope.judge_prompt)
 
     @property
     def notes(self) -> list[str]:
@@ -257,6 +258,8 @@ class CertificateExtras:
         out.update(extra)
         if self.schedule is not None:
             out["sequential"] = self.schedule
+        if self.judge_prompt is not None:
+            out["judge_prompt"] = self.judge_prompt
         out["notes"] = list(out.get("notes", [])) + [n for n in notes if n not in out.get("notes", [])]
         return _jsonable(out)
 

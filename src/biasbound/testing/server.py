@@ -50,10 +50,11 @@ __all__ = ["FAULT_KINDS", "REPLY_STYLES", "RunningServer", "SyntheticServerConfi
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "truncated", "garbage")
 #: How the server answers, like a real small model would: ``native`` (biasbound's own format), ``prose`` (a sentence
 #: with no verdict), ``echo`` (the prompt's last lines repeated), ``number`` (a bare number 1-10), ``letter``
-#: (``Output (a)`` / ``Output (b)``, with log-probabilities of the two letters). Non-native replies depend only on
-#: the messages and the seed: identical requests get identical replies; ``letter`` names the first-shown answer
-#: with probability 0.7 (a position bias).
-REPLY_STYLES: tuple[str, ...] = ("native", "prose", "echo", "number", "letter")
+#: (``Output (a)`` / ``Output (b)``, with log-probabilities of the two letters), ``identifier`` (AlpacaEval's ``m`` /
+#: ``M``, with log-probabilities of the two), ``ranking`` (AlpacaEval 1's Python list ``[{'model': 'model_1', 'rank':
+#: 1}, ...]``). Non-native replies depend only on the messages and the seed: identical requests get identical
+#: replies; ``letter``, ``identifier`` and ``ranking`` name the first-shown answer with probability 0.7 (a position bias).
+REPLY_STYLES: tuple[str, ...] = ("native", "prose", "echo", "number", "letter", "identifier", "ranking")
 _TRUNCATE_BEFORE = ("My final verdict", "Rating:", "RESPONSE>>>")
 _GARBAGE = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
 
@@ -205,11 +206,15 @@ def _styled(style: str, messages: Any, seed: Any) -> tuple[str, dict[str, Any] |
     if style == "number":
         return str(1 + int(u * 10)), None
     p_a = 0.7
-    letter = "a" if u < p_a else "b"
-    lp = {"a": math.log(p_a), "b": math.log(1 - p_a)}
+    if style == "ranking":
+        first = 1 if u < p_a else 2
+        return str([{"model": "model_1", "rank": first}, {"model": "model_2", "rank": 3 - first}]), None
+    a, b = ("m", "M") if style == "identifier" else ("a", "b")
+    letter = a if u < p_a else b
+    lp = {a: math.log(p_a), b: math.log(1 - p_a)}
     content = [{"token": letter, "logprob": lp[letter],
                 "top_logprobs": [{"token": t, "logprob": v} for t, v in lp.items()]}]
-    return f"Output ({letter})", {"content": content}
+    return (letter if style == "identifier" else f"Output ({letter})"), {"content": content}
 
 
 def _truncate(text: str) -> str:
