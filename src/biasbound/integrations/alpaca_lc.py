@@ -39,7 +39,8 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError
 
-__all__ = ["GAMED_FILE", "LC_RULE", "GamedBaselines", "find_gamed", "length_controlled_win_rate", "read_gamed"]
+__all__ = ["GAMED_FILE", "LC_COLUMN", "LC_RULE", "GamedBaselines", "add_length_controlled", "find_gamed",
+           "length_controlled_win_rate", "read_gamed"]
 
 GAMED_FILE = "df_gamed.csv"
 HUB_DATASET = "tatsu-lab/alpaca_eval"
