@@ -147,3 +147,12 @@ def test_an_old_scikit_learn_is_said_not_guessed(tmp_path, monkeypatch):
     js = load_alpaca_eval(root)
     assert lc_of(js) == {}
     assert any("scikit-learn 1.4" in r for r in js.frame.attrs["integration"]["remarks"])
+
+
+def test_a_df_gamed_with_0_1_flags_is_refused(tmp_path):
+    """AlpacaEval negates not_gamed_baseline with ~, which is wrong on 0/1 integers: refused, not guessed."""
+    root = write_results(tmp_path / "results", ["alpaca-7b"])
+    gamed = pd.read_csv(LC / GAMED_FILE)
+    gamed.assign(not_gamed_baseline=gamed["not_gamed_baseline"].astype(int)).to_csv(root / GAMED_FILE, index=False)
+    with pytest.raises(DataFormatError, match="not_gamed_baseline must be True or False"):
+        load_alpaca_eval(root)

@@ -142,8 +142,9 @@ def read_gamed(path: str | Path, source: str | None = None) -> GamedBaselines:
                               path=str(p))
     flags = frame["not_gamed_baseline"]
     if flags.dtype != bool:
-        bad = int(np.flatnonzero(~flags.isin([True, False]).to_numpy())[0]) if (~flags.isin([True, False])).any() else 0
-        raise DataFormatError("not_gamed_baseline must be True or False.", path=str(p), line=bad + 2)
+        bad = np.flatnonzero(~flags.astype(str).isin(["True", "False"]).to_numpy())
+        raise DataFormatError(f"not_gamed_baseline must be True or False (column read as {flags.dtype}).", path=str(p),
+                              line=int(bad[0]) + 2 if len(bad) else None)
     for col in ("index", "std_delta_len", "instruction_difficulty"):
         vals = pd.to_numeric(frame[col], errors="coerce")
         bad_rows = np.flatnonzero(~np.isfinite(vals.to_numpy(dtype=float)))
