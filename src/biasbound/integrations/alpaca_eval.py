@@ -26,7 +26,8 @@ Model names are the records' ``generator_2``; when a file sits in AlpacaEval's
 ``results/<model>/<annotator>/`` layout and the folder names another model, the reader says so.
 Native number ``alpaca_eval_win_rate`` (AlpacaEval's ``get_winrate``): 100 × the mean of
 ``preference − 1`` over the (annotator, model)'s preferences in [1, 2] (0 counted as 1.5), the
-original runs only.
+original runs only. Native number ``alpaca_eval_length_controlled_win_rate`` (AlpacaEval 2's headline): see
+:mod:`biasbound.integrations.alpaca_lc`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
 from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
 from biasbound.integrations._common import Native, Notes, attach, iter_json_array
+from biasbound.integrations.alpaca_lc import add_length_controlled
 
 __all__ = ["SCORE_RULE", "VARIANT_SUFFIXES", "find_annotation_files", "is_annotation_file", "item_id", "load_alpaca_eval"]
 
@@ -87,6 +89,11 @@ def find_annotation_files(path: Path) -> list[Path]:
         return [path]
     found = sorted(p for name in _NAMES for p in path.rglob(name) if p.is_file())
     return found
+
+
+def _text_len(value: Any) -> float:
+    """``len`` of an output text as AlpacaEval's GLM takes it (``str.len()``); NaN when it is no text."""
+    return float(len(value)) if isinstance(value, str) else math.nan
 
 
 def _preference(value: Any) -> float | None:
@@ -142,7 +149,8 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     notes = Notes("alpaca_eval", rule=SCORE_RULE)
     notes.remark("presentation order: AlpacaEval randomises which output is shown first and does not record it, "
                  "so there is no swap neighbour")
-    cols: dict[str, list[Any]] = {k: [] for k in ("judge", "generator", "baseline", "item_id", "score", "verdict", "source", "line")}
+    cols: dict[str, list[Any]] = {k: [] for k in ("judge", "generator", "baseline", "item_id", "score", "verdict", "source", "line",
+                                                  "position", "len_1", "len_2", "preference")}
     skipped: list[tuple[str, int | None, str]] = []
     folder_mismatch: dict[tuple[str, str], int] = {}
     other_annotator: dict[tuple[str, str], int] = {}  # (the annotator folder's name, the record's annotator) -> records
@@ -151,7 +159,7 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
         folder_annotator = file.parent.name
         # results/<model>/<annotator>/annotations.json: the folder names the model too
         folder_model = file.parent.parent.name if file.parent.parent != file.parent else None
-        for ln, rec in iter_json_array(file):
+        for position, (ln, rec) in enumerate(iter_json_array(file)):
             why = None
             if not isinstance(rec, dict):
                 why = f"a record must be a JSON object, got {type(rec).__name__}"
@@ -189,6 +197,10 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
             cols["verdict"].append(None if pref is None else f"preference={pref}")
             cols["source"].append(src)
             cols["line"].append(ln)
+            cols["position"].append(position)
+            cols["len_1"].append(_text_len(rec.get("output_1")))
+            cols["len_2"].append(_text_len(rec.get("output_2")))
+            cols["preference"].append(pref)
             if isinstance(pref, float) and math.isnan(pref) or pref is None:
                 notes.count("preference null or NaN (missing judgment)")
             elif pref == 0:
@@ -234,9 +246,10 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     for (j, m), sc in orig.groupby(["judge", "model"])["score"]:
         native.values[(str(j), str(m))] = 100.0 * float(sc.mean())
     notes.native.append(native)
+    add_length_controlled(frame, [p if p.is_dir() else p.parent for p in paths], notes)
     frame["rerun"] = 0
     frame["game"] = 0
-    frame = frame.drop(columns=["generator", "baseline"])
+    frame = frame.drop(columns=["generator", "baseline", "position", "len_1", "len_2", "preference"])
     frame = _check_duplicates(frame, skip_bad, skipped)
     js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     return attach(js, notes)

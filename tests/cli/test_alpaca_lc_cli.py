@@ -1,0 +1,79 @@
+"""``certify`` on AlpacaEval annotations shows AlpacaEval 2's length-controlled win rate, certified or not.
+
+The expected numbers are alpaca_eval 0.6.6's own output (tests/data/alpaca_eval_lc/native_lc.json); the check
+is deterministic (false-failure rate 0).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import SHARED_DATA
+
+LC = SHARED_DATA / "alpaca_eval_lc"
+NATIVE = json.loads((LC / "native_lc.json").read_text(encoding="utf-8"))["models"]
+FEATURES = pd.read_csv(LC / "features.csv.gz")
+ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
+BASELINE = "gpt4_1106_preview"
+
+
+def write_model(root: Path, records_of: str, name: str) -> None:
+    """``results/<name>/<annotator>/annotations.json`` with the fixture's records of ``records_of``."""
+    grp = FEATURES[FEATURES["model"] == records_of].sort_values("index")
+    recs = [{"instruction": f"instruction {int(r.index)}", "output_1": "a" * int(r.len_1), "generator_1": BASELINE,
+             "output_2": "b" * int(r.len_2), "generator_2": name, "annotator": ANNOTATOR,
+             "preference": None if pd.isna(r.preference) else float(r.preference)} for r in grp.itertuples()]
+    d = root / name / ANNOTATOR
+    d.mkdir(parents=True)
+    (d / "annotations.json").write_text(json.dumps(recs), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_certify_shows_the_lc_win_rate_for_certified_and_not_certified_models(tmp_path, capsys, monkeypatch):
+    from biasbound.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-empty"))
+    root = tmp_path / "results"
+    write_model(root, "alpaca-7b", "alpaca-7b")
+    # two runs standing in as alpaca-7b's verbose/concise neighbours, so that alpaca-7b is certified
+    write_model(root, "gemma-7b-it", "alpaca-7b_verbose")
+    write_model(root, "vicuna-7b", "alpaca-7b_concise")
+    write_model(root, "claude-2.1", "claude-2.1")
+    shutil.copy(LC / "df_gamed.csv", root / "df_gamed.csv")
+    out = tmp_path / "o"
+    code = main(["certify", str(root), "--out", str(out), "--no-plots", "--no-progress", "--bootstrap-rounds", "50"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    lb = pd.read_csv(out / "leaderboard.csv").set_index("model")
+    col = "alpaca_eval_length_controlled_win_rate"
+    for m in ("alpaca-7b", "claude-2.1"):
+        assert lb.loc[m, col] == pytest.approx(NATIVE[m]["length_controlled_winrate"], abs=1e-3)
+    assert lb.loc["alpaca-7b", "certified_status"] == "certified"
+    assert str(lb.loc["claude-2.1", "certified_status"]).startswith("not certified")
+    assert "instruction difficulty and gamed baselines from the user's df_gamed.csv" in text
+    # the terminal: the certified leaderboard (4 significant digits) and the "Not certified" table (2 decimals)
+    assert f"{NATIVE['alpaca-7b']['length_controlled_winrate']:.4g}" in text
+    assert f"{NATIVE['claude-2.1']['length_controlled_winrate']:.2f}" in text and "Not certified" in text
+
+
+@pytest.mark.slow
+def test_certify_without_df_gamed_leaves_the_column_empty_and_says_why(tmp_path, capsys, monkeypatch):
+    from biasbound.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-empty"))
+    alpaca = SHARED_DATA / "alpaca_eval" / "results"
+    out = tmp_path / "o"
+    code = main(["certify", str(alpaca / "alpaca-7b"), str(alpaca / "alpaca-7b_verbose"),
+                 str(alpaca / "alpaca-7b_concise"), "--out", str(out), "--no-plots", "--no-progress",
+                 "--bootstrap-rounds", "50"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "alpaca_eval_length_controlled_win_rate is empty: AlpacaEval's GLM needs its df_gamed.csv" in text
+    lb = pd.read_csv(out / "leaderboard.csv")
+    assert "alpaca_eval_length_controlled_win_rate" not in lb.columns or lb[
+        "alpaca_eval_length_controlled_win_rate"].isna().all()
