@@ -138,17 +138,6 @@ def test_a_bad_df_gamed_names_the_file_and_line(tmp_path, text, line, what):
         assert f"line {line}" in msg or f":{line}" in msg
 
 
-def test_an_old_scikit_learn_is_said_not_guessed(tmp_path, monkeypatch):
-    import sklearn
-
-    root = write_results(tmp_path / "results", ["alpaca-7b"])
-    shutil.copy(LC / GAMED_FILE, root / GAMED_FILE)
-    monkeypatch.setattr(sklearn, "__version__", "1.3.2")
-    js = load_alpaca_eval(root)
-    assert lc_of(js) == {}
-    assert any("scikit-learn 1.4" in r for r in js.frame.attrs["integration"]["remarks"])
-
-
 def test_a_df_gamed_with_0_1_flags_is_refused(tmp_path):
     """AlpacaEval negates not_gamed_baseline with ~, which is wrong on 0/1 integers: refused, not guessed."""
     root = write_results(tmp_path / "results", ["alpaca-7b"])

@@ -263,17 +263,6 @@ def length_controlled_win_rate(len_1: Sequence[float], len_2: Sequence[float], p
     return 100.0 * float(_fit_predict(x_train, y_train, w_train, x_test).mean())
 
 
-def _sklearn_routes_score_metadata() -> bool:
-    """Whether the installed scikit-learn has what AlpacaEval's fit uses (metadata routing to a scorer, 1.4+)."""
-    import sklearn
-
-    try:
-        major, minor = (int(x) for x in sklearn.__version__.split(".")[:2])
-    except ValueError:
-        return True
-    return (major, minor) >= (1, 4)
-
-
 def add_length_controlled(records: pd.DataFrame, folders: Sequence[Path], notes: Any) -> None:
     """Append the ``alpaca_eval_length_controlled_win_rate`` native number to a reader's ``notes``.
 
@@ -293,10 +282,6 @@ def add_length_controlled(records: pd.DataFrame, folders: Sequence[Path], notes:
                      f"the gamed baselines' annotations, which alpaca_eval downloads from the Hugging Face dataset "
                      f"{HUB_DATASET}); put that file beside the annotations, or run alpaca_eval once so it is in the "
                      "Hugging Face cache")
-        return
-    if not _sklearn_routes_score_metadata():
-        notes.remark(f"{LC_COLUMN} is empty: AlpacaEval's GLM passes weights to its cross-validation score by "
-                     "scikit-learn's metadata routing, which needs scikit-learn 1.4 or later")
         return
     gamed = read_gamed(where[0], where[1])
     native = Native(LC_COLUMN, LC_RULE)
