@@ -212,3 +212,34 @@ def test_the_token_rule_is_stated_and_counts_max_tokens() -> None:
         assert ratelimit.estimate_tokens(msgs, 0) == 100 + 4
     with pytest.raises(InputError, match="tokens_per_minute"):
         JudgeConfig(base_url="http://127.0.0.1:1/v1", model="m", tokens_per_minute=0)
+
+
+# ------------------------------------------------------------------------------------ the run config
+def _run_config(tmp_path: Path, **judge: object) -> dict:
+    table = tmp_path / "answers.csv"
+    table.write_text("item_id,question,model,answer,baseline\n"
+                     "1,q1,m,a1,b1\n2,q2,m,a2,b2\n", encoding="utf-8")
+    return {"data": {"table": str(table)}, "output": str(tmp_path / "out"),
+            "judge": {"base_url": "http://127.0.0.1:8011/v1", "model": "j", **judge}}
+
+
+def test_the_run_config_declares_batch_and_tokens_per_minute(tmp_path: Path) -> None:
+    from biasbound._exceptions import DataFormatError
+    from biasbound.config import parse_config
+
+    cfg = parse_config(_run_config(tmp_path, batch=True, tokens_per_minute=90_000), base=tmp_path)
+    jc = cfg.judge.judge_config()
+    assert jc.batch == BatchOptions() and jc.tokens_per_minute == 90_000
+    assert cfg.to_dict()["judge"]["batch"]["poll_interval"] == 30.0  # the run summary's config is JSON-ready
+    cfg = parse_config(_run_config(tmp_path, batch={"poll_interval": 5, "discount": 0.5, "fallback": "stop"}),
+                       base=tmp_path)
+    assert cfg.judge.batch == BatchOptions(poll_interval=5.0, discount=0.5, fallback="stop")
+    assert parse_config(_run_config(tmp_path, batch=False), base=tmp_path).judge.batch is None
+    bad = [({"batch": {"discount": 1.5}}, "'judge.batch.discount'"),
+           ({"batch": {"fallback": "retry"}}, "'judge.batch.fallback'"),
+           ({"batch": {"wait": 1}}, "judge.batch"),
+           ({"batch": {"prices": {"prompt_per_million": 1.0}}}, "'judge.batch.prices'"),
+           ({"tokens_per_minute": 0}, "'judge.tokens_per_minute'")]
+    for judge, key in bad:
+        with pytest.raises(DataFormatError, match=key):
+            parse_config(_run_config(tmp_path, **judge), base=tmp_path)
