@@ -243,3 +243,47 @@ def test_the_run_config_declares_batch_and_tokens_per_minute(tmp_path: Path) -> 
     for judge, key in bad:
         with pytest.raises(DataFormatError, match=key):
             parse_config(_run_config(tmp_path, **judge), base=tmp_path)
+
+
+def test_a_batch_cancelled_by_hand_is_named_and_its_requests_asked_live(tmp_path: Path) -> None:
+    """Someone cancels the batch (``batches.cancel`` through the openai SDK) while the session waits on it."""
+    import openai
+
+    with serve_in_thread(SyntheticServerConfig(batch_polls=10**6)) as server:
+        cfg = JudgeConfig(base_url=server.url, model="synthetic", batch=BatchOptions(poll_interval=0.005))
+        state_file = tmp_path / "judge_batches.json"
+
+        async def go() -> tuple[list, list[str]]:
+            async with JudgeSession(cfg, cache=tmp_path / "judge_cache.sqlite") as session:
+                task = asyncio.ensure_future(session.judge(_requests()))
+                while not state_file.exists():
+                    await asyncio.sleep(0.001)
+                (record,) = json.loads(state_file.read_text())["batches"]
+                async with openai.AsyncOpenAI(base_url=server.url, api_key="EMPTY") as client:
+                    cancelled = await client.batches.cancel(record["batch_id"])
+                assert cancelled.status == "cancelled"
+                return await task, session.notes
+
+        results, notes = asyncio.run(go())
+        stats = server.stats()
+    assert stats["batches"]["cancelled"] == 1 and stats["n_requests"] == N and all(r.status == "ok" for r in results)
+    assert notes == ["The batch batch_000001 was cancelled: 8 of its 8 requests have no reply; they were asked live."]
+
+
+def test_the_server_refuses_bad_batch_input_and_its_cli_takes_the_modes() -> None:
+    from biasbound.commands import serve
+
+    assert serve.build_config(batch_mode="expire", batch_polls=3).batch_mode == "expire"
+    with pytest.raises(InputError, match="batch_mode"):
+        serve.build_config(batch_mode="sometimes")
+    with pytest.raises(InputError, match="batch_polls"):
+        SyntheticServerConfig(batch_polls=0)
+    import openai
+
+    with serve_in_thread() as server:
+        client = openai.OpenAI(base_url=server.url, api_key="EMPTY", max_retries=0)
+        with pytest.raises(openai.NotFoundError):
+            client.batches.create(input_file_id="file-none", endpoint="/v1/chat/completions", completion_window="24h")
+        with pytest.raises(openai.BadRequestError):
+            client.files.create(file=("x.jsonl", b"{}\n"), purpose="fine-tune")
+        client.close()
