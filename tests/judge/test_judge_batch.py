@@ -287,3 +287,19 @@ def test_the_server_refuses_bad_batch_input_and_its_cli_takes_the_modes() -> Non
         with pytest.raises(openai.BadRequestError):
             client.files.create(file=("x.jsonl", b"{}\n"), purpose="fine-tune")
         client.close()
+
+
+def test_a_server_without_a_batch_api_is_one_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from biasbound.testing import _batches
+
+    def no_route(self, state, method, path, headers, body):  # a server that serves chat completions only
+        return 404, {"error": {"message": f"No route {path!r}.", "type": "not_found_error", "code": 404}}
+
+    monkeypatch.setattr(_batches.BatchStore, "route", no_route)
+    with serve_in_thread() as server:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server.url, tmp_path, batch=FAST)
+        assert server.stats()["n_requests"] == 0
+    text = str(caught.value)
+    assert text.startswith(f"The judge endpoint {server.url} refused the batch route (HTTP 404 on POST /v1/files")
+    assert "remove 'batch'" in text and "\n" not in text

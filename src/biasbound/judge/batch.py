@@ -265,7 +265,26 @@ async def judge_by_batch(run: _Run, client: openai.AsyncOpenAI, calls: Mapping[s
     reply (committed to the cache). The calls left without one are the caller's to ask live
     (``fallback: live``; the sentence saying so goes into ``notes``), or a :class:`JudgeError` names the batch
     (``fallback: stop``)."""
-    client = client.with_options(max_retries=3)  # the few file/batch requests are retried by the SDK itself
+    try:
+        return await _judge_by_batch(run, client.with_options(max_retries=3), calls, options, state_path=state_path,
+                                     progress=progress, notes=notes)
+    except openai.APIStatusError as exc:  # e.g. a server without a batch API: 404 on /files
+        what = f"HTTP {exc.status_code} on {exc.request.method} {exc.request.url.path}"
+        raise JudgeError(run.clean(
+            f"The judge endpoint {run.config.base_url} refused the batch route ({what}: {str(exc.message)[:200]}); "
+            "check that it offers an OpenAI-compatible batch API, or remove 'batch' from the judge's config to judge "
+            "live; replies already received are cached.")) from None
+    except openai.APIConnectionError as exc:
+        raise JudgeError(run.clean(
+            f"The batch route of {run.config.base_url} could not be reached ({type(exc).__name__}); the batches "
+            "submitted are recorded, so a re-run polls them again.")) from None
+
+
+async def _judge_by_batch(run: _Run, client: openai.AsyncOpenAI, calls: Mapping[str, _Call], options: BatchOptions, *,
+                          state_path: Path | None, progress: bool,
+                          notes: list[str] | None) -> dict[str, JudgeResult]:
+    """:func:`judge_by_batch` without the translation of the SDK's errors (the SDK retries the few file and batch
+    requests itself)."""
     state = _State(options.state_file if options.state_file is not None else state_path)
     pending = dict(calls)
     results: dict[str, JudgeResult] = {}
