@@ -130,3 +130,23 @@ def test_a_killed_run_resumes_by_polling_its_recorded_batch(tmp_path: Path, monk
     assert batches[0]["batch_id"] == first[0]["batch_id"] and batches[0]["collected"]
     assert stats["batches"]["created"] == 2  # the originals' batch polled again, never re-submitted
     assert _no_secret_in(tmp_path) == []
+
+
+def test_an_expired_batch_run_asks_the_rest_live_and_certifies_as_the_live_run(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with serve_in_thread(SyntheticServerConfig(api_key_env=KEY_ENV)) as server:
+        assert main(["run", str(_config(tmp_path / "live", server.url)), "--no-progress"]) == 0
+    with serve_in_thread(SyntheticServerConfig(api_key_env=KEY_ENV, batch_mode="expire", batch_polls=2)) as server:
+        assert main(["run", str(_config(tmp_path / "batch", server.url, {"poll_interval": 0.01})), "--no-progress"]) == 0
+        stats = server.stats()
+    live, batched = tmp_path / "live" / "out", tmp_path / "batch" / "out"
+    pd.testing.assert_frame_equal(_judgments(batched), _judgments(live))
+    assert _certificate(batched) == _certificate(live)
+    recorded = json.loads((batched / "judge_batches.json").read_text())["batches"]
+    without = sum(b["requests"] - b["answered"] for b in recorded)
+    assert stats["n_requests"] == 4 + without  # the preflight, then only the requests the batches left unanswered
+    notes = [n for n in json.loads((batched / "run_summary.json").read_text())["notes"] if n.startswith("The batch ")]
+    assert [n.split()[2] for n in notes] == [b["batch_id"] for b in recorded]
+    assert all("expired before its completion window (24h) ended" in n and n.endswith("they were asked live.")
+               for n in notes)
