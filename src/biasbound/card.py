@@ -382,8 +382,8 @@ def _cost(usage: Mapping[str, Any] | None, n_judgments: int) -> dict[str, Any]:
     batch = int(usage.get("batch_calls") or 0)
     if batch:
         notes.append(f"{batch} of the {calls} calls at batch prices")
-    return {"known": True, "judgments": n_judgments, "calls": calls, "tokens": tok, "money": money, "batch_calls": batch,
-            "calls_per_1000": None if calls is None else calls * per, "tokens_per_1000": tok * per,
+    return {"known": True, "judgments": n_judgments, "calls": calls, "tokens": tok, "money": money,
+            **({"batch_calls": batch} if batch else {}), "calls_per_1000": None if calls is None else calls * per, "tokens_per_1000": tok * per,
             "money_per_1000": None if money is None else money * per, "from_earlier_sessions": earlier,
             "note": "; ".join(notes) or None}
 
