@@ -379,8 +379,11 @@ def _cost(usage: Mapping[str, Any] | None, n_judgments: int) -> dict[str, Any]:
     if earlier:
         notes.append(f"{earlier} of the {calls} calls were made by an earlier session of this run and read from its "
                      "cache (their tokens and cost as recorded then)")
+    batch = int(usage.get("batch_calls") or 0)
+    if batch:
+        notes.append(f"{batch} of the {calls} calls at batch prices")
     return {"known": True, "judgments": n_judgments, "calls": calls, "tokens": tok, "money": money,
-            "calls_per_1000": None if calls is None else calls * per, "tokens_per_1000": tok * per,
+            **({"batch_calls": batch} if batch else {}), "calls_per_1000": None if calls is None else calls * per, "tokens_per_1000": tok * per,
             "money_per_1000": None if money is None else money * per, "from_earlier_sessions": earlier,
             "note": "; ".join(notes) or None}
 
@@ -837,8 +840,9 @@ def card_rows(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     c = card.get("cost") or {}
     if c.get("known"):
         money = "money unknown (no prices)" if c.get("money_per_1000") is None else f"${c['money_per_1000']:.4g}"
+        batch = f" ({c['batch_calls']} of {c.get('calls')} calls at batch prices)" if c.get("batch_calls") else ""
         rows.append(("cost per 1,000 judgments", f"{_g(c.get('calls_per_1000'), 4)} calls, {_g(c.get('tokens_per_1000'), 4)} "
-                     f"tokens, {money}"))
+                     f"tokens, {money}{batch}"))
     else:
         rows.append(("cost per 1,000 judgments", c.get("note") or "unknown"))
     return rows

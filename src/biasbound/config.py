@@ -27,6 +27,11 @@ Schema (defaults in brackets)::
       api_key_env: OPENAI_API_KEY   # the variable holding the key (never the key itself)
       concurrency: 8                # [8]
       rpm: null                     # [no cap] request starts per minute
+      tokens_per_minute: null       # [no cap] tokens per minute over all the judge's servers (estimated prompt
+                                    # tokens + max_tokens, corrected by the usage reported: judge/ratelimit.py)
+      batch: false                  # [false] judge through the provider's batch API (docs/guides/batch-judging.md):
+                                    # true, or {poll_interval: 30, completion_window: 24h, discount: 0.5,
+                                    #  prices: {prompt_per_million, completion_per_million}, fallback: live|stop}
       # ... or several servers of the same judge (a vLLM fleet), balanced client-side, each with its
       # own limits (concurrency/rpm above are then the entries' defaults):
       # endpoints: [{base_url: http://gpu1:8000/v1, concurrency: 32}, {base_url: http://gpu2:8000/v1, rpm: 600}]
@@ -110,7 +115,8 @@ _TOP_KEYS = ("data", "judge", "judges", "rewriter", "allow_judge_as_rewriter", "
              "calibration", "view", "jitter_adjust", "bootstrap_rounds", "plots", "seed", "output",
              "human_labels", "prompt", "preflight", "retry_unparseable")
 _ENDPOINT_KEYS = ("base_url", "endpoints", "model", "name", "api_key_env", "concurrency", "rpm", "cache_identity",
-                  "sampling", "prices", "retry")
+                  "sampling", "prices", "retry", "tokens_per_minute", "batch")
+_BATCH_KEYS = ("poll_interval", "completion_window", "discount", "prices", "fallback", "max_requests")
 _SERVER_KEYS = ("base_url", "concurrency", "rpm")
 _SAMPLING_KEYS = ("temperature", "max_tokens", "top_p", "seed")
 _PRICE_KEYS = ("prompt_per_million", "completion_per_million")
@@ -158,6 +164,8 @@ class EndpointConfig:
     backoff_jitter: float = 1.0
     extra_endpoints: tuple[tuple[str, int, float | None], ...] = ()
     cache_identity: str | None = None
+    tokens_per_minute: float | None = None
+    batch: Any = None  # a biasbound.judge.batch.BatchOptions (judge.batch), None: live calls
 
     def judge_config(self) -> Any:
         """The :class:`biasbound.judge.JudgeConfig` for this endpoint."""
@@ -171,12 +179,15 @@ class EndpointConfig:
             backoff_jitter=self.backoff_jitter, temperature=self.temperature, max_tokens=self.max_tokens,
             top_p=self.top_p, base_seed=self.seed, prompt_price_per_million=self.prompt_price_per_million,
             completion_price_per_million=self.completion_price_per_million,
+            tokens_per_minute=self.tokens_per_minute, batch=self.batch,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (holds the variable name, never a key)."""
         out = dict(self.__dict__)
         out["extra_endpoints"] = [{"base_url": u, "concurrency": c, "rpm": r} for u, c, r in self.extra_endpoints]
+        if self.batch is not None:
+            out["batch"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in self.batch.__dict__.items()}
         return out
 
 
@@ -478,6 +489,9 @@ def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
     prices = r.mapping(d.get("prices"), f"{key}.prices", _PRICE_KEYS)
     retry = r.mapping(d.get("retry"), f"{key}.retry", _RETRY_KEYS)
     return EndpointConfig(
+        tokens_per_minute=r.number(d.get("tokens_per_minute"), f"{key}.tokens_per_minute", default=None, low=0,
+                                   low_open=True, optional=True),
+        batch=_batch(r, d.get("batch"), f"{key}.batch"),
         base_url=base_url, model=str(model), name=str(name), api_key_env=str(env), concurrency=concurrency, rpm=rpm,
         extra_endpoints=tuple(servers[1:]), cache_identity=r.string(d.get("cache_identity"), f"{key}.cache_identity"),
         temperature=float(r.number(sampling.get("temperature"), f"{key}.sampling.temperature", default=0.0, low=0, high=2)),  # type: ignore[arg-type]
@@ -495,6 +509,30 @@ def _endpoint(r: _Reader, raw: Any, key: str) -> EndpointConfig:
         backoff_initial=float(r.number(retry.get("backoff_initial"), f"{key}.retry.backoff_initial", default=1.0, low=0)),  # type: ignore[arg-type]
         backoff_max=float(r.number(retry.get("backoff_max"), f"{key}.retry.backoff_max", default=30.0, low=0)),  # type: ignore[arg-type]
         backoff_jitter=float(r.number(retry.get("backoff_jitter"), f"{key}.retry.backoff_jitter", default=1.0, low=0)),  # type: ignore[arg-type]
+    )
+
+
+def _batch(r: _Reader, raw: Any, key: str) -> Any:
+    """``judge.batch``: false/absent (live calls), true (the defaults) or the options
+    (:class:`biasbound.judge.batch.BatchOptions`)."""
+    from biasbound.judge.batch import FALLBACKS, BatchOptions
+
+    if raw is None or raw is False:
+        return None
+    d = {} if raw is True else r.mapping(raw, key, _BATCH_KEYS)
+    prices = r.mapping(d.get("prices"), f"{key}.prices", _PRICE_KEYS)
+    p = r.number(prices.get("prompt_per_million"), f"{key}.prices.prompt_per_million", default=None, low=0, optional=True)
+    c = r.number(prices.get("completion_per_million"), f"{key}.prices.completion_per_million", default=None, low=0,
+                 optional=True)
+    if (p is None) != (c is None):
+        raise r.fail(f"{key}.prices", "both prompt_per_million and completion_per_million, or neither", dict(prices))
+    window = r.string(d.get("completion_window"), f"{key}.completion_window", default="24h")
+    return BatchOptions(
+        poll_interval=float(r.number(d.get("poll_interval"), f"{key}.poll_interval", default=30.0, low=0, low_open=True)),  # type: ignore[arg-type]
+        completion_window=str(window), prompt_price_per_million=p, completion_price_per_million=c,
+        discount=r.number(d.get("discount"), f"{key}.discount", default=None, low=0, high=1, high_open=True, optional=True),
+        fallback=r.choice(d.get("fallback"), f"{key}.fallback", FALLBACKS, "live"),
+        max_requests=int(r.integer(d.get("max_requests"), f"{key}.max_requests", default=50_000, low=1)),  # type: ignore[arg-type]
     )
 
 

@@ -405,6 +405,7 @@ class _RunState:
     #: every distinct judge call behind this run's judgments: (prompt tokens, completion tokens, cost, read from the
     #: cache) — a call an earlier session of the run made and this one read back still cost what it cost
     used: dict[str, tuple[int, int, float | None, bool]] = field(default_factory=dict)
+    batched: set[str] = field(default_factory=set)  # the calls of ``used`` a provider batch answered (batch prices)
 
     def count(self, results: Sequence[Any], stage: str) -> str:
         """Count ``results`` as the stage's requests and their calls as the run's (its totals and judging cost);
@@ -417,6 +418,7 @@ class _RunState:
             key = r.cache_key if r.cache_key is not None else f"#{id(r)}"
             if not r.from_cache or key not in self.used:  # a call made now replaces the cached copy it re-made
                 self.used[key] = (r.prompt_tokens or 0, r.completion_tokens or 0, r.cost, bool(r.from_cache))
+                (self.batched.add if getattr(r, "batch", None) else self.batched.discard)(key)
         return stage
 
     def record(self, results: Sequence[Any], stage: str, tags: Sequence[tuple[Any, str]]) -> None:
@@ -483,7 +485,7 @@ async def _preflight(cfg: RunConfig, state: _RunState, judge_session: Any, orig_
     if pf is None or pf.calls == 0 or not orig_items:
         return
     reqs = [_request(it, "original", state.prompt) for it in orig_items[:pf.calls]]
-    res = await judge_session.judge(reqs, progress=False, description="preflight")
+    res = await judge_session.judge(reqs, progress=False, description="preflight", batch=False)  # live: a check first
     state.count(res, "preflight")  # its calls count in the run's totals and cost (the originals reuse them)
     report = check_replies(res, pf)
     state.notes.append(report.line())
@@ -637,6 +639,7 @@ async def _judge_panel(cfg: RunConfig, ctx: _Context, state: _RunState, orig_ite
             state.record(res, "neighbors", [(it, it.variant) for it, _ in neighbor_items])
             _drawn_swap_games(games, neighbor_items, res)
             state.counts_by_judge[endpoint.name] = dict(session.counts)
+            state.notes.extend(session.notes)
             state.endpoint_attempts[endpoint.name] = session.endpoint_attempts
 
 
@@ -669,6 +672,7 @@ async def _judge_all(cfg: RunConfig, ctx: _Context, state: _RunState, items: Map
         # 3. judge the neighbours
         await _judge_neighbors(state, judge_session, progress=progress)
         state.judge_counts = dict(judge_session.counts)
+        state.notes.extend(judge_session.notes)  # batches that expired, failed or were cancelled
         state.counts_by_judge[state.judge_name] = state.judge_counts
         state.endpoint_attempts[state.judge_name] = judge_session.endpoint_attempts
 
@@ -770,8 +774,11 @@ def _judging_cost(state: _RunState) -> dict[str, Any]:
     used = state.used.values()
     costs = [c for _, _, c, _ in used if c is not None]
     return {"calls": len(used), "prompt_tokens": sum(p for p, _, _, _ in used),
-            "completion_tokens": sum(c for _, c, _, _ in used), "cost": float(sum(costs)) if costs else None,
-            "from_earlier_sessions": sum(cached for _, _, _, cached in used)}
+            # a sum over some of the calls only (batch calls without a stated batch price) is no cost: unknown
+            "completion_tokens": sum(c for _, c, _, _ in used),
+            "cost": float(sum(costs)) if costs and len(costs) == len(used) else None,
+            "from_earlier_sessions": sum(cached for _, _, _, cached in used),
+            **({"batch_calls": len(state.batched)} if state.batched else {})}
 
 
 def _refuse_dead_judges(cfg: RunConfig, frame: pd.DataFrame, summary: dict[str, Any], out: Path, t_start: float) -> None:

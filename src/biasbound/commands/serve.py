@@ -38,6 +38,8 @@ def build_config(
     error_detect_prob: float = 0.8,
     rubric_focus: float = 0.3,
     jitter_sd: float = 0.2,
+    batch_mode: str = "complete",
+    batch_polls: int = 1,
 ) -> SyntheticServerConfig:
     """Build the server configuration from command-line values (validated by the config classes)."""
     kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
@@ -51,7 +53,8 @@ def build_config(
     )
     return SyntheticServerConfig(
         judge=judge, model=model, latency_ms=latency_ms, fault_rate=fault_rate, fault_kinds=kinds,
-        fault_seed=fault_seed, timeout_sleep_s=timeout_sleep_s, api_key_env=api_key_env,
+        fault_seed=fault_seed, timeout_sleep_s=timeout_sleep_s, api_key_env=api_key_env, batch_mode=batch_mode,
+        batch_polls=batch_polls,
     )
 
 
@@ -78,6 +81,9 @@ def register(app: typer.Typer) -> None:
         error_detect_prob: float = typer.Option(0.8, "--error-detect-prob", help="Probability an inserted error is detected."),
         rubric_focus: float = typer.Option(0.3, "--rubric-focus", help="Extra weight on the first-listed rubric factor's feature."),
         jitter_sd: float = typer.Option(0.2, "--jitter-sd", help="Std of the per-rerun jitter."),
+        batch_mode: str = typer.Option("complete", "--batch-mode",
+                                       help="How a batch (/v1/batches) ends: complete, expire (half answered) or fail."),
+        batch_polls: int = typer.Option(1, "--batch-polls", help="A batch ends at its N-th poll (>= 1)."),
     ) -> None:
         """Serve the synthetic judge (known biases, injectable faults) at http://HOST:PORT/v1 until Ctrl-C."""
         config = build_config(
@@ -85,7 +91,7 @@ def register(app: typer.Typer) -> None:
             timeout_sleep_s=timeout_sleep, api_key_env=api_key_env, seed=seed, position_bias=position_bias,
             markdown_bonus=markdown_bonus, markdown_cap=markdown_cap, length_coef=length_coef,
             error_penalty=error_penalty, error_detect_prob=error_detect_prob, rubric_focus=rubric_focus,
-            jitter_sd=jitter_sd,
+            jitter_sd=jitter_sd, batch_mode=batch_mode, batch_polls=batch_polls,
         )
         console = Console(stderr=True)
 

@@ -74,6 +74,7 @@ from biasbound._validation import check_in_range, check_int
 from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
 from biasbound.judge.prompts import TEMPLATE_VERSION
+from biasbound.judge.ratelimit import TokenLimiter, estimate_tokens
 
 __all__ = [
     "Endpoint",
@@ -196,6 +197,13 @@ class JudgeConfig:
     prompt_price_per_million, completion_price_per_million:
         Optional prices (any currency) per million prompt/completion tokens; both given ->
         each result carries ``cost``.
+    tokens_per_minute:
+        Optional cap on the tokens reserved per minute over every endpoint of the judge (prompt tokens
+        estimated before the call plus ``max_tokens``, corrected by the reported usage:
+        :mod:`biasbound.judge.ratelimit`); ``None`` = no cap.
+    batch:
+        ``None`` (every call live) or a :class:`biasbound.judge.batch.BatchOptions`: the calls a
+        :meth:`JudgeSession.judge` must make go to the provider's batch API (:mod:`biasbound.judge.batch`).
     """
 
     base_url: str
@@ -218,6 +226,8 @@ class JudgeConfig:
     template_version: str = TEMPLATE_VERSION
     prompt_price_per_million: float | None = None
     completion_price_per_million: float | None = None
+    tokens_per_minute: float | None = None
+    batch: Any = None
 
     def __post_init__(self) -> None:
         where = "JudgeConfig"
@@ -248,6 +258,14 @@ class JudgeConfig:
         check_int(self.base_seed, "base_seed", where, low=0)
         if self.requests_per_minute is not None:
             check_in_range(self.requests_per_minute, "requests_per_minute", where, low=0, low_open=True)
+        if self.tokens_per_minute is not None:
+            check_in_range(self.tokens_per_minute, "tokens_per_minute", where, low=0, low_open=True)
+        if self.batch is not None:
+            from biasbound.judge.batch import BatchOptions
+
+            if not isinstance(self.batch, BatchOptions):
+                raise InputError(f"The 'batch' parameter of {where} must be a BatchOptions or None. "
+                                 f"Got {type(self.batch).__name__} instead.")
         check_in_range(self.timeout, "timeout", where, low=0, low_open=True)
         check_in_range(self.backoff_initial, "backoff_initial", where, low=0)
         check_in_range(self.backoff_max, "backoff_max", where, low=0)
@@ -400,6 +418,8 @@ class JudgeResult:
     server_seconds: float | None = None
     queue_seconds: float | None = None
     span: tuple[float, float] | None = None
+    #: the provider batch that answered the call (``None``: a live call); its cost is at the batch prices
+    batch: str | None = None
 
     @property
     def verdicts(self) -> dict[str, Any]:
@@ -612,6 +632,7 @@ class _Run:
         self.lanes = tuple(_Lane(i, e, c) for i, (e, c) in enumerate(zip(config.endpoints, clients)))
         self.secret = secret
         self.abort: JudgeError | None = None
+        self.tokens = None if config.tokens_per_minute is None else TokenLimiter(config.tokens_per_minute)
         self._checked = False
         self._check_lock = asyncio.Lock()
 
@@ -692,8 +713,12 @@ class _Run:
             text += f" ({type(cause).__name__}: {cause})"
         return self.clean(text)[:500]
 
-    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None, *, batch: bool = False) -> float | None:
+        """The call's cost at the configured prices; a batch call's at the batch prices (``None`` when the
+        config states none: no price is invented)."""
         p, c = self.config.prompt_price_per_million, self.config.completion_price_per_million
+        if batch:
+            p, c = self.config.batch.prices(p, c)
         if p is None or c is None or prompt_tokens is None or completion_tokens is None:
             return None
         return (prompt_tokens * p + completion_tokens * c) / 1e6
@@ -724,19 +749,67 @@ class _Run:
         )
         return await retrying(attempt)
 
+    async def _post(self, lane: _Lane, kwargs: Mapping[str, Any], state: dict[str, Any]) -> Any:
+        """One HTTP attempt on ``lane`` (the caller holds its concurrency slot): the SDK's own transport (auth,
+        headers, status errors, timeouts) without its per-call request transform and pydantic response model
+        (~2x less client CPU per call); a refused connection counts towards leaving the endpoint out."""
+        sent = time.monotonic()
+        state["first"] = sent if state["first"] is None else state["first"]
+        state["attempts"] += 1
+        lane.attempts += 1
+        state["last_lane"] = lane  # a retry prefers another endpoint
+        try:
+            http = await lane.client().post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
+        except openai.APIConnectionError as exc:
+            if _is_connection_failure(exc):
+                self._connection_failed(lane, exc)
+            raise
+        except openai.APIStatusError:
+            lane.connection_failures = 0  # the server answered
+            raise
+        lane.connection_failures = 0
+        state["endpoint"] = lane.url
+        state["last"] = time.monotonic()
+        state["server"] += state["last"] - sent
+        return http
+
+    def _connection_failed(self, lane: _Lane, exc: BaseException) -> None:
+        lane.connection_failures += 1
+        if lane.connection_failures >= MAX_CONNECTION_FAILURES and not lane.down:
+            lane.down = True
+            if len(self.lanes) > 1:
+                logger.warning("judge endpoint %s left out after %d failed connections in a row",
+                               lane.url, lane.connection_failures)
+            if all(x.down for x in self.lanes) and self.abort is None:
+                self.abort = self._unreachable(exc, f"after {lane.connection_failures} failed connections in a row",
+                                               lane.url)
+
+    def _take_reply(self, call: _Call, response: Any, state: dict[str, Any]) -> tuple[ParsedReply, str | None]:
+        """Read one chat-completions reply body (a dict): count its usage into ``state``, keep its text as
+        ``state["raw"]`` and parse it with the request's parser (the live and the batch route alike).
+        Returns the parsed reply and the reply's ``finish_reason``."""
+        usage = response.get("usage") or None
+        choices = response.get("choices") or []
+        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+        message = choice.get("message") or {}
+        text = message.get("content") if isinstance(message, dict) else None
+        text = text if isinstance(text, str) else ""
+        if isinstance(usage, dict):
+            state["prompt"] = (state["prompt"] or 0) + int(usage.get("prompt_tokens") or 0)
+            state["completion"] = (state["completion"] or 0) + int(usage.get("completion_tokens") or 0)
+        state["repeated"] = state["raw"] is not None and state["raw"] == text
+        state["raw"] = text
+        parser = call.request.parser
+        if parser is not None:
+            return parser.parse(text, call.request.task, _top_logprobs(choice)), choice.get("finish_reason")
+        return parse_reply(text, call.request.task, factors=call.factors), choice.get("finish_reason")
+
     async def judge(self, call: _Call) -> JudgeResult:
         cfg = self.config
-        state: dict[str, Any] = {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None,
-                                 "last_lane": None, "endpoint": None,
-                                 "queue": 0.0, "server": 0.0, "first": None, "last": None}
-
-        kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
-                                  "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
-        if call.top_p is not None:
-            kwargs["top_p"] = call.top_p
+        state = _new_state()
+        kwargs = chat_body(call)
         parser = call.request.parser
-        if parser is not None and parser.kind == "logprob":
-            kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
+        tokens = self.tokens
 
         async def attempt() -> ParsedReply:
             lane = self.pick(avoid=state["last_lane"])
@@ -744,59 +817,22 @@ class _Run:
             queued = time.monotonic()
             try:
                 await lane.limiter.wait()
+                held = None if tokens is None else await tokens.acquire(estimate_tokens(call.request.messages,
+                                                                                        call.max_tokens, call.model))
                 async with lane.semaphore:
-                    sent = time.monotonic()
-                    state["queue"] += sent - queued
-                    state["first"] = sent if state["first"] is None else state["first"]
-                    state["attempts"] += 1
-                    lane.attempts += 1
-                    state["last_lane"] = lane  # a retry prefers another endpoint
-                    # The SDK's own transport (auth, headers, status errors, timeouts) without its per-call
-                    # request transform and pydantic response model: ~2x less client CPU per call.
-                    try:
-                        http = await lane.client().post("/chat/completions", body=kwargs, cast_to=_httpx.Response)
-                    except openai.APIConnectionError as exc:
-                        if _is_connection_failure(exc):
-                            lane.connection_failures += 1
-                            if lane.connection_failures >= MAX_CONNECTION_FAILURES and not lane.down:
-                                lane.down = True
-                                if len(self.lanes) > 1:
-                                    logger.warning("judge endpoint %s left out after %d failed connections in a row",
-                                                   lane.url, lane.connection_failures)
-                                if all(x.down for x in self.lanes) and self.abort is None:
-                                    self.abort = self._unreachable(
-                                        exc, f"after {lane.connection_failures} failed connections in a row", lane.url)
-                        raise
-                    except openai.APIStatusError:
-                        lane.connection_failures = 0  # the server answered
-                        raise
-                    lane.connection_failures = 0
-                    state["endpoint"] = lane.url
-                    state["last"] = time.monotonic()
-                    state["server"] += state["last"] - sent
+                    state["queue"] += time.monotonic() - queued
+                    before = (state["prompt"] or 0) + (state["completion"] or 0)
+                    http = await self._post(lane, kwargs, state)  # a failed attempt keeps its estimate counted
             finally:
                 lane.load -= 1
             try:
                 response = http.json()
-                usage = response.get("usage") or None
-                choices = response.get("choices") or []
-                choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-                message = choice.get("message") or {}
-                text = message.get("content") if isinstance(message, dict) else None
+                parsed, finish_reason = self._take_reply(call, response, state)
             except (ValueError, AttributeError) as exc:
                 raise openai.APIResponseValidationError(response=http, body=None,
                                                         message=f"malformed chat-completions response: {exc}") from None
-            text = text if isinstance(text, str) else ""
-            finish_reason = choice.get("finish_reason")
-            if isinstance(usage, dict):
-                state["prompt"] = (state["prompt"] or 0) + int(usage.get("prompt_tokens") or 0)
-                state["completion"] = (state["completion"] or 0) + int(usage.get("completion_tokens") or 0)
-            repeated = state["raw"] is not None and state["raw"] == text
-            state["raw"] = text
-            if parser is not None:
-                parsed = parser.parse(text, call.request.task, _top_logprobs(choice))
-            else:
-                parsed = parse_reply(text, call.request.task, factors=call.factors)
+            if held is not None and tokens is not None:  # the estimate corrected by the usage the server reports
+                tokens.settle(held, (state["prompt"] or 0) + (state["completion"] or 0) - before)
             if parsed.status != "ok" and not (parsed.reason or "").startswith("ambiguous"):
                 state["parse_failures"] += 1
                 # A server that repeated its reply word for word is deterministic: asking again would only
@@ -804,7 +840,7 @@ class _Run:
                 # seed; the built-in prompts keep the call's seed, so a resumed run and an uninterrupted one
                 # get the same verdicts from a seeded server whatever faults came in between.
                 # (a truncated reply, finish_reason 'length', proves nothing: it is retried as before)
-                state["deterministic"] = repeated and finish_reason != "length"
+                state["deterministic"] = state["repeated"] and finish_reason != "length"
                 if parser is not None:
                     kwargs["seed"] = call.seed + _RETRY_SEED_STEP * state["parse_failures"]
                 raise _Unparseable(parsed, finish_reason)
@@ -828,35 +864,71 @@ class _Run:
                 self.abort = JudgeError(self.clean(f"The judge endpoint refused the request with HTTP {exc.status_code}; {hint}."))
         except openai.OpenAIError as exc:  # timeouts, connection errors, malformed responses
             reason = f"{self.describe(exc)} after {state['attempts']} attempt(s)"
-        latency = time.monotonic() - t0
+        return self.finish(call, state, status, parsed, reason, latency=time.monotonic() - t0, store=not refused)
+
+    def finish(self, call: _Call, state: Mapping[str, Any], status: str, parsed: ParsedReply | None,
+               reason: str | None, *, latency: float, store: bool = True, batch: str | None = None) -> JudgeResult:
+        """The call's :class:`JudgeResult` from its attempts' ``state``, committed to the cache at once
+        (``store``: a refused call is a configuration error, not an outcome); ``batch``: the provider batch
+        that answered it (its cost then at the batch prices)."""
+        ok = parsed is not None and status == "ok"
         result = JudgeResult(
             key=call.request.key, cache_key=call.cache_key, task=call.request.task, status=status,
-            verdict=parsed.value if parsed is not None and status == "ok" else None,
+            verdict=parsed.value if ok and parsed is not None else None,
             factors=dict(parsed.factors) if parsed is not None else {},
             extra=dict(parsed.extra) if parsed is not None else {},
             raw=state["raw"], reason=reason, prompt_tokens=state["prompt"], completion_tokens=state["completion"],
-            cost=self.cost(state["prompt"], state["completion"]), attempts=state["attempts"], latency=latency,
-            rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False, recalled=call.recalled,
-            endpoint=state["endpoint"], messages=call.request.messages, metadata=call.request.metadata,
+            cost=self.cost(state["prompt"], state["completion"], batch=batch is not None), attempts=state["attempts"],
+            latency=latency, rerun=call.request.rerun, seed=call.seed, model=call.model, from_cache=False,
+            recalled=call.recalled, endpoint=state["endpoint"], messages=call.request.messages,
+            metadata=call.request.metadata,
             server_seconds=state["server"] if state["last"] is not None else None, queue_seconds=state["queue"],
-            span=(state["first"], state["last"]) if state["last"] is not None else None,
+            span=(state["first"], state["last"]) if state["last"] is not None else None, batch=batch,
         )
         if status != "ok":
             logger.warning("judge call %s %s: %s", call.request.key, status, reason)
-        if self.cache is not None and not refused:  # a refused call is a configuration error, not an outcome
+        if self.cache is not None and store:
             self.cache.put(call.cache_key, status, _payload(result))
         return result
 
 
+def _new_state() -> dict[str, Any]:
+    """The running record of one call's attempts (tokens, last reply, timings)."""
+    return {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None, "repeated": False,
+            "last_lane": None, "endpoint": None, "queue": 0.0, "server": 0.0, "first": None, "last": None}
+
+
+def chat_body(call: _Call) -> dict[str, Any]:
+    """The chat-completions request body of a call (the live route posts it; the batch route writes it as a line's
+    ``body``)."""
+    kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
+                              "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
+    if call.top_p is not None:
+        kwargs["top_p"] = call.top_p
+    parser = call.request.parser
+    if parser is not None and parser.kind == "logprob":
+        kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
+    return kwargs
+
+
 _PAYLOAD_FIELDS = ("task", "status", "verdict", "factors", "extra", "raw", "reason", "prompt_tokens",
-                   "completion_tokens", "cost", "attempts", "latency", "seed", "rerun", "model")
+                   "completion_tokens", "cost", "attempts", "latency", "seed", "rerun", "model", "batch")
 
 
 def _payload(result: JudgeResult) -> dict[str, Any]:
     # Field by field: ``to_dict`` (dataclasses.asdict) would deep-copy the messages only to drop them.
     d = {k: getattr(result, k) for k in _PAYLOAD_FIELDS}
     d["factors"], d["extra"] = dict(result.factors), dict(result.extra)
+    if d["batch"] is None:  # a live call's entry as before
+        del d["batch"]
     return d
+
+
+def _fill(results: list[JudgeResult | None], calls: Sequence[_Call], indices: Sequence[int], result: JudgeResult) -> None:
+    """The result of one distinct call for every request that asked it (same cache key)."""
+    for j in indices:
+        results[j] = result if j == indices[0] else dataclasses.replace(
+            result, key=calls[j].request.key, messages=calls[j].request.messages, metadata=calls[j].request.metadata)
 
 
 def _legacy_entry(store: JudgeCache, call: _Call, config: JudgeConfig) -> dict[str, Any] | None:
@@ -881,7 +953,7 @@ def _from_cache(call: _Call, entry: Mapping[str, Any]) -> JudgeResult:
         factors=p["factors"], extra=p["extra"], raw=p["raw"], reason=p["reason"], prompt_tokens=p["prompt_tokens"],
         completion_tokens=p["completion_tokens"], cost=p["cost"], attempts=p["attempts"], latency=p["latency"],
         rerun=p["rerun"], seed=p["seed"], model=p["model"], from_cache=True, messages=call.request.messages,
-        metadata=call.request.metadata,
+        metadata=call.request.metadata, batch=p.get("batch"),
     )
 
 
@@ -1010,6 +1082,9 @@ class JudgeSession:
         self._clients: list[openai.AsyncOpenAI] = []
         self.counts: dict[str, int] = {"requests": 0, "cache_hits": 0, "shared": 0, "calls": 0, "recalled": 0,
                                        "attempts": 0}
+        #: sentences about the session's batches (one that expired, failed or was cancelled, and what became of
+        #: its requests)
+        self.notes: list[str] = []
 
     @property
     def endpoint_attempts(self) -> dict[str, int]:
@@ -1096,11 +1171,15 @@ class JudgeSession:
         progress: bool = False,
         retry_failed: bool | None = None,
         description: str = "judging",
+        batch: bool = True,
     ) -> list[JudgeResult]:
         """Judge every request (cached, concurrent, retried) and return the results in request order.
 
         See :func:`judge_many` for the parameters, the result and the errors; ``retry_failed=None``
         uses the session's setting (a failed/missing outcome cached by this session is never re-called).
+        With the config's ``batch`` options the calls to make go through the provider's batch API
+        (:mod:`biasbound.judge.batch`; ``batch=False``: live all the same), the ones a batch left without a
+        reply live.
         """
         run = self._active()
         requests = list(requests)
@@ -1123,20 +1202,27 @@ class JudgeSession:
                 call.recalled = entry is not None
                 todo.setdefault(call.cache_key, []).append(i)
         n_cached = len(requests) - sum(map(len, todo.values()))
+        called = dict(todo)
         if todo:  # something must be asked: first make sure the endpoint answers at all
             await run.check_endpoint()
+        if todo and self.config.batch is not None and batch:
+            from biasbound.judge.batch import judge_by_batch
+
+            answered = await judge_by_batch(run, self._clients[0], {k: calls[ix[0]] for k, ix in todo.items()},
+                                            self.config.batch, state_path=self._batch_state(), progress=progress,
+                                            notes=self.notes)
+            for key, result in answered.items():
+                _fill(results, calls, todo.pop(key), result)
         columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
         with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
             task_id = bar.add_task(f"{description} ({n_cached} cached)", total=len(requests))
             bar.advance(task_id, n_cached)
 
+            bar.advance(task_id, len(requests) - n_cached - sum(map(len, todo.values())))
+
             async def one(indices: list[int]) -> None:
-                result = await run.judge(calls[indices[0]])
-                for j in indices:
-                    results[j] = result if j == indices[0] else dataclasses.replace(
-                        result, key=calls[j].request.key, messages=calls[j].request.messages,
-                        metadata=calls[j].request.metadata)
+                _fill(results, calls, indices, await run.judge(calls[indices[0]]))
                 bar.advance(task_id, len(indices))
                 if run.abort is not None:
                     raise run.abort
@@ -1151,11 +1237,16 @@ class JudgeSession:
         out = [r for r in results if r is not None]
         self.counts["requests"] += len(out)
         self.counts["cache_hits"] += sum(r.from_cache for r in out)
-        self.counts["shared"] += sum(len(ix) - 1 for ix in todo.values())
-        self.counts["calls"] += len(todo)
-        self.counts["recalled"] += sum(calls[ix[0]].recalled for ix in todo.values())
-        self.counts["attempts"] += sum(results[ix[0]].attempts for ix in todo.values() if results[ix[0]] is not None)  # type: ignore[union-attr]
+        self.counts["shared"] += sum(len(ix) - 1 for ix in called.values())
+        self.counts["calls"] += len(called)
+        self.counts["recalled"] += sum(calls[ix[0]].recalled for ix in called.values())
+        self.counts["attempts"] += sum(results[ix[0]].attempts for ix in called.values() if results[ix[0]] is not None)  # type: ignore[union-attr]
         return out
+
+    def _batch_state(self) -> Path | None:
+        """``judge_batches.json`` next to the cache file (the run folder); ``None`` without a file cache."""
+        path = getattr(self.cache, "path", None)
+        return None if path is None or path == ":memory:" else Path(path).parent / "judge_batches.json"
 
     async def complete(self, messages: Sequence[Mapping[str, str]], *, key: str = "complete", rerun: int = 0) -> str:
         """One chat call through the session (cached, retried); returns the reply text.
@@ -1167,7 +1258,7 @@ class JudgeSession:
         JudgeError
             When the call ends ``failed`` or ``missing`` (the generator records it as a rejected attempt).
         """
-        (result,) = await self.judge([JudgeRequest(key=key, messages=messages, rerun=rerun)])
+        (result,) = await self.judge([JudgeRequest(key=key, messages=messages, rerun=rerun)], batch=False)
         if result.status != "ok" or result.raw is None:
             raise JudgeError(f"The call {key!r} to {self.config.base_url} ended {result.status}: {result.reason}.")
         return result.raw

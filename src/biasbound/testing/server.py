@@ -88,6 +88,10 @@ class SyntheticServerConfig:
         How replies are written (:data:`REPLY_STYLES`): ``native`` or a small model's ways.
     serial:
         Serve one request at a time: each waits for the ones before it (``latency_ms`` each).
+    batch_mode, batch_polls:
+        The batch API (``/v1/files``, ``/v1/batches``: :mod:`biasbound.testing._batches`): a batch ends at its
+        ``batch_polls``-th retrieval, ``complete`` (every request answered), ``expire`` (half answered, the
+        rest in the error file) or ``fail``.
     replay:
         ``None`` (the synthetic judge), or a judgment set to replay: ``"demo"`` (the embedded set), a
         :class:`~biasbound.data.JudgmentSet` or its frame. The server then answers pairwise judge
@@ -108,9 +112,17 @@ class SyntheticServerConfig:
     replay: Any = None
     style: str = "native"
     serial: bool = False
+    batch_mode: str = "complete"
+    batch_polls: int = 1
 
     def __post_init__(self) -> None:
         where = "SyntheticServerConfig"
+        from biasbound.testing._batches import BATCH_MODES
+
+        if self.batch_mode not in BATCH_MODES:
+            raise InputError(f"The 'batch_mode' parameter of {where} must be one of {list(BATCH_MODES)}. "
+                             f"Got {self.batch_mode!r} instead.")
+        check_int(self.batch_polls, "batch_polls", where, low=1)
         if self.style not in REPLY_STYLES:
             raise InputError(f"The 'style' parameter of {where} must be one of {list(REPLY_STYLES)}. Got {self.style!r} instead.")
         if not isinstance(self.judge, SyntheticJudgeConfig):
@@ -148,6 +160,9 @@ class _State:
         self.outcomes: Counter[str] = Counter()
         self.attempts: Counter[str] = Counter()
         self.log: list[dict[str, Any]] = []
+        from biasbound.testing._batches import BatchStore
+
+        self.batches = BatchStore(config.batch_mode, config.batch_polls)
 
     def enter(self) -> None:
         with self.lock:
@@ -173,7 +188,7 @@ class _State:
     def stats(self) -> dict[str, Any]:
         with self.lock:
             return {"n_requests": self.n_requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
-                    "outcomes": dict(self.outcomes)}
+                    "outcomes": dict(self.outcomes), "batches": dict(self.batches.counts)}
 
     def reset(self) -> None:
         with self.lock:
@@ -230,6 +245,7 @@ def _garbage(body_hash: str, attempt: int) -> str:
 _MAX_HEAD = 64 * 1024  # bytes of request line + headers
 _MAX_BODY = 256 * 1024 * 1024
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+_BATCH_PATHS = ("/v1/files", "/v1/batches", "/files", "/batches")
 _SERVER_NAME = "biasbound-synthetic-judge"
 _REASONS = {s.value: s.phrase for s in HTTPStatus}
 
@@ -373,11 +389,14 @@ class _Connection(asyncio.Protocol):
 
     # ---------------------------------------------------------------- replies
 
-    def _send_json(self, code: int, payload: Mapping[str, Any], *, keep_alive: bool) -> None:
-        """Write one response and move on to the next request (or close)."""
-        body = json.dumps(payload).encode("utf-8")
+    def _send_json(self, code: int, payload: Mapping[str, Any] | bytes, *, keep_alive: bool) -> None:
+        """Write one response (a JSON payload, or raw bytes: a file's content) and move on to the next request
+        (or close)."""
+        raw = isinstance(payload, bytes)
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        ctype = "application/octet-stream" if raw else "application/json"
         head = (f"HTTP/1.1 {code} {_REASONS.get(code, 'Unknown')}\r\nServer: {_SERVER_NAME}\r\n"
-                f"Date: {self.server.date()}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                f"Date: {self.server.date()}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
                 f"{'' if keep_alive else 'Connection: close' + chr(13) + chr(10)}\r\n")
         transport = self.transport
         self.busy = False
@@ -398,7 +417,14 @@ class _Connection(asyncio.Protocol):
 
     def _dispatch(self, request: _Request) -> None:
         path, keep = request.path, request.keep_alive
-        if request.method == "GET":
+        if path.startswith(_BATCH_PATHS) and request.method in ("GET", "POST"):
+            state = self.state
+            if state.api_key is not None and request.headers.get("authorization", "") != f"Bearer {state.api_key}":
+                self._send_error(401, "Missing or wrong API key.", "authentication_error", keep_alive=keep)
+                return
+            code, payload = state.batches.route(state, request.method, path, request.headers, request.body)
+            self._send_json(code, payload, keep_alive=keep)
+        elif request.method == "GET":
             if path in ("/v1/models", "/models"):
                 self._send_json(200, {"object": "list", "data": [
                     {"id": self.state.config.model, "object": "model", "created": 0, "owned_by": "biasbound"}]},
@@ -489,20 +515,9 @@ class _Connection(asyncio.Protocol):
                 text, finish = _truncate(text), "length"
             elif fault == "garbage":
                 text = _garbage(body_hash, attempt)
-            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
-            completion_tokens = len(text.split())
             state.record(entry)
-            self._send_json(200, {
-                "id": f"chatcmpl-{body_hash[:24]}-{attempt}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model") or cfg.model,
-                "system_fingerprint": "biasbound-synthetic",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
-                             "logprobs": logprobs if body.get("logprobs") else None}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-            }, keep_alive=keep)
+            self._send_json(200, _completion(body, messages, text, finish, logprobs, f"{body_hash[:24]}-{attempt}",
+                                             cfg.model), keep_alive=keep)
             answered = True
         finally:
             state.leave()
@@ -511,6 +526,37 @@ class _Connection(asyncio.Protocol):
                 self.closed = True
                 if self.transport is not None:
                     self.transport.abort()
+
+
+def _completion(body: Mapping[str, Any], messages: Any, text: str, finish: str, logprobs: Any, reply_id: str,
+                model: str) -> dict[str, Any]:
+    """A chat-completions reply body (usage: words of the messages and of the reply)."""
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+    completion_tokens = len(text.split())
+    return {
+        "id": f"chatcmpl-{reply_id}", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model") or model, "system_fingerprint": "biasbound-synthetic",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
+                     "logprobs": logprobs if body.get("logprobs") else None}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def completion_payload(state: _State, body: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The live route's reply to a chat-completions body, without latency or faults (a batch line's response):
+    ``(status code, body)``."""
+    try:
+        messages = body["messages"]
+        task_of(messages)
+        if state.config.style == "native":
+            text, logprobs = state.judge.reply(messages, body.get("seed")), None
+        else:
+            text, logprobs = _styled(state.config.style, messages, body.get("seed"))
+    except (InputError, KeyError, TypeError, AttributeError) as exc:
+        return 400, {"error": {"message": str(exc), "type": "invalid_request_error", "code": 400}}
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
+    return 200, _completion(body, messages, text, "stop", logprobs, f"{digest[:24]}-batch", state.config.model)
 
 
 class _Serving:
