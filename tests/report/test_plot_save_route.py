@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,8 @@ import pandas as pd
 import pytest
 
 from biasbound.report import plots
-from biasbound.report.plots import DPI, _new_figure, _save
+from biasbound.report.plots import (_CERTIFIED, _GREY, _ORIGINAL, DPI, _check_leaderboard, _check_path, _check_rows,
+                                    _check_title, _label, _new_figure, _part, _plain, _rank_text, _save, _wrap)
 
 
 def _old_save(fig, path: Path) -> Path:
@@ -18,6 +20,90 @@ def _old_save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=DPI, format="png", facecolor="white")
     fig.clear()
     return path
+
+
+@plots._with_fonts
+def _old_plot_ranking(leaderboard, path, *, title=None, top=None, rows=None):
+    """A plain copy of plot_ranking before: two panels sharing y (the right one's hidden ticks built and laid out)."""
+    where = "plot_ranking"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    frame = _check_leaderboard(leaderboard, where)
+    if top is not None:
+        top = plots.check_int(top, "top", where, low=1)
+    frame = frame.sort_values(["original", "rank_original"], ascending=[False, True], na_position="last", kind="stable")
+    n_total = len(frame)
+    if top is not None:
+        frame = frame.head(top)
+    start, stop = _check_rows(rows, len(frame), where)
+    limits = {kind: frame[[kind, f"{kind}_lo", f"{kind}_hi"]].to_numpy().ravel() for kind in ("original", "certified")}
+    n_shown = len(frame)
+    frame = frame.iloc[start:stop]
+    n = len(frame)
+    y = np.arange(n, dtype=float)[::-1]  # best model at the top
+
+    height = 1.3 + 0.175 * n
+    fig = _new_figure(10.0, height)
+    ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
+    for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
+        v = frame[kind].to_numpy()
+        clo = frame[f"{kind}_lo"].to_numpy()
+        chi = frame[f"{kind}_hi"].to_numpy()
+        ok = np.isfinite(clo) & np.isfinite(chi)
+        ax.hlines(y[ok], clo[ok], chi[ok], color=colour, lw=1.8, alpha=0.7)
+        fin = np.isfinite(v)
+        ax.plot(v[fin], y[fin], ls="none", marker=marker, ms=4.5, color=colour)
+        # Each panel has its own x-range: the certified scores are shrunk toward the
+        # center, and on the original's scale their spread and CIs would be invisible.
+        vals = limits[kind]  # every page of a long leaderboard on the same scale
+        vals = vals[np.isfinite(vals)]
+        lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
+        span = hi - lo if hi > lo else max(abs(lo) * 0.1, 0.05)
+        ax.set_xlim(lo - 0.06 * span, hi + 0.06 * span)
+        ax.set_title(f"{kind} mean score (95% CI)", fontsize=10, color=colour, loc="left")
+        ax.set_xlabel("mean per-item score")
+        ax.grid(axis="x", alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(axis="x", labelsize=8)
+    ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
+    ax_o.set_ylim(-0.7, n - 0.3)
+    ax_c.tick_params(axis="y", left=False)
+
+    # Rank before -> after in the right margin, coloured by the direction of the change.
+    width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
+    for yi, r0, r1 in zip(y, frame["rank_original"].to_numpy(), frame["rank_certified"].to_numpy()):
+        if math.isnan(r0) or math.isnan(r1):
+            colour = _GREY
+        else:
+            colour = "#1a9641" if r1 < r0 else ("#c0392b" if r1 > r0 else "#333333")
+        ax_c.annotate(
+            f"{_rank_text(r0):>{width}} → {_rank_text(r1)}",
+            xy=(1.0, yi),
+            xycoords=("axes fraction", "data"),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            ha="left",
+            fontsize=7.5,
+            color=colour,
+            family="monospace",
+        )
+    ax_c.annotate(
+        "rank\nbefore → after",
+        xy=(1.0, 1.0),
+        xycoords="axes fraction",
+        xytext=(6, 4),
+        textcoords="offset points",
+        va="bottom",
+        ha="left",
+        fontsize=7.5,
+    )
+    heading = _plain(title) if title else "Leaderboard before and after the bias-bounded transformation"
+    if n_shown < n_total:
+        heading += f" (top {n_shown} of {n_total})"
+    heading += _part(start, stop, n_shown, "models")
+    fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
+    return _old_save(fig, out)
 
 
 def _random_figure(seed: int):
@@ -57,3 +143,20 @@ def test_plot_ranking_bytes_match_the_two_draw_route(tmp_path: Path, monkeypatch
     monkeypatch.setattr(plots, "_save", _old_save)
     old = plots.plot_ranking(frame, tmp_path / "old.png")
     assert new.read_bytes() == old.read_bytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_plot_ranking_bytes_match_the_shared_axes_route(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 30))
+    orig = np.round(rng.uniform(0.2, 0.8, n), 2)
+    cert = 0.5 + 0.1 * (orig - 0.5)
+    frame = pd.DataFrame({"model": [f"model-{k}" for k in range(n)], "original": orig, "original_lo": orig - 0.02,
+                          "original_hi": orig + 0.02, "certified": cert, "certified_lo": cert - 0.01,
+                          "certified_hi": cert + 0.01, "rank_original": (-orig).argsort().argsort() + 1.0,
+                          "rank_certified": (-cert).argsort().argsort() + 1.0})
+    frame.loc[frame.index[-1], ["certified", "certified_lo", "rank_certified"]] = np.nan  # a model not certified
+    for rows in (None, (0, n // 2), (n // 2, n)):
+        new = plots.plot_ranking(frame, tmp_path / "new.png", title="t", rows=rows)
+        old = _old_plot_ranking(frame, tmp_path / "old.png", title="t", rows=rows)
+        assert new.read_bytes() == old.read_bytes()

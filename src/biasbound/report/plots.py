@@ -677,7 +677,8 @@ def plot_ranking(
 
     height = 1.3 + 0.175 * n
     fig = _new_figure(10.0, height)
-    ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
+    # not sharey: the right panel needs no y ticks at all (shared, it would build and lay out a hidden copy of each)
+    ax_o, ax_c = fig.subplots(1, 2, gridspec_kw={"wspace": 0.04})
     for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
         v = frame[kind].to_numpy()
         clo = frame[f"{kind}_lo"].to_numpy()
@@ -700,7 +701,8 @@ def plot_ranking(
         ax.tick_params(axis="x", labelsize=8)
     ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
     ax_o.set_ylim(-0.7, n - 0.3)
-    ax_c.tick_params(axis="y", left=False)
+    ax_c.set_ylim(-0.7, n - 0.3)
+    ax_c.set_yticks([])
 
     # Rank before -> after in the right margin, coloured by the direction of the change.
     width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
