@@ -10,8 +10,10 @@ import pandas as pd
 import pytest
 
 from biasbound.report import plots
-from biasbound.report.plots import (_CERTIFIED, _GREY, _ORIGINAL, DPI, _check_leaderboard, _check_path, _check_rows,
-                                    _check_title, _label, _new_figure, _part, _plain, _rank_text, _save, _wrap)
+from biasbound.report.plots import (_CERTIFIED, _GREY, _ORIGINAL, _PAIR_CODES, DPI, _check_leaderboard, _check_path,
+                                    _check_rows, _check_title, _label, _new_figure, _part, _plain, _rank_text, _save,
+                                    _wrap)
+from biasbound._exceptions import InputError
 
 
 def _old_save(fig, path: Path) -> Path:
@@ -106,6 +108,56 @@ def _old_plot_ranking(leaderboard, path, *, title=None, top=None, rows=None):
     return _old_save(fig, out)
 
 
+@plots._with_fonts
+def _old_plot_rank_pairs(ranks, path, *, title=None, rows=None, cols=None):
+    """A plain copy of plot_rank_pairs before: zero-length tick marks drawn."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    where = "plot_rank_pairs"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    all_models = list(ranks.get("models") or [])
+    rows_ = list(ranks.get("matrix") or [])
+    # a matrix capped at the best models (rank_statements' matrix_models): drawn for those, counted over every pair
+    models = all_models[:int(ranks.get("matrix_models") or len(all_models))]
+    if len(models) < 2 or len(rows_) != len(models) or any(len(r) != len(models) for r in rows_):
+        raise InputError(f"The 'ranks' parameter of {where} must hold at least two models and a square 'matrix'. "
+                         f"Got {len(models)} model(s) and {len(rows_)} row(s) instead.")
+    index = {c: k for k, (c, _, _) in enumerate(_PAIR_CODES)}
+    full = np.array([[index.get(ch, 3) for ch in r] for r in rows_])
+    d = len(models)
+    r0, r1 = _check_rows(rows, d, where)
+    c0, c1 = _check_rows(cols, d, where)
+    grid = full[r0:r1, c0:c1]
+    cell = min(0.16, 7.9 / (c1 - c0))  # inches per model: 76 columns fill the printable width
+    fs = 7.0
+    label_w = 2.6
+    fig = _new_figure(max(5.0, label_w + cell * (c1 - c0) + 0.3), 1.9 + max(cell * (r1 - r0), 1.2))
+    ax = fig.add_subplot()
+    ax.imshow(grid, cmap=ListedColormap([c for _, c, _ in _PAIR_CODES]), vmin=0, vmax=len(_PAIR_CODES) - 1,
+              interpolation="nearest", aspect="auto")
+    ax.set_xticks(range(c1 - c0))
+    ax.set_yticks(range(r1 - r0))
+    ax.set_xticklabels([str(k + 1) for k in range(c0, c1)], rotation=90, fontsize=fs)
+    ax.set_yticklabels([f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
+    ax.set_xlabel("model (rank, best first)", fontsize=8)
+    ax.tick_params(length=0)
+    counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
+    counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
+    handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
+               for c, col, lab in _PAIR_CODES if lab]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    part = "" if (r0, r1, c0, c1) == (0, d, 0, d) else (
+        f" (rows {r0 + 1}–{r1}" + ("" if (c0, c1) == (0, d) else f", columns {c0 + 1}–{c1}") + f" of {d})")
+    if d < len(all_models):  # the legend counts every pair, the grid the best d models' pairs
+        part += f"\nthe {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
+    side = label_w + cell * (c1 - c0)
+    heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
+    ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
+    return _old_save(fig, out)
+
+
 def _random_figure(seed: int):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 12))
@@ -159,4 +211,17 @@ def test_plot_ranking_bytes_match_the_shared_axes_route(tmp_path: Path, seed: in
     for rows in (None, (0, n // 2), (n // 2, n)):
         new = plots.plot_ranking(frame, tmp_path / "new.png", title="t", rows=rows)
         old = _old_plot_ranking(frame, tmp_path / "old.png", title="t", rows=rows)
+        assert new.read_bytes() == old.read_bytes()
+
+
+def test_plot_rank_pairs_bytes_match_the_tick_mark_route(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    d = 12
+    m = np.triu(rng.integers(0, 4, (d, d)), 1)
+    m = m + m.T
+    ranks = {"models": [f"model-{k}" for k in range(d)],
+             "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(d)) for i in range(d)]}
+    for rows, cols in ((None, None), ((0, 6), (3, 12))):
+        new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
+        old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
         assert new.read_bytes() == old.read_bytes()

@@ -1327,7 +1327,7 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     ax.set_xticklabels([str(k + 1) for k in range(c0, c1)], rotation=90, fontsize=fs)
     ax.set_yticklabels([f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
     ax.set_xlabel("model (rank, best first)", fontsize=8)
-    ax.tick_params(length=0)
+    ax.tick_params(length=0, bottom=False, left=False)  # no tick marks to draw; labels stay where length 0 puts them
     counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
     counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
     handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
