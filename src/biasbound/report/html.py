@@ -774,12 +774,9 @@ def _rank_text(value: Any) -> str:
     return str(int(v)) if v.is_integer() else format_number(v)
 
 
-def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
+def _leaderboard_spec(leaderboard: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The leaderboard table's columns as (key, header, kind), in display order."""
     cols = set(leaderboard.columns)
-    frame = leaderboard
-    sort_cols = [c for c in ("judge", "rank_original") if c in cols]
-    if sort_cols:
-        frame = frame.sort_values(sort_cols, kind="stable", na_position="last")
     has_ranks = {"rank_original", "rank_certified"} <= cols
     several_judges = "judge" in cols and leaderboard["judge"].nunique() > 1
     spec = []
@@ -799,6 +796,38 @@ def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
     # the tools' own headline numbers, beside the certified column (their rules are under "What the scores mean")
     spec.extend((c, c, "plain") for c in leaderboard.columns
                 if is_native(c) and pd.to_numeric(leaderboard[c], errors="coerce").notna().any())
+    return spec
+
+
+def _rank_change(rec: Mapping[str, Any]) -> tuple[str, str]:
+    """The "change" cell's text and the row's move (``same``, ``up`` or ``down``) from its two ranks."""
+    r0, r1 = _num(rec.get("rank_original")), _num(rec.get("rank_certified"))
+    if r0 is None or r1 is None:
+        return "—", "same"
+    if r0 == r1:
+        return "=", "same"
+    return f"{'▲' if r0 > r1 else '▼'} {_rank_text(abs(r0 - r1))}", "up" if r0 > r1 else "down"
+
+
+def _leaderboard_cell(rec: Mapping[str, Any], key: str, kind: str, cols: set[str], is_base: bool) -> dict[str, str]:
+    """One cell of the leaderboard table (not the "change" column)."""
+    if kind == "name":
+        return {"text": str(rec[key]), "ci": "baseline" if key == "model" and is_base else "", "css": "name"}
+    if kind == "rank":
+        return {"text": _rank_text(rec.get(key)), "ci": "", "css": ""}
+    if kind == "plain":
+        return {"text": format_number(rec.get(key)), "ci": "", "css": ""}
+    ci = _ci(rec.get(f"{key}_lo"), rec.get(f"{key}_hi")) if f"{key}_lo" in cols else ""
+    return {"text": format_number(rec.get(key)), "ci": ci, "css": ""}
+
+
+def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
+    cols = set(leaderboard.columns)
+    frame = leaderboard
+    sort_cols = [c for c in ("judge", "rank_original") if c in cols]
+    if sort_cols:
+        frame = frame.sort_values(sort_cols, kind="stable", na_position="last")
+    spec = _leaderboard_spec(leaderboard)
     rows = []
     baseline = None
     for rec in frame.to_dict(orient="records"):
@@ -808,25 +837,11 @@ def _leaderboard_view(leaderboard: pd.DataFrame) -> dict[str, Any]:
         if is_base:
             baseline = str(rec["model"])
         for key, _, kind in spec:
-            if kind == "name":
-                cells.append({"text": str(rec[key]), "ci": "baseline" if key == "model" and is_base else "", "css": "name"})
-            elif kind == "rank":
-                cells.append({"text": _rank_text(rec.get(key)), "ci": "", "css": ""})
-            elif kind == "plain":
-                cells.append({"text": format_number(rec.get(key)), "ci": "", "css": ""})
-            elif kind == "ci":
-                ci = _ci(rec.get(f"{key}_lo"), rec.get(f"{key}_hi")) if f"{key}_lo" in cols else ""
-                cells.append({"text": format_number(rec.get(key)), "ci": ci, "css": ""})
-            else:  # change
-                r0, r1 = _num(rec.get("rank_original")), _num(rec.get("rank_certified"))
-                if r0 is None or r1 is None:
-                    text = "—"
-                elif r0 == r1:
-                    text = "="
-                else:
-                    move = "up" if r0 > r1 else "down"
-                    text = f"{'▲' if r0 > r1 else '▼'} {_rank_text(abs(r0 - r1))}"
+            if kind == "change":
+                text, move = _rank_change(rec)
                 cells.append({"text": text, "ci": "", "css": "change"})
+            else:
+                cells.append(_leaderboard_cell(rec, key, kind, cols, is_base))
         rows.append({"cells": cells, "move": move, "baseline": is_base})
     n_missing = None
     if "n_missing" in cols:

@@ -257,8 +257,13 @@ def _new_figure(width: float, height: float) -> Figure:
 
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        # Lay the figure out once here, then save it without an engine: savefig would otherwise draw it twice
+        # (a draw with rendering disabled to run the layout, then the real one). Same positions, same pixels.
+        engine.execute(fig)
+        fig.set_layout_engine(None)
     fig.savefig(path, dpi=DPI, format="png", facecolor="white")
-    fig.clear()
     return path
 
 
@@ -672,7 +677,8 @@ def plot_ranking(
 
     height = 1.3 + 0.175 * n
     fig = _new_figure(10.0, height)
-    ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
+    # not sharey: the right panel needs no y ticks at all (shared, it would build and lay out a hidden copy of each)
+    ax_o, ax_c = fig.subplots(1, 2, gridspec_kw={"wspace": 0.04})
     for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
         v = frame[kind].to_numpy()
         clo = frame[f"{kind}_lo"].to_numpy()
@@ -695,7 +701,8 @@ def plot_ranking(
         ax.tick_params(axis="x", labelsize=8)
     ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
     ax_o.set_ylim(-0.7, n - 0.3)
-    ax_c.tick_params(axis="y", left=False)
+    ax_c.set_ylim(-0.7, n - 0.3)
+    ax_c.set_yticks([])
 
     # Rank before -> after in the right margin, coloured by the direction of the change.
     width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
@@ -873,6 +880,89 @@ def plot_sensitivity(
 # ----------------------------------------------------------------------------- Figure 4
 
 
+def _retention_frame(table: Any, metrics: Sequence[str] | None, where: str) -> tuple[pd.DataFrame, list[str]]:
+    """The checked (judge, setting, metrics...) frame of :func:`plot_judge_retention` and the metrics drawn."""
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"The 'table' parameter of {where} must be a pandas DataFrame. Got {type(table).__name__} instead.")
+    for col in ("judge", "setting"):
+        if col not in table.columns:
+            raise InputError(f"The 'table' parameter of {where} must have a {col!r} column. Got columns {list(table.columns)} instead.")
+    if len(table) == 0:
+        raise InputError(f"The 'table' parameter of {where} must hold at least one row. Got 0 rows instead.")
+    metrics = _retention_metrics(table, metrics, where)
+    if table.duplicated(["judge", "setting"]).any():
+        raise InputError(f"The 'table' parameter of {where} must have unique (judge, setting) pairs. Got repeated pairs instead.")
+    frame = table.loc[:, ["judge", "setting", *metrics]].copy()
+    frame["judge"] = frame["judge"].astype(str)
+    frame["setting"] = frame["setting"].astype(str)
+    for m in metrics:
+        try:
+            frame[m] = pd.to_numeric(frame[m], errors="raise").astype(float)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"The 'table' parameter of {where} must have numeric values in column {m!r}.") from exc
+        v = frame[m].to_numpy()
+        bad = np.isinf(v) | (np.abs(np.nan_to_num(v)) > 1.0 + 1e-9)
+        if bad.any():
+            raise InputError(f"The 'table' parameter of {where} must have {m!r} values in [-1, 1] (or NaN). Got {v[bad][0]!r} instead.")
+    return frame, metrics
+
+
+def _retention_metrics(table: pd.DataFrame, metrics: Sequence[str] | None, where: str) -> list[str]:
+    """The metrics :func:`plot_judge_retention` draws: the ones asked for, or every metric column present."""
+    if metrics is None:
+        found = [m for m in RETENTION_METRICS if m in table.columns]
+        if not found:
+            raise InputError(
+                f"The 'table' parameter of {where} must have at least one of the columns {', '.join(RETENTION_METRICS)}. "
+                f"Got columns {list(table.columns)} instead."
+            )
+        return found
+    chosen = list(metrics)
+    for m in chosen:
+        check_one_of(m, "metrics", where, tuple(RETENTION_METRICS))
+        if m not in table.columns:
+            raise InputError(f"The 'table' parameter of {where} must have a {m!r} column. Got columns {list(table.columns)} instead.")
+    if not chosen:
+        raise InputError(f"The 'metrics' parameter of {where} must name at least one metric. Got none instead.")
+    return chosen
+
+
+def _retention_panel(ax: Axes, lookup: pd.DataFrame, metric: str, judges: list[str], settings: list[str],
+                     ymin: float) -> None:
+    """One metric's panel of :func:`plot_judge_retention`: a bar per (judge, setting), each labelled with its value."""
+    values = lookup[metric]
+    width = 0.8 / len(settings)
+    x = np.arange(len(judges), dtype=float)
+    small = len(settings) * len(judges)
+    for k, setting in enumerate(settings):
+        xs = x - 0.4 + width * (k + 0.5)
+        vals = np.array([values.get((j, setting), math.nan) for j in judges], dtype=float)
+        fin = np.isfinite(vals)
+        ax.bar(xs[fin], vals[fin], width=width * 0.92, color=_SETTING_COLOURS[k % len(_SETTING_COLOURS)], label=_plain(setting))
+        for xi, vi, pair_present in zip(xs, vals, [(j, setting) in values.index for j in judges]):
+            if not pair_present:
+                continue
+            ypos = vi if math.isfinite(vi) else 0.0
+            ax.annotate(
+                "n/a" if not math.isfinite(vi) else f"{vi:.2f}",
+                xy=(xi, ypos),
+                xytext=(0, 2 if ypos >= 0 else -2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom" if ypos >= 0 else "top",
+                fontsize=7 if small > 8 else 8,
+                rotation=90 if small > 12 else 0,
+            )
+    ax.axhline(0.0, color="black", lw=0.8)
+    tick_labels = [_label(j, 20) for j in judges]
+    rotation, ha = _tick_rotation(tick_labels, len(judges) * max(1, len(settings) // 2))
+    ax.set_xticks(x, tick_labels, rotation=rotation, ha=ha)
+    ax.set_title(RETENTION_METRICS[metric])
+    ax.set_ylim(ymin, 1.15)
+    ax.grid(axis="y", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
 @_with_fonts
 def plot_judge_retention(
     table: pd.DataFrame,
@@ -914,87 +1004,19 @@ def plot_judge_retention(
     where = "plot_judge_retention"
     out = _check_path(path, where)
     title = _check_title(title, where)
-    if not isinstance(table, pd.DataFrame):
-        raise TypeError(f"The 'table' parameter of {where} must be a pandas DataFrame. Got {type(table).__name__} instead.")
-    for col in ("judge", "setting"):
-        if col not in table.columns:
-            raise InputError(f"The 'table' parameter of {where} must have a {col!r} column. Got columns {list(table.columns)} instead.")
-    if len(table) == 0:
-        raise InputError(f"The 'table' parameter of {where} must hold at least one row. Got 0 rows instead.")
-    if metrics is None:
-        metrics = [m for m in RETENTION_METRICS if m in table.columns]
-        if not metrics:
-            raise InputError(
-                f"The 'table' parameter of {where} must have at least one of the columns {', '.join(RETENTION_METRICS)}. "
-                f"Got columns {list(table.columns)} instead."
-            )
-    else:
-        metrics = list(metrics)
-        for m in metrics:
-            check_one_of(m, "metrics", where, tuple(RETENTION_METRICS))
-            if m not in table.columns:
-                raise InputError(f"The 'table' parameter of {where} must have a {m!r} column. Got columns {list(table.columns)} instead.")
-        if not metrics:
-            raise InputError(f"The 'metrics' parameter of {where} must name at least one metric. Got none instead.")
-    if table.duplicated(["judge", "setting"]).any():
-        raise InputError(f"The 'table' parameter of {where} must have unique (judge, setting) pairs. Got repeated pairs instead.")
-    frame = table.loc[:, ["judge", "setting", *metrics]].copy()
-    frame["judge"] = frame["judge"].astype(str)
-    frame["setting"] = frame["setting"].astype(str)
-    for m in metrics:
-        try:
-            frame[m] = pd.to_numeric(frame[m], errors="raise").astype(float)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"The 'table' parameter of {where} must have numeric values in column {m!r}.") from exc
-        v = frame[m].to_numpy()
-        bad = np.isinf(v) | (np.abs(np.nan_to_num(v)) > 1.0 + 1e-9)
-        if bad.any():
-            raise InputError(f"The 'table' parameter of {where} must have {m!r} values in [-1, 1] (or NaN). Got {v[bad][0]!r} instead.")
-
+    frame, metrics = _retention_frame(table, metrics, where)
     judges = list(dict.fromkeys(frame["judge"]))
     settings = list(dict.fromkeys(frame["setting"]))
-    lookup = frame.set_index(["judge", "setting"])
     allv = frame[metrics].to_numpy()
     ymin = min(0.0, float(np.nanmin(allv)) - 0.1) if np.isfinite(allv).any() else 0.0
-    width = 0.8 / len(settings)
-    x = np.arange(len(judges), dtype=float)
 
     panel_w = max(3.2, 0.9 + 0.55 * len(judges) * len(settings))
     fig_w = min(PRINT_SIZE_IN[0], panel_w * len(metrics))  # prints at its natural size: labels stay >= 7 pt
     fig = _new_figure(fig_w, 4.6)
     axes: list[Axes] = list(np.atleast_1d(fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]))
+    lookup = frame.set_index(["judge", "setting"])
     for ax, metric in zip(axes, metrics):
-        for k, setting in enumerate(settings):
-            xs = x - 0.4 + width * (k + 0.5)
-            vals = np.array(
-                [lookup[metric].get((j, setting), math.nan) for j in judges],
-                dtype=float,
-            )
-            fin = np.isfinite(vals)
-            ax.bar(xs[fin], vals[fin], width=width * 0.92, color=_SETTING_COLOURS[k % len(_SETTING_COLOURS)], label=_plain(setting))
-            for xi, vi, pair_present in zip(xs, vals, [(j, setting) in lookup.index for j in judges]):
-                if not pair_present:
-                    continue
-                text = "n/a" if not math.isfinite(vi) else f"{vi:.2f}"
-                ypos = vi if math.isfinite(vi) else 0.0
-                ax.annotate(
-                    text,
-                    xy=(xi, ypos),
-                    xytext=(0, 2 if ypos >= 0 else -2),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom" if ypos >= 0 else "top",
-                    fontsize=7 if len(settings) * len(judges) > 8 else 8,
-                    rotation=90 if len(settings) * len(judges) > 12 else 0,
-                )
-        ax.axhline(0.0, color="black", lw=0.8)
-        tick_labels = [_label(j, 20) for j in judges]
-        rotation, ha = _tick_rotation(tick_labels, len(judges) * max(1, len(settings) // 2))
-        ax.set_xticks(x, tick_labels, rotation=rotation, ha=ha)
-        ax.set_title(RETENTION_METRICS[metric])
-        ax.set_ylim(ymin, 1.15)
-        ax.grid(axis="y", alpha=0.3)
-        ax.spines[["top", "right"]].set_visible(False)
+        _retention_panel(ax, lookup, metric, judges, settings, ymin)
     axes[0].set_ylabel("correlation with the original model scores")
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
@@ -1305,7 +1327,7 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     ax.set_xticklabels([str(k + 1) for k in range(c0, c1)], rotation=90, fontsize=fs)
     ax.set_yticklabels([f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
     ax.set_xlabel("model (rank, best first)", fontsize=8)
-    ax.tick_params(length=0)
+    ax.tick_params(length=0, bottom=False, left=False)  # no tick marks to draw; labels stay where length 0 puts them
     counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
     counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
     handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")

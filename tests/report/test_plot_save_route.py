@@ -1,0 +1,227 @@
+"""The plots' save route (layout once, one draw) writes the same bytes as savefig's own two-draw route."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasbound.report import plots
+from biasbound.report.plots import (_CERTIFIED, _GREY, _ORIGINAL, _PAIR_CODES, DPI, _check_leaderboard, _check_path,
+                                    _check_rows, _check_title, _label, _new_figure, _part, _plain, _rank_text, _save,
+                                    _wrap)
+from biasbound._exceptions import InputError
+
+
+def _old_save(fig, path: Path) -> Path:
+    """A plain copy of the route before: savefig lays out in a draw with rendering disabled, then draws again."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png", facecolor="white")
+    fig.clear()
+    return path
+
+
+@plots._with_fonts
+def _old_plot_ranking(leaderboard, path, *, title=None, top=None, rows=None):
+    """A plain copy of plot_ranking before: two panels sharing y (the right one's hidden ticks built and laid out)."""
+    where = "plot_ranking"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    frame = _check_leaderboard(leaderboard, where)
+    if top is not None:
+        top = plots.check_int(top, "top", where, low=1)
+    frame = frame.sort_values(["original", "rank_original"], ascending=[False, True], na_position="last", kind="stable")
+    n_total = len(frame)
+    if top is not None:
+        frame = frame.head(top)
+    start, stop = _check_rows(rows, len(frame), where)
+    limits = {kind: frame[[kind, f"{kind}_lo", f"{kind}_hi"]].to_numpy().ravel() for kind in ("original", "certified")}
+    n_shown = len(frame)
+    frame = frame.iloc[start:stop]
+    n = len(frame)
+    y = np.arange(n, dtype=float)[::-1]  # best model at the top
+
+    height = 1.3 + 0.175 * n
+    fig = _new_figure(10.0, height)
+    ax_o, ax_c = fig.subplots(1, 2, sharey=True, gridspec_kw={"wspace": 0.04})
+    for ax, kind, colour, marker in ((ax_o, "original", _ORIGINAL, "o"), (ax_c, "certified", _CERTIFIED, "D")):
+        v = frame[kind].to_numpy()
+        clo = frame[f"{kind}_lo"].to_numpy()
+        chi = frame[f"{kind}_hi"].to_numpy()
+        ok = np.isfinite(clo) & np.isfinite(chi)
+        ax.hlines(y[ok], clo[ok], chi[ok], color=colour, lw=1.8, alpha=0.7)
+        fin = np.isfinite(v)
+        ax.plot(v[fin], y[fin], ls="none", marker=marker, ms=4.5, color=colour)
+        # Each panel has its own x-range: the certified scores are shrunk toward the
+        # center, and on the original's scale their spread and CIs would be invisible.
+        vals = limits[kind]  # every page of a long leaderboard on the same scale
+        vals = vals[np.isfinite(vals)]
+        lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
+        span = hi - lo if hi > lo else max(abs(lo) * 0.1, 0.05)
+        ax.set_xlim(lo - 0.06 * span, hi + 0.06 * span)
+        ax.set_title(f"{kind} mean score (95% CI)", fontsize=10, color=colour, loc="left")
+        ax.set_xlabel("mean per-item score")
+        ax.grid(axis="x", alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(axis="x", labelsize=8)
+    ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
+    ax_o.set_ylim(-0.7, n - 0.3)
+    ax_c.tick_params(axis="y", left=False)
+
+    # Rank before -> after in the right margin, coloured by the direction of the change.
+    width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
+    for yi, r0, r1 in zip(y, frame["rank_original"].to_numpy(), frame["rank_certified"].to_numpy()):
+        if math.isnan(r0) or math.isnan(r1):
+            colour = _GREY
+        else:
+            colour = "#1a9641" if r1 < r0 else ("#c0392b" if r1 > r0 else "#333333")
+        ax_c.annotate(
+            f"{_rank_text(r0):>{width}} → {_rank_text(r1)}",
+            xy=(1.0, yi),
+            xycoords=("axes fraction", "data"),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            ha="left",
+            fontsize=7.5,
+            color=colour,
+            family="monospace",
+        )
+    ax_c.annotate(
+        "rank\nbefore → after",
+        xy=(1.0, 1.0),
+        xycoords="axes fraction",
+        xytext=(6, 4),
+        textcoords="offset points",
+        va="bottom",
+        ha="left",
+        fontsize=7.5,
+    )
+    heading = _plain(title) if title else "Leaderboard before and after the bias-bounded transformation"
+    if n_shown < n_total:
+        heading += f" (top {n_shown} of {n_total})"
+    heading += _part(start, stop, n_shown, "models")
+    fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
+    return _old_save(fig, out)
+
+
+@plots._with_fonts
+def _old_plot_rank_pairs(ranks, path, *, title=None, rows=None, cols=None):
+    """A plain copy of plot_rank_pairs before: zero-length tick marks drawn."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    where = "plot_rank_pairs"
+    out = _check_path(path, where)
+    title = _check_title(title, where)
+    all_models = list(ranks.get("models") or [])
+    rows_ = list(ranks.get("matrix") or [])
+    # a matrix capped at the best models (rank_statements' matrix_models): drawn for those, counted over every pair
+    models = all_models[:int(ranks.get("matrix_models") or len(all_models))]
+    if len(models) < 2 or len(rows_) != len(models) or any(len(r) != len(models) for r in rows_):
+        raise InputError(f"The 'ranks' parameter of {where} must hold at least two models and a square 'matrix'. "
+                         f"Got {len(models)} model(s) and {len(rows_)} row(s) instead.")
+    index = {c: k for k, (c, _, _) in enumerate(_PAIR_CODES)}
+    full = np.array([[index.get(ch, 3) for ch in r] for r in rows_])
+    d = len(models)
+    r0, r1 = _check_rows(rows, d, where)
+    c0, c1 = _check_rows(cols, d, where)
+    grid = full[r0:r1, c0:c1]
+    cell = min(0.16, 7.9 / (c1 - c0))  # inches per model: 76 columns fill the printable width
+    fs = 7.0
+    label_w = 2.6
+    fig = _new_figure(max(5.0, label_w + cell * (c1 - c0) + 0.3), 1.9 + max(cell * (r1 - r0), 1.2))
+    ax = fig.add_subplot()
+    ax.imshow(grid, cmap=ListedColormap([c for _, c, _ in _PAIR_CODES]), vmin=0, vmax=len(_PAIR_CODES) - 1,
+              interpolation="nearest", aspect="auto")
+    ax.set_xticks(range(c1 - c0))
+    ax.set_yticks(range(r1 - r0))
+    ax.set_xticklabels([str(k + 1) for k in range(c0, c1)], rotation=90, fontsize=fs)
+    ax.set_yticklabels([f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
+    ax.set_xlabel("model (rank, best first)", fontsize=8)
+    ax.tick_params(length=0)
+    counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
+    counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
+    handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
+               for c, col, lab in _PAIR_CODES if lab]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    part = "" if (r0, r1, c0, c1) == (0, d, 0, d) else (
+        f" (rows {r0 + 1}–{r1}" + ("" if (c0, c1) == (0, d) else f", columns {c0 + 1}–{c1}") + f" of {d})")
+    if d < len(all_models):  # the legend counts every pair, the grid the best d models' pairs
+        part += f"\nthe {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
+    side = label_w + cell * (c1 - c0)
+    heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
+    ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
+    return _old_save(fig, out)
+
+
+def _random_figure(seed: int):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    fig = _new_figure(6.0, 1.3 + 0.2 * n)
+    ax_a, ax_b = fig.subplots(1, 2, sharey=True)
+    y = np.arange(n, dtype=float)
+    for ax in (ax_a, ax_b):
+        v = rng.normal(size=n)
+        ax.hlines(y, v - 0.3, v + 0.3)
+        ax.plot(v, y, ls="none", marker="o")
+        ax.set_xlabel("a label")
+    ax_a.set_yticks(y, [f"model-{k}-{'x' * int(rng.integers(1, 20))}" for k in range(n)], fontsize=8)
+    ax_b.annotate("rank", xy=(1.0, 1.0), xycoords="axes fraction", xytext=(6, 4), textcoords="offset points")
+    fig.suptitle("a title " * int(rng.integers(1, 6)), x=0.02, ha="left")
+    return fig
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_save_writes_the_bytes_of_the_two_draw_route(tmp_path: Path, seed: int) -> None:
+    new = _save(_random_figure(seed), tmp_path / "new.png")
+    old = _old_save(_random_figure(seed), tmp_path / "old.png")
+    assert new.read_bytes() == old.read_bytes()
+
+
+def test_plot_ranking_bytes_match_the_two_draw_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(7)
+    n = 9
+    orig = rng.uniform(0.2, 0.8, n)
+    cert = 0.5 + 0.1 * (orig - 0.5)
+    frame = pd.DataFrame({"model": [f"m{k}" for k in range(n)], "original": orig, "original_lo": orig - 0.02,
+                          "original_hi": orig + 0.02, "certified": cert, "certified_lo": cert - 0.01,
+                          "certified_hi": cert + 0.01, "rank_original": (-orig).argsort().argsort() + 1.0,
+                          "rank_certified": (-cert).argsort().argsort() + 1.0})
+    new = plots.plot_ranking(frame, tmp_path / "new.png")
+    monkeypatch.setattr(plots, "_save", _old_save)
+    old = plots.plot_ranking(frame, tmp_path / "old.png")
+    assert new.read_bytes() == old.read_bytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_plot_ranking_bytes_match_the_shared_axes_route(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 30))
+    orig = np.round(rng.uniform(0.2, 0.8, n), 2)
+    cert = 0.5 + 0.1 * (orig - 0.5)
+    frame = pd.DataFrame({"model": [f"model-{k}" for k in range(n)], "original": orig, "original_lo": orig - 0.02,
+                          "original_hi": orig + 0.02, "certified": cert, "certified_lo": cert - 0.01,
+                          "certified_hi": cert + 0.01, "rank_original": (-orig).argsort().argsort() + 1.0,
+                          "rank_certified": (-cert).argsort().argsort() + 1.0})
+    frame.loc[frame.index[-1], ["certified", "certified_lo", "rank_certified"]] = np.nan  # a model not certified
+    for rows in (None, (0, n // 2), (n // 2, n)):
+        new = plots.plot_ranking(frame, tmp_path / "new.png", title="t", rows=rows)
+        old = _old_plot_ranking(frame, tmp_path / "old.png", title="t", rows=rows)
+        assert new.read_bytes() == old.read_bytes()
+
+
+def test_plot_rank_pairs_bytes_match_the_tick_mark_route(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    d = 12
+    m = np.triu(rng.integers(0, 4, (d, d)), 1)
+    m = m + m.T
+    ranks = {"models": [f"model-{k}" for k in range(d)],
+             "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(d)) for i in range(d)]}
+    for rows, cols in ((None, None), ((0, 6), (3, 12))):
+        new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
+        old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
+        assert new.read_bytes() == old.read_bytes()
