@@ -17,6 +17,7 @@ from scipy import sparse, stats
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
+from biasbound.parameters import validate_params
 
 __all__ = [
     "NATIVE_COLUMNS",
@@ -642,6 +643,7 @@ def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return out
 
 
+@validate_params
 def retention(
     original: Any, certified: Any, *, alpha: float, sigma_model: Any
 ) -> dict[str, Any]:
@@ -698,6 +700,7 @@ def retention(
     }
 
 
+@validate_params
 def expected_distortion(original_items: Any, alpha: float, center: Any, sigma: float) -> float:
     """E‖M(D) − f(D)‖² of the shrink-and-noise mechanism M(D) = α f + (1 − α) μ + N(0, σ² I_d).
 

@@ -29,6 +29,7 @@ from scipy.special.cython_special import rel_entr
 from biasbound._exceptions import InputError
 from biasbound._rounding import above, below
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
+from biasbound.parameters import validate_params
 
 __all__ = [
     "CombinedSensitivity",
@@ -117,6 +118,7 @@ def _kl(p: float, q: float) -> float:
     return rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
 
 
+@validate_params
 def kl_upper_bound(mean: float, n: int, beta: float) -> float:
     """Chernoff–Hoeffding upper confidence bound for the mean of [0, 1]-bounded i.i.d. variables.
 
@@ -149,6 +151,7 @@ def kl_upper_bound(mean: float, n: int, beta: float) -> float:
     return _kl_bound(mean, n, beta, upper=True)
 
 
+@validate_params
 def kl_lower_bound(mean: float, n: int, beta: float) -> float:
     """Chernoff–Hoeffding lower confidence bound for the mean of [0, 1]-bounded i.i.d. variables.
 
@@ -203,6 +206,7 @@ def _bernstein_upper(x: np.ndarray, beta: float) -> float:
     return float(np.mean(x)) + _bernstein_width(x, beta)
 
 
+@validate_params(exempt={"method": "the confidence bound's method"})
 def sensitivity_ucb(
     distances: ArrayLike,
     *,
@@ -301,6 +305,7 @@ def _bernstein_lower(x: np.ndarray, beta: float) -> float:
     return float(np.mean(x)) - _bernstein_width(x, beta)
 
 
+@validate_params(exempt={"method": "the confidence bound's method"})
 def sensitivity_lcb(
     distances: ArrayLike,
     *,
@@ -395,6 +400,7 @@ class SensitivityEstimate:
         return asdict(self)
 
 
+@validate_params
 def estimate(
     distances: ArrayLike,
     *,
@@ -590,6 +596,7 @@ def combine(
     )
 
 
+@validate_params
 def bonferroni(beta: float, k: int) -> float:
     """Per-generator failure probability ``β / k`` for a simultaneous level-``(1 - β)`` statement.
 

@@ -24,6 +24,7 @@ from biasbound._exceptions import InputError, JudgeError
 from biasbound._validation import check_in_range, check_int
 from biasbound.neighbors.base import CompleteFn, JudgeItem, NeighborGenerator, Perturbation, RejectedPerturbation
 from biasbound.neighbors.formatting import mask_protected
+from biasbound.parameters import validate_params
 
 __all__ = [
     "PARAPHRASE_TEMPLATE_VERSION",
@@ -154,6 +155,7 @@ class ParaphraseGenerator(NeighborGenerator):
     task = "paraphrase"
     template_version = PARAPHRASE_TEMPLATE_VERSION
 
+    @validate_params
     def __init__(
         self,
         *,

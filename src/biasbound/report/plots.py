@@ -42,6 +42,7 @@ from scipy.stats import gaussian_kde, norm
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
+from biasbound.parameters import validate_params
 
 __all__ = [
     "DISCRETE_LEVELS",
@@ -313,6 +314,7 @@ def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 @_with_fonts
+@validate_params
 def plot_score_kde(
     original: Any,
     certified: Any,
@@ -468,6 +470,7 @@ def _share_hist(axis: Axes, values: np.ndarray, colour: str, label: str) -> None
     axis.stairs(100.0 * counts / values.size, edges, color=colour, lw=1.2)
 
 
+@validate_params
 def plot_score_distribution(
     original: Any,
     certified: Any,
