@@ -47,7 +47,7 @@ from biasbound.bounds._combined import (
 )
 from biasbound.bounds._knowledge import Knowledge, Moments
 from biasbound.bounds._tail import noise_only_sigma
-from biasbound.parameters import validate, validate_params
+from biasbound.parameters import bounds, validate, validate_params
 
 __all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "check", "frontier",
            "recheck", "unit_groups"]
@@ -278,7 +278,7 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     checked = validate(where, method=method, tau=tau, delta=delta, dim=dim)  # the ranges of biasbound.parameters
     m, t, dl, d = checked["method"], checked["tau"], checked["delta"], checked["dim"]
     a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
-    s = check_in_range(sigma, "sigma", where, low=0.0)
+    s = check_in_range(sigma, "sigma", where, **bounds("sigma"))
     k = Knowledge.of(knowledge)
     if m == "paper":
         rec = paper_record(k)

@@ -77,15 +77,16 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound.parameters import CERTIFY, PARAMETERS
+from biasbound.parameters import CERTIFY, PARAMETERS, settings_record
 
 __all__ = [
     "GENERATOR_NAMES",
     "LLM_GENERATORS",
+    "CONFIG_SETTINGS",
     "CalibrationConfig",
     "DataConfig",
     "EndpointConfig",
@@ -264,34 +265,32 @@ class NeighborsConfig:
         return out
 
 
-@dataclass(frozen=True)
-class CalibrationConfig:
-    """The arguments passed on to :func:`biasbound.pipeline.certify`."""
+#: The certify parameters a config holds (the generators come from ``neighbors.generators``, the seed is the run's).
+CONFIG_SETTINGS = tuple(n for n in CERTIFY if PARAMETERS[n].config_key is not None and n != "seed")
 
-    tau: float = 0.5
-    delta: float = 0.01
-    method: str = "tight"
-    combine: str = "max"
-    alpha: float | None = None
-    beta: float | None = 0.05
-    holdout: float = 0.3
-    center: str = "fixed:0.5"
-    view: str = "model"
-    jitter_adjust: bool = False
-    bootstrap_rounds: int = 1000
-    plots: bool = True
-    hamming: int | str = 1
-    sigma: float | None = None
-    range_bound: bool = False
-    deterministic_judge: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return dict(self.__dict__)
+def _settings_dict(self: Any) -> dict[str, Any]:
+    return dict(self.__dict__)
 
-    def certify_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`biasbound.pipeline.certify` these settings give."""
-        return dict(self.__dict__)
+
+if TYPE_CHECKING:
+    class CalibrationConfig:
+        """The type checker's view of the generated record: one attribute per name of :data:`CONFIG_SETTINGS`."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        def to_dict(self) -> dict[str, Any]: ...
+        def certify_kwargs(self) -> dict[str, Any]: ...
+else:
+    CalibrationConfig = settings_record(
+        "CalibrationConfig", CONFIG_SETTINGS,
+        "The arguments passed on to :func:`biasbound.pipeline.certify`: one field per certify parameter of the config "
+        "(:data:`CONFIG_SETTINGS`), its default the table's (:mod:`biasbound.parameters`). ``to_dict()``: the JSON-ready "
+        "form; ``certify_kwargs()``: the keyword arguments of certify these settings give.",
+        to_dict=_settings_dict, certify_kwargs=_settings_dict)
+    CalibrationConfig.__module__ = __name__
 
 
 @dataclass(frozen=True)

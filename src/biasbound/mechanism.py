@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, resolve_rng
-from biasbound.parameters import validate_params
+from biasbound.parameters import bounds, validate_params
 
 __all__ = ["MechanismResult", "apply_mechanism", "noise", "release", "shrink"]
 
@@ -99,7 +99,7 @@ def shrink(x: ArrayLike, *, alpha: float, center: float | ArrayLike) -> np.ndarr
     """
     where = "shrink"
     arr = check_finite_array(x, "x", where, ndim=1)
-    a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
+    a = check_in_range(alpha, "alpha", where, **bounds("alpha"))
     return _shrink(arr, a, _check_center(center, arr.size, where))
 
 

@@ -37,7 +37,7 @@ from biasbound._validation import (
     cli_command,
 )
 
-__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "Parameter", "checked_names", "checked_records", "exempt_names",
+__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "Parameter", "bounds", "checked_names", "checked_records", "exempt_names",
            "old_option", "option", "renamed", "settings_record", "table_options", "validate", "validate_params"]
 
 
@@ -231,6 +231,12 @@ def option(name: str, default: Any = ..., *, flag: str | None = None, help: str 
     return typer.Option(p.default if default is ... else default, decl, help=text + ".", **kw)
 
 
+def bounds(name: str) -> dict[str, Any]:
+    """The keyword arguments of ``check_in_range`` (or ``check_int``) for ``name``'s declared range: an inline check
+    of a table name takes its range from here, never writes it again."""
+    return (PARAMETERS[name].range or Range()).bounds()
+
+
 def old_option(name: str, *, flag: str | None = None) -> Any:
     """The hidden ``typer.Option`` of a deprecated spelling of ``name``'s flag (None when not given)."""
     import typer
@@ -285,8 +291,9 @@ def _refused(p: Parameter, value: Any, where: str) -> None:
     p.check(value, where)
 
 
-#: ``validate_params(exempt=AT_A_POINT)``: the bounds and the audit evaluate a point of the bound's domain, where
-#: ``alpha = 0`` (every score released as the centre) is a point like any other; their own check takes [0, 1].
+#: ``validate_params(exempt=AT_A_POINT)``: the bounds, the audit and the retention/distortion curves evaluate a point
+#: of the domain, where ``alpha = 0`` (every score released as the centre) is a point like any other; their own check
+#: takes [0, 1].
 AT_A_POINT = {"alpha": "a point of the bound's domain, alpha in [0, 1] (0: every score released as the centre)"}
 
 
@@ -374,7 +381,7 @@ def settings_record(name: str, names: Sequence[str], doc: str, **methods: Any) -
     table's default: the record is declared by the table, never written out again."""
     import dataclasses
 
-    fields = [(n, _python_type(PARAMETERS[n], cli=False) | None,  # type: ignore[operator]
+    fields = [(n, _python_type(PARAMETERS[n], cli=False) | None,
                dataclasses.field(default=PARAMETERS[n].default)) for n in names]
     cls = dataclasses.make_dataclass(name, fields, frozen=True, namespace=dict(methods))
     cls.__doc__ = doc
@@ -396,7 +403,7 @@ def table_options(names: Sequence[str], *, into: str = "settings", given_only: b
             p = PARAMETERS[n]
             kind = _python_type(p, cli=True)
             optional = given_only or p.optional or p.default is None
-            hints[n] = kind | None if optional else kind  # type: ignore[operator]
+            hints[n] = kind | None if optional else kind
             kw: dict[str, Any] = {} if panel is None else {"rich_help_panel": panel}
             flag = p.flag
             if given_only and p.kind == "bool" and flag is not None and "/" not in flag:

@@ -29,7 +29,7 @@ from scipy.special.cython_special import rel_entr
 from biasbound._exceptions import InputError
 from biasbound._rounding import above, below
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
-from biasbound.parameters import validate_params
+from biasbound.parameters import bounds, validate_params
 
 __all__ = [
     "CombinedSensitivity",
@@ -147,7 +147,7 @@ def kl_upper_bound(mean: float, n: int, beta: float) -> float:
     """
     mean = check_in_range(mean, "mean", "kl_upper_bound", low=0.0, high=1.0)
     n = check_int(n, "n", "kl_upper_bound", low=1)
-    beta = check_in_range(beta, "beta", "kl_upper_bound", low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", "kl_upper_bound", **bounds("beta"))
     return _kl_bound(mean, n, beta, upper=True)
 
 
@@ -160,7 +160,7 @@ def kl_lower_bound(mean: float, n: int, beta: float) -> float:
     """
     mean = check_in_range(mean, "mean", "kl_lower_bound", low=0.0, high=1.0)
     n = check_int(n, "n", "kl_lower_bound", low=1)
-    beta = check_in_range(beta, "beta", "kl_lower_bound", low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", "kl_lower_bound", **bounds("beta"))
     return _kl_bound(mean, n, beta, upper=False)
 
 
@@ -266,7 +266,7 @@ def sensitivity_ucb(
     """
     where = "sensitivity_ucb"
     method = check_one_of(method, "method", where, UCB_METHODS)
-    beta = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", where, **bounds("beta"))
     max_distance = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
     d = _check_distances(distances, where, min_size=2)
     return _ucb(d, beta=beta, max_distance=max_distance, method=method)
@@ -341,7 +341,7 @@ def sensitivity_lcb(
     """
     where = "sensitivity_lcb"
     method = check_one_of(method, "method", where, UCB_METHODS)
-    beta = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", where, **bounds("beta"))
     max_distance = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
     d = _check_distances(distances, where, min_size=2)
     _check_range(d, max_distance, where)
@@ -443,7 +443,7 @@ def estimate(
     ucb = None
     b = None
     if beta is not None:
-        b = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+        b = check_in_range(beta, "beta", where, **bounds("beta"))
         if md is None:
             raise InputError(
                 f"The 'max_distance' parameter of {where} must be given with 'beta': "
@@ -611,7 +611,7 @@ def bonferroni(beta: float, k: int) -> float:
     -------
     float
     """
-    beta = check_in_range(beta, "beta", "bonferroni", low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", "bonferroni", **bounds("beta"))
     k = check_int(k, "k", "bonferroni", low=1)
     return beta / k
 

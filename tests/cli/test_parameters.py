@@ -387,3 +387,37 @@ def test_run_settings_that_do_not_fit_together_fail_before_judging(
     code, err = _cli(["run", str(path), "--no-progress", *options], capsys)
     assert code == 2 and err.startswith(f"error: {path}: The certify settings do not fit together") and words in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_public_functions_that_accepted_what_the_table_refuses() -> None:
+    """The issue's three: each now refuses with the table's sentence, before reading its other arguments."""
+    import biasbound as bb
+
+    calls = [
+        ("delta", "range_implied", lambda: bb.range_implied(tau=0.5, delta=1e-15, alpha=0.5, sigma=0.1, dim=10, A=1.0)),
+        ("delta", "bias_radius", lambda: bb.bias_radius(1e-15, bb.AlmostSure(A=1.0))),
+        ("tau", "audit_certificate", lambda: bb.audit_certificate(
+            {"tau": 1e7, "delta": 0.01, "sigma": 0.1, "alpha": 0.5, "dim": 10, "center": "fixed"}, [0.1, 0.2])),
+    ]
+    for name, where, call in calls:
+        with pytest.raises(InputError) as info:
+            call()
+        assert str(info.value).startswith(f"The {name!r} parameter of {where} must be a float in "
+                                          f"{PARAMETERS[name].range.text()}."), str(info.value)  # type: ignore[union-attr]
+
+
+def test_what_the_table_allows_reaches_the_function_unchanged() -> None:
+    """validate_params checks and never converts: a numpy integer stays one, None and arrays pass to the function."""
+    import numpy as np
+
+    from biasbound.parameters import validate_params
+
+    @validate_params
+    def f(dim: int, sigma: float | None = None, delta: object = None) -> tuple[object, object, object]:
+        return dim, sigma, delta
+
+    d = np.int64(3)
+    out = f(d, delta=np.array([0.5, 2.0]))
+    assert out[0] is d and out[1] is None and isinstance(out[2], np.ndarray)
+    with pytest.raises(InputError, match=r"The 'dim' parameter of f must be an int in \[1, inf\)"):
+        f(0)

@@ -29,7 +29,7 @@ from biasbound._rounding import below, down, floor_sig, pad, split, up
 from biasbound._validation import check_in_range, check_int
 from biasbound.bounds._knowledge import Moments
 from biasbound.bounds._tail import check_point, check_record
-from biasbound.parameters import AT_A_POINT, validate_params
+from biasbound.parameters import AT_A_POINT, bounds, validate_params
 
 __all__ = ["EXACT", "NAME", "PaperCalibration", "applies", "calibrate", "laurent_massart_radius", "sigma_max",
            "violation_bound"]
@@ -122,7 +122,7 @@ def laurent_massart_radius(dim: int, delta_B: float) -> float:
     ``B ~ N(0, 2 sigma^2 I_d)`` it gives ``Pr[||B|| > sqrt(2) sigma r] <= delta_B`` (proof of Theorem 3.1).
     Valid for every ``d >= 1``; rounded up so it never undershoots.
     """
-    d = check_int(dim, "dim", "laurent_massart_radius", low=1)
+    d = check_int(dim, "dim", "laurent_massart_radius", **bounds("dim"))
     dB = check_in_range(delta_B, "delta_B", "laurent_massart_radius", low=0.0, high=1.0, low_open=True, high_open=True)
     return _lm(d, dB)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import dataclasses
+import inspect
 
 import pandas as pd
 
@@ -32,6 +33,12 @@ from biasbound.pipeline._settings import (
 )
 
 __all__ = ["certify"]
+
+#: certify's arguments its settings check reads (check_settings's parameters, declared there once)
+_CHECKED = tuple(inspect.signature(check_settings).parameters)
+#: certify's arguments left out of the recorded call (scope.reproduce): the data, where and how to write, and the
+#: arguments recorded in their own form below it
+_NOT_REPRODUCED = ("judgments", "out", "progress", "sign_key", "schedule", "human_labels", "human_level")
 
 #: certify's settings the anchored release shares with the judge's (tau and a fixed centre are mapped to its scale)
 _ANCHORED_KEYS = ("tau", "delta", "neighbors", "method", "combine", "beta", "holdout", "seed", "center",
@@ -196,12 +203,8 @@ def certify(
     calibration of :func:`biasbound.calibrate`; see the module docstring for the decisions on shared
     calibration, order statistics, audits and jitter adjustment.
     """
-    s = check_settings(
-        tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha, beta=beta,
-        holdout=holdout, seed=seed, view=view, center=center, jitter_adjust=jitter_adjust,
-        bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, hamming=hamming, sampled=sampled,
-        sigma=sigma, deterministic_judge=deterministic_judge,
-    )
+    call = dict(locals())  # the arguments as given, in the signature's order (nothing else is bound yet)
+    s = check_settings(**{k: call[k] for k in _CHECKED})
     master = s.seed
     from biasbound.parameters import validate
 
@@ -210,11 +213,8 @@ def certify(
     private_key = _private_key(sign_key, out_path)
     # the call that made the certificates (recorded in each judge's scope.reproduce: biasbound verify --judgments)
     reproduce = _reproduce(judgments, dict(
-        tau=tau, delta=delta, neighbors=neighbors if isinstance(neighbors, str) else list(neighbors), method=method,
-        combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
-        jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
-        baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
-        deterministic_judge=deterministic_judge), schedule, human_labels, human_level)
+        {k: v for k, v in call.items() if k not in _NOT_REPRODUCED}, seed=master,
+        neighbors=neighbors if isinstance(neighbors, str) else list(neighbors)), schedule, human_labels, human_level)
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
