@@ -421,3 +421,28 @@ def test_what_the_table_allows_reaches_the_function_unchanged() -> None:
     assert out[0] is d and out[1] is None and isinstance(out[2], np.ndarray)
     with pytest.raises(InputError, match=r"The 'dim' parameter of f must be an int in \[1, inf\)"):
         f(0)
+
+
+def test_the_commands_and_the_config_record_are_generated_from_the_table() -> None:
+    """certify's and run's options and the config's record come from the table: one declaration per name (a name
+    added to CERTIFY reaches the three without another line)."""
+    import dataclasses
+
+    import typer
+
+    from biasbound.commands.certify import CERTIFY_OPTIONS
+    from biasbound.config import CONFIG_SETTINGS, CalibrationConfig
+
+    group: Any = typer.main.get_command(app)
+    for command, names in (("certify", CERTIFY_OPTIONS), ("run", [n for n in CERTIFY if n != "neighbors"])):
+        params = {p.name: p for p in group.commands[command].params}
+        for name in names:
+            p = PARAMETERS[name]
+            assert name in params and p.flag.split("/")[0] in params[name].opts, (command, name)  # type: ignore[union-attr]
+            assert params[name].help.startswith(p.meaning), (command, name)
+            if command == "run":
+                assert params[name].default is None, name  # given: replaces the config's key
+    assert group.commands["certify"].params[0].name == "inputs"  # the command's own arguments keep their places
+    fields = dataclasses.fields(CalibrationConfig)
+    assert [f.name for f in fields] == list(CONFIG_SETTINGS) == [n for n in CERTIFY if n not in ("neighbors", "seed")]
+    assert all(f.default == PARAMETERS[f.name].default for f in fields)
