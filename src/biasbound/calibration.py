@@ -47,7 +47,7 @@ from biasbound.bounds._combined import (
 )
 from biasbound.bounds._knowledge import Knowledge, Moments
 from biasbound.bounds._tail import noise_only_sigma
-from biasbound.parameters import bounds, validate, validate_params
+from biasbound.parameters import AT_A_POINT, bounds, validate, validate_params
 
 __all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "check", "frontier",
            "recheck", "unit_groups"]
@@ -266,7 +266,7 @@ class BoundCalibration:
 
 
 # --------------------------------------------------------------------------- public API
-@validate_params
+@validate_params(exempt=AT_A_POINT)
 def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, knowledge: Any,
           method: str = "tight") -> tuple[bool, float]:
     """OpenDP-style check: ``(bound <= delta, bound)`` for a claimed ``(alpha, sigma)``.
