@@ -801,7 +801,10 @@ def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path 
     from biasbound.pipeline._settings import check_settings
 
     names = [g if g in ("swap", "rerun") else f"variant:{g}" for g in neighbors.generators]
-    kw = {k: v for k, v in c.certify_kwargs().items() if k not in ("plots", "range_bound")}
+    import inspect
+
+    checked = inspect.signature(check_settings).parameters  # the rest (plots, range_bound) certify reads itself
+    kw = {k: v for k, v in c.certify_kwargs().items() if k in checked}
     try:
         check_settings(neighbors=names, **kw)
         if c.range_bound and c.method != "tight":

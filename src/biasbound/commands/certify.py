@@ -66,8 +66,6 @@ EXIT_VIOLATED = 1
 
 #: The options of ``certify`` from the parameter table: every certify parameter and the human labels' two.
 CERTIFY_OPTIONS = (*CERTIFY, "human_labels", "human_level")
-#: Options check_settings does not take (read by certify itself).
-_NOT_CHECKED = ("plots", "range_bound", "human_labels", "human_level")
 
 #: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
 _DETAILED_JUDGES = 5
@@ -728,6 +726,8 @@ def register(app: typer.Typer) -> None:
         from biasbound.pipeline._settings import RANGE_GENERATOR, check_settings, holds_neighbors
         from biasbound.pipeline._staging import check_out
 
+        import inspect
+
         from biasbound._validation import check_one_of
 
         v = dict(settings or {})
@@ -745,7 +745,8 @@ def register(app: typer.Typer) -> None:
         mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))
         auto = neighbors.strip().lower() == "auto"
         # certify's own parameter checks, run before any input is read: a bad option fails at once
-        check_settings(**{**{k: x for k, x in v.items() if k not in _NOT_CHECKED}, "neighbors": "swap" if auto else neighbors,
+        checked = inspect.signature(check_settings).parameters  # the rest (plots, range_bound...) certify reads itself
+        check_settings(**{**{k: x for k, x in v.items() if k in checked}, "neighbors": "swap" if auto else neighbors,
                           "jitter_adjust": v["jitter_adjust"] and not auto})
         out = check_out(out)  # an --out naming a file (or nothing) fails before any input is read
         if sign_key is not None:  # a wrong key file fails before any input is read
