@@ -24,6 +24,7 @@ from scipy.stats import binomtest, chi2, ncx2
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
 from biasbound.sensitivity import _kl_bound
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["AuditResult", "CertificateAudit", "PartAudit", "audit", "audit_certificate", "audit_certificate_parts",
            "effective_sq_distances", "exceedance_probabilities"]
@@ -110,6 +111,7 @@ class AuditResult:
         return asdict(self)
 
 
+@validate_params(exempt=AT_A_POINT)
 def effective_sq_distances(distances: np.ndarray, alpha: float, mean_shifts: np.ndarray | None) -> np.ndarray:
     """Squared distance between shrunk neighbour scores: ``||g_D(f(D)) - g_D'(f(D'))||²``.
 
@@ -123,6 +125,7 @@ def effective_sq_distances(distances: np.ndarray, alpha: float, mean_shifts: np.
     return sq
 
 
+@validate_params
 def exceedance_probabilities(sq_eff: np.ndarray, *, tau: float, sigma: float, dim: int) -> np.ndarray:
     """Exact ``Pr[||Δ_eff + B|| > τ]`` for ``B ~ N(0, 2σ²I_d)`` and each squared ``||Δ_eff||²``.
 
@@ -171,6 +174,7 @@ def _clopper_pearson_upper(k: int, n: int, confidence: float) -> float:
     return float(binomtest(k, n, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high)
 
 
+@validate_params(exempt=AT_A_POINT)
 def audit(
     *,
     tau: float,
@@ -324,6 +328,7 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
+@validate_params(records={"certificate": ("tau", "delta", "sigma", "alpha", "dim")})
 def audit_certificate(
     certificate: Any,
     distances: ArrayLike,
@@ -550,6 +555,7 @@ def _split_recorded(sq: np.ndarray, recorded: np.ndarray) -> np.ndarray | None:
     return np.asarray(keep, dtype=np.int64)
 
 
+@validate_params
 def audit_certificate_parts(
     certificate: Any,
     parts: Mapping[tuple[str | None, str], tuple[ArrayLike, ArrayLike | None]],

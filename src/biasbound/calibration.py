@@ -47,7 +47,7 @@ from biasbound.bounds._combined import (
 )
 from biasbound.bounds._knowledge import Knowledge, Moments
 from biasbound.bounds._tail import noise_only_sigma
-from biasbound.parameters import validate
+from biasbound.parameters import AT_A_POINT, bounds, validate, validate_params
 
 __all__ = ["UNIT_SEPARATOR", "BoundCalibration", "beta_per_unit", "calibrate", "check", "frontier",
            "recheck", "unit_groups"]
@@ -266,6 +266,7 @@ class BoundCalibration:
 
 
 # --------------------------------------------------------------------------- public API
+@validate_params(exempt=AT_A_POINT)
 def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, knowledge: Any,
           method: str = "tight") -> tuple[bool, float]:
     """OpenDP-style check: ``(bound <= delta, bound)`` for a claimed ``(alpha, sigma)``.
@@ -277,7 +278,7 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     checked = validate(where, method=method, tau=tau, delta=delta, dim=dim)  # the ranges of biasbound.parameters
     m, t, dl, d = checked["method"], checked["tau"], checked["delta"], checked["dim"]
     a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
-    s = check_in_range(sigma, "sigma", where, low=0.0)
+    s = check_in_range(sigma, "sigma", where, **bounds("sigma"))
     k = Knowledge.of(knowledge)
     if m == "paper":
         rec = paper_record(k)
@@ -294,6 +295,7 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     return bool(v <= dl), v
 
 
+@validate_params
 def frontier(*, tau: float, delta: float, dim: int, knowledge: Any, method: str = "tight",
              n: int = 13, unit: str | None = None) -> list[dict[str, float]]:
     """The feasible frontier ``alpha*(sigma)`` at ``n`` noise scales from 0 to the noise-only maximum.
@@ -355,6 +357,41 @@ def _frontier(F: Callable[[float, float], float], tau: float, delta: float, dim:
     return out
 
 
+def _default_point(F: Callable[[float, float], float], t: float, dl: float, s_hi: float, ts: float,
+                   a0: float) -> tuple[float, float | None, str]:
+    """The default rule's point (neither alpha nor sigma given): ``(alpha, sigma or None, rule)``, sigma None when
+    it is left to the search at that alpha; ``a0`` is alpha*(0), the largest noiseless shrinkage."""
+    if a0 <= 0:
+        raise InfeasibleCertificateError(
+            f"tau={t:g} cannot be certified (delta={dl:g}) for any alpha in (0, 1]: even without noise the bound "
+            "exceeds delta; raise tau or delta, or add knowledge.", alpha_max=0.0)
+    # [proof:default-point] the noise gets tau_split of its room (Algorithm 1's symmetric split), the shrinkage
+    # is the largest the knowledge allows there: judges that move less get a larger alpha at the same noise
+    s_ref = below(ts * s_hi)
+    a_ref = _alpha_star(lambda a: F(a, s_ref), dl)
+    if a_ref > 0:
+        return a_ref, s_ref, (
+            f"default rule: sigma = tau_split * sigma_noise with tau_split={ts:g} and sigma_noise = "
+            f"tau/sqrt(2 chi2.isf(delta, d)) = {s_hi:.6g} (the most noise any certificate allows): the noise gets "
+            "tau_split of its room, as Algorithm 1's symmetric split gives it half of tau; alpha = alpha*(sigma), "
+            "the largest verified shrinkage at that noise — so judges that move the scores less get a larger alpha")
+    al = min(1.0, ts * a0)
+    return al, None, (
+        f"default rule: no shrinkage works at tau_split={ts:g} of the largest noise, so alpha = "
+        f"tau_split * alpha*(0) = {al:.6g} (alpha*(0) the largest noiseless shrinkage) and sigma = the largest "
+        "verified noise at that alpha")
+
+
+def _given_rule(al: float | None, sg: float | None) -> str:
+    """The rule in words when alpha, sigma or both are given."""
+    if al is not None and sg is None:
+        return f"alpha={al:g} given; sigma = the largest verified noise at that alpha"
+    if al is None:
+        return f"sigma={sg:g} given; alpha = the largest verified shrinkage at that noise"
+    return f"alpha={al:g} and sigma={sg:g} given; checked"
+
+
+@validate_params
 def calibrate(
     knowledge: Any,
     *,
@@ -443,31 +480,9 @@ def calibrate(
         # of it, e.g. another model's, guiding the bisection; the result is the plain bisection's, see _alpha_star)
         amax = _alpha_star(lambda a: F(a, 0.0), dl, 1.0, rtol=rt, guess=_guess)
     if al is None and sg is None:
-        if a0 <= 0:
-            raise InfeasibleCertificateError(
-                f"tau={t:g} cannot be certified (delta={dl:g}) for any alpha in (0, 1]: even without noise the bound "
-                "exceeds delta; raise tau or delta, or add knowledge.", alpha_max=0.0)
-        # [proof:default-point] the noise gets tau_split of its room (Algorithm 1's symmetric split), the shrinkage
-        # is the largest the knowledge allows there: judges that move less get a larger alpha at the same noise
-        s_ref = below(ts * s_hi)
-        a_ref = _alpha_star(lambda a: F(a, s_ref), dl)
-        if a_ref > 0:
-            al, sg = a_ref, s_ref
-            rule = (f"default rule: sigma = tau_split * sigma_noise with tau_split={ts:g} and sigma_noise = "
-                    f"tau/sqrt(2 chi2.isf(delta, d)) = {s_hi:.6g} (the most noise any certificate allows): the noise gets "
-                    "tau_split of its room, as Algorithm 1's symmetric split gives it half of tau; alpha = alpha*(sigma), "
-                    "the largest verified shrinkage at that noise — so judges that move the scores less get a larger alpha")
-        else:
-            al = min(1.0, ts * a0)
-            rule = (f"default rule: no shrinkage works at tau_split={ts:g} of the largest noise, so alpha = "
-                    f"tau_split * alpha*(0) = {al:.6g} (alpha*(0) the largest noiseless shrinkage) and sigma = the largest "
-                    "verified noise at that alpha")
-    elif al is not None and sg is None:
-        rule = f"alpha={al:g} given; sigma = the largest verified noise at that alpha"
-    elif al is None:
-        rule = f"sigma={sg:g} given; alpha = the largest verified shrinkage at that noise"
+        al, sg, rule = _default_point(F, t, dl, s_hi, ts, a0)
     else:
-        rule = f"alpha={al:g} and sigma={sg:g} given; checked"
+        rule = _given_rule(al, sg)
     if sg is None:
         if al is None:  # the branches above set alpha whenever sigma is still free
             raise RuntimeError("calibrate reached the sigma search without an alpha")
@@ -513,6 +528,7 @@ def calibrate(
 #: The same function under its earlier name (pipeline, card and tests call it so); one route, two names.
 
 
+@validate_params
 def recheck(calibration: BoundCalibration, *, knowledge: Any = None, dim: int | None = None,
             frontier_points: int | None = None, hint: BoundCalibration | None = None) -> BoundCalibration:
     """The same ``(alpha, sigma)`` re-certified for other knowledge and/or another dimension.

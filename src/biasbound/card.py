@@ -54,6 +54,7 @@ import pandas as pd
 from scipy import special, stats
 
 from biasbound._exceptions import InputError
+from biasbound.parameters import validate_params
 
 __all__ = [
     "FIGURES",
@@ -447,6 +448,7 @@ def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None
     return card
 
 
+@validate_params
 def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, Mapping[str, Any]] | None = None,
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
                max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
@@ -594,6 +596,7 @@ def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_item
     return out
 
 
+@validate_params
 def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int = 0,
                     level: float = LEVEL, max_pairs: int | None = PAIR_LIST_CAP,
                     matrix_models: int | None = MATRIX_MODELS, rows: _JudgeRows | None = None) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 from biasbound._version import __version__
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import check_one_of, spawn_seeds
+from biasbound.parameters import validate_params
 
 __all__ = [
     "CENTER_KINDS",
@@ -701,6 +702,7 @@ def _mismatch(recorded: Any, derived: Any, path: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- construction
+@validate_params
 def make_certificate(
     calibration: Any,
     *,

@@ -82,15 +82,16 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound.parameters import CERTIFY, PARAMETERS
+from biasbound.parameters import CERTIFY, PARAMETERS, settings_record
 
 __all__ = [
     "GENERATOR_NAMES",
     "LLM_GENERATORS",
+    "CONFIG_SETTINGS",
     "CalibrationConfig",
     "DataConfig",
     "EndpointConfig",
@@ -275,34 +276,32 @@ class NeighborsConfig:
         return out
 
 
-@dataclass(frozen=True)
-class CalibrationConfig:
-    """The arguments passed on to :func:`biasbound.pipeline.certify`."""
+#: The certify parameters a config holds (the generators come from ``neighbors.generators``, the seed is the run's).
+CONFIG_SETTINGS = tuple(n for n in CERTIFY if PARAMETERS[n].config_key is not None and n != "seed")
 
-    tau: float = 0.5
-    delta: float = 0.01
-    method: str = "tight"
-    combine: str = "max"
-    alpha: float | None = None
-    beta: float | None = 0.05
-    holdout: float = 0.3
-    center: str = "fixed:0.5"
-    view: str = "model"
-    jitter_adjust: bool = False
-    bootstrap_rounds: int = 1000
-    plots: bool = True
-    hamming: int | str = 1
-    sigma: float | None = None
-    range_bound: bool = False
-    deterministic_judge: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return dict(self.__dict__)
+def _settings_dict(self: Any) -> dict[str, Any]:
+    return dict(self.__dict__)
 
-    def certify_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`biasbound.pipeline.certify` these settings give."""
-        return dict(self.__dict__)
+
+if TYPE_CHECKING:
+    class CalibrationConfig:
+        """The type checker's view of the generated record: one attribute per name of :data:`CONFIG_SETTINGS`."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        def to_dict(self) -> dict[str, Any]: ...
+        def certify_kwargs(self) -> dict[str, Any]: ...
+else:
+    CalibrationConfig = settings_record(
+        "CalibrationConfig", CONFIG_SETTINGS,
+        "The arguments passed on to :func:`biasbound.pipeline.certify`: one field per certify parameter of the config "
+        "(:data:`CONFIG_SETTINGS`), its default the table's (:mod:`biasbound.parameters`). ``to_dict()``: the JSON-ready "
+        "form; ``certify_kwargs()``: the keyword arguments of certify these settings give.",
+        to_dict=_settings_dict, certify_kwargs=_settings_dict)
+    CalibrationConfig.__module__ = __name__
 
 
 @dataclass(frozen=True)
@@ -577,8 +576,8 @@ def _data(r: _Reader, raw: Any) -> DataConfig:
                       include_baseline=include)
 
 
-def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
-    d = r.mapping(raw, "neighbors", _NEIGHBOR_KEYS)
+def _generators(r: _Reader, d: Mapping[str, Any], template: str) -> list[str]:
+    """``neighbors.generators``: run generators, duplicates removed, order kept (the template's default when absent)."""
     gens_raw = d.get("generators", ["swap"] if template == "pairwise" else ["format"])
     if isinstance(gens_raw, str):
         gens_raw = [g.strip() for g in gens_raw.split(",") if g.strip()]
@@ -594,33 +593,47 @@ def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
     if template == "single" and "swap" in gens:
         raise r.fail("neighbors.generators", "free of 'swap' with template 'single' (a single answer has no position to swap)",
                      "swap")
+    return gens
+
+
+def _sequential(r: _Reader, d: Mapping[str, Any]) -> tuple[tuple[int, ...], float, dict[str, float]]:
+    """``neighbors.sequential``: the looks declared in advance, the least gain of α a look must bring and the
+    targets a look may stop on."""
+    seq = r.mapping(d["sequential"], "neighbors.sequential", _SEQUENTIAL_KEYS)
+    if d.get("neighbors_per_generator") is not None:
+        raise r.fail("neighbors.neighbors_per_generator", "absent with 'neighbors.sequential' (its last look is m)",
+                     d["neighbors_per_generator"])
+    raw_looks = seq.get("looks")
+    if (not isinstance(raw_looks, (list, tuple)) or len(raw_looks) < 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in raw_looks)
+            or list(raw_looks) != sorted(set(raw_looks))):
+        raise r.fail("neighbors.sequential.looks", "a list of at least 2 increasing integers >= 2, e.g. [10, 20, 40]",
+                     raw_looks)
+    looks = tuple(int(x) for x in raw_looks)
+    min_gain = float(r.number(seq.get("min_gain"), "neighbors.sequential.min_gain", default=0.01, low=0, high=1))  # type: ignore[arg-type]
+    target: dict[str, float] = {}
+    if seq.get("target") is not None:
+        tg = r.mapping(seq["target"], "neighbors.sequential.target", _TARGET_KEYS)
+        if not tg:
+            raise r.fail("neighbors.sequential.target", f"a mapping with at least one of {list(_TARGET_KEYS)}", tg)
+        for key, value in tg.items():
+            where = f"neighbors.sequential.target.{key}"
+            if value is None:
+                raise r.fail(where, "a number in (0, 1]", value)
+            target[key] = float(r.number(value, where, default=None, low=0, high=1, low_open=True))  # type: ignore[arg-type]
+    return looks, min_gain, target
+
+
+def _neighbors(r: _Reader, raw: Any, template: str) -> NeighborsConfig:
+    d = r.mapping(raw, "neighbors", _NEIGHBOR_KEYS)
+    gens = _generators(r, d, template)
     m = int(r.integer(d.get("neighbors_per_generator"), "neighbors.neighbors_per_generator", default=50, low=2))  # type: ignore[arg-type]
     looks: tuple[int, ...] = ()
     min_gain = 0.01
     target: dict[str, float] = {}
     if d.get("sequential") is not None:
-        seq = r.mapping(d["sequential"], "neighbors.sequential", _SEQUENTIAL_KEYS)
-        if d.get("neighbors_per_generator") is not None:
-            raise r.fail("neighbors.neighbors_per_generator", "absent with 'neighbors.sequential' (its last look is m)",
-                         d["neighbors_per_generator"])
-        raw_looks = seq.get("looks")
-        if (not isinstance(raw_looks, (list, tuple)) or len(raw_looks) < 2
-                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in raw_looks)
-                or list(raw_looks) != sorted(set(raw_looks))):
-            raise r.fail("neighbors.sequential.looks", "a list of at least 2 increasing integers >= 2, e.g. [10, 20, 40]",
-                         raw_looks)
-        looks = tuple(int(x) for x in raw_looks)
+        looks, min_gain, target = _sequential(r, d)
         m = looks[-1]
-        min_gain = float(r.number(seq.get("min_gain"), "neighbors.sequential.min_gain", default=0.01, low=0, high=1))  # type: ignore[arg-type]
-        if seq.get("target") is not None:
-            tg = r.mapping(seq["target"], "neighbors.sequential.target", _TARGET_KEYS)
-            if not tg:
-                raise r.fail("neighbors.sequential.target", f"a mapping with at least one of {list(_TARGET_KEYS)}", tg)
-            for key, value in tg.items():
-                where = f"neighbors.sequential.target.{key}"
-                if value is None:
-                    raise r.fail(where, "a number in (0, 1]", value)
-                target[key] = float(r.number(value, where, default=None, low=0, high=1, low_open=True))  # type: ignore[arg-type]
     opts = r.mapping(d.get("options"), "neighbors.options", GENERATOR_NAMES)
     options = {}
     for name, o in opts.items():
@@ -709,6 +722,38 @@ def _calibration(r: _Reader, top: Mapping[str, Any]) -> CalibrationConfig:
     return CalibrationConfig(**values)
 
 
+def _judges(r: _Reader, top: Mapping[str, Any]) -> tuple[EndpointConfig, tuple[EndpointConfig, ...]]:
+    """The judge and the panel: ``judge`` (one endpoint, no panel) or ``judges`` (a list with distinct names; the
+    first is the judge)."""
+    if top.get("judges") is None:
+        return _endpoint(r, top.get("judge"), "judge"), ()
+    if top.get("judge") is not None:
+        raise r.fail("judges", "used without 'judge' (give one judge under 'judge' or a panel under 'judges')",
+                     "both given")
+    raw_judges = top["judges"]
+    if not isinstance(raw_judges, (list, tuple)) or not raw_judges:
+        raise r.fail("judges", "a non-empty list of judge endpoints", raw_judges)
+    judges = tuple(_endpoint(r, j, f"judges[{i}]") for i, j in enumerate(raw_judges))
+    names = [j.name for j in judges]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise r.fail("judges", "a list of judges with distinct names (set 'name' where two use the same model)", dup)
+    return judges[0], judges
+
+
+def _check_sequential(r: _Reader, neighbors: NeighborsConfig, calibration: CalibrationConfig) -> None:
+    """A sequential schedule needs a drawn generator, a confidence level and α left to the looks."""
+    if not neighbors.drawn:
+        raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
+                     "swap")
+    if calibration.beta is None:
+        raise r.fail("calibration.beta", "a number with 'neighbors.sequential' (drawn neighbours need a confidence level)",
+                     None)
+    if calibration.alpha is not None:
+        raise r.fail("calibration.alpha", "null with 'neighbors.sequential' (the looks stop on α's gains)",
+                     calibration.alpha)
+
+
 def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path | None = None) -> RunConfig:
     """Validate a configuration already read from YAML.
 
@@ -745,22 +790,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("data.include_baseline", "false unless template is 'pairwise' and 'data.baseline' is set", True)
     if template == "single" and data.baseline is not None:
         raise r.fail("data.baseline", "absent with template 'single' (single grading has no baseline)", data.baseline)
-    judges: tuple[EndpointConfig, ...] = ()
-    if top.get("judges") is not None:
-        if top.get("judge") is not None:
-            raise r.fail("judges", "used without 'judge' (give one judge under 'judge' or a panel under 'judges')",
-                         "both given")
-        raw_judges = top["judges"]
-        if not isinstance(raw_judges, (list, tuple)) or not raw_judges:
-            raise r.fail("judges", "a non-empty list of judge endpoints", raw_judges)
-        judges = tuple(_endpoint(r, j, f"judges[{i}]") for i, j in enumerate(raw_judges))
-        names = [j.name for j in judges]
-        dup = next((n for n in names if names.count(n) > 1), None)
-        if dup is not None:
-            raise r.fail("judges", "a list of judges with distinct names (set 'name' where two use the same model)", dup)
-        judge = judges[0]
-    else:
-        judge = _endpoint(r, top.get("judge"), "judge")
+    judge, judges = _judges(r, top)
     neighbors = _neighbors(r, top.get("neighbors"), template)
     allow = r.boolean(top.get("allow_judge_as_rewriter"), "allow_judge_as_rewriter", False)
     rewriter = None if top.get("rewriter") is None else _endpoint(r, top.get("rewriter"), "rewriter")
@@ -789,15 +819,7 @@ def parse_config(raw: Any, *, source: str | Path | None = None, base: str | Path
         raise r.fail("jitter_adjust", "false unless 'neighbors.generators' holds 'rerun' and another generator", True)
     _check_together(calibration, neighbors, src)
     if neighbors.looks:
-        if not neighbors.drawn:
-            raise r.fail("neighbors.sequential", "used with a drawn generator (swap alone is a census: nothing to draw)",
-                         "swap")
-        if calibration.beta is None:
-            raise r.fail("calibration.beta", "a number with 'neighbors.sequential' (drawn neighbours need a confidence level)",
-                         None)
-        if calibration.alpha is not None:
-            raise r.fail("calibration.alpha", "null with 'neighbors.sequential' (the looks stop on α's gains)",
-                         calibration.alpha)
+        _check_sequential(r, neighbors, calibration)
     seed = int(_certify_value(r, "seed", top.get("seed")))
     output = r.path(top.get("output"), "output", must_exist=False)
     blocking = next((p for p in (output, *output.parents) if p.exists() and not p.is_dir()), None)
@@ -817,7 +839,10 @@ def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path 
     from biasbound.pipeline._settings import check_settings
 
     names = [g if g in ("swap", "rerun") else f"variant:{g}" for g in neighbors.generators]
-    kw = {k: v for k, v in c.certify_kwargs().items() if k not in ("plots", "range_bound")}
+    import inspect
+
+    checked = inspect.signature(check_settings).parameters  # the rest (plots, range_bound) certify reads itself
+    kw = {k: v for k, v in c.certify_kwargs().items() if k in checked}
     try:
         check_settings(neighbors=names, **kw)
         if c.range_bound and c.method != "tight":

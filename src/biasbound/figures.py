@@ -35,6 +35,7 @@ from biasbound.bounds._knowledge import (
     Sample,
 )
 from biasbound.bounds.sampled_population import band
+from biasbound.parameters import validate_params
 
 __all__ = ["DEFAULT_DELTAS", "bias_radius", "bias_radius_curve", "original_scale", "range_implied", "survival"]
 
@@ -42,6 +43,7 @@ __all__ = ["DEFAULT_DELTAS", "bias_radius", "bias_radius_curve", "original_scale
 DEFAULT_DELTAS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
+@validate_params
 def range_implied(*, tau: float, delta: float, alpha: float, sigma: float, dim: int, A: float,
                   shift_ratio: float | None = None) -> bool:
     """True when ``(alpha, sigma)`` certifies ``(tau, delta)`` for every judge whose neighbours move the scores
@@ -64,6 +66,7 @@ def range_implied(*, tau: float, delta: float, alpha: float, sigma: float, dim: 
     return bool(v <= dl)  # [proof:range-implied]
 
 
+@validate_params
 def original_scale(*, tau: float, alpha: float, sigma: float) -> dict[str, float]:
     """``{"tau": tau/alpha, "sigma": sigma/alpha}``: the certificate as a statement about the unshrunk judge.
 
@@ -165,6 +168,7 @@ def _jumps(k: Knowledge) -> np.ndarray:
     return np.unique(np.concatenate(pts))
 
 
+@validate_params
 def bias_radius(delta: float, knowledge: Any) -> float:
     """Smallest ``tau`` with ``Pr[||Delta|| > tau] <= delta`` for the unshrunk, noiseless judge (worst case).
 

@@ -17,6 +17,7 @@ from scipy import sparse, stats
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
+from biasbound.parameters import AT_A_POINT, bounds, validate_params
 
 __all__ = [
     "NATIVE_COLUMNS",
@@ -642,6 +643,7 @@ def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return out
 
 
+@validate_params(exempt=AT_A_POINT)
 def retention(
     original: Any, certified: Any, *, alpha: float, sigma_model: Any
 ) -> dict[str, Any]:
@@ -698,6 +700,7 @@ def retention(
     }
 
 
+@validate_params(exempt=AT_A_POINT)
 def expected_distortion(original_items: Any, alpha: float, center: Any, sigma: float) -> float:
     """E‖M(D) − f(D)‖² of the shrink-and-noise mechanism M(D) = α f + (1 − α) μ + N(0, σ² I_d).
 
@@ -719,7 +722,7 @@ def expected_distortion(original_items: Any, alpha: float, center: Any, sigma: f
     """
     f = check_finite_array(original_items, "original_items", "expected_distortion", ndim=1)
     alpha = check_in_range(alpha, "alpha", "expected_distortion", low=0.0, high=1.0)
-    sigma = check_in_range(sigma, "sigma", "expected_distortion", low=0.0)
+    sigma = check_in_range(sigma, "sigma", "expected_distortion", **bounds("sigma"))
     mu = np.broadcast_to(np.asarray(center, dtype=float), f.shape)
     if not np.all(np.isfinite(mu)):
         raise InputError("The 'center' parameter of expected_distortion must be finite. Got a NaN or infinite value instead.")

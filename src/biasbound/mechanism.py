@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, resolve_rng
+from biasbound.parameters import bounds, validate_params
 
 __all__ = ["MechanismResult", "apply_mechanism", "noise", "release", "shrink"]
 
@@ -49,6 +50,7 @@ class MechanismResult:
     seed: int
 
 
+@validate_params
 def noise(seed: int, sigma: float, size: int) -> np.ndarray:
     """The mechanism's noise ``Z ~ N(0, sigma^2 I_size)`` drawn from ``numpy.random.default_rng(seed)``."""
     return np.random.default_rng(seed).normal(0.0, sigma, size=size)
@@ -58,6 +60,7 @@ def _shrink(x: np.ndarray, alpha: float, center: float | np.ndarray) -> np.ndarr
     return alpha * x + (1.0 - alpha) * center
 
 
+@validate_params
 def release(x: np.ndarray, *, alpha: float, sigma: float, center: float | np.ndarray, seed: int) -> MechanismResult:
     """The mechanism on checked inputs: ``alpha x + (1 - alpha) center + noise(seed, sigma, len(x))``."""
     shrunk = _shrink(x, alpha, center)
@@ -67,6 +70,7 @@ def release(x: np.ndarray, *, alpha: float, sigma: float, center: float | np.nda
                            center=mu if mu.ndim else float(mu), seed=int(seed))
 
 
+@validate_params
 def shrink(x: ArrayLike, *, alpha: float, center: float | ArrayLike) -> np.ndarray:
     """Affine shrinkage ``g(x) = alpha x + (1 - alpha) mu``, an ``alpha``-Lipschitz map.
 
@@ -95,7 +99,7 @@ def shrink(x: ArrayLike, *, alpha: float, center: float | ArrayLike) -> np.ndarr
     """
     where = "shrink"
     arr = check_finite_array(x, "x", where, ndim=1)
-    a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0, low_open=True)
+    a = check_in_range(alpha, "alpha", where, **bounds("alpha"))
     return _shrink(arr, a, _check_center(center, arr.size, where))
 
 

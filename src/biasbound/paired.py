@@ -41,6 +41,7 @@ import pandas as pd
 from scipy import stats
 
 from biasbound._exceptions import InputError
+from biasbound.parameters import validate_params
 
 __all__ = [
     "PAIRED_FIGURES",
@@ -130,6 +131,7 @@ def _judge_rows(frame: pd.DataFrame, judge: str, what: str) -> pd.DataFrame:
     return fj
 
 
+@validate_params
 def paired_comparison(old: pd.DataFrame, new: pd.DataFrame, *, old_judge: str, new_judge: str,
                       rounds: int = ROUNDS, seed: int = 0, level: float = LEVEL) -> dict[str, Any] | None:
     """The paired comparison of OLD's ``old_judge`` and NEW's ``new_judge`` on the (model, item) pairs both hold.
@@ -296,6 +298,7 @@ def judge_pairs(old_judges: Sequence[str], new_judges: Sequence[str]) -> list[tu
     return [(j, j) for j in new_judges if j in set(old_judges)]
 
 
+@validate_params
 def compare_paired(old: pd.DataFrame | None, new: pd.DataFrame | None, old_judges: Sequence[str], new_judges: Sequence[str], *,
                    rounds: int = ROUNDS, seed: int = 0, level: float = LEVEL) -> list[dict[str, Any]]:
     """Every paired comparison of ``compare OLD NEW`` (:func:`judge_pairs`) on the (model, item) pairs both sides

@@ -20,7 +20,11 @@ be a number in [1e-12, 1). Got 1e-15 instead.".
 
 from __future__ import annotations
 
+import functools
+import inspect
+import numbers
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -33,7 +37,8 @@ from biasbound._validation import (
     cli_command,
 )
 
-__all__ = ["CERTIFY", "PARAMETERS", "Parameter", "old_option", "option", "renamed", "validate"]
+__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "Parameter", "bounds", "checked_names", "checked_records", "exempt_names",
+           "old_option", "option", "renamed", "settings_record", "table_options", "validate", "validate_params"]
 
 
 @dataclass(frozen=True)
@@ -198,8 +203,8 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in _TABLE}
 
 #: The parameters of :func:`biasbound.pipeline.certify` a user sets (``certify`` and ``run`` accept each of them).
 CERTIFY: tuple[str, ...] = ("tau", "delta", "neighbors", "method", "combine", "alpha", "beta", "holdout", "center",
-                            "view", "seed", "jitter_adjust", "bootstrap_rounds", "hamming", "sigma", "range_bound",
-                            "deterministic_judge", "plots")
+                            "view", "seed", "jitter_adjust", "bootstrap_rounds", "plots", "hamming", "sigma",
+                            "range_bound", "deterministic_judge")
 
 
 def validate(where: str, **values: Any) -> dict[str, Any]:
@@ -229,6 +234,12 @@ def option(name: str, default: Any = ..., *, flag: str | None = None, help: str 
     return typer.Option(p.default if default is ... else default, decl, help=text + ".", **kw)
 
 
+def bounds(name: str) -> dict[str, Any]:
+    """The keyword arguments of ``check_in_range`` (or ``check_int``) for ``name``'s declared range: an inline check
+    of a table name takes its range from here, never writes it again."""
+    return (PARAMETERS[name].range or Range()).bounds()
+
+
 def old_option(name: str, *, flag: str | None = None) -> Any:
     """The hidden ``typer.Option`` of a deprecated spelling of ``name``'s flag (None when not given)."""
     import typer
@@ -255,3 +266,170 @@ def renamed(new: Any, old: Any, *, name: str, command: str, default: Any = None,
 
         print(f"warning: {message}", file=sys.stderr)
     return old
+
+
+# --- every public function with a table name validates through the table ---------------------------------------
+#: The kinds a function's argument is checked for: a number against its range, a word against its choices (a spec of
+#: kind "text" is parsed by its own reader, a bool's type is the function's own business).
+_CHECKED_KINDS = ("float", "int", "choice")
+
+
+def _refused(p: Parameter, value: Any, where: str) -> None:
+    """Raise the table's one sentence when ``value`` is a number outside ``p``'s range or a word outside its choices;
+    any other type (None, arrays, generators, words of the range) is left to the function, which knows its types."""
+    if p.kind == "choice":
+        if isinstance(value, str):
+            p.check(value, where)
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return
+    if p.kind == "int" and not isinstance(value, numbers.Integral):
+        r = p.range or Range()
+        try:  # a float given for an int (dim=2.0): its range still holds, its type is the function's business
+            check_in_range(value, p.label(where), where, low=r.low, high=r.high)
+        except InputError:
+            raise InputError(f"The {p.label(where)!r} parameter of {where} must be {p.allowed()}. "
+                             f"Got {value!r} instead.") from None
+        return
+    p.check(value, where)
+
+
+#: ``validate_params(exempt=AT_A_POINT)``: the bounds, the audit and the retention/distortion curves evaluate a point
+#: of the domain, where ``alpha = 0`` (every score released as the centre) is a point like any other; their own check
+#: takes [0, 1].
+AT_A_POINT = {"alpha": "a point of the bound's domain, alpha in [0, 1] (0: every score released as the centre)"}
+
+
+def checked_names(func: Any) -> frozenset[str]:
+    """The table names ``func``'s :func:`validate_params` checks (empty for a function it does not wrap; a class:
+    its constructor's)."""
+    return cast(frozenset[str], getattr(_callable(func), "__validated__", frozenset()))
+
+
+def exempt_names(func: Any) -> dict[str, str]:
+    """The table names that mean something else in ``func`` (``validate_params(exempt=...)``), with that meaning."""
+    return cast(dict[str, str], getattr(_callable(func), "__exempt__", {}))
+
+
+def checked_records(func: Any) -> dict[str, tuple[str, ...]]:
+    """The record arguments of ``func`` whose fields :func:`validate_params` checks, with those fields."""
+    return cast(dict[str, tuple[str, ...]], getattr(_callable(func), "__records__", {}))
+
+
+def _callable(func: Any) -> Any:
+    return func.__init__ if inspect.isclass(func) else func
+
+
+def validate_params(func: Any = None, *, exempt: dict[str, str] | None = None,
+                    records: dict[str, tuple[str, ...]] | None = None) -> Any:
+    """Check every argument whose name is in :data:`PARAMETERS` against the table before ``func`` runs (as
+    scikit-learn's ``validate_params``): a number outside its range or a word outside its choices is refused with the
+    table's one sentence (:class:`InputError` naming the parameter, the function and the allowed range).
+
+    ``exempt`` maps a name that means something else in ``func`` to what it means there (``method`` of
+    :func:`biasbound.sensitivity.sensitivity_ucb` is the bound's method, not the calibration's); ``records`` maps an
+    argument holding a record (a dict or an object) to the table names of its fields checked the same way
+    (``audit_certificate``'s certificate). Values are checked, never changed: what the table allows reaches ``func``
+    as given.
+    """
+    def wrap(f: Any) -> Any:
+        sig = inspect.signature(f)
+        skip = dict(exempt or {})
+        names = tuple(n for n in sig.parameters if n in PARAMETERS and n not in skip
+                      and PARAMETERS[n].kind in _CHECKED_KINDS)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        index = {n: i for i, (n, p) in enumerate(sig.parameters.items()) if p.kind in kinds}
+        fields = {arg: tuple(keys) for arg, keys in (records or {}).items()}
+        qual = f.__qualname__.split(".")
+        where = qual[-2] if qual[-1] == "__init__" and len(qual) > 1 else f.__name__
+
+        def value_of(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if name in kwargs:
+                return kwargs[name]
+            i = index.get(name)
+            return args[i] if i is not None and i < len(args) else None  # left at its default: the function's own
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for name in names:
+                _refused(PARAMETERS[name], value_of(name, args, kwargs), where)
+            for arg, keys in fields.items():
+                record = value_of(arg, args, kwargs)
+                for key in keys:
+                    field = record.get(key) if isinstance(record, Mapping) else getattr(record, key, None)
+                    _refused(PARAMETERS[key], field, where)
+            return f(*args, **kwargs)
+
+        wrapper.__validated__ = frozenset(names)  # type: ignore[attr-defined]
+        wrapper.__exempt__ = skip  # type: ignore[attr-defined]
+        wrapper.__records__ = fields  # type: ignore[attr-defined]
+        return wrapper
+
+    return wrap if func is None else wrap(func)
+
+
+# --- the settings object and the command-line options, generated from the table -------------------------------
+def _python_type(p: Parameter, cli: bool) -> Any:
+    """The type of ``p``'s value: its kind's type (a word besides the range, ``hamming 'all'``, makes it a str on the
+    command line, where the option reads text)."""
+    if p.kind == "bool":
+        return bool
+    if p.kind in ("choice", "text") or (cli and p.words):
+        return str
+    return int if p.kind == "int" else float
+
+
+def settings_record(name: str, names: Sequence[str], doc: str, **methods: Any) -> type:
+    """A frozen dataclass ``name`` with one field per table name of ``names`` (in that order), each defaulting to the
+    table's default: the record is declared by the table, never written out again."""
+    import dataclasses
+
+    fields = [(n, _python_type(PARAMETERS[n], cli=False) | None,
+               dataclasses.field(default=PARAMETERS[n].default)) for n in names]
+    cls = dataclasses.make_dataclass(name, fields, frozen=True, namespace=dict(methods))
+    cls.__doc__ = doc
+    return cls
+
+
+def table_options(names: Sequence[str], *, into: str = "settings", given_only: bool = False,
+                  panel: str | None = None, defaults: dict[str, Any] | None = None) -> Any:
+    """Decorate a typer command with one option per table name of ``names`` (the table's flag, default and help,
+    :func:`option`), placed after the command's own parameters; the command receives their values as one dict, its
+    parameter ``into``. ``given_only``: every option defaults to None and only the options given reach the dict
+    (``run``: a given option replaces the config's key; a bool option gets its ``--no-`` form). ``defaults``
+    overrides the command-line default of some names (``--generators auto``)."""
+    def wrap(f: Any) -> Any:
+        sig = inspect.signature(f)
+        own = [p for p in sig.parameters.values() if p.name != into]
+        added, hints = [], {}
+        for n in names:
+            p = PARAMETERS[n]
+            kind = _python_type(p, cli=True)
+            optional = given_only or p.optional or p.default is None
+            hints[n] = kind | None if optional else kind
+            kw: dict[str, Any] = {} if panel is None else {"rich_help_panel": panel}
+            flag = p.flag
+            if given_only and p.kind == "bool" and flag is not None and "/" not in flag:
+                flag = f"{flag}/--no-{flag[2:]}"
+            if given_only:
+                default: Any = None
+            elif defaults is not None and n in defaults:
+                default = defaults[n]
+            else:
+                default = str(p.default) if (p.words and p.default is not None) else ...
+            added.append(inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=hints[n],
+                                           default=option(n, default, flag=flag, **kw)))
+        taken = [p for p in own if p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {n: kwargs.pop(n) for n in names if n in kwargs}
+            if given_only:
+                values = {n: v for n, v in values.items() if v is not None}
+            return f(*args, **kwargs, **{into: values})
+
+        wrapper.__signature__ = sig.replace(parameters=[*taken, *added])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {**{k: v for k, v in f.__annotations__.items() if k != into}, **hints}
+        return wrapper
+
+    return wrap

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import BiasboundError, DataFormatError, InputError
+from biasbound.parameters import validate_params
 
 __all__ = ["SEQUENTIAL_RULE", "GeneratorPlan", "Plan", "plan", "plan_judgments", "sequential_stops"]
 
@@ -79,6 +80,7 @@ def targets_met(target: Mapping[str, float], alpha: float | None, card: Mapping[
     return True
 
 
+@validate_params
 def sequential_stops(previous: float | None, alpha: float | None, min_gain: float) -> bool:
     """The stop rule: a look stops the run when its α gains less than ``min_gain`` over the previous certified
     look's (a look that could not certify, ``alpha=None``, never stops it; the first certified look neither)."""
@@ -225,6 +227,7 @@ def _grid(top: int, grid: Sequence[int] | None, notes: list[str] | None = None, 
     return [*ms, top]
 
 
+@validate_params
 def plan(
     pilot: str | Path,
     *,
@@ -526,6 +529,7 @@ def _seeded_order(items: Sequence[str], seed: int, label: str) -> list[str]:
     return [items[i] for i in rng.permutation(len(items))]
 
 
+@validate_params
 def plan_judgments(
     judgments: Any,
     *,

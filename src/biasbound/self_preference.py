@@ -23,6 +23,7 @@ names that say it (:data:`DEFAULT_FAMILIES`).
 
 from __future__ import annotations
 
+from biasbound.parameters import validate_params
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -102,6 +103,7 @@ def family_of(name: Any, families: Mapping[str, str] | None = None) -> str | Non
     return None
 
 
+@validate_params
 def self_preference(frame: pd.DataFrame, judge: str, *, families: Mapping[str, str] | None = None,
                     level: float = 0.95, rounds: int = 1000, seed: int = 0) -> dict[str, Any]:
     """The self-preference figure of one judge's rows (module docstring).

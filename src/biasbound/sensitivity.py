@@ -29,6 +29,7 @@ from scipy.special.cython_special import rel_entr
 from biasbound._exceptions import InputError
 from biasbound._rounding import above, below
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
+from biasbound.parameters import bounds, validate_params
 
 __all__ = [
     "CombinedSensitivity",
@@ -117,6 +118,7 @@ def _kl(p: float, q: float) -> float:
     return rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
 
 
+@validate_params
 def kl_upper_bound(mean: float, n: int, beta: float) -> float:
     """Chernoff–Hoeffding upper confidence bound for the mean of [0, 1]-bounded i.i.d. variables.
 
@@ -145,10 +147,11 @@ def kl_upper_bound(mean: float, n: int, beta: float) -> float:
     """
     mean = check_in_range(mean, "mean", "kl_upper_bound", low=0.0, high=1.0)
     n = check_int(n, "n", "kl_upper_bound", low=1)
-    beta = check_in_range(beta, "beta", "kl_upper_bound", low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", "kl_upper_bound", **bounds("beta"))
     return _kl_bound(mean, n, beta, upper=True)
 
 
+@validate_params
 def kl_lower_bound(mean: float, n: int, beta: float) -> float:
     """Chernoff–Hoeffding lower confidence bound for the mean of [0, 1]-bounded i.i.d. variables.
 
@@ -157,7 +160,7 @@ def kl_lower_bound(mean: float, n: int, beta: float) -> float:
     """
     mean = check_in_range(mean, "mean", "kl_lower_bound", low=0.0, high=1.0)
     n = check_int(n, "n", "kl_lower_bound", low=1)
-    beta = check_in_range(beta, "beta", "kl_lower_bound", low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", "kl_lower_bound", **bounds("beta"))
     return _kl_bound(mean, n, beta, upper=False)
 
 
@@ -203,6 +206,7 @@ def _bernstein_upper(x: np.ndarray, beta: float) -> float:
     return float(np.mean(x)) + _bernstein_width(x, beta)
 
 
+@validate_params(exempt={"method": "the confidence bound's method"})
 def sensitivity_ucb(
     distances: ArrayLike,
     *,
@@ -262,7 +266,7 @@ def sensitivity_ucb(
     """
     where = "sensitivity_ucb"
     method = check_one_of(method, "method", where, UCB_METHODS)
-    beta = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", where, **bounds("beta"))
     max_distance = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
     d = _check_distances(distances, where, min_size=2)
     return _ucb(d, beta=beta, max_distance=max_distance, method=method)
@@ -301,6 +305,7 @@ def _bernstein_lower(x: np.ndarray, beta: float) -> float:
     return float(np.mean(x)) - _bernstein_width(x, beta)
 
 
+@validate_params(exempt={"method": "the confidence bound's method"})
 def sensitivity_lcb(
     distances: ArrayLike,
     *,
@@ -336,7 +341,7 @@ def sensitivity_lcb(
     """
     where = "sensitivity_lcb"
     method = check_one_of(method, "method", where, UCB_METHODS)
-    beta = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", where, **bounds("beta"))
     max_distance = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
     d = _check_distances(distances, where, min_size=2)
     _check_range(d, max_distance, where)
@@ -395,6 +400,7 @@ class SensitivityEstimate:
         return asdict(self)
 
 
+@validate_params
 def estimate(
     distances: ArrayLike,
     *,
@@ -437,7 +443,7 @@ def estimate(
     ucb = None
     b = None
     if beta is not None:
-        b = check_in_range(beta, "beta", where, low=0.0, high=1.0, low_open=True, high_open=True)
+        b = check_in_range(beta, "beta", where, **bounds("beta"))
         if md is None:
             raise InputError(
                 f"The 'max_distance' parameter of {where} must be given with 'beta': "
@@ -590,6 +596,7 @@ def combine(
     )
 
 
+@validate_params
 def bonferroni(beta: float, k: int) -> float:
     """Per-generator failure probability ``β / k`` for a simultaneous level-``(1 - β)`` statement.
 
@@ -604,7 +611,7 @@ def bonferroni(beta: float, k: int) -> float:
     -------
     float
     """
-    beta = check_in_range(beta, "beta", "bonferroni", low=0.0, high=1.0, low_open=True, high_open=True)
+    beta = check_in_range(beta, "beta", "bonferroni", **bounds("beta"))
     k = check_int(k, "k", "bonferroni", low=1)
     return beta / k
 

@@ -8,7 +8,6 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 import yaml
 
@@ -48,26 +47,123 @@ def _cases(names: list[str]) -> list[tuple[str, Any]]:
     return [(n, v) for n in names for v in _bad_values(PARAMETERS[n])]
 
 
-def _api_cases() -> list[Any]:
-    """(function, parameter, bad value) for every table parameter of each public entry point."""
-    from biasbound.calibration import calibrate
-    from biasbound.pipeline import certify
+#: The kinds of parameter the table refuses values of (a spec of kind "text" is read by its own parser; a bool's
+#: wrong type is a TypeError, not a range).
+_RANGED = ("float", "int", "choice")
 
-    out = []
-    for fn in (certify, calibrate):
-        names = [n for n in inspect.signature(fn).parameters if n in PARAMETERS]
-        out += [pytest.param(fn, n, v, id=f"{fn.__name__}-{n}-{v}") for n, v in _cases(names)]
+
+def _public_functions() -> list[tuple[str, Any]]:
+    """Every public function: the names of ``biasbound.__all__`` and of each public submodule's ``__all__`` (no
+    part of the module path starting with "_"), and the constructors of their classes that are not records
+    (dataclasses: results and knowledge records, each checked by its own ``__post_init__`` in its own terms, e.g.
+    a knowledge record's ``beta`` in [0, 1))."""
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    import biasbound
+
+    modules = ["biasbound"] + sorted(m.name for m in pkgutil.walk_packages(biasbound.__path__, "biasbound.")
+                                     if not any(part.startswith("_") for part in m.name.split(".")))
+    out, seen = [], set()
+    for name in modules:
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if inspect.isclass(obj):
+                if (dataclasses.is_dataclass(obj) or issubclass(obj, BaseException)
+                        or not inspect.isfunction(obj.__init__)):
+                    continue  # records, exceptions and classes without a constructor of their own
+                fn, shown = obj, f"{name}.{attr}"
+            elif inspect.isfunction(obj):
+                fn, shown = obj, f"{name}.{attr}"
+            else:
+                continue
+            key = id(inspect.unwrap(fn.__init__ if inspect.isclass(fn) else fn))
+            if key not in seen:
+                seen.add(key)
+                out.append((shown, fn))
     return out
 
 
-def _api_call(fn: Any, name: str, value: Any) -> None:
-    from biasbound.bounds import Moments
+def _table_names(fn: Any) -> list[str]:
+    """The parameters of ``fn`` whose name the table declares with a range or choices, less those ``fn`` declares
+    to mean something else (``validate_params(exempt=...)``, each with what it means there)."""
+    from biasbound.parameters import exempt_names
 
-    if fn.__name__ == "certify":
-        frame = pd.DataFrame({"judge": ["j"], "model": ["m"], "item_id": ["q"], "score": [0.5]})
-        fn(frame, progress=False, **{name: value})
-    else:
-        fn(Moments(0.01, A=1.0), **{"tau": 0.5, "delta": 0.01, "dim": 100, name: value})
+    sig = inspect.signature(fn)
+    return [n for n in sig.parameters if n in PARAMETERS and PARAMETERS[n].kind in _RANGED
+            and n not in exempt_names(fn)]
+
+
+def _api_cases() -> list[Any]:
+    """(function, parameter, bad value) for every table parameter of every public function, and for every table field
+    of a record argument it checks (``audit_certificate``'s certificate)."""
+    from biasbound.parameters import checked_records
+
+    out = []
+    for shown, fn in _public_functions():
+        names = [(n, None) for n in _table_names(fn)]
+        names += [(n, arg) for arg, keys in checked_records(fn).items() for n in keys]
+        out += [pytest.param(fn, n, v, arg, id=f"{shown}-{arg + '.' if arg else ''}{n}-{v}")
+                for n, arg in names for v in _bad_values(PARAMETERS[n])]
+    return out
+
+
+def _valid(name: str) -> Any:
+    """A value the table accepts (its default, else the low end of its range, else 1)."""
+    p = PARAMETERS[name]
+    if p.default is not None:
+        return p.default
+    r = p.range
+    if r is not None and r.low is not None:
+        return r.low + (1 if p.kind == "int" else 0.5) * (r.low_open or r.low == 0)
+    return 1
+
+
+class _Placeholder:
+    """Stands for an argument the table does not declare: the table's check must fire before it is used."""
+
+
+def _api_call(fn: Any, name: str, value: Any, record: str | None = None) -> None:
+    sig = inspect.signature(fn)
+    args, kwargs = [], {}
+    for pname, prm in sig.parameters.items():
+        if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
+            continue
+        if pname == name and record is None:
+            given = value
+        elif pname == record:
+            given = {**{k: _valid(k) for k in ("tau", "delta", "sigma", "alpha", "dim")}, name: value}
+        elif prm.default is not prm.empty:
+            continue
+        elif pname in PARAMETERS and PARAMETERS[pname].kind in _RANGED:
+            given = _valid(pname)
+        else:
+            given = _Placeholder()
+        if prm.kind is prm.POSITIONAL_ONLY:
+            args.append(given)
+        else:
+            kwargs[pname] = given
+    fn(*args, **kwargs)
+
+
+def test_every_public_function_checks_its_table_names() -> None:
+    """The enumeration above reaches the API (a decorator dropped from a function would leave it unchecked)."""
+    from biasbound.parameters import checked_names, checked_records
+
+    names = {shown for shown, _ in _public_functions()}
+    assert {"biasbound.range_implied", "biasbound.bias_radius", "biasbound.audit_certificate", "biasbound.certify",
+            "biasbound.calibrate"} <= names
+    unchecked = [(shown, n) for shown, fn in _public_functions() for n in _table_names(fn)
+                 if n not in checked_names(fn)]
+    assert unchecked == []
+    assert checked_records(_function("biasbound.audit_certificate"))["certificate"]
+    assert len(_api_cases()) > 200
+
+
+def _function(shown: str) -> Any:
+    return dict(_public_functions())[shown]
 
 
 def test_the_table_is_consistent() -> None:
@@ -82,10 +178,10 @@ def test_the_table_is_consistent() -> None:
         assert name == "neighbors" or PARAMETERS[name].config_key, name  # and a run-config key
 
 
-@pytest.mark.parametrize(("fn", "name", "value"), _api_cases())
-def test_api_refuses_out_of_range(fn: Any, name: str, value: Any) -> None:
+@pytest.mark.parametrize(("fn", "name", "value", "record"), _api_cases())
+def test_api_refuses_out_of_range(fn: Any, name: str, value: Any, record: str | None) -> None:
     with pytest.raises(InputError) as info:
-        _api_call(fn, name, value)
+        _api_call(fn, name, value, record)
     msg = str(info.value)
     assert f"The {name!r} parameter of " in msg and _allowed_words(PARAMETERS[name]) in msg, msg
     assert msg.count(". ") <= 1 and msg.endswith("instead."), msg
@@ -291,3 +387,62 @@ def test_run_settings_that_do_not_fit_together_fail_before_judging(
     code, err = _cli(["run", str(path), "--no-progress", *options], capsys)
     assert code == 2 and err.startswith(f"error: {path}: The certify settings do not fit together") and words in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_public_functions_that_accepted_what_the_table_refuses() -> None:
+    """The issue's three: each now refuses with the table's sentence, before reading its other arguments."""
+    import biasbound as bb
+
+    calls = [
+        ("delta", "range_implied", lambda: bb.range_implied(tau=0.5, delta=1e-15, alpha=0.5, sigma=0.1, dim=10, A=1.0)),
+        ("delta", "bias_radius", lambda: bb.bias_radius(1e-15, bb.AlmostSure(A=1.0))),
+        ("tau", "audit_certificate", lambda: bb.audit_certificate(
+            {"tau": 1e7, "delta": 0.01, "sigma": 0.1, "alpha": 0.5, "dim": 10, "center": "fixed"}, [0.1, 0.2])),
+    ]
+    for name, where, call in calls:
+        with pytest.raises(InputError) as info:
+            call()
+        assert str(info.value).startswith(f"The {name!r} parameter of {where} must be a float in "
+                                          f"{PARAMETERS[name].range.text()}."), str(info.value)  # type: ignore[union-attr]
+
+
+def test_what_the_table_allows_reaches_the_function_unchanged() -> None:
+    """validate_params checks and never converts: a numpy integer stays one, None and arrays pass to the function."""
+    import numpy as np
+
+    from biasbound.parameters import validate_params
+
+    @validate_params
+    def f(dim: int, sigma: float | None = None, delta: object = None) -> tuple[object, object, object]:
+        return dim, sigma, delta
+
+    d = np.int64(3)
+    out = f(d, delta=np.array([0.5, 2.0]))
+    assert out[0] is d and out[1] is None and isinstance(out[2], np.ndarray)
+    with pytest.raises(InputError, match=r"The 'dim' parameter of f must be an int in \[1, inf\)"):
+        f(0)
+
+
+def test_the_commands_and_the_config_record_are_generated_from_the_table() -> None:
+    """certify's and run's options and the config's record come from the table: one declaration per name (a name
+    added to CERTIFY reaches the three without another line)."""
+    import dataclasses
+
+    import typer
+
+    from biasbound.commands.certify import CERTIFY_OPTIONS
+    from biasbound.config import CONFIG_SETTINGS, CalibrationConfig
+
+    group: Any = typer.main.get_command(app)
+    for command, names in (("certify", CERTIFY_OPTIONS), ("run", [n for n in CERTIFY if n != "neighbors"])):
+        params = {p.name: p for p in group.commands[command].params}
+        for name in names:
+            p = PARAMETERS[name]
+            assert name in params and p.flag.split("/")[0] in params[name].opts, (command, name)  # type: ignore[union-attr]
+            assert params[name].help.startswith(p.meaning), (command, name)
+            if command == "run":
+                assert params[name].default is None, name  # given: replaces the config's key
+    assert group.commands["certify"].params[0].name == "inputs"  # the command's own arguments keep their places
+    fields = dataclasses.fields(CalibrationConfig)
+    assert [f.name for f in fields] == list(CONFIG_SETTINGS) == [n for n in CERTIFY if n not in ("neighbors", "seed")]
+    assert all(f.default == PARAMETERS[f.name].default for f in fields)

@@ -39,6 +39,7 @@ from biasbound.bounds import (
     sampled_population,
 )
 from biasbound.bounds._combined import UNITS, Plan
+from biasbound.parameters import AT_A_POINT, validate_params
 from biasbound.bounds._knowledge import (
     AlmostSure,
     FullPopulation,
@@ -81,6 +82,7 @@ def unit(name: str) -> ModuleType:
         raise ValueError(f"The 'name' parameter of unit must be one of {sorted(_BY_NAME)}. Got {name!r} instead.") from None
 
 
+@validate_params
 def applicable_units(record: Record, *, method: str = "tight") -> list[tuple[ModuleType, str | None]]:
     """Every unit with the reason it does not apply to ``record`` (None when it applies)."""
     out = []
@@ -92,6 +94,7 @@ def applicable_units(record: Record, *, method: str = "tight") -> list[tuple[Mod
     return out
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Any, *, method: str = "tight") -> float:
     """The best (smallest) valid bound for what is known, combined over generators.
 
@@ -112,6 +115,7 @@ def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge:
     return evaluate(tau, alpha, sigma, dim, knowledge, method=method)[0]
 
 
+@validate_params(exempt=AT_A_POINT)
 def evaluate(tau: float, alpha: float, sigma: float, dim: int, knowledge: Any, *,
              method: str = "tight") -> tuple[float, bool]:
     """``(bound, exact)``: :func:`violation_bound` and whether the binding value is an exact worst case.

@@ -168,11 +168,12 @@ def noise_only_sigma(tau: float, delta: float, dim: int) -> float:
 def check_point(tau: float, alpha: float, sigma: float, dim: int, where: str) -> tuple[float, float, float, int]:
     """Validate ``(tau, alpha, sigma, dim)`` at a bound's public entry (one error sentence each)."""
     from biasbound._validation import check_in_range, check_int
+    from biasbound.parameters import bounds
 
     t = check_in_range(tau, "tau", where, low=0.0, low_open=True)
-    a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
-    s = check_in_range(sigma, "sigma", where, low=0.0)
-    d = check_int(dim, "dim", where, low=1)
+    a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)  # a point of the domain (parameters.AT_A_POINT)
+    s = check_in_range(sigma, "sigma", where, **bounds("sigma"))
+    d = check_int(dim, "dim", where, **bounds("dim"))
     return t, a, s, d
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from biasbound.bounds._knowledge import AlmostSure, Moments, Sample
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
@@ -43,6 +44,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: AlmostSu
     return float(tail(q, tau=tau, sigma=sigma, dim=dim)[0])  # [proof:monotone-tail]
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: AlmostSure) -> float:
     """Exact worst-case ``Pr[||M(D) - M(D')|| > tau]`` given ``||Delta|| <= A`` a.s.
 

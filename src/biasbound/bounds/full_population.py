@@ -17,6 +17,7 @@ import numpy as np
 
 from biasbound.bounds._knowledge import FullPopulation
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail, weighted_sum
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
@@ -49,6 +50,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: FullPopu
     return weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), c)
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: FullPopulation) -> float:
     """Exact ``Pr[||M(D) - M(D')|| > tau]`` for ``T`` uniform over the observed population.
 

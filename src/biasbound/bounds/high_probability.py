@@ -16,6 +16,7 @@ import numpy as np
 
 from biasbound.bounds._knowledge import HighProbability
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail, weighted_sum
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["EXACT", "NAME", "applies", "violation_bound"]
 
@@ -38,6 +39,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: HighProb
     return weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), c)
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: HighProbability) -> float:
     """``h(kappa^2 A^2) + eps``: an upper bound on ``Pr[||M(D) - M(D')|| > tau]`` on the record's event.
 

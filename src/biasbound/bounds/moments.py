@@ -24,6 +24,7 @@ import numpy as np
 from biasbound._rounding import above, pad
 from biasbound.bounds._knowledge import Moments
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["EXACT", "NAME", "applies", "concave_majorant_at", "violation_bound"]
 
@@ -39,6 +40,7 @@ def applies(knowledge: object) -> str | None:
     return None if isinstance(knowledge, Moments) else "needs a bound on E||Delta||^2"
 
 
+@validate_params
 def concave_majorant_at(u: float, *, tau: float, sigma: float, dim: int, q_max: float | None) -> float:
     """``cav h(u)`` for ``h(q) = Pr[||v + B|| > tau]`` at ``||v||^2 = q``, on ``[0, q_max]`` (``None``: ``[0, inf)``).
 
@@ -158,6 +160,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments)
     return concave_majorant_at(u, tau=tau, sigma=sigma, dim=dim, q_max=Q)
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments) -> float:
     """Exact worst-case ``Pr[||M(D) - M(D')|| > tau]`` given ``E||Delta||^2 <= U2`` (and ``||Delta|| <= A``).
 

@@ -29,6 +29,7 @@ from biasbound._rounding import below, down, floor_sig, pad, split, up
 from biasbound._validation import check_in_range, check_int
 from biasbound.bounds._knowledge import Moments
 from biasbound.bounds._tail import check_point, check_record
+from biasbound.parameters import AT_A_POINT, bounds, validate_params
 
 __all__ = ["EXACT", "NAME", "PaperCalibration", "applies", "calibrate", "laurent_massart_radius", "sigma_max",
            "violation_bound"]
@@ -82,6 +83,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments,
     return min(1.0, pad(float(vals.min())))  # float slack when used as a tight candidate
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Moments,
                     *, delta_B: float | None = None) -> float:
     """Theorem 3.1's bound ``delta_B + (alpha U + (1 - alpha) S)^2 / (tau - sqrt(2) sigma r_LM)^2``.
@@ -111,6 +113,7 @@ def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge:
 _SQRT2 = math.sqrt(2.0)
 
 
+@validate_params
 def laurent_massart_radius(dim: int, delta_B: float) -> float:
     """Laurent–Massart radius ``r`` with ``Pr[chi2_d > r^2] <= delta_B``, rounded up.
 
@@ -119,7 +122,7 @@ def laurent_massart_radius(dim: int, delta_B: float) -> float:
     ``B ~ N(0, 2 sigma^2 I_d)`` it gives ``Pr[||B|| > sqrt(2) sigma r] <= delta_B`` (proof of Theorem 3.1).
     Valid for every ``d >= 1``; rounded up so it never undershoots.
     """
-    d = check_int(dim, "dim", "laurent_massart_radius", low=1)
+    d = check_int(dim, "dim", "laurent_massart_radius", **bounds("dim"))
     dB = check_in_range(delta_B, "delta_B", "laurent_massart_radius", low=0.0, high=1.0, low_open=True, high_open=True)
     return _lm(d, dB)
 
@@ -176,6 +179,7 @@ def _alpha_for_target(t: float, U: float, S: float, delta_Delta: float) -> float
     return None  # pragma: no cover
 
 
+@validate_params
 def sigma_max(*, tau: float, delta_B: float, delta_Delta: float, dim: int, U: float, S: float, alpha: float) -> float:
     """Corollary 3.2's ``sigma_max = (tau - a) / (sqrt(2) r_LM(delta_B))`` at ``alpha``, re-derived with the same
     rounding (0.0 when infeasible): the check of a recorded paper calibration."""
@@ -238,6 +242,7 @@ def _infeasible(tau: float, delta: float, alpha: float, a: float, amax: float) -
     )
 
 
+@validate_params
 def calibrate(*, tau: float, delta: float, dim: int, U: float, S: float = 0.0, alpha: float | None = None,
               tau_split: float = 0.5, sigma: float | None = None) -> PaperCalibration:
     """Corollary 3.2: shrinkage and noise for a ``(tau, delta)`` certificate from an RMS sensitivity bound ``U``.

@@ -24,6 +24,7 @@ import numpy as np
 
 from biasbound.bounds._knowledge import RandomJudge
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail, weighted_sum
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["EXACT", "NAME", "applies", "violation_bound", "worst_distribution"]
 
@@ -66,6 +67,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: RandomJu
     return weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), c)
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: RandomJudge) -> float:
     """Upper ``(1 - beta)`` confidence bound on ``Pr[||M(D) - M(D')|| > tau]`` for a random judge.
 

@@ -31,6 +31,7 @@ from scipy import stats
 
 from biasbound.bounds._knowledge import Sample
 from biasbound.bounds._tail import check_point, check_record, kappa_sq, tail, weighted_sum
+from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["EXACT", "NAME", "applies", "band", "violation_bound", "worst_distribution"]
 
@@ -127,6 +128,7 @@ def _band(N: int, m: int, beta: float) -> tuple[int, ...]:
     return tuple(int(v) for v in kup)
 
 
+@validate_params
 def band(population_size: int, m: int, beta: float) -> np.ndarray:
     """``Kup(k)`` for ``k = 0..m``: on an event of probability ``>= 1 - beta``,
     ``#{population > t} <= Kup(#{sample > t})`` for every threshold ``t``."""
@@ -161,6 +163,7 @@ def _bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Sample) 
     return weighted_sum(w, tail(q, tau=tau, sigma=sigma, dim=dim), c)
 
 
+@validate_params(exempt=AT_A_POINT)
 def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge: Sample) -> float:
     """Upper ``(1 - beta)`` confidence bound on ``Pr[||M(D) - M(D')|| > tau]`` from a without-replacement sample.
 

@@ -37,6 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import DataFormatError, InputError
+from biasbound.parameters import validate_params
 
 __all__ = ["EXIT_CODES", "AuditOutcome", "audit_on_files", "read_certificate", "register", "verify_certificate"]
 
@@ -334,6 +335,7 @@ def verify_certificate(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+@validate_params
 def audit_on_files(
     certificate: str | Path,
     neighbors: Sequence[str | Path],

@@ -23,11 +23,12 @@ from rich.table import Table
 
 from biasbound._exceptions import InputError
 from biasbound._rounding import above
-from biasbound.parameters import old_option, option, renamed, validate
+from biasbound.parameters import old_option, option, renamed, validate, validate_params
 
 __all__ = ["register", "run", "summary"]
 
 
+@validate_params
 def run(
     *,
     sensitivity: float | None,

@@ -38,7 +38,7 @@ from rich.table import Table
 
 from biasbound._exceptions import BiasboundError, InputError
 from biasbound._validation import cli_command
-from biasbound.parameters import old_option, option, renamed, validate
+from biasbound.parameters import CERTIFY, old_option, option, renamed, table_options, validate
 
 __all__ = [
     "EXIT_VIOLATED",
@@ -63,6 +63,9 @@ __all__ = [
 #: a judge that cannot be certified at (τ, δ); see the README's exit-code table).
 EXIT_VIOLATED = 1
 
+
+#: The options of ``certify`` from the parameter table: every certify parameter and the human labels' two.
+CERTIFY_OPTIONS = (*CERTIFY, "human_labels", "human_level")
 
 #: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
 _DETAILED_JUDGES = 5
@@ -692,24 +695,13 @@ def register(app: typer.Typer) -> None:
     """Add the ``certify`` command to ``app``."""
 
     @app.command("certify")
+    @table_options(CERTIFY_OPTIONS, defaults={"neighbors": "auto"})  # every certify parameter, from the table
     def certify_command(
         inputs: list[Path] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
                                             "annotations, MT-Bench judgment files, inspect_ai logs, or long tables."),
         out: str = typer.Option(..., "--out", help="Output folder."),  # str: typer reads "" as Path(".")
-        tau: float = option("tau"),
-        delta: float = option("delta"),
-        neighbors: str = option("neighbors", "auto"),
         old_neighbors: str | None = old_option("neighbors"),
-        method: str = option("method"),
-        combine: str = option("combine"),
-        alpha: float | None = option("alpha"),
-        beta: str = option("beta", "0.05"),
-        holdout: float = option("holdout"),
-        center: str = option("center"),
-        view: str = option("view"),
-        seed: int = option("seed"),
         scale: str | None = typer.Option(None, "--scale", help="Raw score scale lo,hi of generic tables."),
-        jitter_adjust: bool = option("jitter_adjust"),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip and count bad lines instead of stopping."),
         columns: str | None = typer.Option(None, "--columns",
                                            help="Long tables: NAME=COLUMN pairs, e.g. judge=annotator,item_id=question,score=rating."),
@@ -719,22 +711,15 @@ def register(app: typer.Typer) -> None:
         winner_map: str | None = typer.Option(None, "--winner-map",
                                               help="Battle tables: winner values to outcomes, e.g. 0=model_a,1=model_b,2=tie "
                                                    "(OUTCOME: model_a, model_b, tie or missing)."),
-        bootstrap_rounds: int = option("bootstrap_rounds"),
-        plots: bool = option("plots"),
         baseline: str | None = typer.Option(None, "--baseline", help="The model pairwise verdicts compare against "
                                             "(marked in leaderboard.csv; its own win rate is 50, as Arena-Hard pins "
                                             "it; the certified scores do not depend on it)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display (stderr)."),
-        hamming: str = option("hamming", "1"),
-        sigma: float | None = option("sigma"),
-        range_bound: bool = option("range_bound"),
-        deterministic_judge: bool = option("deterministic_judge"),
-        human_labels: str | None = option("human_labels"),
-        human_level: float = option("human_level"),
         family: list[str] | None = option("families", None, metavar="NAME=FAMILY"),
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=True,
                                              help="Ed25519 private key (biasbound keygen) to sign the outputs manifest; "
                                                   "never copied into the outputs."),
+        settings: dict[str, Any] | None = None,
     ) -> None:
         """Certify judge scores: measure sensitivity on observed neighbours, shrink, add calibrated noise, audit."""
         from biasbound._progress import step
@@ -742,16 +727,20 @@ def register(app: typer.Typer) -> None:
         from biasbound.pipeline._settings import RANGE_GENERATOR, check_settings, holds_neighbors
         from biasbound.pipeline._staging import check_out
 
+        import inspect
+
         from biasbound._validation import check_one_of
 
-        neighbors = renamed(neighbors, old_neighbors, name="neighbors", command="certify", default="auto")
-        hamming = validate("certify", hamming=hamming)["hamming"]  # "2" typed: the int 2 (recorded as such)
-        human_level = validate("certify", human_level=human_level)["human_level"]
+        v = dict(settings or {})
+        neighbors = renamed(v.pop("neighbors"), old_neighbors, name="neighbors", command="certify", default="auto")
+        v["hamming"] = validate("certify", hamming=v["hamming"])["hamming"]  # "2" typed: the int 2 (recorded as such)
+        v["human_level"] = validate("certify", human_level=v["human_level"])["human_level"]
+        v["beta"] = parse_beta(v["beta"])
+        range_bound = v["range_bound"]
         from biasbound.self_preference import parse_families
 
         families = parse_families(family)  # --family NAME=FAMILY, repeated: the judge card's self-preference
         raw_scale = parse_scale(scale)
-        beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
         value_map = parse_score_map(score_map)
         from biasbound.integrations.battles import parse_winner_map
@@ -760,10 +749,9 @@ def register(app: typer.Typer) -> None:
         mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))
         auto = neighbors.strip().lower() == "auto"
         # certify's own parameter checks, run before any input is read: a bad option fails at once
-        check_settings(tau=tau, delta=delta, neighbors="swap" if auto else neighbors, method=method, combine=combine,
-                       alpha=alpha, beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
-                       jitter_adjust=jitter_adjust and not auto, bootstrap_rounds=bootstrap_rounds, hamming=hamming,
-                       sigma=sigma, deterministic_judge=deterministic_judge)
+        checked = inspect.signature(check_settings).parameters  # the rest (plots, range_bound...) certify reads itself
+        check_settings(**{**{k: x for k, x in v.items() if k in checked}, "neighbors": "swap" if auto else neighbors,
+                          "jitter_adjust": v["jitter_adjust"] and not auto})
         out = check_out(out)  # an --out naming a file (or nothing) fails before any input is read
         if sign_key is not None:  # a wrong key file fails before any input is read
             from biasbound._integrity import load_private_key
@@ -825,14 +813,8 @@ def register(app: typer.Typer) -> None:
         if neighbors != RANGE_GENERATOR:
             print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
         try:
-            result = certify(
-                loaded, tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha,
-                beta=beta_value, holdout=holdout, seed=seed, view=view, center=center,
-                jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, out=out, plots=plots,
-                progress=not no_progress, baseline=baseline, skip_bad=skip_bad, hamming=hamming, sigma=sigma,
-                range_bound=range_bound, deterministic_judge=deterministic_judge, sign_key=sign_key,
-                human_labels=human_labels, human_level=human_level, families=families,
-            )
+            result = certify(loaded, **v, neighbors=neighbors, out=out, progress=not no_progress, baseline=baseline,
+                             skip_bad=skip_bad, sign_key=sign_key, families=families)
         except BiasboundError as exc:  # print what was certified before the error propagates
             partial = getattr(exc, "partial_result", None)
             if partial is not None and partial.judges:

@@ -13,18 +13,21 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from biasbound.parameters import option
+from biasbound.parameters import CERTIFY, PARAMETERS, table_options
 
 __all__ = ["judgment_counts", "print_dry_run", "print_run_summary", "register"]
 
 #: The help panel of the certify parameters: each replaces the config's key when given.
 _PANEL = "Certify parameters (given: replace the config's key)"
+#: The certify parameters a run takes: every one the config holds (the generators come from the config alone).
+RUN = tuple(n for n in CERTIFY if PARAMETERS[n].config_key is not None)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
 
     @app.command("run")
+    @table_options(RUN, given_only=True, panel=_PANEL, into="given")  # every certify parameter; None: the config's
     def run_command(
         config: Path = typer.Argument(..., help="The YAML run configuration (see biasbound.config)."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars."),
@@ -35,44 +38,19 @@ def register(app: typer.Typer) -> None:
                                            help="Take the neighbours per model from a 'biasbound plan --out' file: "
                                                 "the planned m of the generators this run draws (the last look of a "
                                                 "sequential run)."),
-        # every certify parameter; None: the config's value (biasbound.parameters declares them once)
-        tau: float | None = option("tau", None, rich_help_panel=_PANEL),
-        delta: float | None = option("delta", None, rich_help_panel=_PANEL),
-        method: str | None = option("method", None, rich_help_panel=_PANEL),
-        combine: str | None = option("combine", None, rich_help_panel=_PANEL),
-        alpha: float | None = option("alpha", None, rich_help_panel=_PANEL),
-        beta: str | None = option("beta", None, rich_help_panel=_PANEL),
-        holdout: float | None = option("holdout", None, rich_help_panel=_PANEL),
-        center: str | None = option("center", None, rich_help_panel=_PANEL),
-        view: str | None = option("view", None, rich_help_panel=_PANEL),
-        seed: int | None = option("seed", None, rich_help_panel=_PANEL),
-        jitter_adjust: bool | None = option("jitter_adjust", None, flag="--jitter-adjust/--no-jitter-adjust",
-                                            rich_help_panel=_PANEL),
-        bootstrap_rounds: int | None = option("bootstrap_rounds", None, rich_help_panel=_PANEL),
-        hamming: str | None = option("hamming", None, rich_help_panel=_PANEL),
-        sigma: float | None = option("sigma", None, rich_help_panel=_PANEL),
-        range_bound: bool | None = option("range_bound", None, flag="--range-bound/--no-range-bound",
-                                          rich_help_panel=_PANEL),
-        deterministic_judge: bool | None = option("deterministic_judge", None, rich_help_panel=_PANEL,
-                                                  flag="--deterministic-judge/--no-deterministic-judge"),
-        plots: bool | None = option("plots", None, rich_help_panel=_PANEL),
         sign_key: Path | None = typer.Option(None, "--sign-key", envvar="BIASBOUND_SIGN_KEY", show_envvar=False,
                                              help="Ed25519 private key (biasbound keygen): sign the outputs manifest, "
                                                   "which lists every file the run wrote."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Render every prompt (all items, both orders) against "
                                      "the data and print one, without calling the judge; exit 2 naming each item a "
                                      "template fails on."),
+        given: dict[str, Any] | None = None,
     ) -> None:
         """Judge the original context, generate and judge neighbours, then certify (resumable: re-run to resume)."""
         from biasbound.config import load_config, with_certify_options, with_plan_budget
         from biasbound.runner import run
 
-        given = {k: v for k, v in dict(
-            tau=tau, delta=delta, method=method, combine=combine, alpha=alpha, beta=beta, holdout=holdout,
-            center=center, view=view, seed=seed, jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds,
-            hamming=hamming, sigma=sigma, range_bound=range_bound, deterministic_judge=deterministic_judge,
-            plots=plots).items() if v is not None}
-        cfg = with_certify_options(load_config(config), **given)
+        cfg = with_certify_options(load_config(config), **(given or {}))
         if budget is not None:
             cfg = with_plan_budget(cfg, budget)
         if dry_run:

@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from biasbound._exceptions import InputError
+from biasbound.parameters import validate_params
 
 __all__ = ["register", "schematic"]
 
 
+@validate_params
 def schematic(
     file: Path = typer.Argument(..., help="CSV or JSONL file with one judged item per row."),
     factors: str = typer.Option(..., "--factors", help="Comma-separated factor columns (dotted paths for JSONL)."),

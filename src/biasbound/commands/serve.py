@@ -16,10 +16,12 @@ from rich.console import Console
 from biasbound._exceptions import InputError
 from biasbound.testing.server import FAULT_KINDS, SyntheticServerConfig, run_server
 from biasbound.testing.synthetic import SyntheticJudgeConfig
+from biasbound.parameters import validate_params
 
 __all__ = ["build_config", "register"]
 
 
+@validate_params(exempt={"seed": "the fake endpoint's own seed (any int)"})
 def build_config(
     *,
     model: str = "biasbound-synthetic-judge",

@@ -10,6 +10,7 @@ import pandas as pd
 from biasbound._validation import check_one_of
 from biasbound.data.arena_hard import load_arena_hard
 from biasbound.data.tables import JudgmentSet
+from biasbound.parameters import validate_params
 
 __all__ = ["DEMO_BASELINE", "LABELS_DEMO_JUDGES", "LEADERBOARD_KINDS", "demo_leaderboard", "demo_path", "llmbar_path",
            "load_demo", "load_llmbar_demo"]
@@ -31,6 +32,7 @@ def llmbar_path() -> Path:
     return demo_path().parent / "llmbar" / "judgments.csv.gz"
 
 
+@validate_params
 def load_llmbar_demo(*, n_labels: int = 50, seed: int = 0,
                      judges: tuple[str, ...] = LABELS_DEMO_JUDGES) -> tuple[JudgmentSet, pd.DataFrame]:
     """The embedded LLMBar judgments of ``judges`` and ``n_labels`` gold labels of items drawn uniformly (seeded).

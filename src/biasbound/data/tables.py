@@ -26,6 +26,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg, check_one_of
+from biasbound.parameters import validate_params
 
 __all__ = [
     "COLUMNS",
@@ -879,6 +880,7 @@ def from_frame(
 # LLMBar adapter
 
 
+@validate_params(exempt={"view": "the LLMBar reading view (output_1)"})
 def load_llmbar(path: str | Path, *, view: str = "output_1", skip_bad: bool = False) -> JudgmentSet:
     """Load LLMBar both-order judgments (``judgments.csv.gz``) as a pairwise long table.
 

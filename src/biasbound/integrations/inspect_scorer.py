@@ -29,6 +29,7 @@ import numpy as np
 
 from biasbound._exceptions import InputError
 from biasbound.integrations.inspect_log import GENERATORS, METADATA_KEY, _raw_score, require_inspect
+from biasbound.parameters import validate_params
 
 __all__ = ["GENERATORS", "bias_bounded", "neighbor_sensitivity", "rubric_instructions"]
 
@@ -165,6 +166,7 @@ def _failed_grade(s: Any) -> str | None:
     return None
 
 
+@validate_params
 def bias_bounded(
     wrapped: Scorer,
     generators: Sequence[str] = ("format", "rerun"),

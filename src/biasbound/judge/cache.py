@@ -35,12 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from biasbound._exceptions import DataFormatError, InputError
+from biasbound.parameters import validate_params
 
 __all__ = ["JudgeCache", "cache_key", "legacy_cache_key"]
 
 _STATUSES = ("ok", "missing", "failed")
 
 
+@validate_params(exempt={"seed": "the sampling seed sent to the endpoint (any int or None)"})
 def cache_key(
     *,
     identity: str | None,

@@ -71,6 +71,7 @@ try:  # the openai SDK >= 3 ships its transport as ``httpx2``; older releases us
 except ImportError:  # pragma: no cover - depends on the installed SDK
     import httpx as _httpx  # type: ignore[no-redef]
 from biasbound._validation import check_in_range, check_int
+from biasbound.parameters import bounds
 from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
 from biasbound.judge.prompts import TEMPLATE_VERSION
@@ -252,7 +253,7 @@ class JudgeConfig:
         if self.cache_identity is not None and (not isinstance(self.cache_identity, str) or not self.cache_identity.strip()):
             raise InputError(f"The 'cache_identity' parameter of {where} must be a non-empty str or None. "
                              f"Got {self.cache_identity!r} instead.")
-        check_int(self.max_attempts, "max_attempts", where, low=1)
+        check_int(self.max_attempts, "max_attempts", where, **bounds("max_attempts"))
         check_int(self.max_parse_attempts, "max_parse_attempts", where, low=1)
         check_int(self.max_tokens, "max_tokens", where, low=1)
         check_int(self.base_seed, "base_seed", where, low=0)

@@ -15,6 +15,7 @@ from typing import Any
 from biasbound._validation import check_in_range, check_int
 from biasbound.neighbors.base import CompleteFn, JudgeItem, Perturbation
 from biasbound.neighbors.paraphrase import ParaphraseGenerator, extract_block, word_ratio
+from biasbound.parameters import validate_params
 
 __all__ = ["INSERT_ERROR_TEMPLATE_VERSION", "AgreeableGenerator", "edit_regions"]
 
@@ -70,6 +71,7 @@ class AgreeableGenerator(ParaphraseGenerator):
     task = "insert-error"
     template_version = INSERT_ERROR_TEMPLATE_VERSION
 
+    @validate_params
     def __init__(
         self,
         *,

@@ -23,6 +23,7 @@ import numpy as np
 from biasbound._exceptions import InputError
 from biasbound._validation import check_int, check_one_of, resolve_rng
 from biasbound.rubric import Rubric, default_rubric
+from biasbound.parameters import validate_params
 
 __all__ = [
     "CompleteFn",
@@ -223,6 +224,7 @@ class NeighborGenerator:
     name: ClassVar[str] = "base"
     requires_llm: ClassVar[bool] = False
 
+    @validate_params
     def __init__(self, *, seed: int | None = None) -> None:
         _, self.seed = resolve_rng(seed)
         self.counts_: Counter[str] = Counter()

@@ -34,6 +34,7 @@ import numpy as np
 from biasbound._exceptions import InputError
 from biasbound._validation import check_in_range
 from biasbound.neighbors.base import JudgeItem, NeighborGenerator, Perturbation
+from biasbound.parameters import validate_params
 
 __all__ = [
     "FORMAT_FAMILIES",
@@ -463,6 +464,7 @@ class FormatGenerator(NeighborGenerator):
 
     name = "format"
 
+    @validate_params
     def __init__(
         self,
         *,

@@ -24,6 +24,7 @@ from biasbound._exceptions import InputError, JudgeError
 from biasbound._validation import check_in_range, check_int
 from biasbound.neighbors.base import CompleteFn, JudgeItem, NeighborGenerator, Perturbation, RejectedPerturbation
 from biasbound.neighbors.formatting import mask_protected
+from biasbound.parameters import bounds, validate_params
 
 __all__ = [
     "PARAPHRASE_TEMPLATE_VERSION",
@@ -154,6 +155,7 @@ class ParaphraseGenerator(NeighborGenerator):
     task = "paraphrase"
     template_version = PARAPHRASE_TEMPLATE_VERSION
 
+    @validate_params
     def __init__(
         self,
         *,
@@ -165,7 +167,7 @@ class ParaphraseGenerator(NeighborGenerator):
     ) -> None:
         super().__init__(seed=seed)
         where = type(self).__name__
-        self.max_attempts = check_int(max_attempts, "max_attempts", where, low=1)
+        self.max_attempts = check_int(max_attempts, "max_attempts", where, **bounds("max_attempts"))
         self.min_ratio = check_in_range(min_ratio, "min_ratio", where, low=0.0, high=1.0, low_open=True)
         self.max_ratio = check_in_range(max_ratio, "max_ratio", where, low=1.0)
         if complete is not None and not callable(complete):

@@ -17,6 +17,7 @@ from biasbound.neighbors.paraphrase import ParaphraseGenerator
 from biasbound.neighbors.rerun import RerunGenerator
 from biasbound.neighbors.schematic import SchematicGenerator
 from biasbound.neighbors.swap import SwapGenerator
+from biasbound.parameters import validate_params
 
 __all__ = [
     "GENERATORS",
@@ -38,6 +39,7 @@ GENERATORS: dict[str, type[NeighborGenerator]] = {
 }
 
 
+@validate_params
 def make_generator(name: str, *, seed: int | None = None, **options: Any) -> NeighborGenerator:
     """Build a generator by name.
 

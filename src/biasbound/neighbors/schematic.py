@@ -14,6 +14,7 @@ import numpy as np
 from biasbound._exceptions import InputError
 from biasbound._validation import check_int, check_one_of
 from biasbound.neighbors.base import JudgeItem, NeighborGenerator, Perturbation
+from biasbound.parameters import validate_params
 
 __all__ = ["EMPHASIS_BANK", "GENERIC_EMPHASIS", "SchematicGenerator"]
 
@@ -114,6 +115,7 @@ class SchematicGenerator(NeighborGenerator):
 
     name = "schematic"
 
+    @validate_params
     def __init__(self, *, seed: int | None = None, mode: str = "random", n_reworded: int = 1) -> None:
         super().__init__(seed=seed)
         self.mode = check_one_of(mode, "mode", "SchematicGenerator", _MODES)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import dataclasses
+import inspect
 
 import pandas as pd
 
@@ -21,15 +22,24 @@ from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
 from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable
+from biasbound.parameters import validate_params
 from biasbound.pipeline._settings import (
     RANGE_GENERATOR,
     _as_frame,
+    _Settings,
     _check_frame,
     check_settings,
     holds_neighbors,
 )
 
 __all__ = ["certify"]
+
+#: certify's arguments its settings check reads (check_settings's parameters, declared there once)
+_CHECKED = tuple(inspect.signature(check_settings).parameters)
+#: certify's arguments left out of the recorded call (scope.reproduce): the data, where and how to write, and the
+#: arguments recorded in their own form below it
+_NOT_REPRODUCED = ("judgments", "out", "progress", "sign_key", "schedule", "judge_prompt", "families", "human_labels",
+                   "human_level")
 
 #: certify's settings the anchored release shares with the judge's (tau and a fixed centre are mapped to its scale)
 _ANCHORED_KEYS = ("tau", "delta", "neighbors", "method", "combine", "beta", "holdout", "seed", "center",
@@ -47,6 +57,7 @@ def labels_record(human_labels: str | Path) -> dict[str, Any]:
         return content_record(path, path.name, "labels")
     return {"column": str(human_labels)}
 
+@validate_params
 def certify(
     judgments: Any,
     *,
@@ -204,40 +215,20 @@ def certify(
     calibration of :func:`biasbound.calibrate`; see the module docstring for the decisions on shared
     calibration, order statistics, audits and jitter adjustment.
     """
-    s = check_settings(
-        tau=tau, delta=delta, neighbors=neighbors, method=method, combine=combine, alpha=alpha, beta=beta,
-        holdout=holdout, seed=seed, view=view, center=center, jitter_adjust=jitter_adjust,
-        bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, hamming=hamming, sampled=sampled,
-        sigma=sigma, deterministic_judge=deterministic_judge,
-    )
+    call = dict(locals())  # the arguments as given, in the signature's order (nothing else is bound yet)
+    s = check_settings(**{k: call[k] for k in _CHECKED})
     master = s.seed
     from biasbound.parameters import validate
 
     human_level = validate("certify", human_level=human_level)["human_level"]
     out_path = check_out(out)
-    private_key = None
-    if sign_key is not None:
-        from biasbound._integrity import load_private_key
-
-        if out_path is None:
-            raise InputError("The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
-        private_key = load_private_key(sign_key)
-    if families is not None:  # the judge card's self-preference families: names -> family, checked before any input
-        from biasbound.self_preference import check_families
-
-        families = check_families(families)
+    private_key = _private_key(sign_key, out_path)
+    families = _checked_prompt_and_families(judge_prompt, families)
     # the call that made the certificates (recorded in each judge's scope.reproduce: biasbound verify --judgments)
-    reproduce = {"certify": _jsonable(dict(
-        tau=tau, delta=delta, neighbors=neighbors if isinstance(neighbors, str) else list(neighbors), method=method,
-        combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
-        jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
-        baseline=baseline, skip_bad=skip_bad, hamming=hamming, sampled=sampled, sigma=sigma, range_bound=range_bound,
-        deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}),
-        **({"judge_prompt": judge_prompt} if judge_prompt is not None else {}),
-        **({"families": dict(families)} if families is not None else {}),
-        **({"human_labels": labels_record(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
-        **({"human_level": human_level} if isinstance(human_labels, (str, Path)) or human_level != 0.95 else {}))),
-        "load": _jsonable(reading_options(judgments))}
+    reproduce = _reproduce(judgments, dict(
+        {k: v for k, v in call.items() if k not in _NOT_REPRODUCED}, seed=master,
+        neighbors=neighbors if isinstance(neighbors, str) else list(neighbors)), schedule, human_labels, human_level,
+        judge_prompt=judge_prompt, families=families)
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
@@ -249,16 +240,7 @@ def certify(
     usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
     if schedule is not None and not isinstance(schedule, dict):
         raise TypeError(f"The 'schedule' parameter of certify must be a dict or None. Got {type(schedule).__name__} instead.")
-    if judge_prompt is not None and not isinstance(judge_prompt, dict):
-        raise TypeError(f"The 'judge_prompt' parameter of certify must be a dict or None. Got {type(judge_prompt).__name__} "
-                        "instead.")
-    if not isinstance(range_bound, bool):
-        raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
-    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbors(frame, s.generators):
-        s = dataclasses.replace(s, generators=(RANGE_GENERATOR,))  # no neighbour at all: the range bound alone
-    if RANGE_GENERATOR in s.generators and s.method != "tight":
-        raise InputError(f"{arg('The ' + repr('method') + ' parameter', 'The ' + repr('--method') + ' option')} of certify must be "
-                         f"'tight' to certify on the score range alone. Got {s.method!r} instead.")
+    s = _range_bound(s, frame, range_bound)
     frame, ids = _check_frame(frame, s.generators)
     if not isinstance(skip_bad, bool):
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
@@ -270,10 +252,7 @@ def certify(
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
-    if len(judge_names) == 1:  # the one group is the whole table (same rows, order and index)
-        groups = {judge_names[0]: frame}
-    else:
-        groups = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    groups = _judge_groups(frame, judge_names)
     done: dict[str, JudgeCertification] = {}
     judge_codes: dict[str, Any] = {}  # each judge's model and item codes, made once for its certificate and its card
     failures: dict[str, str] = {}
@@ -293,13 +272,8 @@ def certify(
                     raise InputError(f"No model of judge {name!r} has an original judgment (variant 'original', "
                                      "rerun 0) to certify.")
                 codes = _codes(groups[name], ids)  # model and item codes: one factorisation for the digest and the rest
-                id_codes = {"model": (codes.m, codes.model_names), "item_id": (codes.i, codes.item_names)}
-                if groups[name] is ids.frame:  # one judge, every row kept: the variant codes made by _check_frame
-                    id_codes["variant"] = ids.column("variant", sort=True)
-                root, per_model = judgments_digest(groups[name], id_codes)
-                extras = CertificateExtras(coverage=coverage.get(name, {}), scales=scales.get(name, []),
-                                           judgments_sha256=root, model_judgments_sha256=per_model, reproduce=reproduce,
-                                           schedule=schedule, judge_prompt=judge_prompt)
+                extras = _extras(groups[name], ids, codes, coverage.get(name, {}), scales.get(name, []), reproduce,
+                                 schedule, judge_prompt)
                 judge_codes[name] = codes
                 jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes)
                 jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
@@ -309,16 +283,7 @@ def certify(
                 failure_kinds[name] = "infeasible" if isinstance(exc, InfeasibleCertificateError) else "bad input"
                 errors.append(exc)
             bar.advance(task)
-        from biasbound.integrations._common import native_tables
-        from biasbound.leaderboard import native_columns, pin_baseline
-
-        rep_in = getattr(judgments, "report", None)
-        natives = native_tables(rep_in if isinstance(rep_in, dict) else None, in_attrs)
-        for j in done.values():
-            if natives:  # the tools' own headline numbers beside the certified column
-                j.leaderboard = native_columns(j.leaderboard, natives)
-            if baseline is not None:  # its win rate against itself is 50 by definition
-                j.leaderboard = pin_baseline(j.leaderboard, baseline)
+        natives = _with_natives(done, judgments, in_attrs, baseline)
         lbd = (pd.concat([j.leaderboard for j in done.values()], ignore_index=True) if done
                else pd.DataFrame(columns=["judge", "model"]))
         from biasbound.native import uncertified_natives
@@ -360,15 +325,110 @@ def certify(
                 bar.advance(task)
             result.outputs = {k: out_path / Path(v).relative_to(stage) for k, v in result.outputs.items()}
     if errors:
-        first = errors[0]
-        where = f"; the outputs of the other judges were written to {out_path}" if (out_path and done) else ""
-        msg = (f"{len(errors)} of {len(judge_names)} judge(s) could not be certified: {str(first).rstrip('.')}{where}."
-               if len(judge_names) > 1 else str(first))
-        exc_out: BiasboundError
-        if isinstance(first, InfeasibleCertificateError):
-            exc_out = InfeasibleCertificateError(msg, alpha_max=first.alpha_max)
-        else:
-            exc_out = InputError(msg)
-        exc_out.partial_result = result  # type: ignore[union-attr]
-        raise exc_out
+        raise _first_error(errors, len(judge_names), out_path if done else None, result)
     return result
+
+
+def _private_key(sign_key: str | Path | None, out_path: Path | None) -> Any:
+    """The Ed25519 key that signs the outputs manifest (None when not signing); it needs an output folder."""
+    if sign_key is None:
+        return None
+    from biasbound._integrity import load_private_key
+
+    if out_path is None:
+        raise InputError("The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
+    return load_private_key(sign_key)
+
+
+def _with_natives(done: dict[str, JudgeCertification], judgments: Any, in_attrs: dict[str, Any],
+                  baseline: str | None) -> Any:
+    """The tools' own headline numbers (returned) set beside each judge's certified column, and the baseline pinned."""
+    from biasbound.integrations._common import native_tables
+    from biasbound.leaderboard import native_columns, pin_baseline
+
+    rep_in = getattr(judgments, "report", None)
+    natives = native_tables(rep_in if isinstance(rep_in, dict) else None, in_attrs)
+    for j in done.values():
+        if natives:  # the tools' own headline numbers beside the certified column
+            j.leaderboard = native_columns(j.leaderboard, natives)
+        if baseline is not None:  # its win rate against itself is 50 by definition
+            j.leaderboard = pin_baseline(j.leaderboard, baseline)
+    return natives
+
+
+def _first_error(errors: list[BiasboundError], n_judges: int, written: Path | None,
+                 result: CertifyResult) -> BiasboundError:
+    """The error certify raises when a judge could not be certified: the first, counted among the judges, naming
+    where the other judges' outputs were ``written``, with the partial result attached."""
+    first = errors[0]
+    where = f"; the outputs of the other judges were written to {written}" if written else ""
+    msg = (f"{len(errors)} of {n_judges} judge(s) could not be certified: {str(first).rstrip('.')}{where}."
+           if n_judges > 1 else str(first))
+    exc_out: BiasboundError
+    if isinstance(first, InfeasibleCertificateError):
+        exc_out = InfeasibleCertificateError(msg, alpha_max=first.alpha_max)
+    else:
+        exc_out = InputError(msg)
+    exc_out.partial_result = result  # type: ignore[union-attr]
+    return exc_out
+
+
+def _checked_prompt_and_families(judge_prompt: Any, families: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    """Check the run's prompt record's type and the self-preference families (names -> family) before any input."""
+    if judge_prompt is not None and not isinstance(judge_prompt, dict):
+        raise TypeError(f"The 'judge_prompt' parameter of certify must be a dict or None. Got {type(judge_prompt).__name__} "
+                        "instead.")
+    if families is None:
+        return None
+    from biasbound.self_preference import check_families
+
+    return check_families(families)
+
+
+def _range_bound(s: _Settings, frame: pd.DataFrame, range_bound: bool) -> _Settings:
+    """The settings with the range generator alone when ``range_bound`` is asked for and the data hold no neighbour
+    of the requested generators (the score range's almost-sure bound, tight method only)."""
+    if not isinstance(range_bound, bool):
+        raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
+    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbors(frame, s.generators):
+        s = dataclasses.replace(s, generators=(RANGE_GENERATOR,))  # no neighbour at all: the range bound alone
+    if RANGE_GENERATOR in s.generators and s.method != "tight":
+        raise InputError(f"{arg('The ' + repr('method') + ' parameter', 'The ' + repr('--method') + ' option')} of certify must be "
+                         f"'tight' to certify on the score range alone. Got {s.method!r} instead.")
+    return s
+
+
+def _reproduce(judgments: Any, call: dict[str, Any], schedule: dict[str, Any] | None, human_labels: Any,
+               human_level: float, *, judge_prompt: dict[str, Any] | None = None,
+               families: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The call that made the certificates (recorded in each judge's ``scope.reproduce``: ``biasbound verify
+    --judgments``): certify's arguments, the schedule, the judge's prompt, the families and the human labels when
+    given, and the reading options."""
+    labelled = isinstance(human_labels, (str, Path))
+    return {"certify": _jsonable(dict(
+        **call, **({"schedule": schedule} if schedule is not None else {}),
+        **({"judge_prompt": judge_prompt} if judge_prompt is not None else {}),
+        **({"families": dict(families)} if families is not None else {}),
+        **({"human_labels": labels_record(human_labels)} if labelled else {}),
+        **({"human_level": human_level} if labelled or human_level != 0.95 else {}))),
+        "load": _jsonable(reading_options(judgments))}
+
+
+def _extras(group: pd.DataFrame, ids: Any, codes: Any, coverage: dict[str, Any], scales: list[Any],
+            reproduce: dict[str, Any], schedule: dict[str, Any] | None,
+            judge_prompt: dict[str, Any] | None = None) -> CertificateExtras:
+    """What one judge's certificate records besides its arithmetic: coverage, score scales, the digests of its
+    judgments (from the codes already made) and the call that made it."""
+    id_codes = {"model": (codes.m, codes.model_names), "item_id": (codes.i, codes.item_names)}
+    if group is ids.frame:  # one judge, every row kept: the variant codes made by _check_frame
+        id_codes["variant"] = ids.column("variant", sort=True)
+    root, per_model = judgments_digest(group, id_codes)
+    return CertificateExtras(coverage=coverage, scales=scales, judgments_sha256=root, model_judgments_sha256=per_model,
+                             reproduce=reproduce, schedule=schedule, judge_prompt=judge_prompt)
+
+
+def _judge_groups(frame: pd.DataFrame, judge_names: list[str]) -> dict[str, pd.DataFrame]:
+    """Each judge's rows (a judge without an original judgment has none)."""
+    if len(judge_names) == 1:  # the one group is the whole table (same rows, order and index)
+        return {judge_names[0]: frame}
+    return {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}

@@ -86,6 +86,62 @@ def prepare(
         )
     keep = ~orphan_model
     skipped: list[tuple[str, int | None, str]] = []
+    per_gen = _match_neighbors(frame, generators, keep, ids, skip_bad, skipped)
+    # counts per (judge, model), vectorised by group codes
+    # (judge, model) groups in sorted order: sorted codes per column, the pair code sorts as the tuple
+    j_codes, j_names = ids.column("judge", sort=True)
+    m_codes, m_names = ids.column("model", sort=True)
+    pair_keys, jm_codes = _unique_small(j_codes * len(m_names) + m_codes)
+    jm_uniques = [(j_names[k // len(m_names)], m_names[k % len(m_names)]) for k in pair_keys.tolist()]
+    n_groups = len(jm_uniques)
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(jm_codes[mask], minlength=n_groups)
+
+    items = count(canon_any & keep)
+    missing = count(canon_any & keep & np.isnan(score))
+    gen_counts = {g: {"observed": count(d["nb"] & ~np.isnan(score)), "missing": count(d["nb"] & np.isnan(score)),
+                      "absent": count(d["absent"]), "unmatched": count(d["unmatched"])}
+                  for g, d in per_gen.items()}
+    for k, (judge, model) in enumerate(jm_uniques):
+        if items[k] == 0:
+            continue
+        entry = coverage.setdefault(str(judge), {"models": {}, "not_certified": {}, "notes": []})
+        if missing[k] == items[k]:
+            entry["not_certified"][str(model)] = f"every one of its {int(items[k])} original judgments is missing"
+        entry["models"][str(model)] = {
+            "items": int(items[k]), "missing": int(missing[k]),
+            "neighbors": {g: {c: int(v[k]) for c, v in gc.items()} for g, gc in gen_counts.items()},
+        }
+    _item_set_notes(coverage, ids, canon_any & keep & ~np.isnan(score), jm_codes, pair_keys, jm_uniques,
+                    j_names, len(m_names))
+    for entry in coverage.values():
+        gaps = [
+            f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()
+            for g, c in rec["neighbors"].items() if c["absent"]
+        ]
+        if gaps:
+            entry["notes"].append(
+                "Items without a neighbour of a generator (absent rows) give no sensitivity measurement: "
+                + "; ".join(gaps[:10]) + (f"; and {len(gaps) - 10} more" if len(gaps) > 10 else "") + "."
+            )
+        if entry["not_certified"]:
+            entry["notes"].append(
+                f"{len(entry['not_certified'])} model(s) have no usable original judgment and are not certified: "
+                + ", ".join(sorted(entry["not_certified"])[:10]) + "."
+            )
+    # every row kept: the checked table itself (its _ColumnCodes stay valid for the judge's own codes)
+    return (frame if keep.all() else frame[keep]), coverage, skipped
+
+
+
+def _match_neighbors(frame: pd.DataFrame, generators: tuple[str, ...], keep: np.ndarray, ids: _ColumnCodes,
+                     skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> dict[str, dict[str, np.ndarray]]:
+    """Each generator's canonical rows, neighbour rows, unmatched and absent rows; a neighbour without an original
+    judgment of its item is an error naming its file and line, or (``skip_bad``) left out of ``keep`` (in place)
+    and listed in ``skipped``."""
+    from biasbound.neighbors import observed as obs
+
     item_key = ids.key(["judge", "model", "item_id"])
     item_game_key = ids.key(["judge", "model", "item_id", "game"])
     per_gen: dict[str, dict[str, np.ndarray]] = {}
@@ -118,34 +174,15 @@ def prepare(
         with_nb = _in(key, key[nb & ~unmatched])
         per_gen[g] = {"canon": canon, "nb": nb & ~unmatched, "unmatched": unmatched,
                       "absent": canon & ~with_nb}
-    # counts per (judge, model), vectorised by group codes
-    # (judge, model) groups in sorted order: sorted codes per column, the pair code sorts as the tuple
-    j_codes, j_names = ids.column("judge", sort=True)
-    m_codes, m_names = ids.column("model", sort=True)
-    pair_keys, jm_codes = _unique_small(j_codes * len(m_names) + m_codes)
-    jm_uniques = [(j_names[k // len(m_names)], m_names[k % len(m_names)]) for k in pair_keys.tolist()]
+    return per_gen
+
+
+def _item_set_notes(coverage: dict[str, Any], ids: _ColumnCodes, rows: np.ndarray, jm_codes: np.ndarray,
+                    pair_keys: np.ndarray, jm_uniques: list[tuple[Any, Any]], j_names: Any, n_models: int) -> None:
+    """Note (in ``coverage``) each judge whose models were judged on different item sets, from the distinct
+    (judge, model, item) codes of the ``rows`` that count."""
     n_groups = len(jm_uniques)
-
-    def count(mask: np.ndarray) -> np.ndarray:
-        return np.bincount(jm_codes[mask], minlength=n_groups)
-
-    items = count(canon_any & keep)
-    missing = count(canon_any & keep & np.isnan(score))
-    gen_counts = {g: {"observed": count(d["nb"] & ~np.isnan(score)), "missing": count(d["nb"] & np.isnan(score)),
-                      "absent": count(d["absent"]), "unmatched": count(d["unmatched"])}
-                  for g, d in per_gen.items()}
-    for k, (judge, model) in enumerate(jm_uniques):
-        if items[k] == 0:
-            continue
-        entry = coverage.setdefault(str(judge), {"models": {}, "not_certified": {}, "notes": []})
-        if missing[k] == items[k]:
-            entry["not_certified"][str(model)] = f"every one of its {int(items[k])} original judgments is missing"
-        entry["models"][str(model)] = {
-            "items": int(items[k]), "missing": int(missing[k]),
-            "neighbors": {g: {c: int(v[k]) for c, v in gc.items()} for g, gc in gen_counts.items()},
-        }
     # models of one judge judged on different item sets: from the distinct (judge, model, item) codes
-    rows = canon_any & keep & ~np.isnan(score)
     i_codes, _ = ids.column("item_id")
     n_i = int(i_codes.max()) + 1 if len(i_codes) else 1
     codes = jm_codes[rows].astype(np.int64) * n_i + i_codes[rows]
@@ -156,7 +193,7 @@ def prepare(
     else:
         triple = np.unique(codes)
     t_group, t_item = triple // n_i, triple % n_i
-    t_judge = pair_keys[t_group] // len(m_names)
+    t_judge = pair_keys[t_group] // n_models
     set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
     for jc in np.unique(t_judge).tolist():
         groups = np.unique(t_group[t_judge == jc])
@@ -174,23 +211,6 @@ def prepare(
             "means and ranks compare different questions."
         )
         coverage[judge]["different_item_sets"] = True
-    for entry in coverage.values():
-        gaps = [
-            f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()
-            for g, c in rec["neighbors"].items() if c["absent"]
-        ]
-        if gaps:
-            entry["notes"].append(
-                "Items without a neighbour of a generator (absent rows) give no sensitivity measurement: "
-                + "; ".join(gaps[:10]) + (f"; and {len(gaps) - 10} more" if len(gaps) > 10 else "") + "."
-            )
-        if entry["not_certified"]:
-            entry["notes"].append(
-                f"{len(entry['not_certified'])} model(s) have no usable original judgment and are not certified: "
-                + ", ".join(sorted(entry["not_certified"])[:10]) + "."
-            )
-    # every row kept: the checked table itself (its _ColumnCodes stay valid for the judge's own codes)
-    return (frame if keep.all() else frame[keep]), coverage, skipped
 
 
 def score_scales(frame: pd.DataFrame, load_report: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:

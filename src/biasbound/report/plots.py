@@ -42,6 +42,7 @@ from scipy.stats import gaussian_kde, norm
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
+from biasbound.parameters import AT_A_POINT, bounds, validate_params
 
 __all__ = [
     "DISCRETE_LEVELS",
@@ -318,6 +319,7 @@ def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 @_with_fonts
+@validate_params(exempt=AT_A_POINT)
 def plot_score_kde(
     original: Any,
     certified: Any,
@@ -376,7 +378,7 @@ def plot_score_kde(
     if alpha is not None:
         alpha = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
     if sigma is not None:
-        sigma = check_in_range(sigma, "sigma", where, low=0.0)
+        sigma = check_in_range(sigma, "sigma", where, **bounds("sigma"))
 
     lo = min(float(s.min()) for _, _, s, _ in series)
     hi = max(float(s.max()) for _, _, s, _ in series)
@@ -473,6 +475,7 @@ def _share_hist(axis: Axes, values: np.ndarray, colour: str, label: str) -> None
     axis.stairs(100.0 * counts / values.size, edges, color=colour, lw=1.2)
 
 
+@validate_params(exempt=AT_A_POINT)
 def plot_score_distribution(
     original: Any,
     certified: Any,
@@ -535,7 +538,7 @@ def plot_score_distribution(
     if alpha is not None:
         alpha = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
     if sigma is not None:
-        sigma = check_in_range(sigma, "sigma", where, low=0.0)
+        sigma = check_in_range(sigma, "sigma", where, **bounds("sigma"))
 
     def legend(name: str, values: np.ndarray, missing: int) -> str:
         text = f"{name} (n = {values.size}, mean {_fmt(float(values.mean()))}"

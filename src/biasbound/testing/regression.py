@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from biasbound.parameters import validate_params
 from pathlib import Path
 from typing import Any
 
 __all__ = ["assert_no_regression"]
 
 
+@validate_params
 def assert_no_regression(old: str | Path, new: str | Path, *fail_if: str, allow_moves: bool = False,
                          paired: bool = True, rounds: int = 2000, seed: int = 0,
                          match: tuple[str, ...] = ()) -> dict[str, Any]:

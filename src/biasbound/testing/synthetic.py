@@ -56,6 +56,7 @@ from typing import Any
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_in_range, check_int
+from biasbound.parameters import bounds
 from biasbound.judge.parsing import PAIRWISE_VERDICTS, rubric_factors, task_of
 from biasbound.judge.prompts import PAIRWISE_FACTORS, SINGLE_FACTORS
 
@@ -217,7 +218,7 @@ class SyntheticJudgeConfig:
 
     def __post_init__(self) -> None:
         where = "SyntheticJudgeConfig"
-        check_int(self.seed, "seed", where, low=0)
+        check_int(self.seed, "seed", where, **bounds("seed"))
         for name in ("quality_sd", "markdown_bonus", "markdown_cap", "length_coef", "error_penalty", "jitter_sd",
                      "tie_threshold", "rating_scale"):
             check_in_range(getattr(self, name), name, where, low=0)
