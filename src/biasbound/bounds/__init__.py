@@ -40,28 +40,36 @@ from biasbound.bounds import (
 )
 from biasbound.bounds._combined import UNITS, Plan
 from biasbound.bounds._knowledge import (
+    KINDS,
     AlmostSure,
+    AuditRole,
     FullPopulation,
     HighProbability,
     Knowledge,
+    KnowledgeKind,
     Moments,
     RandomJudge,
     Record,
     Sample,
+    Wording,
     knowledge_from_dict,
     record_from_dict,
 )
 
 __all__ = [
+    "KINDS",
     "UNITS",
     "AlmostSure",
+    "AuditRole",
     "FullPopulation",
     "HighProbability",
     "Knowledge",
+    "KnowledgeKind",
     "Moments",
     "RandomJudge",
     "Record",
     "Sample",
+    "Wording",
     "applicable_units",
     "evaluate",
     "knowledge_from_dict",

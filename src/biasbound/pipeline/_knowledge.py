@@ -315,7 +315,7 @@ def _unit(
                 rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
             records[g] = (rec,)
             rms[g] = r
-        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N) or isinstance(records[g][0], FullPopulation))
+        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N) or records[g][0].EXACT_LAW)
     return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
                           notes=tuple(notes))
 
