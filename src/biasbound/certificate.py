@@ -261,8 +261,8 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
              f"{_fmt(inp['delta'])} over the neighbour draw and the mechanism's noise (shrinkage α = {_fmt(inp['alpha'])}, "
              f"noise σ = {_fmt(inp['sigma'] * scale)} {unit})."]
     rests = facts(k.records, Wording(_fmt, scale, unit))  # each kind of knowledge describes its own records
-    ri = der.get("range_implied")
-    holds_surely = ri is not None and ri["holds"]
+    ri = der.get("range_implied") or {}
+    holds_surely = bool(ri.get("holds"))
     if rests and holds_surely:  # the statement holds surely; the data were only the calibration's input
         parts.append("It was calibrated from: " + "; ".join(rests) + " — which the statement does not need.")
     elif rests:
@@ -565,31 +565,36 @@ class Certificate:
             fail(f"sigma={self.sigma!r} exceeds sigma_max={der['sigma_max']!r}")
         checked = list(_DERIVED)
         if scores is not None:
-            x = np.asarray(scores, dtype=float)
-            if sha256_of_array(x) != self.data_sha256:
-                fail("data_sha256 does not match the scores given")
-            checked.append("data_sha256")
-            if certified is not None:
-                from biasbound.mechanism import noise, shrink
-
-                y = np.asarray(certified, dtype=float)
-                c = self.center.get("value")
-                mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
-                z = noise(int(self.seed), self.sigma, x.size)
-                parts = _per_model_draws(self.scope, self.view, x.size)
-                if parts is not None:  # a judge's model-view certificate: each model drawn with its own seed and centre
-                    z = np.concatenate([noise(sd, self.sigma, n) for _, n, sd, _ in parts])
-                    mu = np.concatenate([np.full(n, float(np.mean(x[a:a + n]) if cm is None else cm))
-                                         for a, n, _, cm in parts])
-                if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
-                    fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
-                checked.append("seed")
+            checked += self._verify_data(scores, certified, fail)
         out = {"holds": True, "bound_value": der["bound_value"], "delta": self.delta, "checked": checked}
         if self.schema_version != SCHEMA_VERSION:
             out["warning"] = (f"schema version {self.schema_version}: written before certificates were bound to their "
                               "judgments (no judgments_sha256, records_sha256 optional); re-run certify for a "
                               f"schema-{SCHEMA_VERSION} certificate")
         return out
+
+
+    def _verify_data(self, scores: ArrayLike, certified: ArrayLike | None, fail: Any) -> list[str]:
+        """:meth:`verify` given the data: the scores' hash and, given the released scores, the mechanism's draw at the
+        recorded seed and centre. Returns the fields checked."""
+        x = np.asarray(scores, dtype=float)
+        if sha256_of_array(x) != self.data_sha256:
+            fail("data_sha256 does not match the scores given")
+        if certified is None:
+            return ["data_sha256"]
+        from biasbound.mechanism import noise, shrink
+
+        y = np.asarray(certified, dtype=float)
+        c = self.center.get("value")
+        mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
+        z = noise(int(self.seed), self.sigma, x.size)
+        parts = _per_model_draws(self.scope, self.view, x.size)
+        if parts is not None:  # a judge's model-view certificate: each model drawn with its own seed and centre
+            z = np.concatenate([noise(sd, self.sigma, n) for _, n, sd, _ in parts])
+            mu = np.concatenate([np.full(n, float(np.mean(x[a:a + n]) if cm is None else cm)) for a, n, _, cm in parts])
+        if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
+            fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
+        return ["data_sha256", "seed"]
 
 
 def _seed_or_centre_mismatch(cert: Certificate) -> str | None:

@@ -179,7 +179,7 @@ def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float,
             break
         if inside is None:  # every mid lies strictly between the same two jump points: the step records are fixed there
             if between and i in between:  # its value at this first mid, computed with the other deltas' (bias_radii)
-                constant = between[i]
+                constant: float | None = between[i]
                 inside = lambda t, c=constant: c  # noqa: E731
             else:
                 inside, constant = _survival_between(k, mid)

@@ -220,7 +220,7 @@ class AlmostSure:
         return self.A
 
     def dominated_by(self, other: Record) -> bool:
-        return _same_kind(self, other) and self.A <= other.A  # type: ignore[union-attr]
+        return _same_kind(self, other) and self.A <= cast(AlmostSure, other).A
 
     def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
         return None
@@ -863,7 +863,7 @@ class HighProbability:
 Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability]  # noqa: UP007 (a runtime alias: py3.10 evaluates it)
 _RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability)
 #: every kind, in the order its facts appear in the guarantee sentence (:func:`facts`)
-KINDS: tuple[type[KnowledgeKind], ...] = (FullPopulation, Sample, RandomJudge, HighProbability, Moments, AlmostSure)
+KINDS: tuple[type[Record], ...] = (FullPopulation, Sample, RandomJudge, HighProbability, Moments, AlmostSure)
 
 
 def facts(records: Sequence[Record], say: Wording) -> list[str]:
@@ -895,15 +895,15 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
             y = None
             if d.get("shift_values") is not None:
                 y = np.repeat(np.asarray(d["shift_values"], dtype=float), np.asarray(d["counts"], dtype=np.int64))
-        rec = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""),
+        pop = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""),
                              filled=d.get("filled", 0), weights=p)
-        _check_summary(rec.to_dict(), d, "full-population")
-        return rec
+        _check_summary(pop.to_dict(), d, "full-population")
+        return pop
     if kind == "sample":
-        rec = Sample(sq_norms=_unhist(d, "sample"), population_size=d["N"], beta=d["beta"], A=d.get("A"),
+        sam = Sample(sq_norms=_unhist(d, "sample"), population_size=d["N"], beta=d["beta"], A=d.get("A"),
                      shift_ratio=d.get("shift_ratio"), seed=d.get("seed"), note=d.get("note", ""))
-        _check_summary(rec.to_dict(), d, "sample")
-        return rec
+        _check_summary(sam.to_dict(), d, "sample")
+        return sam
     if kind == "high-probability":
         return HighProbability(A=d["A"], eps=d["eps"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
                                note=d.get("note", ""))
