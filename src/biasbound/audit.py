@@ -553,8 +553,11 @@ def _role(rec: Any, d: np.ndarray, s: np.ndarray | None, mine: bool, in_census: 
 def _recomputed(res: AuditResult, kind: str, rec: Any, d: np.ndarray, s: np.ndarray | None, dim: int, filled: int,
                 delta: float) -> AuditResult:
     """A recheck or census part: the probability recomputed exactly (or the record's own bound) and its verdict."""
-    exact = None if rec is None else rec.recheck_bound(res.tau, res.alpha, res.sigma, dim)  # a kind's own recheck
-    if exact is None:
+    if rec is not None and rec.RECHECK_UNIT is not None:  # the kind's own recheck: its unit's bound at the point
+        from biasbound.bounds import unit
+
+        exact = float(unit(rec.RECHECK_UNIT).violation_bound(res.tau, res.alpha, res.sigma, dim, rec))
+    else:
         sq_eff = effective_sq_distances(d, res.alpha, s)
         p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
         exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)

@@ -71,7 +71,7 @@ def original_scale(*, tau: float, alpha: float, sigma: float) -> dict[str, float
 # --------------------------------------------------------------------------- bias radius
 def _record_survival(r: Record, t: float) -> float:
     """Worst-case ``Pr[||Delta|| > t]`` over the distributions consistent with one record."""
-    return float(_record_survivals(r, np.array([float(t)]))[0])
+    return float(r.survivals(np.array([float(t)]))[0])
 
 
 def survival(knowledge: Any, t: float) -> float:
@@ -91,15 +91,9 @@ def _combine(k: Knowledge, per: Sequence[float]) -> float:
     return max(math.fsum(per[i] for i in idx) / len(idx) for idx in unit_groups([n for n, _ in k.generators]).values())
 
 
-def _record_survivals(r: Record, t: np.ndarray) -> np.ndarray:
-    """Worst-case ``Pr[||Delta|| > t]`` for one record at every threshold of ``t``: each kind answers for itself
-    (``bounds/_survival.py``)."""
-    return r.survivals(t)
-
-
 def _survivals(k: Knowledge, t: np.ndarray) -> np.ndarray:
     """:func:`survival` at every threshold of ``t`` (per generator the min over records, then max or mean)."""
-    per = np.array([np.min([_record_survivals(r, t) for r in recs], axis=0) for _, recs in k.generators])
+    per = np.array([np.min([r.survivals(t) for r in recs], axis=0) for _, recs in k.generators])
     if k.how == "max":
         return per.max(axis=0)
     return np.array([_combine(k, col) for col in per.T.tolist()])

@@ -21,6 +21,10 @@ unit (module)             knowledge                  exact   proof note
 
 "Exact" means the value is the supremum of the violation probability over every neighbour
 distribution consistent with the knowledge (for a full population: the probability itself).
+
+Each knowledge kind answers for itself what the rest of the package asks (:class:`KnowledgeKind`: its survival
+curve, its facts in the guarantee sentence, its role in an audit, domination, ...); no module outside ``bounds/``
+tests a record's type (docs/DESIGN.md, "Knowledge kinds answer for themselves").
 numpy/scipy only.
 """
 

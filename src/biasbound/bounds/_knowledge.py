@@ -38,7 +38,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, Union, cast
 import numpy as np
 
 from biasbound._exceptions import InputError
-from biasbound.bounds import _survival
+from biasbound.bounds import _layer_cake, _survival
 from biasbound._rounding import above
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
@@ -80,6 +80,8 @@ class KnowledgeKind(Protocol):
     CALIBRATION_DATA: ClassVar[bool]  # it holds the neighbour data it was calibrated on (an audit recognises them)
     EXACT_LAW: ClassVar[bool]  # it is the exact law of ||Delta||^2 over the whole population
     CONTINUOUS_SURVIVAL: ClassVar[bool]  # its survival changes between jump points (the radius bisects there)
+    RECHECK_UNIT: ClassVar[str | None]  # the unit whose bound a recheck of its own data recomputes (None: the exact
+    #                                     probability over the given neighbours)
     shift_ratio: float | None
 
     @property
@@ -103,7 +105,6 @@ class KnowledgeKind(Protocol):
 
     def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None: ...  # given squared distances vs its data
 
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None: ...  # its own recheck
 
     @classmethod
     def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]: ...  # facts
@@ -203,6 +204,7 @@ class AlmostSure:
 
     # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
     KIND: ClassVar[str] = "almost-sure"
+    RECHECK_UNIT: ClassVar[str | None] = None
     RANDOM_JUDGE: ClassVar[bool] = False
     CALIBRATION_DATA: ClassVar[bool] = False
     EXACT_LAW: ClassVar[bool] = False
@@ -223,9 +225,6 @@ class AlmostSure:
         return _same_kind(self, other) and self.A <= cast(AlmostSure, other).A
 
     def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
-        return None
-
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None:
         return None
 
     @classmethod
@@ -287,6 +286,7 @@ class Moments:
 
     # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
     KIND: ClassVar[str] = "moments"
+    RECHECK_UNIT: ClassVar[str | None] = None
     RANDOM_JUDGE: ClassVar[bool] = False
     CALIBRATION_DATA: ClassVar[bool] = False
     EXACT_LAW: ClassVar[bool] = False
@@ -319,9 +319,6 @@ class Moments:
         return self.U2 <= s.U2 and a_ok and (self.beta is None) == (s.beta is None)
 
     def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
-        return None
-
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None:
         return None
 
     @classmethod
@@ -445,6 +442,7 @@ class FullPopulation:
 
     # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
     KIND: ClassVar[str] = "full-population"
+    RECHECK_UNIT: ClassVar[str | None] = None
     RANDOM_JUDGE: ClassVar[bool] = False
     CALIBRATION_DATA: ClassVar[bool] = True
     EXACT_LAW: ClassVar[bool] = True
@@ -484,9 +482,6 @@ class FullPopulation:
                          "(its census" + (f"; {self.filled} unjudged counted at the range bound, as it counted them"
                                           if self.filled else "")
                          + "): the probability is recomputed exactly — a recheck, not new evidence", int(self.filled))
-
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None:
-        return None
 
     @classmethod
     def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
@@ -563,6 +558,7 @@ class Sample:
 
     # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
     KIND: ClassVar[str] = "sample"
+    RECHECK_UNIT: ClassVar[str | None] = None
     RANDOM_JUDGE: ClassVar[bool] = False
     CALIBRATION_DATA: ClassVar[bool] = True
     EXACT_LAW: ClassVar[bool] = False
@@ -590,9 +586,6 @@ class Sample:
             return None
         return AuditRole("held-out", f"the certificate's calibration sample ({self.m} neighbours) is among these and was "
                          f"set aside; the other {left.size} are audited", 0, left)
-
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None:
-        return None
 
     @classmethod
     def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
@@ -719,6 +712,7 @@ class RandomJudge:
 
     # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
     KIND: ClassVar[str] = "random-judge"
+    RECHECK_UNIT: ClassVar[str | None] = "random-judge"  # a recheck of its own draws is its (1 - beta) bound
     RANDOM_JUDGE: ClassVar[bool] = True
     CALIBRATION_DATA: ClassVar[bool] = True
     EXACT_LAW: ClassVar[bool] = False
@@ -729,13 +723,20 @@ class RandomJudge:
     def survivals(self, t: np.ndarray) -> np.ndarray:
         return _survival.random_judge(self, t)
 
-    def jumps(self) -> list[np.ndarray]:
-        if self.k > 1:
-            from biasbound.bounds.random_judge import worst_distribution
+    def worst_distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, weights)``: the distribution of ``x`` whose tail at every level is the upper bound (the k-item
+        sum's for ``k > 1``); computed once and kept on the (frozen) record, read-only."""
+        cached = self.__dict__.get("_worst")
+        if cached is not None:
+            return cast("tuple[np.ndarray, np.ndarray]", cached)
+        x, w = _layer_cake.worst_law(self.levels, self.upper, self.k)
+        x.setflags(write=False)
+        w.setflags(write=False)
+        object.__setattr__(self, "_worst", (x, w))
+        return x, w
 
-            pts = np.sqrt(worst_distribution(self)[0])
-        else:
-            pts = np.sqrt(np.asarray(self.levels, dtype=float))
+    def jumps(self) -> list[np.ndarray]:
+        pts = np.sqrt(self.worst_distribution()[0]) if self.k > 1 else np.sqrt(np.asarray(self.levels, dtype=float))
         return [pts, np.array([self.A])]
 
     def order_size(self) -> float:
@@ -760,11 +761,6 @@ class RandomJudge:
                                                               "them" if self.filled else "")
                          + "): its confidence bound is recomputed from them — a recheck, not new evidence", 0)
 
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None:
-        """The record's ``(1 - beta)`` bound at the released point (a census of a random judge is one draw of it)."""
-        from biasbound.bounds import random_judge
-
-        return random_judge.violation_bound(tau, alpha, sigma, dim, self)
 
     @classmethod
     def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
@@ -822,6 +818,7 @@ class HighProbability:
 
     # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
     KIND: ClassVar[str] = "high-probability"
+    RECHECK_UNIT: ClassVar[str | None] = None
     RANDOM_JUDGE: ClassVar[bool] = True
     CALIBRATION_DATA: ClassVar[bool] = False
     EXACT_LAW: ClassVar[bool] = False
@@ -842,9 +839,6 @@ class HighProbability:
         return False
 
     def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
-        return None
-
-    def recheck_bound(self, tau: float, alpha: float, sigma: float, dim: int) -> float | None:
         return None
 
     @classmethod
