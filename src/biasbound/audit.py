@@ -498,8 +498,9 @@ class CertificateAudit:
 
 
 def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
-    """The certificate's calibration record (FullPopulation, Sample or RandomJudge) of one (model, generator), or None."""
-    from biasbound.bounds._knowledge import FullPopulation, RandomJudge, Sample, record_from_dict
+    """The certificate's calibration record of one (model, generator) — the first whose kind holds the neighbour data
+    it was calibrated on (``CALIBRATION_DATA``: a full population, a sample, a random judge's draws) — or None."""
+    from biasbound.bounds._knowledge import record_from_dict
 
     kn = _get(certificate, "knowledge")
     gens = kn.get("generators") if isinstance(kn, Mapping) else None
@@ -519,40 +520,59 @@ def _part_record(certificate: Any, model: str | None, generator: str) -> Any:
                 r = record_from_dict(rd)
             except (InputError, TypeError, KeyError, ValueError):
                 continue
-            if isinstance(r, (FullPopulation, Sample, RandomJudge)):
+            if r.CALIBRATION_DATA:
                 return r
     return None
 
 
-def _random_judge_sums(sq: np.ndarray, rec: Any) -> np.ndarray:
-    """``S_k`` of a random-judge record recomputed from one draw per item: the number of squared distances
-    above ``x_{k-1}`` (``x_0 = 0``), a distance within 1e-9 (relative) of a level taken as that level — the
-    pipeline's rounding (``pipeline/_knowledge.py``, ``_SNAP``)."""
-    lower = np.concatenate([[0.0], rec.levels[:-1]])
-    tol = 1e-9 * float(rec.levels[-1])
-    return np.array([float(np.count_nonzero(sq > x + tol)) for x in lower])
+_FRESH = "fresh neighbours: a statistical audit of this part's claim"
 
 
-def _keys(x: np.ndarray) -> list[float]:
-    """Values rounded to 12 significant digits: recorded and re-read squared distances compare equal."""
-    return [float(f"{v:.12g}") for v in np.asarray(x, dtype=float).tolist()]
+def _part_dim(certificate: Any, models: Any, model: str | None) -> int:
+    """A part's dimension: its model's (``scope.models``) in a judge's model-view certificate, else the certificate's."""
+    dim = _get(certificate, "dim")
+    if model is not None and isinstance(models, Mapping) and isinstance(models.get(model), Mapping):
+        dim = models[model].get("dim", dim)
+    return int(dim)
 
 
-def _split_recorded(sq: np.ndarray, recorded: np.ndarray) -> np.ndarray | None:
-    """Indices of ``sq`` left after removing one copy of each recorded value, or None when ``recorded``
-    is not contained in ``sq`` (as multisets)."""
-    from collections import Counter
+def _role(rec: Any, d: np.ndarray, s: np.ndarray | None, mine: bool, in_census: bool
+          ) -> tuple[str, str, int, np.ndarray, np.ndarray | None]:
+    """``(kind, reason, filled, distances, mean_shifts)`` of one part: what its record says the given distances are
+    (a recheck of its own data, its sample held out), else a census of the certified batch, else fresh evidence."""
+    role = None if rec is None else rec.audit_role(d * d, mine)
+    kind, reason, filled = ("audit", _FRESH, 0) if role is None else (role.kind, role.reason, role.filled)
+    if role is not None and role.keep is not None:
+        d = d[role.keep]
+        s = None if s is None else s[role.keep]
+    if kind == "audit" and in_census and (rec is None or not rec.RANDOM_JUDGE):
+        # a judge declared deterministic: one neighbour per item of the certified batch is its whole
+        # population. For a random judge these are one draw of its answers, audited statistically below.
+        kind = "census"
+        reason = (f"these files hold the certified batch itself (its data hash matches) with one neighbour for each "
+                  f"of its {d.size} items: the probability over T for these neighbour judgments is computed exactly, "
+                  "nothing estimated (if they are the judgments it was calibrated on, a recheck, not new evidence)")
+    return kind, reason, filled, d, s
 
-    need = Counter(_keys(recorded))
-    keep = []
-    for i, k in enumerate(_keys(sq)):
-        if need.get(k, 0) > 0:
-            need[k] -= 1
-        else:
-            keep.append(i)
-    if any(v > 0 for v in need.values()):
-        return None
-    return np.asarray(keep, dtype=np.int64)
+
+def _recomputed(res: AuditResult, kind: str, rec: Any, d: np.ndarray, s: np.ndarray | None, dim: int, filled: int,
+                delta: float) -> AuditResult:
+    """A recheck or census part: the probability recomputed exactly (or the record's own bound) and its verdict."""
+    if rec is not None and rec.RECHECK_UNIT is not None:  # the kind's own recheck: its unit's bound at the point
+        from biasbound.bounds import unit
+
+        exact = float(unit(rec.RECHECK_UNIT).violation_bound(res.tau, res.alpha, res.sigma, dim, rec))
+    else:
+        sq_eff = effective_sq_distances(d, res.alpha, s)
+        p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
+        exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)
+    if res.bound_violations:  # a neighbour beyond the certificate's almost-sure bound falsifies it
+        verdict = "violated"
+    elif res.verdict == "not contradictable":  # no data within the range could contradict it: say so
+        verdict = res.verdict
+    else:
+        verdict = ("recheck" if kind == "recheck" else "exact") if exact <= delta * (1.0 + 1e-9) else "violated"
+    return dataclasses.replace(res, exact_probability=exact, exact_ucb=exact, exact_lcb=exact, verdict=verdict)
 
 
 @validate_params
@@ -622,48 +642,10 @@ def audit_certificate_parts(
     for (model, generator), (dist, shifts) in parts.items():
         d = check_finite_array(dist, "distances", where, ndim=1)
         s = None if shifts is None else check_finite_array(shifts, "mean_shifts", where, ndim=1)
-        dim = _get(certificate, "dim")
-        if model is not None and isinstance(models, Mapping) and isinstance(models.get(model), Mapping):
-            dim = models[model].get("dim", dim)
         rec = _part_record(certificate, model, generator)
-        kind, reason, filled = "audit", "fresh neighbours: a statistical audit of this part's claim", 0
-        from biasbound.bounds._knowledge import FullPopulation, RandomJudge, Sample
-
         mine = own is None or (model, generator) in own  # the caller's digest says these rows are the certified ones
-        if isinstance(rec, FullPopulation) and rec.weights is None and d.size and mine:
-            observed = rec.sq_norms[: rec.m - rec.filled] if rec.filled else rec.sq_norms  # filled values are the largest
-            left = _split_recorded(d * d, observed)
-            if left is not None and left.size == 0:
-                kind, filled = "recheck", int(rec.filled)
-                reason = (f"these are the {rec.m - rec.filled} neighbours the certificate was calibrated on (its census"
-                          + (f"; {rec.filled} unjudged counted at the range bound, as it counted them" if rec.filled else "")
-                          + "): the probability is recomputed exactly — a recheck, not new evidence")
-        elif isinstance(rec, RandomJudge) and d.size and mine:
-            # the certificate's own draws (one per item, none filled): its confidence bound is recomputed from
-            # them — a recheck, not new evidence about the judge's randomness
-            if (rec.draws == d.size == rec.n - rec.filled
-                    and np.allclose(_random_judge_sums(d * d, rec) + rec.filled, rec.sums, rtol=0.0, atol=1e-9)):
-                kind = "recheck"
-                reason = (f"these are the {d.size} neighbour verdicts the certificate was calibrated on (one draw of a "
-                          "random judge per item" + (f"; {rec.filled} unjudged at the range bound, as it counted them"
-                                                     if rec.filled else "")
-                          + "): its confidence bound is recomputed from them — a recheck, not new evidence")
-        elif isinstance(rec, Sample) and d.size:
-            left = _split_recorded(d * d, rec.sq_norms)
-            if left is not None:
-                kind = "held-out"
-                reason = (f"the certificate's calibration sample ({rec.m} neighbours) is among these and was set aside; "
-                          f"the other {left.size} are audited")
-                d = d[left]
-                s = None if s is None else s[left]
-        if kind == "audit" and (model, generator) in census and not isinstance(rec, RandomJudge):
-            # a judge declared deterministic: one neighbour per item of the certified batch is its whole
-            # population. For a random judge these are one draw of its answers, audited statistically below.
-            kind = "census"
-            reason = (f"these files hold the certified batch itself (its data hash matches) with one neighbour for each "
-                      f"of its {d.size} items: the probability over T for these neighbour judgments is computed exactly, "
-                      "nothing estimated (if they are the judgments it was calibrated on, a recheck, not new evidence)")
-        prepared.append((model, generator, d, s, int(dim), kind, reason, filled, rec))
+        kind, reason, filled, d, s = _role(rec, d, s, mine, (model, generator) in census)
+        prepared.append((model, generator, d, s, _part_dim(certificate, models, model), kind, reason, filled, rec))
     n_stat = sum(1 for p in prepared if p[5] not in ("recheck", "census") and p[2].size)
     part_conf = 1.0 - (1.0 - confidence) / max(1, n_stat)
     out = []
@@ -679,21 +661,7 @@ def audit_certificate_parts(
         single["scope"] = None  # this part is one model's (or the one population's) claim
         res = audit_certificate(single, d, s, **kw)
         if kind in ("recheck", "census"):
-            if isinstance(rec, RandomJudge):  # the record's (1 - beta) bound, recomputed at the released point
-                from biasbound.bounds import random_judge
-
-                exact = random_judge.violation_bound(res.tau, res.alpha, res.sigma, dim, rec)
-            else:
-                sq_eff = effective_sq_distances(d, res.alpha, s)
-                p = exceedance_probabilities(sq_eff, tau=res.tau, sigma=res.sigma, dim=dim)
-                exact = (math.fsum(p.tolist()) + filled * res.p_max) / (d.size + filled)
-            if res.bound_violations:  # a neighbour beyond the certificate's almost-sure bound falsifies it
-                verdict = "violated"
-            elif res.verdict == "not contradictable":  # no data within the range could contradict it: say so
-                verdict = res.verdict
-            else:
-                verdict = ("recheck" if kind == "recheck" else "exact") if exact <= delta * (1.0 + 1e-9) else "violated"
-            res = dataclasses.replace(res, exact_probability=exact, exact_ucb=exact, exact_lcb=exact, verdict=verdict)
+            res = _recomputed(res, kind, rec, d, s, dim, filled, delta)
         out.append(PartAudit(model=model, generator=generator, kind=kind, reason=reason, result=res))
     if not out:
         raise InputError(f"The 'parts' parameter of {where} holds no neighbour to audit.")

@@ -45,7 +45,7 @@ from biasbound.bounds._combined import (
     paper_record,
     unit_groups,
 )
-from biasbound.bounds._knowledge import Knowledge, Moments
+from biasbound.bounds._knowledge import Knowledge
 from biasbound.bounds._tail import noise_only_sigma
 from biasbound.parameters import AT_A_POINT, bounds, validate, validate_params
 
@@ -280,17 +280,8 @@ def check(*, tau: float, delta: float, dim: int, alpha: float, sigma: float, kno
     a = check_in_range(alpha, "alpha", where, low=0.0, high=1.0)
     s = check_in_range(sigma, "sigma", where, **bounds("sigma"))
     k = Knowledge.of(knowledge)
-    if m == "paper":
-        rec = paper_record(k)
-        if s == 0:
-            return False, 1.0
-        from biasbound._rounding import split
-
-        v = paper._bound(t, a, s, d, rec, delta_B=dl / 2)
-        dB, dD = split(dl, dl / 2)  # Corollary 3.2's symmetric split, as paper.calibrate makes it
-        smax = paper.sigma_max(tau=t, delta_B=dB, delta_Delta=dD, dim=d, U=math.sqrt(rec.U2),
-                               S=math.sqrt(rec.shift_U2 or 0.0), alpha=a)
-        return bool(0 < s <= smax), v
+    if m == "paper":  # the paper unit checks its own claim (Corollary 3.2)
+        return paper.check(t, dl, a, s, d, paper_record(k))
     v, _ = Plan(k, m).evaluate(t, a, s, d)
     return bool(v <= dl), v
 
@@ -519,7 +510,7 @@ def calibrate(
         method=m, tau=t, delta=dl, dim=d, alpha=float(al), sigma=float(sg), sigma_max=float(smax), alpha_max=float(amax),
         alpha_at_sigma=float(a_at), bound_value=float(value), bound_used=binding[1].unit.NAME,
         exact=exact(plan.how, per), beta_spent=k.beta_total,
-        point_estimate=any(isinstance(r, Moments) and r.beta is None for r in k.records),
+        point_estimate=any(r.point_estimate for r in k.records),
         tau_split=ts, default_rule=_rule or rule, candidates=tuple(cands), frontier=tuple(pts), knowledge=k,
         checked_point=checked, frontier_points=nf,
     )

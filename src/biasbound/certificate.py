@@ -254,10 +254,38 @@ def _derive_from(c: Any, inp: dict[str, Any], k: Any, deltas: tuple[float, ...],
 
 def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     """The guarantee in one paragraph, in the user's units, saying plainly when it follows from the range alone."""
-    from biasbound.bounds._knowledge import AlmostSure, FullPopulation, HighProbability, Moments, RandomJudge, Sample
+    from biasbound.bounds._knowledge import Wording, facts
 
     u = inp["units"]
     scale, unit = float(u.get("scale", 1.0)), str(u.get("name", "score units"))
+    parts = [f"For {_batch(inp)} and {_draw(inp, k)}, Pr[‖M(D) − M(D′)‖₂ > {_fmt(inp['tau'] * scale)} {unit}] ≤ "
+             f"{_fmt(inp['delta'])} over the neighbour draw and the mechanism's noise (shrinkage α = {_fmt(inp['alpha'])}, "
+             f"noise σ = {_fmt(inp['sigma'] * scale)} {unit})."]
+    rests = facts(k.records, Wording(_fmt, scale, unit))  # each kind of knowledge describes its own records
+    ri = der.get("range_implied") or {}
+    holds_surely = bool(ri.get("holds"))
+    if rests and holds_surely:  # the statement holds surely; the data were only the calibration's input
+        parts.append("It was calibrated from: " + "; ".join(rests) + " — which the statement does not need.")
+    elif rests:
+        parts.append("It rests on: " + "; ".join(rests) + ".")
+    conf = confidence_phrase(k)
+    if conf is not None and not holds_surely:  # range-implied: it holds surely, no confidence
+        parts.append(f"It holds {conf}.")
+    if holds_surely:
+        parts.append(f"This follows from the score range alone (no neighbour can move the scores by more than "
+                     f"{_fmt(ri['A'] * scale)} {unit}): it holds for ANY judge on this range and says nothing about this "
+                     "judge in particular.")
+    parts += _restatements(inp, der, scale, unit)
+    parts.append("It is local to this batch, not a generalization claim.")
+    return " ".join(parts)
+
+
+def _batch(inp: dict[str, Any]) -> str:
+    return str(inp.get("batch_description") or f"this fixed batch of {inp['dim']} judged items")
+
+
+def _draw(inp: dict[str, Any], k: Any) -> str:
+    """How the neighbour is drawn: the generators (and the neighbourhood), each one or a mixture of them."""
     names = [n for n, _ in k.generators]
     shown = ", ".join(names) if len(names) <= 6 else ", ".join(names[:3]) + f", … ({len(names)} in all, listed in the knowledge)"
     rel = "{" + shown + "}" + (f" ({inp['neighbor_relation']})" if inp.get("neighbor_relation") else "")
@@ -267,95 +295,25 @@ def _sentence(inp: dict[str, Any], der: dict[str, Any], k: Any) -> str:
     elif nb.get("kind") == "all-items":
         rel += " [all items at once]"
     if len(names) > 1 and k.how == "mixture":
-        draw = f"a neighbour from a generator picked uniformly at random among {rel} (not each generator alone)"
-    elif len(names) > 1:
-        draw = f"neighbours from any one of {rel}"
-    else:
-        draw = f"neighbours from {rel}"
-    what = inp.get("batch_description") or f"this fixed batch of {inp['dim']} judged items"
-    tau_u = inp["tau"] * scale
-    parts = [f"For {what} and {draw}, Pr[‖M(D) − M(D′)‖₂ > {_fmt(tau_u)} {unit}] ≤ {_fmt(inp['delta'])} over the "
-             f"neighbour draw and the mechanism's noise (shrinkage α = {_fmt(inp['alpha'])}, noise σ = "
-             f"{_fmt(inp['sigma'] * scale)} {unit})."]
-    kinds = {type(r) for r in k.records}
-    facts = []
-    pops = [r for r in k.records if isinstance(r, FullPopulation)]
-    if any(r.filled == 0 for r in pops):
-        facts.append("every neighbour of the batch judged, so the probability is computed exactly for a neighbour "
-                     "drawn uniformly from them (no sampling, no confidence level)")
-    for r in (r for r in pops if r.filled and r.weights is not None):  # Hamming-k: values of k-item subsets
-        facts.append(f"the subsets of items holding an item whose neighbour was not judged ({r.filled} of the {r.m} values "
-                     "of ||Δ||²) counted with that item moving its score by the most the score range allows (a worst "
-                     "case over the unjudged ones, not a measured probability)")
-    for r in (r for r in pops if r.filled and r.weights is None):
-        facts.append(f"{r.filled} of the {r.m} neighbours not judged and counted as moving the scores by the most the "
-                     "score range allows, the judged ones as observed (a worst case over the unjudged ones, not a "
-                     "measured probability)")
-    samples = [r for r in k.records if isinstance(r, Sample)]
-    if len(samples) == 1:
-        s0 = samples[0]
-        seed = f", seed {s0.seed}" if s0.seed is not None else ""
-        facts.append(f"{s0.m} of {s0.population_size} neighbours drawn uniformly without replacement{seed}, the bound "
-                     "holding for the worst population consistent with them")
-    elif samples:
-        ms, ns = [r.m for r in samples], [r.population_size for r in samples]
-        facts.append(f"{len(samples)} samples (one per model and generator), each of {min(ms)}–{max(ms)} of "
-                     f"{min(ns)}–{max(ns)} neighbours drawn uniformly without replacement with its own recorded seed, the "
-                     "bound holding for the worst population consistent with each")
-    rjs = [r for r in k.records if isinstance(r, RandomJudge)]
-    if rjs:
-        r0 = rjs[0]
-        drawn = (f"{r0.n} of {r0.population_size} items drawn uniformly without replacement"
-                 if r0.population_size is not None and r0.n < r0.population_size else f"{r0.n} items")
-        facts.append(f"every recorded neighbour verdict taken as one independent draw of a random judge ({drawn}, "
-                     f"{r0.draws} verdicts, several of one item counted as draws within that item), the probability "
-                     "covering the judge's own randomness on the neighbour given the recorded original verdicts")
-        for r in (r for r in rjs if r.filled):
-            facts.append(f"{r.filled} of those {r.n} items without a verdict and counted as moving the scores by the "
-                         "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
-    hps = [r for r in k.records if isinstance(r, HighProbability)]
-    if hps:
-        hp = min(hps, key=lambda r: r.A)  # the tightest of the high-probability routes
-        how = ("norm concentration around the recorded vector of model means" if "norm concentration" in hp.note
-               else "Bernstein's inequality per model")
-        facts.append(f"the shift ‖Δ‖ at most {_fmt(hp.A * scale)} {unit} except with probability "
-                     f"{_fmt(hp.eps)} over the neighbour (a random judge, {how})")
-    moms = [r for r in k.records if isinstance(r, Moments)]
-    if pops or samples or any(r.beta == 0.0 for r in moms):
-        facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "
-                     "judge's only answer to that neighbour)")
-    if any(r.beta is None for r in moms):
-        facts.append("the measured mean squared shift E‖Δ‖² taken as the true value (a point estimate, no confidence "
-                     "level: this is not a guarantee, it holds only if the measured value is the true one)")
-    elif any(r.beta for r in moms):
-        facts.append("an upper confidence bound on the mean squared shift E‖Δ‖²")
-    elif moms:
-        facts.append("the mean squared shift E‖Δ‖² computed over every neighbour")
-    if AlmostSure in kinds:
-        facts.append("every neighbour moving the scores by at most the recorded bound (almost surely)")
-    ri = der.get("range_implied")
-    if facts and ri is not None and ri["holds"]:  # the statement holds surely; the data were only the calibration's input
-        parts.append("It was calibrated from: " + "; ".join(facts) + " — which the statement does not need.")
-    elif facts:
-        parts.append("It rests on: " + "; ".join(facts) + ".")
-    conf = confidence_phrase(k)
-    if conf is not None and not (ri is not None and ri["holds"]):  # range-implied: it holds surely, no confidence
-        parts.append(f"It holds {conf}.")
-    if ri is not None and ri["holds"]:
-        parts.append(f"This follows from the score range alone (no neighbour can move the scores by more than "
-                     f"{_fmt(ri['A'] * scale)} {unit}): it holds for ANY judge on this range and says nothing about this "
-                     "judge in particular.")
+        return f"a neighbour from a generator picked uniformly at random among {rel} (not each generator alone)"
+    if len(names) > 1:
+        return f"neighbours from any one of {rel}"
+    return f"neighbours from {rel}"
+
+
+def _restatements(inp: dict[str, Any], der: dict[str, Any], scale: float, unit: str) -> list[str]:
+    """The same guarantee restated: in the unshrunk judge's units, and as its bias radius."""
+    out = []
     os_ = der.get("original_scale")
     if os_ is not None and inp["alpha"] < 1:
-        parts.append(f"Equivalently (a change of units), (M(D) − (1 − α)·centre)/α is the unshrunk judge's scores plus "
-                     f"Gaussian noise of standard deviation {_fmt(os_['sigma'] * scale)} {unit}, and it changes by more "
-                     f"than {_fmt(os_['tau'] * scale)} {unit} with the same probability.")
+        out.append(f"Equivalently (a change of units), (M(D) − (1 − α)·centre)/α is the unshrunk judge's scores plus "
+                   f"Gaussian noise of standard deviation {_fmt(os_['sigma'] * scale)} {unit}, and it changes by more "
+                   f"than {_fmt(os_['tau'] * scale)} {unit} with the same probability.")
     br = der["bias_radius"]
     if br["radius"] is not None:
-        parts.append(f"Without shrinkage or noise this judge's scores move by more than {_fmt(br['radius'] * scale)} {unit} "
-                     f"with probability at most {_fmt(inp['delta'])} (its bias radius).")
-    parts.append("It is local to this batch, not a generalization claim.")
-    return " ".join(parts)
+        out.append(f"Without shrinkage or noise this judge's scores move by more than {_fmt(br['radius'] * scale)} {unit} "
+                   f"with probability at most {_fmt(inp['delta'])} (its bias radius).")
+    return out
 
 
 def confidence_phrase(knowledge: Any) -> str | None:
@@ -365,7 +323,7 @@ def confidence_phrase(knowledge: Any) -> str | None:
     models is each model's own claim: each holds with confidence ``1 − β_model`` over its own sample;
     all of them at once with ``1 − Σβ`` (a union bound) only when ``Σβ < 1`` — otherwise no joint
     confidence is stated (a sum of 76 β = 0.05 is 3.8, and "confidence −2.8" means nothing)."""
-    from biasbound.bounds._knowledge import HighProbability, Knowledge, RandomJudge
+    from biasbound.bounds._knowledge import Knowledge
     from biasbound.calibration import beta_per_unit
 
     per = beta_per_unit(knowledge)
@@ -373,7 +331,7 @@ def confidence_phrase(knowledge: Any) -> str | None:
     if total <= 0:
         return None
     k = Knowledge.of(knowledge)
-    random_judge = any(isinstance(r, (RandomJudge, HighProbability)) for r in k.records)
+    random_judge = any(r.RANDOM_JUDGE for r in k.records)
     # a random judge's bound is a confidence bound over its recorded answers (and the items drawn, if sampled)
     over, own = (("the judge's recorded answers (and any sample of items)", "that model's recorded answers")
                  if random_judge else ("the neighbour sample", "that model's own neighbour sample"))
@@ -608,31 +566,36 @@ class Certificate:
             fail(f"sigma={self.sigma!r} exceeds sigma_max={der['sigma_max']!r}")
         checked = list(_DERIVED)
         if scores is not None:
-            x = np.asarray(scores, dtype=float)
-            if sha256_of_array(x) != self.data_sha256:
-                fail("data_sha256 does not match the scores given")
-            checked.append("data_sha256")
-            if certified is not None:
-                from biasbound.mechanism import noise, shrink
-
-                y = np.asarray(certified, dtype=float)
-                c = self.center.get("value")
-                mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
-                z = noise(int(self.seed), self.sigma, x.size)
-                parts = _per_model_draws(self.scope, self.view, x.size)
-                if parts is not None:  # a judge's model-view certificate: each model drawn with its own seed and centre
-                    z = np.concatenate([noise(sd, self.sigma, n) for _, n, sd, _ in parts])
-                    mu = np.concatenate([np.full(n, float(np.mean(x[a:a + n]) if cm is None else cm))
-                                         for a, n, _, cm in parts])
-                if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
-                    fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
-                checked.append("seed")
+            checked += self._verify_data(scores, certified, fail)
         out = {"holds": True, "bound_value": der["bound_value"], "delta": self.delta, "checked": checked}
         if self.schema_version != SCHEMA_VERSION:
             out["warning"] = (f"schema version {self.schema_version}: written before certificates were bound to their "
                               "judgments (no judgments_sha256, records_sha256 optional); re-run certify for a "
                               f"schema-{SCHEMA_VERSION} certificate")
         return out
+
+
+    def _verify_data(self, scores: ArrayLike, certified: ArrayLike | None, fail: Any) -> list[str]:
+        """:meth:`verify` given the data: the scores' hash and, given the released scores, the mechanism's draw at the
+        recorded seed and centre. Returns the fields checked."""
+        x = np.asarray(scores, dtype=float)
+        if sha256_of_array(x) != self.data_sha256:
+            fail("data_sha256 does not match the scores given")
+        if certified is None:
+            return ["data_sha256"]
+        from biasbound.mechanism import noise, shrink
+
+        y = np.asarray(certified, dtype=float)
+        c = self.center.get("value")
+        mu = np.asarray(c, dtype=float) if isinstance(c, list) else float(c if c is not None else np.mean(x))
+        z = noise(int(self.seed), self.sigma, x.size)
+        parts = _per_model_draws(self.scope, self.view, x.size)
+        if parts is not None:  # a judge's model-view certificate: each model drawn with its own seed and centre
+            z = np.concatenate([noise(sd, self.sigma, n) for _, n, sd, _ in parts])
+            mu = np.concatenate([np.full(n, float(np.mean(x[a:a + n]) if cm is None else cm)) for a, n, _, cm in parts])
+        if y.shape != x.shape or not np.allclose(shrink(x, alpha=self.alpha, center=mu) + z, y, rtol=0, atol=1e-12):
+            fail("the released scores are not the mechanism's output at the recorded seed, centre, alpha and sigma")
+        return ["data_sha256", "seed"]
 
 
 def _seed_or_centre_mismatch(cert: Certificate) -> str | None:

@@ -24,17 +24,7 @@ import numpy as np
 
 from biasbound._validation import check_in_range, check_int
 from biasbound.bounds import almost_sure
-from biasbound.bounds._knowledge import (
-    AlmostSure,
-    FullPopulation,
-    HighProbability,
-    Knowledge,
-    Moments,
-    RandomJudge,
-    Record,
-    Sample,
-)
-from biasbound.bounds.sampled_population import band
+from biasbound.bounds._knowledge import AlmostSure, Knowledge, Record
 from biasbound.parameters import validate_params
 
 __all__ = ["DEFAULT_DELTAS", "bias_radius", "bias_radius_curve", "original_scale", "range_implied", "survival"]
@@ -84,7 +74,7 @@ def original_scale(*, tau: float, alpha: float, sigma: float) -> dict[str, float
 # --------------------------------------------------------------------------- bias radius
 def _record_survival(r: Record, t: float) -> float:
     """Worst-case ``Pr[||Delta|| > t]`` over the distributions consistent with one record."""
-    return float(_record_survivals(r, np.array([float(t)]))[0])
+    return float(r.survivals(np.array([float(t)]))[0])
 
 
 def survival(knowledge: Any, t: float) -> float:
@@ -104,68 +94,17 @@ def _combine(k: Knowledge, per: Sequence[float]) -> float:
     return max(math.fsum(per[i] for i in idx) / len(idx) for idx in unit_groups([n for n, _ in k.generators]).values())
 
 
-def _record_survivals(r: Record, t: np.ndarray) -> np.ndarray:
-    """Worst-case ``Pr[||Delta|| > t]`` for one record at every threshold of ``t``: the count of a population or
-    sample above each threshold is one ``searchsorted`` in its sorted values."""
-    t2 = t * t
-    if isinstance(r, AlmostSure):
-        return np.where(r.A > t, 1.0, 0.0)
-    if isinstance(r, Moments):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            markov = np.minimum(1.0, r.U2 / t2)  # [proof:radius-markov]
-        out = np.where(t == 0, 1.0 if r.U2 > 0 else 0.0, markov)
-        return out if r.A is None else np.where(r.A <= t, 0.0, out)
-    if isinstance(r, HighProbability):
-        return np.where(t >= r.A, float(r.eps), 1.0)  # [proof:radius-high-probability]
-    if isinstance(r, RandomJudge) and r.k > 1:  # the k-item sum: the tail of its Chernoff layer-cake distribution
-        from biasbound.bounds.random_judge import worst_distribution
-
-        xs, w = worst_distribution(r)
-        upper = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
-        return np.minimum(1.0, upper[np.searchsorted(xs, t2, side="right")])  # [proof:radius-random-judge-k]
-    if isinstance(r, RandomJudge):
-        j = np.searchsorted(r.levels, t2, side="right")  # levels <= t²: Pr[x > t²] <= Pr[x > x_j]
-        up = np.asarray(r.upper, dtype=float)
-        return np.where(j >= up.size, 0.0, up[np.minimum(j, up.size - 1)])  # [proof:radius-random-judge]
-    if isinstance(r, FullPopulation) and r.weights is not None:  # T's probability of each value (Hamming-k law)
-        order = np.argsort(np.asarray(r.sq_norms, dtype=float), kind="stable")
-        xs, w = np.asarray(r.sq_norms, dtype=float)[order], np.asarray(r.weights, dtype=float)[order]
-        upper = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])  # upper[i] = weight of the values from i on
-        return np.minimum(1.0, upper[np.searchsorted(xs, t2, side="right")])  # [proof:radius-exact]
-    x = np.sort(np.asarray(r.sq_norms, dtype=float))
-    above = x.size - np.searchsorted(x, t2, side="right")  # #{x > t^2}
-    if isinstance(r, FullPopulation):
-        return above.astype(float) / r.m  # [proof:radius-exact]
-    if isinstance(r, Sample):
-        kup = band(r.population_size, r.m, r.beta)
-        out = np.minimum(1.0, kup[above].astype(float) / r.population_size)  # [proof:radius-band]
-        return out if r.A is None else np.where(r.A <= t, 0.0, out)
-    raise TypeError(f"Unknown knowledge record {type(r).__name__}.")  # pragma: no cover
-
-
 def _survivals(k: Knowledge, t: np.ndarray) -> np.ndarray:
     """:func:`survival` at every threshold of ``t`` (per generator the min over records, then max or mean)."""
-    per = np.array([np.min([_record_survivals(r, t) for r in recs], axis=0) for _, recs in k.generators])
+    per = np.array([np.min([r.survivals(t) for r in recs], axis=0) for _, recs in k.generators])
     if k.how == "max":
         return per.max(axis=0)
     return np.array([_combine(k, col) for col in per.T.tolist()])
 
 
 def _jumps(k: Knowledge) -> np.ndarray:
-    pts = [np.zeros(1)]
-    for r in k.records:
-        if isinstance(r, (FullPopulation, Sample)):
-            pts.append(np.sqrt(np.asarray(r.sq_norms, dtype=float)))
-        if isinstance(r, RandomJudge):
-            if r.k > 1:
-                from biasbound.bounds.random_judge import worst_distribution
-
-                pts.append(np.sqrt(worst_distribution(r)[0]))
-            else:
-                pts.append(np.sqrt(np.asarray(r.levels, dtype=float)))
-        if getattr(r, "A", None) is not None:
-            pts.append(np.array([float(r.A)]))
-    return np.unique(np.concatenate(pts))
+    """Every threshold where some record's survival jumps (and 0)."""
+    return np.unique(np.concatenate([np.zeros(1), *(p for r in k.records for p in r.jumps())]))
 
 
 @validate_params
@@ -198,7 +137,7 @@ def bias_radii(deltas: Sequence[float], knowledge: Any) -> list[float]:
     ok = surv[None, :] <= np.asarray(ds, dtype=float)[:, None]  # per delta: False..False True..True
     first = np.where(ok.any(axis=1), ok.argmax(axis=1), -1).tolist()  # each delta's first feasible jump point
     between: dict[int, float] = {}
-    if not any(isinstance(r, Moments) for r in k.records):
+    if not any(r.CONTINUOUS_SURVIVAL for r in k.records):
         # step functions only: the survival inside the interval below each delta's first feasible jump point is one
         # constant, taken (as _survival_between takes it) at the interval's midpoint; every interval in one call
         idx = sorted(set(first) - {-1, 0})
@@ -238,7 +177,7 @@ def _radius_from(k: Knowledge, cands: np.ndarray, surv: np.ndarray, dl: float,
             break
         if inside is None:  # every mid lies strictly between the same two jump points: the step records are fixed there
             if between and i in between:  # its value at this first mid, computed with the other deltas' (bias_radii)
-                constant = between[i]
+                constant: float | None = between[i]
                 inside = lambda t, c=constant: c  # noqa: E731
             else:
                 inside, constant = _survival_between(k, mid)
@@ -255,8 +194,8 @@ def _survival_between(k: Knowledge, t_in: float) -> tuple[Any, float | None]:
     """:func:`survival` for thresholds with no jump point between them and ``t_in``: the records other than
     moments (step functions of ``t``) are evaluated once at ``t_in``, the moment records at each ``t``.
     Returns the function and, when no moment record is known, its constant value."""
-    fixed = [[_record_survival(r, t_in) for r in recs if not isinstance(r, Moments)] for _, recs in k.generators]
-    moms = [[r for r in recs if isinstance(r, Moments)] for _, recs in k.generators]
+    fixed = [[_record_survival(r, t_in) for r in recs if not r.CONTINUOUS_SURVIVAL] for _, recs in k.generators]
+    moms = [[r for r in recs if r.CONTINUOUS_SURVIVAL] for _, recs in k.generators]
 
     def f(t: float) -> float:
         return _combine(k, [min(fx + [_record_survival(r, t) for r in ms]) for fx, ms in zip(fixed, moms)])

@@ -139,7 +139,7 @@ def test_band_crossing_probability_equals_enumeration_over_all_samples() -> None
     # N = 8, m = 4: all 70 subsets are equally likely; H_K = #sampled among the first K items
     from itertools import combinations
 
-    from biasbound.bounds.sampled_population import _crossing
+    from biasbound.bounds._band import _crossing
 
     N, m = 8, 4
     for b in (np.array([0, 0, 1, 1, 2, 2, 3, 4]), np.array([0, 1, 1, 2, 2, 3, 3, 4]), np.zeros(8, dtype=int)):
@@ -150,7 +150,7 @@ def test_band_crossing_probability_equals_enumeration_over_all_samples() -> None
             crossed += bool(np.any(h < b))
         assert _crossing(N, m, b) == pytest.approx(crossed / len(subsets), abs=1e-12)
     # and the band it calibrates keeps the crossing probability within beta
-    from biasbound.bounds.sampled_population import _band
+    from biasbound.bounds._band import _band
 
     kup = np.array(_band(100, 30, 0.05))
     assert kup[-1] == 100 and np.all(np.diff(kup) >= 0)

@@ -21,6 +21,10 @@ unit (module)             knowledge                  exact   proof note
 
 "Exact" means the value is the supremum of the violation probability over every neighbour
 distribution consistent with the knowledge (for a full population: the probability itself).
+
+Each knowledge kind answers for itself what the rest of the package asks (:class:`KnowledgeKind`: its survival
+curve, its facts in the guarantee sentence, its role in an audit, domination, ...); no module outside ``bounds/``
+tests a record's type (docs/DESIGN.md, "Knowledge kinds answer for themselves").
 numpy/scipy only.
 """
 
@@ -41,28 +45,36 @@ from biasbound.bounds import (
 from biasbound.bounds._combined import UNITS, Plan
 from biasbound.parameters import AT_A_POINT, validate_params
 from biasbound.bounds._knowledge import (
+    KINDS,
     AlmostSure,
+    AuditRole,
     FullPopulation,
     HighProbability,
     Knowledge,
+    KnowledgeKind,
     Moments,
     RandomJudge,
     Record,
     Sample,
+    Wording,
     knowledge_from_dict,
     record_from_dict,
 )
 
 __all__ = [
+    "KINDS",
     "UNITS",
     "AlmostSure",
+    "AuditRole",
     "FullPopulation",
     "HighProbability",
     "Knowledge",
+    "KnowledgeKind",
     "Moments",
     "RandomJudge",
     "Record",
     "Sample",
+    "Wording",
     "applicable_units",
     "evaluate",
     "knowledge_from_dict",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 
@@ -32,14 +31,10 @@ from biasbound.bounds import (
     sampled_population,
 )
 from biasbound.bounds._knowledge import (
-    AlmostSure,
     FullPopulation,
-    HighProbability,
     Knowledge,
     Moments,
-    RandomJudge,
     Record,
-    Sample,
 )
 from biasbound.bounds._tail import tail, weighted_sum
 
@@ -96,28 +91,10 @@ def candidate_bound(c: Candidate, tau: float, alpha: float, sigma: float, dim: i
     return float(c.unit._bound(tau, alpha, sigma, dim, c.record))
 
 
-def _dominated(r: Record, s: Any) -> bool:  # s: r's type, checked first
-    """Every unit's bound for ``r`` is <= its bound for ``s`` (same kind; monotone in the record)."""
-    same_kind = type(r) is type(s)  # (a variable: mypy would narrow r to s's type, Any, and lose the isinstance below)
-    if not same_kind or r.shift_ratio != s.shift_ratio:  # [proof:dominated]
-        return False
-    if isinstance(r, AlmostSure):
-        return r.A <= s.A
-    if isinstance(r, Moments):
-        if r.shift_U2 is not None or s.shift_U2 is not None:
-            return False
-        a_ok = s.A is None or (r.A is not None and r.A <= s.A)
-        return r.U2 <= s.U2 and a_ok and (r.beta is None) == (s.beta is None)
-    if isinstance(r, FullPopulation):
-        if r.shift_sq is not None or s.shift_sq is not None or r.weights is not None or s.weights is not None:
-            return False
-        t = np.union1d(r.sq_norms, s.sq_norms)  # r <=st s: the share above every threshold is no larger
-        fr = 1.0 - np.searchsorted(r.sq_norms, t, side="right") / r.m
-        fs = 1.0 - np.searchsorted(s.sq_norms, t, side="right") / s.m
-        return bool(np.all(fr <= fs))
-    if isinstance(r, RandomJudge):  # same levels: r's worst distribution's tail is below s's at every level
-        return bool(r.k == s.k and np.array_equal(r.levels, s.levels) and np.all(r.upper <= s.upper))
-    return False
+def _dominated(r: Record, s: Record) -> bool:
+    """Every unit's bound for ``r`` is <= its bound for ``s`` (same kind and shift ratio; monotone in the record):
+    each kind answers for itself (:meth:`~biasbound.bounds._knowledge.KnowledgeKind.dominated_by`)."""
+    return r.dominated_by(s)  # [proof:dominated]
 
 
 def _distinct(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,19 +228,7 @@ def exact(how: str, per: list[tuple[str, Candidate, float]]) -> bool:
 
 
 def _size(r: Record) -> float:
-    if isinstance(r, AlmostSure):
-        return r.A
-    if isinstance(r, Moments):
-        return r.U2
-    if isinstance(r, FullPopulation):
-        return float(np.sum(r.probs * r.sq_norms))
-    if isinstance(r, Sample):
-        return float(np.mean(r.sq_norms))
-    if isinstance(r, RandomJudge):
-        return float(r.levels[0] * r.upper[0])
-    if isinstance(r, HighProbability):
-        return float(r.A * r.A)
-    return 0.0  # pragma: no cover
+    return r.order_size()
 
 
 def paper_record(k: Knowledge) -> Moments:

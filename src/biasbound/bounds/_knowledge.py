@@ -30,19 +30,118 @@ certificate can recompute every bound from them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, ClassVar, NamedTuple, Protocol, Union, cast
 
 import numpy as np
 
 from biasbound._exceptions import InputError
+from biasbound.bounds import _layer_cake, _survival
 from biasbound._rounding import above
 from biasbound._validation import check_finite_array, check_in_range, check_int, check_one_of
 
-__all__ = ["AlmostSure", "FullPopulation", "HighProbability", "Knowledge", "Moments", "RandomJudge", "Record", "Sample", "knowledge_from_dict"]
+__all__ = ["KINDS", "AlmostSure", "AuditRole", "FullPopulation", "HighProbability", "Knowledge", "KnowledgeKind", "Moments",
+           "RandomJudge", "Record", "Sample", "Wording", "facts", "knowledge_from_dict"]
 
 COMBINE = ("max", "mixture")
+
+
+class AuditRole(NamedTuple):
+    """What given neighbour distances are to a certificate's calibration record (:meth:`KnowledgeKind.audit_role`).
+
+    ``kind`` is "recheck" (the record's own data: recomputed, not new evidence) or "held-out" (the record's sample
+    set aside, ``keep`` the positions of the other distances, audited); ``filled`` of the record's values entered at
+    the range bound."""
+
+    kind: str
+    reason: str
+    filled: int = 0
+    keep: np.ndarray | None = None
+
+
+class Wording(NamedTuple):
+    """How a kind writes numbers in the guarantee sentence: the formatter and the user's units."""
+
+    fmt: Callable[[float], str]
+    scale: float = 1.0
+    unit: str = "score units"
+
+
+class KnowledgeKind(Protocol):
+    """What every kind of knowledge answers for itself; consumers loop over records and never test their type.
+
+    A new kind implements all of it (and ``to_dict``/``record_from_dict``, a bound unit in :data:`UNITS` whose
+    ``applies`` accepts it, and a proof note); docs/DESIGN.md "Knowledge kinds answer for themselves" lists it."""
+
+    KIND: ClassVar[str]  # the ``kind`` of its dict form
+    RANDOM_JUDGE: ClassVar[bool]  # its confidence is over a random judge's recorded answers (not a neighbour sample)
+    CALIBRATION_DATA: ClassVar[bool]  # it holds the neighbour data it was calibrated on (an audit recognises them)
+    EXACT_LAW: ClassVar[bool]  # it is the exact law of ||Delta||^2 over the whole population
+    CONTINUOUS_SURVIVAL: ClassVar[bool]  # its survival changes between jump points (the radius bisects there)
+    RECHECK_UNIT: ClassVar[str | None]  # the unit whose bound a recheck of its own data recomputes (None: the exact
+    #                                     probability over the given neighbours)
+    shift_ratio: float | None
+
+    @property
+    def beta(self) -> float | None: ...  # failure probability spent (None: a point estimate)
+
+    @property
+    def point_estimate(self) -> bool: ...  # a measured value taken as the true one (no confidence statement)
+
+    @property
+    def assumes_deterministic_judge(self) -> bool: ...  # each recorded verdict taken as the judge's only answer
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def survivals(self, t: np.ndarray) -> np.ndarray: ...  # worst-case Pr[||Delta|| > t] at every threshold
+
+    def jumps(self) -> list[np.ndarray]: ...  # the thresholds where that survival jumps
+
+    def order_size(self) -> float: ...  # a size to order generators by (largest first) for domination
+
+    def dominated_by(self, other: Record) -> bool: ...  # every unit's bound for it <= for ``other``
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None: ...  # given squared distances vs its data
+
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]: ...  # facts
+
+
+def _same_kind(r: Any, s: Any) -> bool:
+    """Same kind and the same shift ratio: the condition of every domination (monotone in the record)."""
+    return type(r) is type(s) and r.shift_ratio == s.shift_ratio
+
+
+def _keys(x: np.ndarray) -> list[float]:
+    """Values rounded to 12 significant digits: recorded and re-read squared distances compare equal."""
+    return [float(f"{v:.12g}") for v in np.asarray(x, dtype=float).tolist()]
+
+
+def split_recorded(sq: np.ndarray, recorded: np.ndarray) -> np.ndarray | None:
+    """Indices of ``sq`` left after removing one copy of each recorded value, or None when ``recorded``
+    is not contained in ``sq`` (as multisets)."""
+    need = Counter(_keys(recorded))
+    keep = []
+    for i, k in enumerate(_keys(sq)):
+        if need.get(k, 0) > 0:
+            need[k] -= 1
+        else:
+            keep.append(i)
+    if any(v > 0 for v in need.values()):
+        return None
+    return np.asarray(keep, dtype=np.int64)
+
+
+def level_sums(sq: np.ndarray, rec: RandomJudge) -> np.ndarray:
+    """``S_k`` of a random-judge record recomputed from one draw per item: the number of squared distances
+    above ``x_{k-1}`` (``x_0 = 0``), a distance within 1e-9 (relative) of a level taken as that level — the
+    pipeline's rounding (``pipeline/_knowledge.py``, ``_SNAP``)."""
+    lower = np.concatenate([[0.0], rec.levels[:-1]])
+    tol = 1e-9 * float(rec.levels[-1])
+    return np.array([float(np.count_nonzero(sq > x + tol)) for x in lower])
 
 
 def _ratio(rho: float | None, where: str) -> float | None:
@@ -103,6 +202,36 @@ class AlmostSure:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "almost-sure", "A": self.A, "shift_ratio": self.shift_ratio, "beta": 0.0, "note": self.note}
 
+    # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
+    KIND: ClassVar[str] = "almost-sure"
+    RECHECK_UNIT: ClassVar[str | None] = None
+    RANDOM_JUDGE: ClassVar[bool] = False
+    CALIBRATION_DATA: ClassVar[bool] = False
+    EXACT_LAW: ClassVar[bool] = False
+    CONTINUOUS_SURVIVAL: ClassVar[bool] = False
+    point_estimate: ClassVar[bool] = False
+    assumes_deterministic_judge: ClassVar[bool] = False
+
+    def survivals(self, t: np.ndarray) -> np.ndarray:
+        return _survival.almost_sure(self, t)
+
+    def jumps(self) -> list[np.ndarray]:
+        return [np.array([float(self.A)])]
+
+    def order_size(self) -> float:
+        return self.A
+
+    def dominated_by(self, other: Record) -> bool:
+        return _same_kind(self, other) and self.A <= cast(AlmostSure, other).A
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
+        return None
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
+        return ["every neighbour moving the scores by at most the recorded bound (almost surely)"] if mine else []
+
+
 
 @dataclass(frozen=True)
 class Moments:
@@ -154,6 +283,62 @@ class Moments:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "moments", "U2": self.U2, "beta": self.beta, "A": self.A, "shift_ratio": self.shift_ratio,
                 "shift_U2": self.shift_U2, "note": self.note}
+
+    # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
+    KIND: ClassVar[str] = "moments"
+    RECHECK_UNIT: ClassVar[str | None] = None
+    RANDOM_JUDGE: ClassVar[bool] = False
+    CALIBRATION_DATA: ClassVar[bool] = False
+    EXACT_LAW: ClassVar[bool] = False
+    CONTINUOUS_SURVIVAL: ClassVar[bool] = True
+
+    @property
+    def point_estimate(self) -> bool:
+        """``U2`` is a point estimate taken as the true value (no confidence statement)."""
+        return self.beta is None
+
+    @property
+    def assumes_deterministic_judge(self) -> bool:
+        """``beta = 0``: the moment computed over every neighbour, each verdict the judge's only answer."""
+        return self.beta == 0.0
+
+    def survivals(self, t: np.ndarray) -> np.ndarray:
+        return _survival.moments(self, t)
+
+    def jumps(self) -> list[np.ndarray]:
+        return [] if self.A is None else [np.array([float(self.A)])]
+
+    def order_size(self) -> float:
+        return self.U2
+
+    def dominated_by(self, other: Record) -> bool:
+        if not _same_kind(self, other) or self.shift_U2 is not None or other.shift_U2 is not None:  # type: ignore[union-attr]
+            return False
+        s = cast(Moments, other)
+        a_ok = s.A is None or (self.A is not None and self.A <= s.A)
+        return self.U2 <= s.U2 and a_ok and (self.beta is None) == (s.beta is None)
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
+        return None
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
+        """The moments' facts, preceded by the deterministic-judge assumption of every kind that makes it (stated
+        once, here: the moments are the last statistical facts of the sentence)."""
+        moms = cast("list[Moments]", list(mine))
+        facts = []
+        if any(r.assumes_deterministic_judge for r in every):
+            facts.append("the judge declared deterministic (an assumption: each recorded neighbour verdict is taken as the "
+                         "judge's only answer to that neighbour)")
+        if any(r.beta is None for r in moms):
+            facts.append("the measured mean squared shift E‖Δ‖² taken as the true value (a point estimate, no confidence "
+                         "level: this is not a guarantee, it holds only if the measured value is the true one)")
+        elif any(r.beta for r in moms):
+            facts.append("an upper confidence bound on the mean squared shift E‖Δ‖²")
+        elif moms:
+            facts.append("the mean squared shift E‖Δ‖² computed over every neighbour")
+        return facts
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -255,6 +440,67 @@ class FullPopulation:
                         "counts": counts.astype(int).tolist()})
         return out
 
+    # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
+    KIND: ClassVar[str] = "full-population"
+    RECHECK_UNIT: ClassVar[str | None] = None
+    RANDOM_JUDGE: ClassVar[bool] = False
+    CALIBRATION_DATA: ClassVar[bool] = True
+    EXACT_LAW: ClassVar[bool] = True
+    CONTINUOUS_SURVIVAL: ClassVar[bool] = False
+    point_estimate: ClassVar[bool] = False
+    assumes_deterministic_judge: ClassVar[bool] = True
+
+    def survivals(self, t: np.ndarray) -> np.ndarray:
+        return _survival.full_population(self, t)
+
+    def jumps(self) -> list[np.ndarray]:
+        return [np.sqrt(np.asarray(self.sq_norms, dtype=float))]
+
+    def order_size(self) -> float:
+        return float(np.sum(self.probs * self.sq_norms))
+
+    def dominated_by(self, other: Record) -> bool:
+        if not _same_kind(self, other):
+            return False
+        s = cast(FullPopulation, other)
+        if self.shift_sq is not None or s.shift_sq is not None or self.weights is not None or s.weights is not None:
+            return False
+        t = np.union1d(self.sq_norms, s.sq_norms)  # r <=st s: the share above every threshold is no larger
+        fr = 1.0 - np.searchsorted(self.sq_norms, t, side="right") / self.m
+        fs = 1.0 - np.searchsorted(s.sq_norms, t, side="right") / s.m
+        return bool(np.all(fr <= fs))
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
+        """The certificate's own census (its observed values, the filled ones left out): a recheck."""
+        if self.weights is not None or not sq.size or not mine:
+            return None
+        observed = self.sq_norms[: self.m - self.filled] if self.filled else self.sq_norms  # filled values are the largest
+        left = split_recorded(sq, observed)
+        if left is None or left.size:
+            return None
+        return AuditRole("recheck", f"these are the {self.m - self.filled} neighbours the certificate was calibrated on "
+                         "(its census" + (f"; {self.filled} unjudged counted at the range bound, as it counted them"
+                                          if self.filled else "")
+                         + "): the probability is recomputed exactly — a recheck, not new evidence", int(self.filled))
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
+        pops = cast("list[FullPopulation]", list(mine))
+        facts = []
+        if any(r.filled == 0 for r in pops):
+            facts.append("every neighbour of the batch judged, so the probability is computed exactly for a neighbour "
+                         "drawn uniformly from them (no sampling, no confidence level)")
+        for r in (r for r in pops if r.filled and r.weights is not None):  # Hamming-k: values of k-item subsets
+            facts.append(f"the subsets of items holding an item whose neighbour was not judged ({r.filled} of the {r.m} "
+                         "values of ||Δ||²) counted with that item moving its score by the most the score range allows (a "
+                         "worst case over the unjudged ones, not a measured probability)")
+        for r in (r for r in pops if r.filled and r.weights is None):
+            facts.append(f"{r.filled} of the {r.m} neighbours not judged and counted as moving the scores by the most the "
+                         "score range allows, the judged ones as observed (a worst case over the unjudged ones, not a "
+                         "measured probability)")
+        return facts
+
+
 
 @dataclass(frozen=True, eq=False)
 class Sample:
@@ -309,6 +555,53 @@ class Sample:
         return {"kind": "sample", "m": self.m, "N": self.population_size, "sum_sq": float(np.sum(self.sq_norms)),
                 "max_sq": float(self.sq_norms.max()), "beta": self.beta, "A": self.A, "shift_ratio": self.shift_ratio,
                 "seed": self.seed, "note": self.note, **_hist(self.sq_norms)}
+
+    # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
+    KIND: ClassVar[str] = "sample"
+    RECHECK_UNIT: ClassVar[str | None] = None
+    RANDOM_JUDGE: ClassVar[bool] = False
+    CALIBRATION_DATA: ClassVar[bool] = True
+    EXACT_LAW: ClassVar[bool] = False
+    CONTINUOUS_SURVIVAL: ClassVar[bool] = False
+    point_estimate: ClassVar[bool] = False
+    assumes_deterministic_judge: ClassVar[bool] = True
+
+    def survivals(self, t: np.ndarray) -> np.ndarray:
+        return _survival.sample(self, t)
+
+    def jumps(self) -> list[np.ndarray]:
+        pts = [np.sqrt(np.asarray(self.sq_norms, dtype=float))]
+        return pts if self.A is None else [*pts, np.array([float(self.A)])]
+
+    def order_size(self) -> float:
+        return float(np.mean(self.sq_norms))
+
+    def dominated_by(self, other: Record) -> bool:
+        return False
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
+        """The calibration sample is set aside (never evidence about itself); the rest is audited."""
+        left = split_recorded(sq, self.sq_norms) if sq.size else None
+        if left is None:
+            return None
+        return AuditRole("held-out", f"the certificate's calibration sample ({self.m} neighbours) is among these and was "
+                         f"set aside; the other {left.size} are audited", 0, left)
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
+        samples = cast("list[Sample]", list(mine))
+        if len(samples) == 1:
+            s0 = samples[0]
+            seed = f", seed {s0.seed}" if s0.seed is not None else ""
+            return [f"{s0.m} of {s0.population_size} neighbours drawn uniformly without replacement{seed}, the bound "
+                    "holding for the worst population consistent with them"]
+        if samples:
+            ms, ns = [r.m for r in samples], [r.population_size for r in samples]
+            return [f"{len(samples)} samples (one per model and generator), each of {min(ms)}–{max(ms)} of "
+                    f"{min(ns)}–{max(ns)} neighbours drawn uniformly without replacement with its own recorded seed, the "
+                    "bound holding for the worst population consistent with each"]
+        return []
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -417,6 +710,75 @@ class RandomJudge:
             out["k"] = self.k
         return out
 
+    # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
+    KIND: ClassVar[str] = "random-judge"
+    RECHECK_UNIT: ClassVar[str | None] = "random-judge"  # a recheck of its own draws is its (1 - beta) bound
+    RANDOM_JUDGE: ClassVar[bool] = True
+    CALIBRATION_DATA: ClassVar[bool] = True
+    EXACT_LAW: ClassVar[bool] = False
+    CONTINUOUS_SURVIVAL: ClassVar[bool] = False
+    point_estimate: ClassVar[bool] = False
+    assumes_deterministic_judge: ClassVar[bool] = False
+
+    def survivals(self, t: np.ndarray) -> np.ndarray:
+        return _survival.random_judge(self, t)
+
+    def worst_distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, weights)``: the distribution of ``x`` whose tail at every level is the upper bound (the k-item
+        sum's for ``k > 1``); computed once and kept on the (frozen) record, read-only."""
+        cached = self.__dict__.get("_worst")
+        if cached is not None:
+            return cast("tuple[np.ndarray, np.ndarray]", cached)
+        x, w = _layer_cake.worst_law(self.levels, self.upper, self.k)
+        x.setflags(write=False)
+        w.setflags(write=False)
+        object.__setattr__(self, "_worst", (x, w))
+        return x, w
+
+    def jumps(self) -> list[np.ndarray]:
+        pts = np.sqrt(self.worst_distribution()[0]) if self.k > 1 else np.sqrt(np.asarray(self.levels, dtype=float))
+        return [pts, np.array([self.A])]
+
+    def order_size(self) -> float:
+        return float(self.levels[0] * self.upper[0])
+
+    def dominated_by(self, other: Record) -> bool:
+        """Same levels: this record's worst distribution's tail is below ``other``'s at every level."""
+        if not _same_kind(self, other):
+            return False
+        s = cast(RandomJudge, other)
+        return bool(self.k == s.k and np.array_equal(self.levels, s.levels) and np.all(self.upper <= s.upper))
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
+        """The certificate's own draws (one per item, the same level sums): its confidence bound is recomputed from
+        them — a recheck, not new evidence about the judge's randomness."""
+        if not (sq.size and mine and self.draws == sq.size == self.n - self.filled):
+            return None
+        if not np.allclose(level_sums(sq, self) + self.filled, self.sums, rtol=0.0, atol=1e-9):
+            return None
+        return AuditRole("recheck", f"these are the {sq.size} neighbour verdicts the certificate was calibrated on (one "
+                         "draw of a random judge per item" + (f"; {self.filled} unjudged at the range bound, as it counted "
+                                                              "them" if self.filled else "")
+                         + "): its confidence bound is recomputed from them — a recheck, not new evidence", 0)
+
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
+        rjs = cast("list[RandomJudge]", list(mine))
+        if not rjs:
+            return []
+        r0 = rjs[0]
+        drawn = (f"{r0.n} of {r0.population_size} items drawn uniformly without replacement"
+                 if r0.population_size is not None and r0.n < r0.population_size else f"{r0.n} items")
+        facts = [f"every recorded neighbour verdict taken as one independent draw of a random judge ({drawn}, "
+                 f"{r0.draws} verdicts, several of one item counted as draws within that item), the probability "
+                 "covering the judge's own randomness on the neighbour given the recorded original verdicts"]
+        for r in (r for r in rjs if r.filled):
+            facts.append(f"{r.filled} of those {r.n} items without a verdict and counted as moving the scores by the "
+                         "most the score range allows (a worst case over the unjudged ones, not a measured probability)")
+        return facts
+
+
 
 @dataclass(frozen=True)
 class HighProbability:
@@ -454,9 +816,56 @@ class HighProbability:
         return {"kind": "high-probability", "A": self.A, "eps": self.eps, "beta": self.beta,
                 "shift_ratio": self.shift_ratio, "note": self.note}
 
+    # ------------------------------------------------------------------ what the kind answers (KnowledgeKind)
+    KIND: ClassVar[str] = "high-probability"
+    RECHECK_UNIT: ClassVar[str | None] = None
+    RANDOM_JUDGE: ClassVar[bool] = True
+    CALIBRATION_DATA: ClassVar[bool] = False
+    EXACT_LAW: ClassVar[bool] = False
+    CONTINUOUS_SURVIVAL: ClassVar[bool] = False
+    point_estimate: ClassVar[bool] = False
+    assumes_deterministic_judge: ClassVar[bool] = False
+
+    def survivals(self, t: np.ndarray) -> np.ndarray:
+        return _survival.high_probability(self, t)
+
+    def jumps(self) -> list[np.ndarray]:
+        return [np.array([float(self.A)])]
+
+    def order_size(self) -> float:
+        return float(self.A * self.A)
+
+    def dominated_by(self, other: Record) -> bool:
+        return False
+
+    def audit_role(self, sq: np.ndarray, mine: bool) -> AuditRole | None:
+        return None
+
+    @classmethod
+    def describe(cls, mine: Sequence[Record], every: Sequence[Record], say: Wording) -> list[str]:
+        hps = cast("list[HighProbability]", list(mine))
+        if not hps:
+            return []
+        hp = min(hps, key=lambda r: r.A)  # the tightest of the high-probability routes
+        how = ("norm concentration around the recorded vector of model means" if "norm concentration" in hp.note
+               else "Bernstein's inequality per model")
+        return [f"the shift ‖Δ‖ at most {say.fmt(hp.A * say.scale)} {say.unit} except with probability "
+                f"{say.fmt(hp.eps)} over the neighbour (a random judge, {how})"]
+
+
 
 Record = Union[AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability]  # noqa: UP007 (a runtime alias: py3.10 evaluates it)
 _RECORD_TYPES = (AlmostSure, Moments, FullPopulation, Sample, RandomJudge, HighProbability)
+#: every kind, in the order its facts appear in the guarantee sentence (:func:`facts`)
+KINDS: tuple[type[Record], ...] = (FullPopulation, Sample, RandomJudge, HighProbability, Moments, AlmostSure)
+
+
+def facts(records: Sequence[Record], say: Wording) -> list[str]:
+    """What the records rest on, in words: each kind describes its own records, in the order of :data:`KINDS`."""
+    out: list[str] = []
+    for kind in KINDS:
+        out += kind.describe([r for r in records if r.KIND == kind.KIND], records, say)
+    return out
 
 
 def record_from_dict(d: Mapping[str, Any]) -> Record:
@@ -480,15 +889,15 @@ def record_from_dict(d: Mapping[str, Any]) -> Record:
             y = None
             if d.get("shift_values") is not None:
                 y = np.repeat(np.asarray(d["shift_values"], dtype=float), np.asarray(d["counts"], dtype=np.int64))
-        rec = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""),
+        pop = FullPopulation(sq_norms=x, shift_sq=y, shift_ratio=d.get("shift_ratio"), note=d.get("note", ""),
                              filled=d.get("filled", 0), weights=p)
-        _check_summary(rec.to_dict(), d, "full-population")
-        return rec
+        _check_summary(pop.to_dict(), d, "full-population")
+        return pop
     if kind == "sample":
-        rec = Sample(sq_norms=_unhist(d, "sample"), population_size=d["N"], beta=d["beta"], A=d.get("A"),
+        sam = Sample(sq_norms=_unhist(d, "sample"), population_size=d["N"], beta=d["beta"], A=d.get("A"),
                      shift_ratio=d.get("shift_ratio"), seed=d.get("seed"), note=d.get("note", ""))
-        _check_summary(rec.to_dict(), d, "sample")
-        return rec
+        _check_summary(sam.to_dict(), d, "sample")
+        return sam
     if kind == "high-probability":
         return HighProbability(A=d["A"], eps=d["eps"], beta=d["beta"], shift_ratio=d.get("shift_ratio"),
                                note=d.get("note", ""))

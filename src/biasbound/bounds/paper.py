@@ -31,7 +31,7 @@ from biasbound.bounds._knowledge import Moments
 from biasbound.bounds._tail import check_point, check_record
 from biasbound.parameters import AT_A_POINT, bounds, validate_params
 
-__all__ = ["EXACT", "NAME", "PaperCalibration", "applies", "calibrate", "laurent_massart_radius", "sigma_max",
+__all__ = ["EXACT", "NAME", "PaperCalibration", "applies", "calibrate", "check", "laurent_massart_radius", "sigma_max",
            "violation_bound"]
 
 NAME = "paper"
@@ -107,6 +107,19 @@ def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge:
     if delta_B is not None and not 0.0 < delta_B < 1.0:
         raise ValueError(f"The 'delta_B' parameter of {where} must be a float in (0, 1). Got {delta_B!r} instead.")
     return _bound(t, a, s, d, knowledge, delta_B)
+
+
+def check(tau: float, delta: float, alpha: float, sigma: float, dim: int, knowledge: Moments) -> tuple[bool, float]:
+    """``(holds, bound)`` for a claimed ``(alpha, sigma)`` under Corollary 3.2: Theorem 3.1 at the symmetric split
+    ``delta_B = delta/2``, and ``0 < sigma <= sigma_max`` at that split (as :func:`calibrate` makes it). The inputs are
+    already checked (:func:`biasbound.calibration.check`); ``sigma = 0`` never holds (Theorem 3.1 needs noise)."""
+    if sigma == 0:
+        return False, 1.0
+    v = _bound(tau, alpha, sigma, dim, knowledge, delta_B=delta / 2)
+    dB, dD = split(delta, delta / 2)  # Corollary 3.2's symmetric split, as calibrate makes it
+    smax = sigma_max(tau=tau, delta_B=dB, delta_Delta=dD, dim=dim, U=math.sqrt(knowledge.U2),
+                     S=math.sqrt(knowledge.shift_U2 or 0.0), alpha=alpha)
+    return bool(0 < sigma <= smax), v
 
 
 # --------------------------------------------------------------------------- Corollary 3.2's calibration

@@ -39,21 +39,9 @@ def applies(knowledge: object) -> str | None:
 def worst_distribution(knowledge: RandomJudge) -> tuple[np.ndarray, np.ndarray]:
     """``(values, weights)``: the distribution of ``x`` whose tail at every level is the upper bound.
 
-    A function of the (frozen) record: computed once and kept on it, read-only (the searches read it at every point)."""
-    cached = knowledge.__dict__.get("_worst")
-    if cached is not None:
-        return cached
-    up = knowledge.upper
-    x = np.concatenate([[0.0], knowledge.levels])
-    w = np.maximum(np.concatenate([[1.0 - up[0]], up[:-1] - up[1:], [up[-1]]]), 0.0)  # [proof:rj-layer-cake]
-    if knowledge.k > 1:  # Hamming-k, model view: the k-item sum's Chernoff tail (docs/proofs/concentration.md)
-        from biasbound.bounds._concentration import sum_tail_distribution
-
-        x, w = sum_tail_distribution(x, w, knowledge.k)
-    x.setflags(write=False)
-    w.setflags(write=False)
-    object.__setattr__(knowledge, "_worst", (x, w))
-    return x, w
+    A function of the (frozen) record: computed once and kept on it, read-only (the searches read it at every point);
+    the record's own :meth:`~biasbound.bounds.RandomJudge.worst_distribution` (``bounds/_layer_cake.py``)."""
+    return knowledge.worst_distribution()
 
 
 def _linear(alpha: float, knowledge: RandomJudge) -> tuple[np.ndarray, np.ndarray, float]:

@@ -160,12 +160,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     view = cert.get("view", "model")
     model = scope.get("model")
     models = scope.get("models") or {}
-    if view == "leaderboard":
-        wanted: list[str | None] = [None]
-    elif model not in (None, "*"):
-        wanted = [str(model)]
-    else:
-        wanted = [str(m) for m in models] or [None]
+    wanted = _wanted(view, model, models)
     center = cert.get("center") or {}
     batch = (center.get("kind") if isinstance(center, Mapping) else center) == "batch"
     dim = int(cert["dim"])
@@ -176,12 +171,7 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
     census: set[tuple[str | None, str]] = set()
     n_scope = 0
     for g in gens:
-        present = (
-            (g == "swap" and frame["game"].eq(2).any())
-            or (g == "rerun" and frame["rerun"].gt(0).any())
-            or (g.startswith("variant:") and frame["variant"].eq(g.split(":", 1)[1]).any())
-        )
-        if not present:
+        if not _present(frame, g):
             absent += [g if m is None else f"{m} / {g}" for m in wanted]
             continue
         used.append(g)
@@ -211,11 +201,8 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
             dist = diff[sel]
             d_m = (models.get(m) or {}).get("dim", dim) if m is not None else dim
             parts[(m, g)] = (dist, dist / math.sqrt(d_m) if batch else None)
-            items = nb["item_id"][sel]
-            if m is not None and len(items) == d_m and items.nunique() == d_m:
-                digest = (models.get(m) or {}).get("data_sha256") if model in (None, "*") else cert.get("data_sha256")
-                if digest is not None and _batch_digest(frame, m, g) == digest:
-                    census.add((m, g))
+            if _is_census(cert, frame, nb["item_id"][sel], m, g, d_m):
+                census.add((m, g))
     if not used:
         raise InputError(
             f"The '--neighbor-file' files of audit hold no neighbours of the certificate's generators ({', '.join(gens)})."
@@ -225,6 +212,36 @@ def _parts(cert: Mapping[str, Any], frame: pd.DataFrame) -> tuple[dict[tuple[str
                          + (f" (model {model!r})" if model not in (None, "*") else "")
                          + "; at least 2 are needed for a part to be audited.")
     return parts, used, absent, sorted(outside), census
+
+
+def _wanted(view: str, model: Any, models: Mapping[str, Any]) -> list[str | None]:
+    """The models whose parts are audited: none by name in the leaderboard view (one population), the certificate's
+    model, or every model of a judge's certificate."""
+    if view == "leaderboard":
+        return [None]
+    if model not in (None, "*"):
+        return [str(model)]
+    return [str(m) for m in models] or [None]
+
+
+def _present(frame: pd.DataFrame, g: str) -> bool:
+    """Whether the files hold any neighbour of generator ``g``."""
+    return bool(
+        (g == "swap" and frame["game"].eq(2).any())
+        or (g == "rerun" and frame["rerun"].gt(0).any())
+        or (g.startswith("variant:") and frame["variant"].eq(g.split(":", 1)[1]).any())
+    )
+
+
+def _is_census(cert: Mapping[str, Any], frame: pd.DataFrame, items: pd.Series, m: str | None, g: str, d_m: int) -> bool:
+    """One neighbour for each item of model ``m``'s certified batch, whose canonical scores hash to the certificate's
+    (the model's own ``data_sha256`` in a judge's certificate)."""
+    if m is None or len(items) != d_m or items.nunique() != d_m:
+        return False
+    scope = cert.get("scope") or {}
+    models = scope.get("models") or {}
+    digest = (models.get(m) or {}).get("data_sha256") if scope.get("model") in (None, "*") else cert.get("data_sha256")
+    return digest is not None and _batch_digest(frame, m, g) == digest
 
 
 def _recorded_model_digests(path: Path, root: str, judge: Any) -> dict[str, str]:

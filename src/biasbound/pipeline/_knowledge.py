@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -195,8 +195,6 @@ def _unit(
 ) -> _UnitKnowledge:
     """Records of one unit. ``members`` = (population keys, weight w): a member's change moves the
     unit's f(D) by ``w·Δ`` in its coordinate (w = 1 model view, 1/d_model leaderboard view)."""
-    from biasbound.bounds import FullPopulation
-
     keys, w = members[0]
     order = np.argsort(keys)
     keys, w = keys[order], w[order]
@@ -235,89 +233,106 @@ def _unit(
         covered = np.zeros(N, dtype=bool)
         covered[at] = True
         n_cov = int(covered.sum())
-        draw = (s.sampled or {}).get(g)
-        if isinstance(draw, dict) and model_view and isinstance(draw.get("per_model"), dict):
-            draw = draw if unit in draw["per_model"] else None  # this model's neighbours were not drawn
-        if draw is not None and n_cov < N and model_view:
-            # per model, a uniform draw by a recorded seed; over (model, item) pairs the draws of several models
-            # are a stratified draw, which neither the band nor the without-replacement argument covers: the
-            # leaderboard view counts the undrawn pairs at the range bound instead (the 'partial' route below)
-            cov = _Coverage(n_cov, N, "sample", draw.get("seed") if isinstance(draw, dict) else None)
-        else:
-            cov = _Coverage(n_cov, N, "census" if n_cov == N else "partial")
-        coverage[g] = cov
+        cov = coverage[g] = _coverage_of(s, g, unit, n_cov, N, model_view)
         moved = w[at] * diff  # signed change of the member's coordinate
-        # drawn items of a sample without a verdict (a missing judgment, or no row at all): at the range bound
-        m_at = np.zeros(0, dtype=np.int64)
-        if cov.kind == "sample":
-            mk = np.zeros(0, dtype=np.int64) if missing is None else missing[gi]
-            m_at = np.searchsorted(keys, mk)
-            m_ok = (m_at < N) & (keys[np.minimum(m_at, N - 1)] == mk) if len(mk) else np.zeros(0, dtype=bool)
-            m_at = np.setdiff1d(m_at[m_ok], at)
-            if m_at.size:
-                notes.append(f"{g} ({unit}): {m_at.size} drawn item(s) without a neighbour verdict counted at the range "
-                             "bound.")
-        if beta_g is None and (cov.kind == "sample" or not s.deterministic_judge):
+        m_at = _drawn_missing(cov, keys, at, None if missing is None else missing[gi])
+        if m_at.size:
+            notes.append(f"{g} ({unit}): {m_at.size} drawn item(s) without a neighbour verdict counted at the range "
+                         "bound.")
+        if beta_g is None and (cov.kind == "sample" or not s.deterministic_judge):  # beta_g is a float below
             raise InputError(f"{_named('beta')} of {_WHERE} must be set (a confidence level) for "
                              + ("neighbours drawn as a sample" if s.deterministic_judge else
                                 "a random judge's neighbour verdicts (or declare the judge deterministic with "
                                 + arg("deterministic_judge=True", "--deterministic-judge") + ")")
                              + f" ({g!r}). Got None instead.")
         if not s.deterministic_judge:
-            members = covered.copy()
-            members[m_at] = True
+            judged = covered.copy()
+            judged[m_at] = True
             if cov.kind != "sample":
-                members[:] = True  # a census or partial coverage: every member, the unobserved at the range bound
-            records[g], rms[g] = _random_records(g, k_eff, N, at, diff, moved, members, w, orig, A_member,
-                                                 coord, dim, batch_centre, model_view, n_models, beta_g, cov,
+                judged[:] = True  # a census or partial coverage: every member, the unobserved at the range bound
+            records[g], rms[g] = _random_records(g, k_eff, N, at, diff, moved, judged, w, orig, A_member,
+                                                 coord, dim, batch_centre, model_view, n_models, cast(float, beta_g), cov,
                                                  eps=s.delta / 10.0)
             exact[g] = False
             continue
         at, moved = _one_answer(at, moved, g, unit)
         if cov.kind == "sample":
             moved_s = np.concatenate([moved, A_member[m_at]])  # [proof:sample-missing-at-bound]
-            records[g], rms[g] = _sample_records(s, k_eff, N, moved_s, A_member, beta_g, cov, dim, batch_centre,
+            records[g], rms[g] = _sample_records(s, k_eff, N, moved_s, A_member, cast(float, beta_g), cov, dim, batch_centre,
                                                  model_view, n_models, coord)
             exact[g] = False
             continue
-        fill = ~covered
-        if k is None or k_eff == N:  # all items: one neighbour (the judge's only answer to each item's neighbour)
-            rec, r = _all_items(s, g, at, moved, fill, A_member, coord, dim, batch_centre, model_view, n_models)
-            records[g], rms[g] = (rec,), r
-        elif k_eff == 1:
-            # unobserved members at the range bound [proof:partial-at-bound]
-            sq = np.concatenate([moved**2, A_member[fill] ** 2])
-            shift_sq = None
-            if batch_centre:
-                shift_sq = sq / (dim if model_view else n_models)
-            recs: list[Any] = [FullPopulation(sq_norms=sq, shift_sq=shift_sq,
-                                              shift_ratio=(1.0 / (dim if model_view else n_models)) if batch_centre else None,
-                                              note=f"{g}: {cov.observed}/{cov.total} items observed"
-                                                   + ("" if cov.kind == "census" else "; the rest at the range bound")
-                                                   + "; the judge declared deterministic",
-                                              filled=int(fill.sum()))]
-            # no AlmostSure record beside it: every member is at most the range bound, so the population's
-            # exact probability is never above the almost-sure bound (range_implied is reported separately)
-            records[g] = tuple(recs)
-            rms[g] = float(math.sqrt(np.mean(sq)))
-        else:
-            if batch_centre:  # the exact law with each subset's shift, or refused
-                rec, why = (_hamming_exact(k_eff, N, at, moved, fill, dim=dim) if model_view and np.all(A_member == 1.0)
-                            else (None, "the leaderboard view"))
-                if rec is None:
-                    raise InputError(
-                        f"The 'center' parameter of {_WHERE} must be fixed, ema or holdout with Hamming-k neighbours "
-                        f"(1 < k < all items) of a judge declared deterministic when the exact law over k-item "
-                        f"subsets is not computed ({why}). Got 'batch' instead."
-                    )
-                r = float(math.sqrt(float(np.sum(rec.probs * rec.sq_norms))))
-            else:
-                rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
-            records[g] = (rec,)
-            rms[g] = r
-        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N) or isinstance(records[g][0], FullPopulation))
+        records[g], rms[g] = _deterministic_records(s, g, k_eff, N, at, moved, ~covered, A_member, coord, dim,
+                                                    batch_centre, model_view, n_models, cov)
+        exact[g] = cov.kind == "census" and (k is None or k_eff in (1, N) or records[g][0].EXACT_LAW)
     return _UnitKnowledge(unit=unit, dim=dim, records=records, coverage=coverage, exact=exact, rms=rms,
                           notes=tuple(notes))
+
+
+def _coverage_of(s: _Settings, g: str, unit: str, n_cov: int, N: int, model_view: bool) -> _Coverage:
+    """How generator ``g``'s neighbours cover the unit's ``N`` members: a recorded uniform draw (model view), a census
+    or a partial coverage."""
+    draw = (s.sampled or {}).get(g)
+    if isinstance(draw, dict) and model_view and isinstance(draw.get("per_model"), dict):
+        draw = draw if unit in draw["per_model"] else None  # this model's neighbours were not drawn
+    if draw is not None and n_cov < N and model_view:
+        # per model, a uniform draw by a recorded seed; over (model, item) pairs the draws of several models
+        # are a stratified draw, which neither the band nor the without-replacement argument covers: the
+        # leaderboard view counts the undrawn pairs at the range bound instead (the 'partial' route below)
+        return _Coverage(n_cov, N, "sample", draw.get("seed") if isinstance(draw, dict) else None)
+    return _Coverage(n_cov, N, "census" if n_cov == N else "partial")
+
+
+def _drawn_missing(cov: _Coverage, keys: np.ndarray, at: np.ndarray, mk: np.ndarray | None) -> np.ndarray:
+    """Positions of the drawn items of a sample without a verdict (a missing judgment, or no row at all): they enter
+    at the range bound. Empty unless ``cov`` is a sample."""
+    if cov.kind != "sample":
+        return np.zeros(0, dtype=np.int64)
+    N = len(keys)
+    mk = np.zeros(0, dtype=np.int64) if mk is None else mk
+    m_at = np.searchsorted(keys, mk)
+    m_ok = (m_at < N) & (keys[np.minimum(m_at, N - 1)] == mk) if len(mk) else np.zeros(0, dtype=bool)
+    return np.setdiff1d(m_at[m_ok], at)
+
+
+def _deterministic_records(s: _Settings, g: str, k_eff: int, N: int, at: np.ndarray, moved: np.ndarray, fill: np.ndarray,
+                           A_member: np.ndarray, coord: np.ndarray | None, dim: int, batch_centre: bool, model_view: bool,
+                           n_models: int, cov: _Coverage) -> tuple[tuple[Any, ...], float]:
+    """A judge declared deterministic, every member (the unobserved, ``fill``, at the range bound): the records of
+    all items, one item or k items at once, and the RMS shift."""
+    from biasbound.bounds import FullPopulation
+
+    if k_eff == N:  # all items: one neighbour (the judge's only answer to each item's neighbour)
+        rec, r = _all_items(s, g, at, moved, fill, A_member, coord, dim, batch_centre, model_view, n_models)
+        return (rec,), r
+    if k_eff == 1:
+        # unobserved members at the range bound [proof:partial-at-bound]
+        sq = np.concatenate([moved**2, A_member[fill] ** 2])
+        shift_sq = None
+        if batch_centre:
+            shift_sq = sq / (dim if model_view else n_models)
+        recs: list[Any] = [FullPopulation(sq_norms=sq, shift_sq=shift_sq,
+                                          shift_ratio=(1.0 / (dim if model_view else n_models)) if batch_centre else None,
+                                          note=f"{g}: {cov.observed}/{cov.total} items observed"
+                                               + ("" if cov.kind == "census" else "; the rest at the range bound")
+                                               + "; the judge declared deterministic",
+                                          filled=int(fill.sum()))]
+        # no AlmostSure record beside it: every member is at most the range bound, so the population's
+        # exact probability is never above the almost-sure bound (range_implied is reported separately)
+        return tuple(recs), float(math.sqrt(np.mean(sq)))
+    if batch_centre:  # the exact law with each subset's shift, or refused
+        rec, why = (_hamming_exact(k_eff, N, at, moved, fill, dim=dim) if model_view and np.all(A_member == 1.0)
+                    else (None, "the leaderboard view"))
+        if rec is None:
+            raise InputError(
+                f"The 'center' parameter of {_WHERE} must be fixed, ema or holdout with Hamming-k neighbours "
+                f"(1 < k < all items) of a judge declared deterministic when the exact law over k-item "
+                f"subsets is not computed ({why}). Got 'batch' instead."
+            )
+        r = float(math.sqrt(float(np.sum(rec.probs * rec.sq_norms))))
+    else:
+        rec, r = _hamming_k(k_eff, N, at, moved, fill, A_member, coord, model_view)
+    return (rec,), r
 
 
 def _one_answer(at: np.ndarray, moved: np.ndarray, g: str, unit: str) -> tuple[np.ndarray, np.ndarray]:

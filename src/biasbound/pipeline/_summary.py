@@ -69,10 +69,27 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     """(label, text) rows of one judge's certificate for a terminal table."""
     cal = j.calibration
     scope = _scope(j)
-    rows: list[tuple[str, str]] = []
-    rows.append(("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}"))
+    rows: list[tuple[str, str]] = [("τ, δ", f"{_f(cal.tau)}, {_f(cal.delta)}")]
+    rows += _method_rows(j, cal)
+    rows += _relation_rows(j, scope)
+    rows += _knowledge_rows(j, scope)
+    rows += _calibration_rows(cal)
+    rows += _figure_rows(j, cal, scope)
+    rows += _cost_rows(j)
+    rows += _audit_rows(j)
+    counts = ", ".join(f"{k} {v}" for k, v in j.verdict_counts.items() if v)
+    if counts:
+        rows.append(("audit per model", counts))
+    for w in ((scope.get("jitter_diagnostic") or {}).get("warnings") or [])[:3]:
+        rows.append(("[yellow]warning[/]", w))
+    return rows
+
+
+def _method_rows(j: Any, cal: Any) -> list[tuple[str, str]]:
+    """The method, the bound unit and how confident the statement is."""
     from biasbound.certificate import confidence_phrase
 
+    rows: list[tuple[str, str]] = []
     exact = ("the violation probability itself (every neighbour judged)" if cal.exact
              else "an upper bound on the violation probability")
     ri = getattr(j.certificate, "range_implied", None)
@@ -81,6 +98,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
         conf = "surely (it follows from the score range alone; no confidence level applies)" if conf else None
     beta = "" if not conf else f"; holds {conf}"
     rows.append(("method / bound", f"{cal.method} / {cal.bound_used} ({exact}{beta})"))
+    return rows
+
+
+def _relation_rows(j: Any, scope: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a neighbour is: the range alone, or Hamming-k over items or (model, item) pairs."""
+    rows: list[tuple[str, str]] = []
     nb = scope.get("neighborhood") or {"kind": "hamming", "k": 1}
     if _range_only(scope):
         what = ("every item's score" if nb.get("kind") == "all-items"
@@ -96,6 +119,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
         rows.append(("neighbours", "every item perturbed at once" if nb.get("kind") == "all-items"
                      else f"Hamming-{nb.get('k', 1)} ({'one item' if nb.get('k', 1) == 1 else str(nb.get('k')) + ' items'} "
                      "perturbed)"))
+    return rows
+
+
+def _knowledge_rows(j: Any, scope: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What is known per generator (coverage and RMS shift), or the sensitivity."""
+    rows: list[tuple[str, str]] = []
     cov = scope.get("knowledge_coverage")
     if cov:
         parts = []
@@ -109,6 +138,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
         rows.append(("knowledge (per generator)", "; ".join(parts)))
     else:
         rows.append(("sensitivity Δ* (UCB)", f"{_f(j.sensitivity.delta_star)} ({_f(j.sensitivity.ucb)})"))
+    return rows
+
+
+def _calibration_rows(cal: Any) -> list[tuple[str, str]]:
+    """The calibrated point, its maxima and the frontier."""
+    rows: list[tuple[str, str]] = []
     rows.append(("α (spread kept) / α_max", f"{_f(cal.alpha)} / {_f(cal.alpha_max)}"))
     rows.append(("σ / σ_max", f"{_f(cal.sigma)} / {_f(cal.sigma_max)}"))
     rows.append(("dim", str(cal.dim)))
@@ -119,6 +154,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     if front:
         pts = ", ".join(f"σ={_f(p['sigma'], 3)}: α*={_f(p['alpha'], 3)}" for p in list(front)[:: max(1, len(front) // 5)])
         rows.append(("frontier α*(σ)", pts))
+    return rows
+
+
+def _figure_rows(j: Any, cal: Any, scope: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The judge-informative figures: range-implied, the original scale, the bias radius."""
+    rows: list[tuple[str, str]] = []
     cert = j.certificate
     ri = getattr(cert, "range_implied", None)
     if ri is not None:
@@ -150,6 +191,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
         gens = "; ".join(f"{g} {_f(r)}" for g, r in per.items()) if len(per) > 1 else ""
         rows.append(("bias radius", f"{_f(br['radius'])} at δ = {_f(br['delta'])}" + (f" (per generator: {gens})" if gens else "")
                      + (f"; over δ: {pts}" if pts else "")))
+    return rows
+
+
+def _cost_rows(j: Any) -> list[tuple[str, str]]:
+    """The leaderboard's cost of the noise (pairs reversed, rank correlation)."""
+    rows: list[tuple[str, str]] = []
     cost = (j.retention or {}).get("cost")
     if cost:
         one = cost.get("pairs_reversed_by_one_neighbour") or {}
@@ -166,6 +213,12 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
     else:
         r = j.retention or {}
         rows.append(("Spearman / Kendall τ_b", f"{_f(r.get('spearman'))} / {_f(r.get('kendall_tau_b'))}"))
+    return rows
+
+
+def _audit_rows(j: Any) -> list[tuple[str, str]]:
+    """The audits: the worst model's first, then the pooled one."""
+    rows: list[tuple[str, str]] = []
     worst = _worst_model_audit(j)
     if worst is not None:  # each model's claim is its own: the worst one leads, before any pooled figure
         name, a = worst
@@ -189,11 +242,6 @@ def certificate_rows(j: Any) -> list[tuple[str, str]]:
                          f"(δ = {_f(pa.delta)}): {pa.reason}"))
     else:
         rows.append(("audit (pooled)", "not run (no held-out neighbours)"))
-    counts = ", ".join(f"{k} {v}" for k, v in j.verdict_counts.items() if v)
-    if counts:
-        rows.append(("audit per model", counts))
-    for w in ((scope.get("jitter_diagnostic") or {}).get("warnings") or [])[:3]:
-        rows.append(("[yellow]warning[/]", w))
     return rows
 
 
