@@ -109,6 +109,7 @@ def violation_bound(tau: float, alpha: float, sigma: float, dim: int, knowledge:
     return _bound(t, a, s, d, knowledge, delta_B)
 
 
+@validate_params(exempt=AT_A_POINT)
 def check(tau: float, delta: float, alpha: float, sigma: float, dim: int, knowledge: Moments) -> tuple[bool, float]:
     """``(holds, bound)`` for a claimed ``(alpha, sigma)`` under Corollary 3.2: Theorem 3.1 at the symmetric split
     ``delta_B = delta/2``, and ``0 < sigma <= sigma_max`` at that split (as :func:`calibrate` makes it). The inputs are
