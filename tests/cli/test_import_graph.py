@@ -161,36 +161,14 @@ ANALYSIS = {"leaderboard", "card", "planning", "report"}
 
 #: upward edges that exist today (each a small move away; see docs/DESIGN.md "Gates and the documentation site")
 UPWARD_OFFENDERS = {
-    ("biasbound.card", "biasbound.pipeline._neighbors"),  # card's neighbour merge reuses the pipeline's _key_codes
+    ("biasbound.card", "biasbound.pipeline._neighbors"),  # card's neighbour merge reuses the pipeline's neighbor_key_codes
 }
 READER_OFFENDERS = {
     ("biasbound.data.arena_hard", "biasbound.leaderboard"),  # the Arena-Hard reader computes arena_hard_score with it
 }
 #: private names (``_x``) imported from another folder of the package, as (importing module, source module, name):
-#: the judgment-table engine's helpers wait for their public names (issue 25, item 1)
-PRIVATE_OFFENDERS = {
-    ("biasbound.card", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.card", "biasbound.pipeline._neighbors", "_key_codes"),
-    ("biasbound.commands.certify", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.battles", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_scale"),
-    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.inspect_scorer", "biasbound.data.tables", "_check_scale"),
-    ("biasbound.integrations.mt_bench", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.mt_bench", "biasbound.data.tables", "_finish"),
-    ("biasbound.leaderboard", "biasbound.data.tables", "_compact"),
-    ("biasbound.leaderboard", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.pipeline._cost", "biasbound.leaderboard", "_kendall_tau_b"),
-    ("biasbound.pipeline._judge", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_bootstrap_means"),
-    ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_GRID"),
-    ("biasbound.pipeline._leaderboard", "biasbound.data.tables", "_compact"),
-    ("biasbound.pipeline._neighbors", "biasbound.data.tables", "_texts"),
-    ("biasbound.runner", "biasbound.pipeline", "_jsonable"),
-}
+#: none since the judgment-table engine's helpers got their public names (issue 25, item 1); keep it empty
+PRIVATE_OFFENDERS: set[tuple[str, str, str]] = set()
 
 
 def layer(module: str) -> int:

@@ -221,7 +221,7 @@ def test_failed_rewrites_and_unscored_neighbor_grades_are_counted_never_scored(t
     from inspect_ai.scorer import model_graded_qa
     from inspect_ai.solver import generate
 
-    from biasbound.integrations.inspect_log import load_inspect_log
+    from biasbound.data.inspect_log import load_inspect_log
     from biasbound.inspect import bias_bounded
 
     # 3 samples, one at a time: each original graded C, its format neighbour's grade cannot be parsed

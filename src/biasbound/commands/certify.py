@@ -2,15 +2,15 @@
 
 Inputs are detected by content (:func:`detect_format`):
 
-- an inspect_ai log (``.eval``, or a ``.json`` log) or a folder of them → :mod:`biasbound.integrations.inspect_log`;
+- an inspect_ai log (``.eval``, or a ``.json`` log) or a folder of them → :mod:`biasbound.data.inspect_log`;
 - an AlpacaEval ``annotations.json`` (a JSON array of records with ``generator_1``/``generator_2``/
-  ``preference``) or a folder holding them → :mod:`biasbound.integrations.alpaca_eval`;
+  ``preference``) or a folder holding them → :mod:`biasbound.data.alpaca_eval`;
 - a FastChat MT-Bench ``*_single.jsonl`` / ``*_pair.jsonl`` or a folder holding them →
-  :mod:`biasbound.integrations.mt_bench`;
+  :mod:`biasbound.data.mt_bench`;
 - any other folder, or a ``.jsonl``/``.json`` whose first record has ``games``: Arena-Hard-Auto;
 - a CSV whose header has ``winner_orig_order``: LLMBar's both-order table;
 - a table (CSV, TSV, JSON lines or array) with ``model_a``, ``model_b``, ``winner`` and a question id:
-  a pairwise battle table → :mod:`biasbound.integrations.battles`;
+  a pairwise battle table → :mod:`biasbound.data.battles`;
 - anything else (CSV, TSV, JSONL, Parquet, optionally gzipped): a generic long table.
 
 ``--generators auto`` (the default) uses the neighbours the data hold: ``swap`` when there are
@@ -97,9 +97,9 @@ def _first_json(path: Path) -> Any:
 
 
 def _folder_kind(path: Path) -> str:
-    from biasbound.integrations.alpaca_eval import find_annotation_files
-    from biasbound.integrations.inspect_log import find_logs
-    from biasbound.integrations.mt_bench import find_judgment_files
+    from biasbound.data.alpaca_eval import find_annotation_files
+    from biasbound.data.inspect_log import find_logs
+    from biasbound.data.mt_bench import find_judgment_files
 
     if find_logs(path):
         return "inspect"
@@ -126,10 +126,10 @@ def detect_format(path: Path, columns: dict[str, str] | None = None) -> str:
 
     A table is a battle table when its columns (after ``columns``, ``--columns``) are a battle table's or hold
     the two sides ``model_a`` and ``model_b`` (Parquet too, from its schema)."""
-    from biasbound.integrations.alpaca_eval import is_annotation_file
-    from biasbound.integrations.inspect_log import is_log_file
-    from biasbound.integrations.battles import looks_like_battles
-    from biasbound.integrations.mt_bench import kind_of_record
+    from biasbound.data.alpaca_eval import is_annotation_file
+    from biasbound.data.inspect_log import is_log_file
+    from biasbound.data.battles import looks_like_battles
+    from biasbound.data.mt_bench import kind_of_record
 
     def is_battle_table(cols: list[str]) -> bool:
         return looks_like_battles(cols, columns)
@@ -152,7 +152,7 @@ def detect_format(path: Path, columns: dict[str, str] | None = None) -> str:
             return "battles"
         if base.endswith(".json"):
             try:
-                from biasbound.integrations._common import iter_json_array
+                from biasbound.data._common import iter_json_array
 
                 first = next(iter(iter_json_array(path)), (0, None))[1]
             except (BiasboundError, OSError, UnicodeDecodeError, RecursionError):
@@ -222,7 +222,7 @@ def load_inputs(
         Arena-Hard's baseline model (its files do not name it): its own ``arena_hard_score`` is 50.
     winner_map:
         Battle tables: winner value → ``a``, ``b``, ``tie`` or ``""`` (missing), for numeric winners
-        (:func:`biasbound.integrations.battles.parse_winner_map`).
+        (:func:`biasbound.data.battles.parse_winner_map`).
 
     Returns
     -------
@@ -261,7 +261,7 @@ def load_inputs(
     shown_as = display_names(list(kinds))
     for p in grouped:
         if isinstance(p, list):
-            from biasbound.integrations.alpaca_eval import load_alpaca_eval
+            from biasbound.data.alpaca_eval import load_alpaca_eval
 
             js = load_alpaca_eval([Path(q) for q in p], skip_bad=skip_bad)
             frames.append(js.frame)
@@ -278,19 +278,19 @@ def load_inputs(
         elif kind == "llmbar":
             js = load_llmbar(p, view=llmbar_view, skip_bad=skip_bad)
         elif kind == "alpaca_eval":
-            from biasbound.integrations.alpaca_eval import load_alpaca_eval
+            from biasbound.data.alpaca_eval import load_alpaca_eval
 
             js = load_alpaca_eval(p, skip_bad=skip_bad)
         elif kind == "mt_bench":
-            from biasbound.integrations.mt_bench import load_mt_bench
+            from biasbound.data.mt_bench import load_mt_bench
 
             js = load_mt_bench(p, ties=ties, skip_bad=skip_bad)
         elif kind == "battles":
-            from biasbound.integrations.battles import load_battles
+            from biasbound.data.battles import load_battles
 
             js = load_battles(p, skip_bad=skip_bad, columns=columns, winner_map=winner_map)
         elif kind == "inspect":
-            from biasbound.integrations.inspect_log import load_inspect_log
+            from biasbound.data.inspect_log import load_inspect_log
 
             js = load_inspect_log(p, score_map=score_map, scale=scale, skip_bad=skip_bad)
         else:
@@ -342,10 +342,10 @@ _FORMAT_WORDS = {"table": "long tables", "inspect": "inspect_ai logs", "alpaca_e
 def _across_inputs(frame: pd.DataFrame, report: dict[str, Any], skip_bad: bool) -> pd.DataFrame:
     """The same judgment (judge, model, item, variant, rerun, game) in two inputs is an error naming both
     lines; with ``skip_bad`` the first copy is kept and the later one counted in its input's report."""
-    from biasbound.data.tables import _check_duplicates
+    from biasbound.data.tables import check_duplicates
 
     skipped: list[tuple[str, int | None, str]] = []
-    kept = _check_duplicates(frame, skip_bad, skipped)
+    kept = check_duplicates(frame, skip_bad, skipped)
     for src, line, why in skipped:
         rep = report.get(src)
         if rep is not None:
@@ -750,7 +750,7 @@ def register(app: typer.Typer) -> None:
         beta_value = parse_beta(beta)
         column_map = parse_columns(columns)
         value_map = parse_score_map(score_map)
-        from biasbound.integrations.battles import parse_winner_map
+        from biasbound.data.battles import parse_winner_map
 
         outcome_map = parse_winner_map(winner_map)
         mt_bench_ties = check_one_of(mt_bench_ties, "--mt-bench-ties", "certify", ("missing", "half"))

@@ -42,8 +42,8 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
-from biasbound.integrations._common import Native, Notes, attach, iter_json_array
+from biasbound.data.tables import JudgmentSet, check_duplicates, finish_table
+from biasbound.data._common import Native, Notes, attach, iter_json_array
 
 __all__ = ["SCORE_RULE", "VARIANT_SUFFIXES", "find_annotation_files", "is_annotation_file", "item_id", "load_alpaca_eval"]
 
@@ -237,6 +237,6 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     frame["rerun"] = 0
     frame["game"] = 0
     frame = frame.drop(columns=["generator", "baseline"])
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     return attach(js, notes)

@@ -30,7 +30,7 @@ import pandas as pd
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
 from biasbound.data._io import open_text
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
+from biasbound.data.tables import JudgmentSet, check_duplicates, finish_table
 
 __all__ = ["ARENA_HARD_SCORE_RULE", "FACTORS", "GAME1_SCORES", "VERDICT_ALIASES", "load_arena_hard", "verdict_score"]
 
@@ -241,8 +241,8 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     frame["rerun"] = 0
     for name, lst in factor_vals.items():
         frame[f"factor_{name}"] = np.asarray(lst, dtype=float)
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     found = None if baseline is not None else _baseline_from_config(Path(path))
     remarks = [f"{n} record(s) under the judge name {named!r} (its folder{' or judge=' if judge is not None else ''}) "
                f"name the judge {rec!r}: certified as {rec!r}, as the records say" for (named, rec), n in
@@ -264,7 +264,7 @@ def _answers_folder(path: Path) -> Path | None:
 
 def _with_style_control(js: JudgmentSet, baseline: str | None, path: Path, answers: str | Path | None) -> JudgmentSet:
     """Add Arena-Hard's style-controlled score when the model answers' style features are at hand."""
-    from biasbound.integrations._common import Native
+    from biasbound.data._common import Native
     from biasbound.integrations.style_control import (
         STYLE_RULE,
         read_conv_metadata,
@@ -332,7 +332,7 @@ def _baseline_from_config(path: Path) -> tuple[str, str] | None:
 def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None,
                  remarks: list[str] | None = None) -> JudgmentSet:
     """Attach Arena-Hard's own headline (``arena_hard_score``) and the reader's notes to ``js``."""
-    from biasbound.integrations._common import Native, Notes, attach
+    from biasbound.data._common import Native, Notes, attach
     from biasbound.leaderboard import arena_hard_winrate
 
     notes = Notes("arena-hard", rule="Arena-Hard verdict in the model's view: B>>A 1, B>A 0.75, A=B 0.5, A>B 0.25, A>>B 0 "

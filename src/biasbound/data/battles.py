@@ -46,8 +46,8 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg
-from biasbound.data.tables import JudgmentSet, file_format, _finish, read_rows
-from biasbound.integrations._common import Native, Notes, attach
+from biasbound.data.tables import JudgmentSet, file_format, finish_table, read_rows
+from biasbound.data._common import Native, Notes, attach
 
 __all__ = ["BATTLE_COLUMNS", "BATTLE_NAMES", "WINNER_SPELLINGS", "battles_bt_elo", "is_battle_table", "load_battles",
            "looks_like_battles", "parse_winner_map"]
@@ -406,5 +406,5 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
     if not (frame["game"] == 2).any():
         notes.remark("no battle appears in both orders, so there is no swap neighbour")
     # no duplicate key can arise: rerun numbers the repeats of (judge, model, item, game)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[src])
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[src])
     return attach(js, notes)

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _check_scale, _finish, infer_scale
-from biasbound.integrations._common import Native, Notes, attach
+from biasbound.data.tables import JudgmentSet, check_duplicates, check_scale, finish_table, infer_scale
+from biasbound.data._common import Native, Notes, attach
 
 __all__ = ["GENERATORS", "LETTER_SCORES", "METADATA_KEY", "find_logs", "is_log_file", "load_inspect_log", "require_inspect"]
 
@@ -130,7 +130,7 @@ class _Bad(Exception):
     pass
 
 
-def _raw_score(value: Any, score_map: Mapping[str, float] | None) -> tuple[str, float]:
+def raw_score(value: Any, score_map: Mapping[str, float] | None) -> tuple[str, float]:
     """``("letter"|"number"|"missing", x)``: a letter/bool already on [0, 1], or a raw number."""
     if value is None:
         return "missing", math.nan
@@ -197,7 +197,7 @@ def load_inspect_log(
     require_inspect()
     from inspect_ai.log import read_eval_log
 
-    given = None if scale is None else _check_scale(scale, "load_inspect_log")
+    given = None if scale is None else check_scale(scale, "load_inspect_log")
     paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
     files: list[Path] = []
     for p in paths:
@@ -259,7 +259,7 @@ def load_inspect_log(
                     judge_key, grader = str(bb["judge"]), None
                     sc = bb.get("scale")
                     if isinstance(sc, (list, tuple)) and len(sc) == 2:
-                        declared[judge_key] = _check_scale(tuple(sc), "bias_bounded")
+                        declared[judge_key] = check_scale(tuple(sc), "bias_bounded")
                 else:
                     judge_key = name
                 value = score.value
@@ -270,7 +270,7 @@ def load_inspect_log(
                         notes.count("list-valued score (not one score per sample): not mapped")
                         continue
                     try:
-                        kind, x = _raw_score(v, score_map)
+                        kind, x = raw_score(v, score_map)
                     except _Bad as exc:
                         if not skip_bad:
                             raise DataFormatError(f"{where}, scorer {name!r}: {exc}.", path=src) from None
@@ -329,8 +329,8 @@ def load_inspect_log(
     notes.rule = "; ".join(rules)
     frame["game"] = 0
     frame = frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     return attach(js, notes)
 
 
@@ -414,7 +414,7 @@ def _neighbor_rows(bb: Mapping[str, Any], rows: list[dict[str, Any]], notes: Not
             notes.count(f"{gen} neighbour {status} (no perturbed item to judge): not a neighbour")
             continue
         try:
-            kind, x = _raw_score(nb.get("value"), score_map)
+            kind, x = raw_score(nb.get("value"), score_map)
         except _Bad as exc:
             if not skip_bad:
                 raise DataFormatError(f"{where}, {gen} neighbour: {exc}.", path=src) from None

@@ -64,8 +64,8 @@ import pandas as pd
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg, check_one_of
 from biasbound.data._io import iter_json_records, open_text
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
-from biasbound.integrations._common import Native, Notes, attach
+from biasbound.data.tables import JudgmentSet, check_duplicates, finish_table
+from biasbound.data._common import Native, Notes, attach
 
 __all__ = ["MT_BENCH_SCORE_RULE", "PAIR_NATIVE_RULE", "SINGLE_RULE", "fastchat_win_rate_adjusted", "find_judgment_files",
            "kind_of_record", "load_mt_bench", "mt_bench_score", "pair_rule"]
@@ -366,6 +366,6 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
     notes.rule = "; ".join(rules)
     frame = pd.concat([q[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
                        for q in parts], ignore_index=True)
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     return attach(js, notes)

@@ -155,7 +155,7 @@ class JudgmentSet:
 # shared helpers (also used by arena_hard.py, neighbors/observed.py, leaderboard.py, pipeline/)
 
 
-def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of the values' text and the sorted distinct texts they index.
 
     The result equals ``np.unique(np.asarray(values).astype(str), return_inverse=True)``
@@ -176,7 +176,7 @@ def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
-        s = pd.Series(_texts(s))  # the np.unique conversion: every value through str
+        s = pd.Series(as_texts(s))  # the np.unique conversion: every value through str
     codes, uniques = pd.factorize(s, sort=False)
     names = np.asarray(uniques, dtype=str)
     order = np.argsort(names, kind="stable")
@@ -185,7 +185,7 @@ def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray
     return rank[codes], names[order]
 
 
-def _texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
+def as_texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
     """Every value through ``str`` (a missing one is ``"nan"``), as ``np.asarray(values).astype(str)`` converts.
 
     Not ``Series.to_numpy(dtype=str)``: for a pandas string column holding a missing value (pandas 3.1) it cuts
@@ -193,7 +193,7 @@ def _texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
     return np.asarray(values.to_numpy(dtype=object) if hasattr(values, "to_numpy") else values, dtype=object).astype(str)
 
 
-def _compact(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+def compact_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, return_inverse=True)`` for codes in ``[0, size)``, in O(n + size).
 
     Returns the distinct codes (sorted) and each entry's index into them.
@@ -214,7 +214,7 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
+def check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
     """Raise on duplicated judgment keys (naming both lines) or drop the later copies."""
     dup = frame.duplicated(_KEY, keep="first")
     if not dup.any():
@@ -235,7 +235,7 @@ def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[s
     return frame[~dup]
 
 
-def _finish(
+def finish_table(
     frame: pd.DataFrame,
     *,
     skipped: list[tuple[str, int | None, str]],
@@ -437,7 +437,7 @@ def _to_float(col: pd.Series) -> np.ndarray:
         return np.array([one(v) for v in col.to_numpy(dtype=object)], dtype=float)
 
 
-def _check_scale(scale: Any, where: str) -> tuple[float, float]:
+def check_scale(scale: Any, where: str) -> tuple[float, float]:
     try:
         lo, hi = (float(scale[0]), float(scale[1]))
         ok = len(scale) == 2 and math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)
@@ -589,7 +589,7 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
 
 def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     """A ``.json`` file holding one array of records, each record's line the line it starts on."""
-    from biasbound.integrations._common import iter_json_array
+    from biasbound.data._common import iter_json_array
 
     lines, records = [], []
     for ln, rec in iter_json_array(path):
@@ -743,7 +743,7 @@ def from_frame(
     """
     if not isinstance(raw, pd.DataFrame):
         raise TypeError(f"The 'raw' parameter of from_frame must be a pandas DataFrame. Got {type(raw).__name__} instead.")
-    scale_given = None if scale is None else _check_scale(scale, "load_table")
+    scale_given = None if scale is None else check_scale(scale, "load_table")
     mapping = {k: k for k in ("judge", "model", "item_id", "variant", "rerun", "game", "verdict", "score")}
     if columns:
         unknown = set(columns) - set(mapping)
@@ -868,8 +868,8 @@ def from_frame(
         for ln, why in zip(line_arr[bad].tolist(), reasons[bad].tolist()):
             skipped.append((source, int(ln), str(why)))
         out = out[~bad]
-    out = _check_duplicates(out, skip_bad, skipped)
-    return _finish(out, skipped=skipped, scale=scale_used, scale_inferred=inferred, sources=[source])
+    out = check_duplicates(out, skip_bad, skipped)
+    return finish_table(out, skipped=skipped, scale=scale_used, scale_inferred=inferred, sources=[source])
 
 
 # ----------------------------------------------------------------------------------------

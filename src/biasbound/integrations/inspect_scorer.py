@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from biasbound._exceptions import InputError
-from biasbound.integrations.inspect_log import GENERATORS, METADATA_KEY, _raw_score, require_inspect
+from biasbound.data.inspect_log import GENERATORS, METADATA_KEY, raw_score, require_inspect
 
 __all__ = ["GENERATORS", "bias_bounded", "neighbor_sensitivity", "rubric_instructions"]
 
@@ -116,8 +116,8 @@ def _pairs(scores: Sequence[SampleScore]) -> dict[str, list[tuple[float, float]]
                 raw.append((str(nb["generator"]), first["value"], nb.get("value")))
     mapped = []
     for gen, a, b in raw:
-        ka, xa = _raw_score(a, None)
-        kb, xb = _raw_score(b, None)
+        ka, xa = raw_score(a, None)
+        kb, xb = raw_score(b, None)
         mapped.append((gen, ka, xa, kb, xb))
     # the scale the wrapper declared (scale=...), as the reader uses it; else [0, 1], which the wrapper checked
     declared = next((e[1].get("scale") for e in by_sample.values() if 1 in e and e[1].get("scale")), None)
@@ -259,16 +259,16 @@ def _bias_bounded(
     from biasbound.rubric import default_rubric
 
     if scale is not None:
-        from biasbound.data.tables import _check_scale
+        from biasbound.data.tables import check_scale
 
-        lo_hi = _check_scale(scale, "bias_bounded")
+        lo_hi = check_scale(scale, "bias_bounded")
     else:
         lo_hi = None
 
     def check_value(value: Any, what: str) -> None:
         """A numeric grade outside the declared scale ([0, 1] without one) stops the sample, in one sentence."""
         try:
-            kind, x = _raw_score(value, None)
+            kind, x = raw_score(value, None)
         except Exception:
             return  # not a number: the reader maps (or reports) it
         lo, hi = lo_hi if lo_hi is not None else (0.0, 1.0)

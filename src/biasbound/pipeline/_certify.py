@@ -20,7 +20,7 @@ from biasbound.pipeline._judge import _certify_judge, _codes
 from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
-from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, jsonable
 from biasbound.pipeline._settings import (
     RANGE_GENERATOR,
     _as_frame,
@@ -212,7 +212,7 @@ def certify(
             raise InputError("The 'sign_key' parameter of certify signs the outputs manifest, so it needs 'out'. Got out=None.")
         private_key = load_private_key(sign_key)
     # the call that made the certificates (recorded in each judge's scope.reproduce: biasbound verify --judgments)
-    reproduce = {"certify": _jsonable(dict(
+    reproduce = {"certify": jsonable(dict(
         tau=tau, delta=delta, neighbors=neighbors if isinstance(neighbors, str) else list(neighbors), method=method,
         combine=combine, alpha=alpha, beta=beta, holdout=holdout, seed=master, view=view, center=center,
         jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc, plots=plots,
@@ -220,7 +220,7 @@ def certify(
         deterministic_judge=deterministic_judge, **({"schedule": schedule} if schedule is not None else {}),
         **({"human_labels": labels_record(human_labels)} if isinstance(human_labels, (str, Path)) else {}),
         **({"human_level": human_level} if isinstance(human_labels, (str, Path)) or human_level != 0.95 else {}))),
-        "load": _jsonable(reading_options(judgments))}
+        "load": jsonable(reading_options(judgments))}
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
     frame, load_report = _as_frame(judgments)
@@ -289,7 +289,7 @@ def certify(
                 failure_kinds[name] = "infeasible" if isinstance(exc, InfeasibleCertificateError) else "bad input"
                 errors.append(exc)
             bar.advance(task)
-        from biasbound.integrations._common import native_tables
+        from biasbound.data._common import native_tables
         from biasbound.leaderboard import native_columns, pin_baseline
 
         rep_in = getattr(judgments, "report", None)
@@ -307,7 +307,7 @@ def certify(
         result = CertifyResult(
             judges=done, failures=failures, leaderboard=lbd, panel=None,
             retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
-            load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline, failure_kinds=failure_kinds,
+            load_report=load_report, settings=jsonable(s.to_dict()), baseline=baseline, failure_kinds=failure_kinds,
         )
         result.uncertified = uncertified  # models read but not certified: their tools' own numbers (leaderboard.csv)
         result.coverage = {"judges": coverage, "score_scale": scales,
