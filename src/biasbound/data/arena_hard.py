@@ -189,22 +189,7 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
             if not text.strip():
                 continue
             try:
-                try:
-                    rec = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise _Bad(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(rec, dict):
-                    raise _Bad(f"a record must be a JSON object, got {type(rec).__name__}")
-                qid = rec.get("question_id", rec.get("uid"))
-                model = rec.get("model")
-                if qid is None or model is None:
-                    raise _Bad("record lacks 'question_id' (or 'uid') or 'model'")
-                games = rec.get("games")
-                if games is None:
-                    games = []
-                if not isinstance(games, list) or len(games) > 2:
-                    raise _Bad("'games' must be a list of at most two games")
-                parsed = [_game_rows(g, games[g - 1] if g <= len(games) else None) for g in (1, 2)]
+                rec, qid, model, parsed = _parse_record(text)
             except _Bad as exc:
                 if not skip_bad:
                     raise DataFormatError(f"{exc}; fix the line or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and "
@@ -251,6 +236,26 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                       None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)",
                       remarks=remarks)
     return _with_style_control(js, baseline if found is None else found[0], Path(path), answers)
+
+
+def _parse_record(text: str) -> tuple[dict[str, Any], Any, Any, list[tuple[float, str | None, dict[str, float]]]]:
+    """One judgment line: the record, its question id and model, and each game's (score, verdict, factors)."""
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Bad(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(rec, dict):
+        raise _Bad(f"a record must be a JSON object, got {type(rec).__name__}")
+    qid = rec.get("question_id", rec.get("uid"))
+    model = rec.get("model")
+    if qid is None or model is None:
+        raise _Bad("record lacks 'question_id' (or 'uid') or 'model'")
+    games = rec.get("games")
+    if games is None:
+        games = []
+    if not isinstance(games, list) or len(games) > 2:
+        raise _Bad("'games' must be a list of at most two games")
+    return rec, qid, model, [_game_rows(g, games[g - 1] if g <= len(games) else None) for g in (1, 2)]
 
 
 def _answers_folder(path: Path) -> Path | None:
