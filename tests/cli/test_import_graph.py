@@ -155,8 +155,14 @@ FRONT_MODULES = {"biasbound.testing", "biasbound.testing.pytest_plugin", "biasbo
 MATH = {name for name, layer in LAYERS.items() if layer == 1}
 #: third-party packages the math may import (besides the standard library)
 MATH_DEPENDENCIES = {"numpy", "scipy"}
-#: readers and input helpers never import the analysis built on what they read
+#: readers and input helpers never import the analysis built on what they read (data/ is the one door for inputs;
+#: integrations/ holds the inspect_ai scorer and style control, which read no analysis either)
 READERS = {"data", "integrations"}
+#: the one door for inputs (issue 25): format detection, the reading options and every reader are defined in data/
+INPUT_DOOR = "data"
+INPUT_ROUTES = {"detect_format", "load_inputs", "load", "load_table", "load_llmbar", "load_battles", "load_mt_bench",
+                "load_alpaca_eval", "load_arena_hard", "load_inspect_log", "parse_columns", "parse_scale",
+                "parse_score_map"}
 ANALYSIS = {"leaderboard", "card", "planning", "report"}
 
 #: upward edges that exist today (each a small move away; see docs/DESIGN.md "Gates and the documentation site")
@@ -263,3 +269,23 @@ def test_no_new_private_name_crosses_a_folder():
     assert not new, "private names imported from another folder (give them a public name):\n" + "\n".join(map(str, new))
     gone = sorted(PRIVATE_OFFENDERS - found)
     assert not gone, f"no longer imported, so take them off PRIVATE_OFFENDERS: {gone}"
+
+
+def input_routes_outside_the_door() -> list[str]:
+    """``module.function`` for every input route (detection, reading options, a format reader) defined outside data/."""
+    found = []
+    for module, path in _modules().items():
+        if _top(module) == INPUT_DOOR:
+            continue
+        for node in _parsed(path).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in INPUT_ROUTES:
+                found.append(f"{module}.{node.name}")
+    return found
+
+
+def test_inputs_have_one_door():
+    found = input_routes_outside_the_door()
+    assert not found, "input detection, reading options and readers live in biasbound.data only:\n" + "\n".join(found)
+    inside = {node.name for module, path in _modules().items() if _top(module) == INPUT_DOOR
+              for node in _parsed(path).body if isinstance(node, ast.FunctionDef)}
+    assert INPUT_ROUTES <= inside, f"routes the door lacks (renamed? update INPUT_ROUTES): {sorted(INPUT_ROUTES - inside)}"
