@@ -1,6 +1,6 @@
 """Benchmark: the battle-table reader on 200,000 battles (60 models, one judge, Parquet and CSV).
 
-Times ``biasbound.integrations.battles.load_battles`` (CPU time, imports excluded, best of 3) and,
+Times ``biasbound.data.battles.load_battles`` (CPU time, imports excluded, best of 3) and,
 with ``--ref COMMIT``, the reader of that commit on the same files (its ``battles.py`` loaded from
 ``git show``), checking that both give the same judgment table and native numbers (the largest
 Elo difference is printed). Target (issue #24): ≤ 1 s of CPU, same numbers to 3e-5 Elo.
@@ -57,7 +57,7 @@ def main() -> None:
     for module in ("scipy.optimize", "scipy.sparse.csgraph"):  # imports excluded from the timing
         importlib.import_module(module)
 
-    from biasbound.integrations.battles import load_battles
+    from biasbound.data.battles import load_battles
 
     old = None
     if args.ref:

@@ -191,7 +191,7 @@ def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names:
                          rerun=fj["rerun"].to_numpy(dtype=np.int64)[nb_pos], missing=int(n_missing))
     nb = _pairs(fj, generator)  # keys with missing values: the merge path, its model ids looked up by their text
     model = nb["model"]
-    text = model.astype(object).to_numpy().astype(str)  # each value's str (as _sorted_codes reads them)
+    text = model.astype(object).to_numpy().astype(str)  # each value's str (as sorted_codes reads them)
     return _PairRows(m=np.where(model.isna().to_numpy(), -1, pd.Index(model_names).get_indexer(text)),
                      original=nb["original"].to_numpy(dtype=float), neighbor=nb["neighbor"].to_numpy(dtype=float),
                      rerun=nb["rerun"].to_numpy(dtype=np.int64), missing=int(nb.attrs.get("missing", 0)))
@@ -201,11 +201,11 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
     """Read one judge's rows once (:class:`_JudgeRows`).
 
     ``codes``: certify's model and item codes of these very rows (``pipeline._judge._codes``: ``m, model_names, i,
-    item_names``, :func:`biasbound.data.tables._sorted_codes` of each column), reused for a column without a
+    item_names``, :func:`biasbound.data.tables.sorted_codes` of each column), reused for a column without a
     missing id (where they are the codes read here)."""
-    from biasbound.data.tables import _sorted_codes
+    from biasbound.data.tables import sorted_codes
     from biasbound.neighbors import observed as obs
-    from biasbound.pipeline._neighbors import _key_codes
+    from biasbound.pipeline._neighbors import neighbor_key_codes
 
     obs._check_frame(fj, "observed_neighbors")
 
@@ -217,9 +217,9 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
             raise ValueError(f"judge_card: the codes given for {col!r} are not of these rows.")
         return c, names
 
-    m_all, model_names = given("model", 0) or _sorted_codes(fj["model"])
-    i_all, item_names = given("item_id", 1) or _sorted_codes(fj["item_id"])
-    key_codes = _key_codes(fj, m_all, i_all)  # only columns without a missing id: there every code is its value
+    m_all, model_names = given("model", 0) or sorted_codes(fj["model"])
+    i_all, item_names = given("item_id", 1) or sorted_codes(fj["item_id"])
+    key_codes = neighbor_key_codes(fj, m_all, i_all)  # only columns without a missing id: there every code is its value
     # a missing id is no model or item of the card (the text routes grouped and indexed by it dropped it)
     m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all
     i_all = np.where(fj["item_id"].isna().to_numpy(), -1, i_all) if fj["item_id"].hasnans else i_all

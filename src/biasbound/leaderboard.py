@@ -36,7 +36,7 @@ __all__ = [
 _ELO_SCALE = 400.0
 _ELO_BASE = 10.0
 _ELO_ANCHOR = 1000.0
-_GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+VERDICT_GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,8 @@ def _ratio_bootstrap(
 
 
 def bootstrap_means(
-    matrix: Any, *, rounds: int = 1000, level: float = 0.95, rng: np.random.Generator | int | None = None
+    matrix: Any, *, rounds: int = 1000, level: float = 0.95, rng: np.random.Generator | int | None = None,
+    counts: list[np.ndarray] | None = None,
 ) -> BootstrapInterval:
     """NaN-aware per-model means with a percentile bootstrap over items.
 
@@ -185,6 +186,9 @@ def bootstrap_means(
         Interval level in (0, 1).
     rng:
         Generator, int seed or None; the seed used is in the result.
+    counts:
+        Resample counts already drawn from ``rng`` (:func:`_draw_counts` with the same ``rng``, rounds and
+        number of items), or None to draw them here.
 
     Returns
     -------
@@ -199,15 +203,6 @@ def bootstrap_means(
     has no non-missing item gives no value for that model (ignored in its percentiles).
     Vectorised as two matrix products of the (rounds, n_items) multiplicity matrix.
     """
-    return _bootstrap_means(matrix, rounds=rounds, level=level, rng=rng)
-
-
-def _bootstrap_means(
-    matrix: Any, *, rounds: int, level: float, rng: np.random.Generator | int | None,
-    counts: list[np.ndarray] | None = None,
-) -> BootstrapInterval:
-    """:func:`bootstrap_means`, optionally on resample counts already drawn from ``rng``
-    (:func:`_draw_counts` with the same ``rng``, rounds and number of items)."""
     x = np.asarray(matrix, dtype=float)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
         raise InputError(f"The 'matrix' parameter of bootstrap_means must be a non-empty 2-D array (models x items). Got shape {x.shape} instead.")
@@ -249,11 +244,11 @@ def _battles(
     models and items in sorted order of their text within each judge. Ids are factorised once
     for the whole frame, so a 10^6-row table costs a few hash passes instead of string sorts;
     ``codes`` = ``(model codes, model names, item codes)`` as
-    :func:`biasbound.data.tables._sorted_codes` gives them, when the caller already has them.
+    :func:`biasbound.data.tables.sorted_codes` gives them, when the caller already has them.
     ``continuous=True`` reads any score in [0, 1] as a fractional win (a preference of 0.7 is
     0.7 win and 0.3 loss, weight 1) instead of requiring Arena-Hard's five levels.
     """
-    from biasbound.data.tables import _compact, _sorted_codes
+    from biasbound.data.tables import compact_codes, sorted_codes
 
     need = {"model", "item_id", "variant", "rerun", "game", "score"}
     if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
@@ -261,8 +256,8 @@ def _battles(
     keep_all = ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy(dtype=bool)
     score_all = frame["score"].to_numpy(dtype=float)
     if codes is None:
-        m_all, model_names = _sorted_codes(frame["model"])
-        i_all, _ = _sorted_codes(frame["item_id"])
+        m_all, model_names = sorted_codes(frame["model"])
+        i_all, _ = sorted_codes(frame["item_id"])
     else:
         m_all, model_names, i_all = codes
     if "judge" in frame.columns:
@@ -294,7 +289,7 @@ def _battles(
             w = ok.astype(float)
             w_win = w * np.where(ok, s, 0.0)
         else:
-            off = ok & ~np.isin(s, _GRID)
+            off = ok & ~np.isin(s, VERDICT_GRID)
             if off.any():
                 raise InputError(
                     f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
@@ -305,8 +300,8 @@ def _battles(
             level = np.where(ok, s * 4.0, 5.0).astype(np.intp)
             w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
             w, w_win = w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
-        m_codes, m_idx = _compact(m_all[ix], len(model_names))
-        i_codes, i_idx = _compact(i_all[ix], int(i_all.max()) + 1 if i_all.size else 0)
+        m_codes, m_idx = compact_codes(m_all[ix], len(model_names))
+        i_codes, i_idx = compact_codes(i_all[ix], int(i_all.max()) + 1 if i_all.size else 0)
         shape = (len(m_codes), len(i_codes))
         # dense at every size: the two games of an item are summed; every value is a multiple of 1/4 (weights
         # and half wins), so the sums and the bootstrap's float32 products (_exact_float32) are exact in any
@@ -593,7 +588,7 @@ _PAIR_CELLS = 1_000_000  # rows x n x n pair comparisons held at once (a chunk t
 _PAIRWISE_MAX_N = 500  # above this many values per row, scipy's O(n log n) count per row is the cheaper one
 
 
-def _kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
+def kendall_tau_b(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
     """Kendall τ_b of ``x`` (n,) against each row of ``ys`` (k, n): ``scipy.stats.kendalltau(x, y).statistic``
     row by row, vectorised (one pass over the n² pairs of all rows instead of k calls of ~0.5 ms overhead).
 
@@ -691,7 +686,7 @@ def retention(
     return {
         # a constant side (one model, or tied scores) has no rank correlation: NaN, without scipy's warning
         "spearman": float(stats.spearmanr(o, c).statistic) if np.ptp(o) > 0 and np.ptp(c) > 0 else float("nan"),
-        "kendall_tau_b": float(_kendall_tau_b(o, c[None, :])[0]) if np.ptp(o) > 0 and np.ptp(c) > 0 else float("nan"),
+        "kendall_tau_b": float(kendall_tau_b(o, c[None, :])[0]) if np.ptp(o) > 0 and np.ptp(c) > 0 else float("nan"),
         "pearson": float(stats.pearsonr(o, c).statistic) if so > 0 and sc > 0 else float("nan"),
         "pairs_kept_probability": kept.tolist(),
         "pairs_kept_mean": float(kept.mean()),

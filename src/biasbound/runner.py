@@ -1047,9 +1047,9 @@ def run(config: RunConfig | str | Path, *, progress: bool = True, retry_failed: 
 # writers
 # ----------------------------------------------------------------------------------------
 def _write_json(path: Path, obj: Any) -> Path:
-    from biasbound.pipeline import _jsonable
+    from biasbound.pipeline import jsonable
 
-    path.write_text(json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return path
 
 

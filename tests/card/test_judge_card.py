@@ -234,7 +234,7 @@ def test_readme_pytest_helper_snippet_runs(llmbar_card, tmp_path, monkeypatch) -
 def test_continuous_preferences_flip_when_the_preferred_side_changes(shared_data) -> None:
     """AlpacaEval's weighted annotator (continuous preferences, verbose/concise variants): a flip is a change
     of the side of 0.5, counted here from the raw table; any tiny change of a continuous score is not a flip."""
-    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+    from biasbound.data.alpaca_eval import load_alpaca_eval
 
     js = load_alpaca_eval(shared_data / "alpaca_eval" / "results")
     f = js.frame
@@ -279,7 +279,7 @@ def test_rerun_flip_rate_and_cost_per_1000_judgments() -> None:
 def test_mt_bench_pairwise_position_preference_from_fastchat_labels(shared_data) -> None:
     """FastChat's g1/g2 winners are in original labels and model_1 is assistant A in g1: the first-shown share
     counted from the raw records (27 of the 36 decisive verdicts)."""
-    from biasbound.integrations.mt_bench import load_mt_bench
+    from biasbound.data.mt_bench import load_mt_bench
 
     path = shared_data / "mt_bench" / "phi-3" / "model_judgment" / "gpt-4_pair.jsonl"
     first = decisive = 0

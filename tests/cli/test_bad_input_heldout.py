@@ -784,7 +784,7 @@ def test_missing_counts_in_the_terminal_equal_a_count_from_the_raw_files(tmp_pat
 
 def test_a_fastchat_folder_reads_every_judgment_file_and_counts_missing_as_the_raw_files_do() -> None:
     """A copy named gpt-4_single-origin.jsonl is a judgment file too: nothing in the folder is skipped unseen."""
-    from biasbound.integrations.mt_bench import load_mt_bench
+    from biasbound.data.mt_bench import load_mt_bench
 
     rows = missing = 0
     for f in sorted((SHARED_DATA / "mt_bench").rglob("*.jsonl")):

@@ -9,7 +9,7 @@ import pytest
 
 from biasbound import InputError
 from biasbound.cli import main
-from biasbound.commands import certify as certify_cmd
+from biasbound.data import loading
 from biasbound.pipeline import certify
 from biasbound.pipeline._settings import check_settings
 
@@ -25,7 +25,7 @@ def no_loading(monkeypatch):
         calls.append(args)
         raise InputError("load_inputs was called")
 
-    monkeypatch.setattr(certify_cmd, "load_inputs", load_inputs)
+    monkeypatch.setattr(loading, "load_inputs", load_inputs)  # certify reads it from there when it runs
     return calls
 
 

@@ -155,42 +155,26 @@ FRONT_MODULES = {"biasbound.testing", "biasbound.testing.pytest_plugin", "biasbo
 MATH = {name for name, layer in LAYERS.items() if layer == 1}
 #: third-party packages the math may import (besides the standard library)
 MATH_DEPENDENCIES = {"numpy", "scipy"}
-#: readers and input helpers never import the analysis built on what they read
+#: readers and input helpers never import the analysis built on what they read (data/ is the one door for inputs;
+#: integrations/ holds the inspect_ai scorer and style control, which read no analysis either)
 READERS = {"data", "integrations"}
+#: the one door for inputs (issue 25): format detection, the reading options and every reader are defined in data/
+INPUT_DOOR = "data"
+INPUT_ROUTES = {"detect_format", "load_inputs", "load", "load_table", "load_llmbar", "load_battles", "load_mt_bench",
+                "load_alpaca_eval", "load_arena_hard", "load_inspect_log", "parse_columns", "parse_scale",
+                "parse_score_map"}
 ANALYSIS = {"leaderboard", "card", "planning", "report"}
 
 #: upward edges that exist today (each a small move away; see docs/DESIGN.md "Gates and the documentation site")
 UPWARD_OFFENDERS = {
-    ("biasbound.card", "biasbound.pipeline._neighbors"),  # card's neighbour merge reuses the pipeline's _key_codes
+    ("biasbound.card", "biasbound.pipeline._neighbors"),  # card's neighbour merge reuses the pipeline's neighbor_key_codes
 }
 READER_OFFENDERS = {
     ("biasbound.data.arena_hard", "biasbound.leaderboard"),  # the Arena-Hard reader computes arena_hard_score with it
 }
 #: private names (``_x``) imported from another folder of the package, as (importing module, source module, name):
-#: the judgment-table engine's helpers wait for their public names (issue 25, item 1)
-PRIVATE_OFFENDERS = {
-    ("biasbound.card", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.card", "biasbound.pipeline._neighbors", "_key_codes"),
-    ("biasbound.commands.certify", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.alpaca_eval", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.battles", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_check_scale"),
-    ("biasbound.integrations.inspect_log", "biasbound.data.tables", "_finish"),
-    ("biasbound.integrations.inspect_scorer", "biasbound.data.tables", "_check_scale"),
-    ("biasbound.integrations.mt_bench", "biasbound.data.tables", "_check_duplicates"),
-    ("biasbound.integrations.mt_bench", "biasbound.data.tables", "_finish"),
-    ("biasbound.leaderboard", "biasbound.data.tables", "_compact"),
-    ("biasbound.leaderboard", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.pipeline._cost", "biasbound.leaderboard", "_kendall_tau_b"),
-    ("biasbound.pipeline._judge", "biasbound.data.tables", "_sorted_codes"),
-    ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_bootstrap_means"),
-    ("biasbound.pipeline._leaderboard", "biasbound.leaderboard", "_GRID"),
-    ("biasbound.pipeline._leaderboard", "biasbound.data.tables", "_compact"),
-    ("biasbound.pipeline._neighbors", "biasbound.data.tables", "_texts"),
-    ("biasbound.runner", "biasbound.pipeline", "_jsonable"),
-}
+#: none since the judgment-table engine's helpers got their public names (issue 25, item 1); keep it empty
+PRIVATE_OFFENDERS: set[tuple[str, str, str]] = set()
 
 
 def layer(module: str) -> int:
@@ -285,3 +269,23 @@ def test_no_new_private_name_crosses_a_folder():
     assert not new, "private names imported from another folder (give them a public name):\n" + "\n".join(map(str, new))
     gone = sorted(PRIVATE_OFFENDERS - found)
     assert not gone, f"no longer imported, so take them off PRIVATE_OFFENDERS: {gone}"
+
+
+def input_routes_outside_the_door() -> list[str]:
+    """``module.function`` for every input route (detection, reading options, a format reader) defined outside data/."""
+    found = []
+    for module, path in _modules().items():
+        if _top(module) == INPUT_DOOR:
+            continue
+        for node in _parsed(path).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in INPUT_ROUTES:
+                found.append(f"{module}.{node.name}")
+    return found
+
+
+def test_inputs_have_one_door():
+    found = input_routes_outside_the_door()
+    assert not found, "input detection, reading options and readers live in biasbound.data only:\n" + "\n".join(found)
+    inside = {node.name for module, path in _modules().items() if _top(module) == INPUT_DOOR
+              for node in _parsed(path).body if isinstance(node, ast.FunctionDef)}
+    assert INPUT_ROUTES <= inside, f"routes the door lacks (renamed? update INPUT_ROUTES): {sorted(INPUT_ROUTES - inside)}"

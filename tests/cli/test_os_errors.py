@@ -51,7 +51,7 @@ def test_an_error_naming_no_path_names_the_out_folder():
     ("keygen", "biasbound._integrity.generate_keypair", ["keygen", "--out", "{d}/keys"]),
     ("run", "biasbound.config.load_config", ["run", "{d}/run.yaml"]),
     ("plan", "biasbound.planning.plan_judgments", ["plan", "--demo", "--out", "{d}/plan.json"]),
-    ("compare", "biasbound.commands.certify.load_inputs", ["compare", "{d}/t.csv", "{d}/t2.csv"]),
+    ("compare", "biasbound.data.loading.load_inputs", ["compare", "{d}/t.csv", "{d}/t2.csv"]),
     ("verify", "biasbound.commands.verify._read_json", ["verify", "{d}/cert.json"]),
 ])
 def test_every_command_speaks_the_same_sentence(command, target, argv, tmp_path, monkeypatch, capsys):

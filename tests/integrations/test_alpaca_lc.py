@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from biasbound._exceptions import DataFormatError
-from biasbound.integrations.alpaca_eval import load_alpaca_eval
-from biasbound.integrations.alpaca_lc import GAMED_FILE, LC_COLUMN, length_controlled_win_rate, read_gamed
+from biasbound.data.alpaca_eval import load_alpaca_eval
+from biasbound.data.alpaca_lc import GAMED_FILE, LC_COLUMN, length_controlled_win_rate, read_gamed
 
 from conftest import SHARED_DATA
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from biasbound.cli import main
-from biasbound.integrations.battles import load_battles
+from biasbound.data.battles import load_battles
 
 PROPERTY = settings(derandomize=True, max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

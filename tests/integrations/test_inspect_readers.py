@@ -14,7 +14,7 @@ import pytest
 
 from biasbound import InputError
 from biasbound.cli import main
-from biasbound.integrations.inspect_log import load_inspect_log
+from biasbound.data.inspect_log import load_inspect_log
 from inspect_helpers import mock_model, run_eval
 
 pytestmark = pytest.mark.slow  # end to end: inspect_ai evals with the mock model (~6 s on a loaded machine)

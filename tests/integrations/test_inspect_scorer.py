@@ -221,7 +221,7 @@ def test_failed_rewrites_and_unscored_neighbor_grades_are_counted_never_scored(t
     from inspect_ai.scorer import model_graded_qa
     from inspect_ai.solver import generate
 
-    from biasbound.integrations.inspect_log import load_inspect_log
+    from biasbound.data.inspect_log import load_inspect_log
     from biasbound.inspect import bias_bounded
 
     # 3 samples, one at a time: each original graded C, its format neighbour's grade cannot be parsed
@@ -252,7 +252,8 @@ def test_default_certify_prints_the_recorded_sensitivities(tmp_path, capsys):
     log = run_eval(_task("CICPCCIPCCCIPPCICC", generators=["format", "rerun"]), [ANSWER] * 6, tmp_path / "logs")
     from inspect_ai.log import read_eval_log
 
-    from biasbound.commands.certify import load_inputs, observed_sensitivity
+    from biasbound.commands.certify import observed_sensitivity
+    from biasbound.data.loading import load_inputs
 
     metrics = {k: m.value for es in read_eval_log(str(log)).results.scores for k, m in es.metrics.items()}
     table = observed_sensitivity(load_inputs([log]).frame, ["variant:format", "rerun"]).set_index("generator")

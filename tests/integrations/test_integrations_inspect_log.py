@@ -10,7 +10,7 @@ import pytest
 
 from biasbound import DataFormatError, InputError
 from biasbound.cli import main
-from biasbound.integrations.inspect_log import load_inspect_log
+from biasbound.data.inspect_log import load_inspect_log
 from inspect_helpers import graded_task as _graded_task
 from inspect_helpers import mock_model, run_eval, samples
 

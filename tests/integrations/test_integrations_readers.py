@@ -17,8 +17,8 @@ import pytest
 
 from biasbound import DataFormatError
 from biasbound.cli import main
-from biasbound.integrations.alpaca_eval import item_id, load_alpaca_eval
-from biasbound.integrations.mt_bench import load_mt_bench
+from biasbound.data.alpaca_eval import item_id, load_alpaca_eval
+from biasbound.data.mt_bench import load_mt_bench
 from conftest import SHARED_DATA
 
 ALPACA = SHARED_DATA / "alpaca_eval" / "results"

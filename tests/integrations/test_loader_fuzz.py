@@ -165,7 +165,7 @@ MT_KEYS = ["question_id", "model", "model_1", "model_2", "judge", "score", "g1_w
 @given(recs=st.lists(st.dictionaries(st.sampled_from(ALPACA_KEYS), json_values, max_size=7), max_size=4),
        skip_bad=st.booleans())
 def test_load_alpaca_eval_on_odd_records(tmp_path, recs, skip_bad) -> None:
-    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+    from biasbound.data.alpaca_eval import load_alpaca_eval
 
     _must_be_clean(load_alpaca_eval, _write(tmp_path, "annotations.json", json.dumps(recs).encode()), skip_bad=skip_bad)
 
@@ -174,7 +174,7 @@ def test_load_alpaca_eval_on_odd_records(tmp_path, recs, skip_bad) -> None:
 @given(recs=st.lists(st.dictionaries(st.sampled_from(MT_KEYS), json_values, max_size=8), max_size=4),
        kind=st.sampled_from(["gpt-4_single.jsonl", "gpt-4_pair.jsonl"]), skip_bad=st.booleans())
 def test_load_mt_bench_on_odd_records(tmp_path, recs, kind, skip_bad) -> None:
-    from biasbound.integrations.mt_bench import load_mt_bench
+    from biasbound.data.mt_bench import load_mt_bench
 
     text = "\n".join(json.dumps(r) for r in recs) + "\n"
     _must_be_clean(load_mt_bench, _write(tmp_path, kind, text.encode()), skip_bad=skip_bad)
@@ -183,7 +183,7 @@ def test_load_mt_bench_on_odd_records(tmp_path, recs, kind, skip_bad) -> None:
 @settings(derandomize=True, max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=200), doc=json_values)
 def test_load_inspect_log_on_bad_input(tmp_path, data, doc) -> None:
-    from biasbound.integrations.inspect_log import load_inspect_log
+    from biasbound.data.inspect_log import load_inspect_log
 
     _must_be_clean(load_inspect_log, _write(tmp_path, "log.eval", data))
     _must_be_clean(load_inspect_log, _write(tmp_path, "log.json", json.dumps({"eval": doc, "version": 2}).encode()))

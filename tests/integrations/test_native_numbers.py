@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from biasbound.integrations.mt_bench import load_mt_bench
+from biasbound.data.mt_bench import load_mt_bench
 
 from conftest import SHARED_DATA
 
@@ -291,7 +291,7 @@ def alpaca_plain(prefs: list) -> float:
 @PROPERTY
 @given(prefs=st.lists(st.one_of(st.none(), st.sampled_from([0, 1, 2, 1.5]), st.floats(1, 2)), min_size=1, max_size=20))
 def test_alpaca_eval_win_rate_equals_the_plain_rule(tmp_path_factory, prefs):
-    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+    from biasbound.data.alpaca_eval import load_alpaca_eval
 
     recs = [{"instruction": f"i{k}", "output_1": "a", "generator_1": "base", "output_2": "b", "generator_2": "m",
              "annotator": "ann", "preference": p} for k, p in enumerate(prefs)]
@@ -305,7 +305,7 @@ def test_alpaca_eval_win_rate_equals_the_plain_rule(tmp_path_factory, prefs):
 
 def test_alpaca_eval_win_rate_on_real_annotations_and_folders_given_separately_are_paired(tmp_path, capsys):
     from biasbound.cli import main
-    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+    from biasbound.data.alpaca_eval import load_alpaca_eval
 
     recs = json.loads((ALPACA / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json").read_text())
     js = load_alpaca_eval(ALPACA / "alpaca-7b")
@@ -322,7 +322,7 @@ def test_alpaca_eval_win_rate_on_real_annotations_and_folders_given_separately_a
 
 
 def test_alpaca_eval_folder_and_record_names_disagreeing_is_said(tmp_path):
-    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+    from biasbound.data.alpaca_eval import load_alpaca_eval
 
     src = ALPACA / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
     dst = tmp_path / "results" / "my-model" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from inspect_helpers import run_eval, samples
 
-from biasbound.integrations.inspect_log import load_inspect_log
+from biasbound.data.inspect_log import load_inspect_log
 
 pytestmark = pytest.mark.slow  # inspect_ai evals with the mock model and `inspect score` in a subprocess (~8 s)
 
@@ -56,7 +56,7 @@ def test_a_log_rescored_by_inspect_score_append_reads_once(scored_log):
 
 def test_the_records_judge_is_named_in_a_note(shared_data, tmp_path):
     from biasbound.data.arena_hard import load_arena_hard
-    from biasbound.integrations.alpaca_eval import load_alpaca_eval
+    from biasbound.data.alpaca_eval import load_alpaca_eval
 
     # AlpacaEval: the weighted GPT-4-turbo annotator's real annotations, in a folder named for another annotator
     src = shared_data / "alpaca_eval" / "results" / "alpaca-7b" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"

@@ -219,20 +219,20 @@ def test_llmbar_gpt4_vanilla_has_nonzero_swap_sensitivity(shared_data: Path, llm
     ],
 )
 def test_sorted_codes_equal_numpy_unique_of_the_text(values: pd.Series) -> None:
-    """``_sorted_codes`` is ``np.unique`` of every value through ``str`` (its docstring's definition)."""
-    from biasbound.data.tables import _sorted_codes
+    """``sorted_codes`` is ``np.unique`` of every value through ``str`` (its docstring's definition)."""
+    from biasbound.data.tables import sorted_codes
 
-    codes, names = _sorted_codes(values)
+    codes, names = sorted_codes(values)
     names_ref, codes_ref = np.unique(np.asarray(values).astype(str), return_inverse=True)
     np.testing.assert_array_equal(names, names_ref)
     np.testing.assert_array_equal(codes, codes_ref)
 
 
 def test_compact_equals_numpy_unique() -> None:
-    from biasbound.data.tables import _compact
+    from biasbound.data.tables import compact_codes
 
     codes = np.random.default_rng(0).integers(0, 50, 1000) * 3
-    uniq, inverse = _compact(codes, 150)
+    uniq, inverse = compact_codes(codes, 150)
     uniq_ref, inverse_ref = np.unique(codes, return_inverse=True)
     np.testing.assert_array_equal(uniq, uniq_ref)
     np.testing.assert_array_equal(inverse, inverse_ref)

@@ -1,7 +1,7 @@
 """certify factorises its id columns once and shares the codes: each sharing site equals its plain route.
 
 The repeated-key check of ``_check_frame`` (codes from ``_ColumnCodes``) against ``DataFrame.duplicated``, the
-judge's sorted codes taken from those codes against ``data.tables._sorted_codes``, ``judgments_digest`` with
+judge's sorted codes taken from those codes against ``data.tables.sorted_codes``, ``judgments_digest`` with
 given codes against its own factorisation, the judge card with certify's split and codes against its own, and the
 leaderboard's mean over both orders against a plain groupby. Seeded random tables, exact comparisons (no statistical test: false-failure rate 0).
 """
@@ -14,7 +14,7 @@ import pytest
 
 from biasbound._exceptions import InputError
 from biasbound._integrity import judgments_digest
-from biasbound.data.tables import _sorted_codes
+from biasbound.data.tables import sorted_codes
 from biasbound.pipeline._codes import _ColumnCodes
 from biasbound.pipeline._judge import _codes
 from biasbound.pipeline._settings import _check_frame
@@ -63,7 +63,7 @@ def test_judge_codes_from_the_shared_factorisation_equal_sorted_codes(seed: int)
     for f in ("m", "model_names", "i", "item_names"):
         a, b = getattr(got, f), getattr(want, f)
         assert a.dtype == b.dtype and np.array_equal(a, b)
-    plain_m, plain_names = _sorted_codes(frame["model"])
+    plain_m, plain_names = sorted_codes(frame["model"])
     assert np.array_equal(got.m, plain_m) and np.array_equal(got.model_names, plain_names)
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from biasbound.leaderboard import _kendall_tau_b, retention
+from biasbound.leaderboard import kendall_tau_b, retention
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -47,14 +47,14 @@ def test_kendall_tau_b_rows_equal_scipy_with_ties(seed: int) -> None:
         x[-1] = np.nan  # NaN in x: every row NaN
     if seed % 4 == 3:
         ys[:, 0], ys[-1, 1 % n] = np.inf, -np.inf  # infinite values are ranked (tied with each other)
-    assert _same_bits(_kendall_tau_b(x, ys), _scipy_rows(x, ys))
+    assert _same_bits(kendall_tau_b(x, ys), _scipy_rows(x, ys))
 
 
 def test_kendall_tau_b_chunks_of_rows_and_larger_n_equal_scipy() -> None:
     rng = np.random.default_rng(3)
     x = np.round(rng.normal(size=300), 1)  # n = 300: ~11 rows per chunk, so several chunks
     ys = np.round(x + rng.normal(size=(40, 300)), 1)
-    assert _same_bits(_kendall_tau_b(x, ys), _scipy_rows(x, ys))
+    assert _same_bits(kendall_tau_b(x, ys), _scipy_rows(x, ys))
 
 
 def test_kendall_tau_b_above_the_pairwise_size_is_scipy_row_by_row() -> None:
@@ -63,13 +63,13 @@ def test_kendall_tau_b_above_the_pairwise_size_is_scipy_row_by_row() -> None:
     rng = np.random.default_rng(4)
     x = np.round(rng.normal(size=_PAIRWISE_MAX_N + 1), 1)
     ys = np.round(x + rng.normal(size=(3, _PAIRWISE_MAX_N + 1)), 1)
-    assert _same_bits(_kendall_tau_b(x, ys), _scipy_rows(x, ys))
+    assert _same_bits(kendall_tau_b(x, ys), _scipy_rows(x, ys))
 
 
 def test_kendall_tau_b_known_values() -> None:
     # no ties: perfect order 1, reversed -1; one swap among 4 (C - D = 4, 6 pairs): 4/6
     x = np.array([1.0, 2.0, 3.0, 4.0])
-    got = _kendall_tau_b(x, np.array([[10.0, 20, 30, 40], [4.0, 3, 2, 1], [2.0, 1, 3, 4]]))
+    got = kendall_tau_b(x, np.array([[10.0, 20, 30, 40], [4.0, 3, 2, 1], [2.0, 1, 3, 4]]))
     assert got[:2].tolist() == [1.0, -1.0] and got[2] == pytest.approx(4 / 6, rel=1e-15)
 
 
@@ -215,7 +215,7 @@ def test_pairs_reversed_by_moves_equals_two_searches(seed: int) -> None:
 # ------------------------------------------------------------------ battles: weights by a level table, counts by bincount
 @pytest.mark.parametrize("seed", range(4))
 def test_battle_sums_equal_the_plain_formulas(seed: int) -> None:
-    from biasbound.data.tables import _compact, _sorted_codes
+    from biasbound.data.tables import compact_codes, sorted_codes
     from biasbound.leaderboard import _battles
 
     frame = _pairwise_frame(seed, models=9, items=30)
@@ -227,10 +227,10 @@ def test_battle_sums_equal_the_plain_formulas(seed: int) -> None:
     ok = ~np.isnan(s)
     w = np.where(np.isin(s, (0.0, 1.0)), 3.0, 1.0) * ok
     win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
-    m_all, names = _sorted_codes(frame["model"])
-    i_all, _ = _sorted_codes(frame["item_id"])
-    m_codes, m_idx = _compact(m_all[keep], len(names))
-    i_codes, i_idx = _compact(i_all[keep], int(i_all.max()) + 1)
+    m_all, names = sorted_codes(frame["model"])
+    i_all, _ = sorted_codes(frame["item_id"])
+    m_codes, m_idx = compact_codes(m_all[keep], len(names))
+    i_codes, i_idx = compact_codes(i_all[keep], int(i_all.max()) + 1)
     flat, cells = m_idx * len(i_codes) + i_idx, len(m_codes) * len(i_codes)
     assert not ok.all()  # missing games take part
     assert _same_bits(b.num, np.bincount(flat, weights=w * win, minlength=cells).reshape(b.num.shape))

@@ -253,16 +253,16 @@ def test_bootstrap_means_is_bit_identical_to_dense_products(missing: float, grid
 
 
 def test_shared_resample_counts_equal_drawing_them() -> None:
-    from biasbound.leaderboard import _bootstrap_means, _draw_counts
+    from biasbound.leaderboard import bootstrap_means, _draw_counts
 
     x = np.random.default_rng(2).random((5, 300))
     counts = _draw_counts(17, 1000, 300)
-    shared = _bootstrap_means(x, rounds=1000, level=0.95, rng=17, counts=counts)
+    shared = bootstrap_means(x, rounds=1000, level=0.95, rng=17, counts=counts)
     own = bootstrap_means(x, rounds=1000, level=0.95, rng=17)
     for got, want in zip(shared, own):
         np.testing.assert_array_equal(got, want)
     with pytest.raises(InputError, match="resample counts"):
-        _bootstrap_means(x[:, :200], rounds=1000, level=0.95, rng=17, counts=counts)
+        bootstrap_means(x[:, :200], rounds=1000, level=0.95, rng=17, counts=counts)
 
 
 def test_one_winrate_bootstrap_gives_both_tables(demo_set) -> None:

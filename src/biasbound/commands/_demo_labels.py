@@ -22,7 +22,8 @@ LABELS_DEMO: dict[str, Any] = {"tau": 0.5, "delta": 0.01, "neighbors": "swap", "
 def run_labels_demo(out: str | Path = "biasbound-demo", *, progress: bool = True, plots: bool = False,
                     console: Console | None = None) -> Any:
     """Certify the embedded LLMBar judgments of four judges with 50 random gold labels; return the CertifyResult."""
-    from biasbound.commands.certify import load_inputs, print_summary
+    from biasbound.commands.certify import print_summary
+    from biasbound.data.loading import load_inputs
     from biasbound.data.embedded import load_llmbar_demo
     from biasbound.human.show import print_human
     from biasbound.pipeline import certify

@@ -37,7 +37,7 @@ def plan_labels(pilot: Path | None, *, demo: bool, half_width: float | None, hum
         frame, report, given = loaded.frame, None, labels_frame  # no report: the scores are on [0, 1] as given
         source = "the embedded LLMBar judgments with a pilot of 50 gold labels"
     else:
-        from biasbound.commands.certify import load_inputs
+        from biasbound.data.loading import load_inputs
 
         loaded_inputs = load_inputs([pilot])
         frame, report, given = loaded_inputs.frame, loaded_inputs.report, human_labels

@@ -371,7 +371,7 @@ def audit_on_files(
     models. ``progress=True`` shows each step on stderr.
     """
     from biasbound.audit import audit_certificate_parts
-    from biasbound.commands.certify import load_inputs
+    from biasbound.data.loading import load_inputs
 
     from biasbound._progress import step
 

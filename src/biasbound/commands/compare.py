@@ -46,7 +46,7 @@ def load_side(path: Path, *, what: str) -> dict[str, Any]:
     if p.is_dir() and not any(p.iterdir()):
         raise InputError(f"The '{what}' argument of compare names the folder {str(p)!r}, which is empty; give a certify "
                          "output folder (with summary.json) or judgment files.")
-    from biasbound.commands.certify import load_inputs
+    from biasbound.data.loading import load_inputs
 
     loaded = load_inputs([p])
     card = judge_card(loaded.frame)
@@ -326,7 +326,7 @@ def side_frame(path: Any) -> Any:
     ``scores.parquet`` read as original judgments (verdicts and scores only, no neighbours), else None."""
     import pandas as pd
 
-    from biasbound.commands.certify import load_inputs
+    from biasbound.data.loading import load_inputs
 
     p = Path(path)
     folder = p if p.is_dir() else p.parent if p.name == "summary.json" else None

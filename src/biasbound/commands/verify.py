@@ -529,7 +529,7 @@ def _recertify_in(scratch: Path, folder: Path, inputs: list[Path], call: dict[st
     from biasbound._exceptions import BiasboundError
     from biasbound._integrity import MANIFEST
     from biasbound._untrusted import shown
-    from biasbound.commands.certify import load_inputs, restrict_to_groups_with
+    from biasbound.data.loading import load_inputs, restrict_to_groups_with
     from biasbound.pipeline import certify
 
     failures: list[tuple[str, str | None]] = []

@@ -30,7 +30,7 @@ import pandas as pd
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
 from biasbound.data._io import open_text
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
+from biasbound.data.tables import JudgmentSet, check_duplicates, finish_table
 
 __all__ = ["ARENA_HARD_SCORE_RULE", "FACTORS", "GAME1_SCORES", "VERDICT_ALIASES", "load_arena_hard", "verdict_score"]
 
@@ -189,22 +189,7 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
             if not text.strip():
                 continue
             try:
-                try:
-                    rec = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise _Bad(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(rec, dict):
-                    raise _Bad(f"a record must be a JSON object, got {type(rec).__name__}")
-                qid = rec.get("question_id", rec.get("uid"))
-                model = rec.get("model")
-                if qid is None or model is None:
-                    raise _Bad("record lacks 'question_id' (or 'uid') or 'model'")
-                games = rec.get("games")
-                if games is None:
-                    games = []
-                if not isinstance(games, list) or len(games) > 2:
-                    raise _Bad("'games' must be a list of at most two games")
-                parsed = [_game_rows(g, games[g - 1] if g <= len(games) else None) for g in (1, 2)]
+                rec, qid, model, parsed = _parse_record(text)
             except _Bad as exc:
                 if not skip_bad:
                     raise DataFormatError(f"{exc}; fix the line or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and "
@@ -241,8 +226,8 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
     frame["rerun"] = 0
     for name, lst in factor_vals.items():
         frame[f"factor_{name}"] = np.asarray(lst, dtype=float)
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
     found = None if baseline is not None else _baseline_from_config(Path(path))
     remarks = [f"{n} record(s) under the judge name {named!r} (its folder{' or judge=' if judge is not None else ''}) "
                f"name the judge {rec!r}: certified as {rec!r}, as the records say" for (named, rec), n in
@@ -251,6 +236,26 @@ def load_arena_hard(path: str | Path, *, judge: str | None = None, skip_bad: boo
                       None if found is None else f"baseline {found[0]!r} read from {found[1]} (baseline_model)",
                       remarks=remarks)
     return _with_style_control(js, baseline if found is None else found[0], Path(path), answers)
+
+
+def _parse_record(text: str) -> tuple[dict[str, Any], Any, Any, list[tuple[float, str | None, dict[str, float]]]]:
+    """One judgment line: the record, its question id and model, and each game's (score, verdict, factors)."""
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Bad(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(rec, dict):
+        raise _Bad(f"a record must be a JSON object, got {type(rec).__name__}")
+    qid = rec.get("question_id", rec.get("uid"))
+    model = rec.get("model")
+    if qid is None or model is None:
+        raise _Bad("record lacks 'question_id' (or 'uid') or 'model'")
+    games = rec.get("games")
+    if games is None:
+        games = []
+    if not isinstance(games, list) or len(games) > 2:
+        raise _Bad("'games' must be a list of at most two games")
+    return rec, qid, model, [_game_rows(g, games[g - 1] if g <= len(games) else None) for g in (1, 2)]
 
 
 def _answers_folder(path: Path) -> Path | None:
@@ -264,7 +269,7 @@ def _answers_folder(path: Path) -> Path | None:
 
 def _with_style_control(js: JudgmentSet, baseline: str | None, path: Path, answers: str | Path | None) -> JudgmentSet:
     """Add Arena-Hard's style-controlled score when the model answers' style features are at hand."""
-    from biasbound.integrations._common import Native
+    from biasbound.data._common import Native
     from biasbound.integrations.style_control import (
         STYLE_RULE,
         read_conv_metadata,
@@ -332,7 +337,7 @@ def _baseline_from_config(path: Path) -> tuple[str, str] | None:
 def _with_native(js: JudgmentSet, baseline: str | None, empty: list[str], source: str | None = None,
                  remarks: list[str] | None = None) -> JudgmentSet:
     """Attach Arena-Hard's own headline (``arena_hard_score``) and the reader's notes to ``js``."""
-    from biasbound.integrations._common import Native, Notes, attach
+    from biasbound.data._common import Native, Notes, attach
     from biasbound.leaderboard import arena_hard_winrate
 
     notes = Notes("arena-hard", rule="Arena-Hard verdict in the model's view: B>>A 1, B>A 0.75, A=B 0.5, A>B 0.25, A>>B 0 "

@@ -156,7 +156,7 @@ class JudgmentSet:
 # shared helpers (also used by arena_hard.py, neighbors/observed.py, leaderboard.py, pipeline/)
 
 
-def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of the values' text and the sorted distinct texts they index.
 
     The result equals ``np.unique(np.asarray(values).astype(str), return_inverse=True)``
@@ -177,7 +177,7 @@ def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
-        s = pd.Series(_texts(s))  # the np.unique conversion: every value through str
+        s = pd.Series(as_texts(s))  # the np.unique conversion: every value through str
     codes, uniques = pd.factorize(s, sort=False)
     names = np.asarray(uniques, dtype=str)
     order = np.argsort(names, kind="stable")
@@ -186,7 +186,7 @@ def _sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray
     return rank[codes], names[order]
 
 
-def _texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
+def as_texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
     """Every value through ``str`` (a missing one is ``"nan"``), as ``np.asarray(values).astype(str)`` converts.
 
     Not ``Series.to_numpy(dtype=str)``: for a pandas string column holding a missing value (pandas 3.1) it cuts
@@ -194,7 +194,7 @@ def _texts(values: pd.Series | pd.Index | np.ndarray) -> np.ndarray:
     return np.asarray(values.to_numpy(dtype=object) if hasattr(values, "to_numpy") else values, dtype=object).astype(str)
 
 
-def _compact(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+def compact_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, return_inverse=True)`` for codes in ``[0, size)``, in O(n + size).
 
     Returns the distinct codes (sorted) and each entry's index into them.
@@ -215,7 +215,7 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
+def check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
     """Raise on duplicated judgment keys (naming both lines) or drop the later copies."""
     dup = frame.duplicated(_KEY, keep="first")
     if not dup.any():
@@ -236,7 +236,7 @@ def _check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[s
     return frame[~dup]
 
 
-def _finish(
+def finish_table(
     frame: pd.DataFrame,
     *,
     skipped: list[tuple[str, int | None, str]],
@@ -438,7 +438,7 @@ def _to_float(col: pd.Series) -> np.ndarray:
         return np.array([one(v) for v in col.to_numpy(dtype=object)], dtype=float)
 
 
-def _check_scale(scale: Any, where: str) -> tuple[float, float]:
+def check_scale(scale: Any, where: str) -> tuple[float, float]:
     try:
         lo, hi = (float(scale[0]), float(scale[1]))
         ok = len(scale) == 2 and math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)
@@ -499,8 +499,8 @@ def _csv_record_lines(text: str, sep: str, strict: bool = False) -> tuple[list[i
     return starts, width, odd_line, odd_width
 
 
-def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray]:
-    sep = "," if fmt == "csv" else "\t"
+def _line_ends(path: Path, text: str) -> str:
+    """``text`` with classic Mac line ends (a bare CR per line) read as lines; a CR inside a line is one sentence."""
     if "\r" in text and "\n" not in text:  # classic Mac line ends (a bare CR per line): one line each, as an editor shows
         text = text.replace("\r", "\n")
     stray = re.search(r"\r(?!\n)", text)
@@ -511,6 +511,32 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
             raise DataFormatError("the line holds a carriage return (CR) that ends no line; remove it or save the file "
                                   "with ordinary line ends (LF or CRLF).", path=str(path),
                                   line=text.count("\n", 0, stray.start()) + 1)
+    return text
+
+
+def _check_header(path: Path, body: str, sep: str, starts: list[int] | None) -> None:
+    """A header of one column holding another separator, or with an empty or repeated name: one sentence."""
+    try:
+        names = next(csv.reader(io.StringIO(body.split("\n", 1)[0].rstrip("\r")), delimiter=sep), [])
+    except csv.Error:  # a bare carriage return inside the header line
+        raise DataFormatError("the header line holds a carriage return (CR) that ends no line; save the file with "
+                              "ordinary line ends (LF or CRLF).", path=str(path), line=1) from None
+    if len(names) == 1:
+        for other, what in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|' characters"), (",", "commas")):
+            if other != sep and names[0].count(other) >= 2:
+                fix = "name it .tsv" if other == "\t" else ("name it .csv" if other == "," else
+                                                           "save it with commas (or tabs, as .tsv)")
+                raise DataFormatError(f"the header is one column holding {what}: the file is separated by {what}, "
+                                      f"not {'commas' if sep == ',' else 'tabs'}; {fix}.", path=str(path), line=1)
+    if len(names) != len(set(names)) or any(not n.strip() for n in names):
+        line = 1 if starts is None else starts[0]
+        raise DataFormatError("the header row has an empty or repeated column name; give every column one name.",
+                              path=str(path), line=line)
+
+
+def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    sep = "," if fmt == "csv" else "\t"
+    text = _line_ends(path, text)
     # Physical line numbers: one record per line unless the text has quotes (a quoted field may
     # hold a newline) or blank lines (skipped by the parser); then the csv module counts them.
     body = text.lstrip("\r\n")
@@ -547,22 +573,7 @@ def _read_delimited(path: Path, text: str, fmt: str, numeric: frozenset[str]) ->
                                   path=str(path), line=odd_line) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as {fmt.upper()} ({first.rstrip('.')}).", path=str(path)) from None
-    try:
-        names = next(csv.reader(io.StringIO(body.split("\n", 1)[0].rstrip("\r")), delimiter=sep), [])
-    except csv.Error:  # a bare carriage return inside the header line
-        raise DataFormatError("the header line holds a carriage return (CR) that ends no line; save the file with "
-                              "ordinary line ends (LF or CRLF).", path=str(path), line=1) from None
-    if len(names) == 1:
-        for other, what in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|' characters"), (",", "commas")):
-            if other != sep and names[0].count(other) >= 2:
-                fix = "name it .tsv" if other == "\t" else ("name it .csv" if other == "," else
-                                                           "save it with commas (or tabs, as .tsv)")
-                raise DataFormatError(f"the header is one column holding {what}: the file is separated by {what}, "
-                                      f"not {'commas' if sep == ',' else 'tabs'}; {fix}.", path=str(path), line=1)
-    if len(names) != len(set(names)) or any(not n.strip() for n in names):
-        line = 1 if starts is None else starts[0]
-        raise DataFormatError("the header row has an empty or repeated column name; give every column one name.",
-                              path=str(path), line=line)
+    _check_header(path, body, sep, starts)
     if starts is None:
         first = len(text) - len(body)
         header_line = text.count("\n", 0, first) + 1
@@ -590,7 +601,7 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
 
 def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     """A ``.json`` file holding one array of records, each record's line the line it starts on."""
-    from biasbound.integrations._common import iter_json_array
+    from biasbound.data._common import iter_json_array
 
     lines, records = [], []
     for ln, rec in iter_json_array(path):
@@ -747,7 +758,58 @@ def from_frame(
     """
     if not isinstance(raw, pd.DataFrame):
         raise TypeError(f"The 'raw' parameter of from_frame must be a pandas DataFrame. Got {type(raw).__name__} instead.")
-    scale_given = None if scale is None else _check_scale(scale, "load_table")
+    scale_given = None if scale is None else check_scale(scale, "load_table")
+    mapping = _column_mapping(columns)
+    _check_columns(raw, mapping, factors, source, header_line)
+    n = len(raw)
+    line_arr = np.arange(1, n + 1, dtype=np.int64) if lines is None else np.asarray(lines, dtype=np.int64)
+    if line_arr.shape != (n,):
+        raise InputError(f"The 'lines' parameter of from_frame must have one entry per row ({n}). Got shape {line_arr.shape} instead.")
+    rows = _BadRows(line_arr, source, skip_bad)
+    skipped: list[tuple[str, int | None, str]] = []
+    out = _key_columns(raw, mapping, rows, judge, source)
+    labels = [h for h in HUMAN_COLUMNS if h in raw.columns]  # the human label: on the judge's scale, as the score
+    numeric = _numeric_columns(raw, [("score", mapping["score"])] + [(f, f) for f in factors] + [(h, h) for h in labels],
+                               rows)
+    rows.raise_first()
+    if scale is None:
+        scale_used, _ = _infer_scale(numeric["score"][~rows.bad])
+        inferred = True
+        how = f" inferred from the other scores (give {arg('scale=(lo, hi)', '--scale LO,HI')} if it is wrong)"
+    else:
+        scale_used = scale_given
+        inferred = False
+        how = ""
+    lo, hi = scale_used
+    for name, vals in numeric.items():
+        outside = np.isfinite(vals) & ((vals < lo) | (vals > hi))
+        if outside.any():
+            # one reason per value, so the message names the value of the row it points at
+            values = np.unique(vals[outside & ~rows.bad])
+            for value in values[:50]:
+                rows.flag(outside & (vals == value), f"{name} {value:g} is outside the scale [{lo:g}, {hi:g}]{how}")
+            rows.flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]{how}")
+    rows.raise_first()
+    out["score"] = (numeric["score"] - lo) / (hi - lo)
+    for fac in factors:
+        col_name = fac if fac.startswith("factor_") else f"factor_{fac}"
+        out[col_name] = (numeric[fac] - lo) / (hi - lo)
+    for h in labels:
+        out[h] = (numeric[h] - lo) / (hi - lo)
+    out["source"] = _const(source, out.index)
+    out["line"] = line_arr
+
+    bad = rows.bad
+    if bad.any():
+        for ln, why in zip(line_arr[bad].tolist(), rows.reasons[bad].tolist()):
+            skipped.append((source, int(ln), str(why)))
+        out = out[~bad]
+    out = check_duplicates(out, skip_bad, skipped)
+    return finish_table(out, skipped=skipped, scale=scale_used, scale_inferred=inferred, sources=[source])
+
+
+def _column_mapping(columns: Mapping[str, str] | None) -> dict[str, str]:
+    """Contract name -> the table's column, with ``columns`` applied (an unknown contract name: one sentence)."""
     mapping = {k: k for k in ("judge", "model", "item_id", "variant", "rerun", "game", "verdict", "score")}
     if columns:
         unknown = set(columns) - set(mapping)
@@ -760,6 +822,12 @@ def from_frame(
                 + f" Got unknown key(s) {', '.join(sorted(unknown))} instead."
             )
         mapping.update(columns)
+    return mapping
+
+
+def _check_columns(raw: pd.DataFrame, mapping: Mapping[str, str], factors: Sequence[str], source: str,
+                   header_line: int | None) -> None:
+    """A required or factor column the table lacks: one sentence naming the columns it has."""
     for req in ("item_id", "model", "score"):
         if mapping[req] not in raw.columns:
             raise DataFormatError(
@@ -771,38 +839,47 @@ def from_frame(
     for fac in factors:
         if fac not in raw.columns:
             raise DataFormatError(f"factor column {fac!r} is missing; the columns are {list(raw.columns)}.", path=source, line=header_line)
-    n = len(raw)
-    line_arr = np.arange(1, n + 1, dtype=np.int64) if lines is None else np.asarray(lines, dtype=np.int64)
-    if line_arr.shape != (n,):
-        raise InputError(f"The 'lines' parameter of from_frame must have one entry per row ({n}). Got shape {line_arr.shape} instead.")
 
-    bad = np.zeros(n, dtype=bool)
-    reasons = np.full(n, "", dtype=object)
-    shown_values = np.full(n, None, dtype=object)  # the raw value a message shows, where one helps
-    skipped: list[tuple[str, int | None, str]] = []
 
-    def flag(mask: np.ndarray, reason: str) -> None:
-        mask = np.asarray(mask, dtype=bool) & ~bad
-        reasons[mask] = reason
-        bad[mask] = True
+class _BadRows:
+    """The rows of a table found bad so far, each with its first reason (and the value a message shows)."""
 
-    def raise_first() -> None:
+    def __init__(self, lines: np.ndarray, source: str, skip_bad: bool) -> None:
+        n = len(lines)
+        self.lines, self.source, self.skip_bad = lines, source, skip_bad
+        self.bad = np.zeros(n, dtype=bool)
+        self.reasons = np.full(n, "", dtype=object)
+        self.shown_values = np.full(n, None, dtype=object)  # the raw value a message shows, where one helps
+
+    def flag(self, mask: np.ndarray, reason: str) -> None:
+        mask = np.asarray(mask, dtype=bool) & ~self.bad
+        self.reasons[mask] = reason
+        self.bad[mask] = True
+
+    def raise_first(self) -> None:
         # the bad row with the smallest line, whatever check found it
-        if bad.any() and not skip_bad:
-            first = int(np.flatnonzero(bad)[np.argmin(line_arr[bad])])
-            got = "" if shown_values[first] is None else f" (got {_short(repr(_plain(shown_values[first])))})"
-            raise DataFormatError(f"{reasons[first]}{got}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} "
-                                  "to skip and count it.", path=source, line=int(line_arr[first]))
+        bad = self.bad
+        if bad.any() and not self.skip_bad:
+            first = int(np.flatnonzero(bad)[np.argmin(self.lines[bad])])
+            shown = self.shown_values[first]
+            got = "" if shown is None else f" (got {_short(repr(_plain(shown)))})"
+            raise DataFormatError(f"{self.reasons[first]}{got}; fix the row or "
+                                  f"{arg('pass skip_bad=True', 'pass --skip-bad')} to skip and count it.",
+                                  path=self.source, line=int(self.lines[first]))
 
+
+def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, judge: str | None,
+                 source: str) -> pd.DataFrame:
+    """The table's item_id, model, judge, variant, rerun, game and verdict columns; bad values flagged."""
     out = pd.DataFrame(index=raw.index)
     for name in ("item_id", "model"):
         col = raw[mapping[name]]
         text = col.astype(str).str.strip()
-        flag(col.isna().to_numpy() | (text == "").to_numpy(), f"empty {name}")
+        rows.flag(col.isna().to_numpy() | (text == "").to_numpy(), f"empty {name}")
         out[name] = text
     if mapping["judge"] in raw.columns:
         col = raw[mapping["judge"]]
-        flag(col.isna().to_numpy(), "empty judge")
+        rows.flag(col.isna().to_numpy(), "empty judge")
         out["judge"] = col.astype(str)
     else:
         out["judge"] = _const(str(judge) if judge is not None else source, out.index)
@@ -812,23 +889,27 @@ def from_frame(
             vals = _to_float(raw[mapping[name]])
             ok = np.isfinite(vals) & (vals == np.round(vals))
             ok &= (vals >= 0) if allowed is None else np.isin(vals, allowed)
-            flag(~ok, f"{name} must be " + ("a non-negative int" if allowed is None else "0, 1 or 2"))
+            rows.flag(~ok, f"{name} must be " + ("a non-negative int" if allowed is None else "0, 1 or 2"))
             out[name] = np.where(ok, vals, 0).astype(np.int64)
         else:
             out[name] = 0
     out["verdict"] = (raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None)
                       if mapping["verdict"] in raw.columns else _const(None, out.index))
+    return out
 
+
+def _numeric_columns(raw: pd.DataFrame, named: Sequence[tuple[str, str]], rows: _BadRows) -> dict[str, np.ndarray]:
+    """Each (name, column) as floats, NaN where empty; a boolean or a value that is no finite number flagged."""
     numeric: dict[str, np.ndarray] = {}
-    labels = [h for h in HUMAN_COLUMNS if h in raw.columns]  # the human label: on the judge's scale, as the score
-    for name, col_name in [("score", mapping["score"])] + [(f, f) for f in factors] + [(h, h) for h in labels]:
+    bad, shown_values = rows.bad, rows.shown_values
+    for name, col_name in named:
         col = raw[col_name]
         if pd.api.types.is_bool_dtype(col.dtype) or (col.dtype == object and pd.api.types.infer_dtype(col, skipna=True)
                                                      in ("boolean", "mixed", "mixed-integer", "mixed-integer-float")):
             is_bool = col.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
             shown_values[is_bool & ~bad] = col.to_numpy(dtype=object)[is_bool & ~bad]
-            flag(is_bool, f"{name} (column {col_name!r}) is a boolean (true/false), not a score; write the scores as "
-                          "numbers (e.g. 1 and 0) so the scale is yours, not a guess")
+            rows.flag(is_bool, f"{name} (column {col_name!r}) is a boolean (true/false), not a score; write the scores as "
+                               "numbers (e.g. 1 and 0) so the scale is yours, not a guess")
         vals = _to_float(col)
         present = col.notna().to_numpy().copy()
         if not pd.api.types.is_numeric_dtype(col.dtype):
@@ -836,44 +917,9 @@ def from_frame(
         not_number = present & ~np.isfinite(vals)
         if not_number.any():
             shown_values[not_number & ~bad] = col.to_numpy(dtype=object)[not_number & ~bad]
-        flag(not_number, f"{name} (column {col_name!r}) is not a finite number")
+        rows.flag(not_number, f"{name} (column {col_name!r}) is not a finite number")
         numeric[name] = np.where(present & np.isfinite(vals), vals, np.nan)
-
-    raise_first()
-    if scale is None:
-        ok_rows = ~bad
-        scale_used, _ = _infer_scale(numeric["score"][ok_rows])
-        inferred = True
-        how = f" inferred from the other scores (give {arg('scale=(lo, hi)', '--scale LO,HI')} if it is wrong)"
-    else:
-        scale_used = scale_given
-        inferred = False
-        how = ""
-    lo, hi = scale_used
-    for name, vals in numeric.items():
-        outside = np.isfinite(vals) & ((vals < lo) | (vals > hi))
-        if outside.any():
-            # one reason per value, so the message names the value of the row it points at
-            values = np.unique(vals[outside & ~bad])
-            for value in values[:50]:
-                flag(outside & (vals == value), f"{name} {value:g} is outside the scale [{lo:g}, {hi:g}]{how}")
-            flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]{how}")
-    raise_first()
-    out["score"] = (numeric["score"] - lo) / (hi - lo)
-    for fac in factors:
-        col_name = fac if fac.startswith("factor_") else f"factor_{fac}"
-        out[col_name] = (numeric[fac] - lo) / (hi - lo)
-    for h in labels:
-        out[h] = (numeric[h] - lo) / (hi - lo)
-    out["source"] = _const(source, out.index)
-    out["line"] = line_arr
-
-    if bad.any():
-        for ln, why in zip(line_arr[bad].tolist(), reasons[bad].tolist()):
-            skipped.append((source, int(ln), str(why)))
-        out = out[~bad]
-    out = _check_duplicates(out, skip_bad, skipped)
-    return _finish(out, skipped=skipped, scale=scale_used, scale_inferred=inferred, sources=[source])
+    return numeric
 
 
 # ----------------------------------------------------------------------------------------

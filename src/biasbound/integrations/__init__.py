@@ -1,20 +1,16 @@
-"""Readers (and the inspect_ai scorer) for other evaluation tools' judgments.
+"""biasbound inside other evaluation tools: the inspect_ai scorer (:mod:`biasbound.inspect` wraps it) and
+Arena-Hard's style control (:mod:`biasbound.integrations.style_control`).
 
-- :func:`load_alpaca_eval`: AlpacaEval ``annotations.json`` files;
-- :func:`load_battles`: pairwise battle tables (``question_id, model_a, model_b, winner``);
-- :func:`load_mt_bench`: MT-Bench / FastChat ``*_single.jsonl`` and ``*_pair.jsonl``;
-- :func:`load_inspect_log`: inspect_ai ``.eval`` / ``.json`` logs (needs ``biasbound[inspect]``).
-
-Each returns a :class:`~biasbound.data.JudgmentSet` whose ``frame.attrs["integration"]`` holds
-the score rule it applied and what it could not map (counted). The scorer wrapper lives in
-:mod:`biasbound.inspect`.
+The readers of other tools' files live with every other reader in :mod:`biasbound.data` (one door for inputs:
+:func:`biasbound.data.load`); their names are re-exported here so that ``from biasbound.integrations import
+load_battles`` keeps working.
 """
 
 from __future__ import annotations
 
-from biasbound.integrations.alpaca_eval import load_alpaca_eval
-from biasbound.integrations.battles import load_battles
-from biasbound.integrations.inspect_log import load_inspect_log
-from biasbound.integrations.mt_bench import load_mt_bench
+from biasbound.data.alpaca_eval import load_alpaca_eval
+from biasbound.data.battles import load_battles
+from biasbound.data.inspect_log import load_inspect_log
+from biasbound.data.mt_bench import load_mt_bench
 
 __all__ = ["load_alpaca_eval", "load_battles", "load_inspect_log", "load_mt_bench"]

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from biasbound._exceptions import InputError
-from biasbound.integrations.inspect_log import GENERATORS, METADATA_KEY, _raw_score, require_inspect
+from biasbound.data.inspect_log import GENERATORS, METADATA_KEY, raw_score, require_inspect
 from biasbound.parameters import validate_params
 
 __all__ = ["GENERATORS", "bias_bounded", "neighbor_sensitivity", "rubric_instructions"]
@@ -117,8 +117,8 @@ def _pairs(scores: Sequence[SampleScore]) -> dict[str, list[tuple[float, float]]
                 raw.append((str(nb["generator"]), first["value"], nb.get("value")))
     mapped = []
     for gen, a, b in raw:
-        ka, xa = _raw_score(a, None)
-        kb, xb = _raw_score(b, None)
+        ka, xa = raw_score(a, None)
+        kb, xb = raw_score(b, None)
         mapped.append((gen, ka, xa, kb, xb))
     # the scale the wrapper declared (scale=...), as the reader uses it; else [0, 1], which the wrapper checked
     declared = next((e[1].get("scale") for e in by_sample.values() if 1 in e and e[1].get("scale")), None)
@@ -243,6 +243,42 @@ def bias_bounded(
     return made
 
 
+def _check_generators(gens: tuple[str, ...], rubric_scorer: Any, rewriter: Any) -> list[str]:
+    """bias_bounded's generators checked against what they need; the ones that need a rewriting model."""
+    bad = [g for g in gens if g not in GENERATORS]
+    if bad or not gens:
+        raise InputError(f"The 'generators' parameter of bias_bounded must list generators among "
+                         f"{', '.join(map(repr, GENERATORS))}. Got {list(gens)!r} instead.")
+    if "schematic" in gens and rubric_scorer is None:
+        raise InputError("The 'rubric_scorer' parameter of bias_bounded must be a function rubric -> Scorer when "
+                         "'schematic' is requested: the wrapper cannot change the rubric inside another scorer.")
+    needs_llm = [g for g in gens if g in ("paraphrase", "agreeable")]
+    if needs_llm and rewriter is None:
+        raise InputError(f"The 'rewriter' parameter of bias_bounded must name a model for {', '.join(needs_llm)}. Got None.")
+    return needs_llm
+
+
+class _FailedGrades:
+    """Refuse, in one sentence, a grader none of whose first FAILED_GRADER_AFTER grades was a grade."""
+
+    def __init__(self, wrapped_name: str) -> None:
+        self.wrapped_name = wrapped_name
+        self.grades, self.failed, self.example = 0, 0, ""
+
+    def __call__(self, s: Any) -> None:
+        self.grades += 1
+        why = _failed_grade(s)
+        if why is None:
+            return
+        self.failed += 1
+        self.example = self.example or why
+        if self.grades >= FAILED_GRADER_AFTER and self.failed == self.grades:
+            raise InputError(f"bias_bounded: every one of the {self.grades} grades of {self.wrapped_name} so far failed "
+                             f"(e.g. {self.example[:160]!r}), so there is nothing to certify; check that the "
+                             "grader's model is reachable (for a local OpenAI-compatible server use "
+                             "'openai-api/<name>/<model>') and that its replies match the scorer's grade pattern.")
+
+
 @scorer(metrics=[neighbor_sensitivity()], name="bias_bounded")
 def _bias_bounded(
     wrapped: Scorer,
@@ -261,16 +297,16 @@ def _bias_bounded(
     from biasbound.rubric import default_rubric
 
     if scale is not None:
-        from biasbound.data.tables import _check_scale
+        from biasbound.data.tables import check_scale
 
-        lo_hi = _check_scale(scale, "bias_bounded")
+        lo_hi = check_scale(scale, "bias_bounded")
     else:
         lo_hi = None
 
     def check_value(value: Any, what: str) -> None:
         """A numeric grade outside the declared scale ([0, 1] without one) stops the sample, in one sentence."""
         try:
-            kind, x = _raw_score(value, None)
+            kind, x = raw_score(value, None)
         except Exception:
             return  # not a number: the reader maps (or reports) it
         lo, hi = lo_hi if lo_hi is not None else (0.0, 1.0)
@@ -280,16 +316,7 @@ def _bias_bounded(
             raise InputError(f"bias_bounded: the {what} grade {x:g} lies outside the scale [{lo:g}, {hi:g}]; {hint}.")
 
     gens = tuple(str(g) for g in generators)
-    bad = [g for g in gens if g not in GENERATORS]
-    if bad or not gens:
-        raise InputError(f"The 'generators' parameter of bias_bounded must list generators among "
-                         f"{', '.join(map(repr, GENERATORS))}. Got {list(gens)!r} instead.")
-    if "schematic" in gens and rubric_scorer is None:
-        raise InputError("The 'rubric_scorer' parameter of bias_bounded must be a function rubric -> Scorer when "
-                         "'schematic' is requested: the wrapper cannot change the rubric inside another scorer.")
-    needs_llm = [g for g in gens if g in ("paraphrase", "agreeable")]
-    if needs_llm and rewriter is None:
-        raise InputError(f"The 'rewriter' parameter of bias_bounded must name a model for {', '.join(needs_llm)}. Got None.")
+    needs_llm = _check_generators(gens, rubric_scorer, rewriter)
     base_rubric = rubric if rubric is not None else default_rubric("single")
     opts = {k: dict(v) for k, v in (options or {}).items()}
     import zlib
@@ -301,21 +328,7 @@ def _bias_bounded(
     complete = _complete_with(rewriter_model) if rewriter_model is not None else None
     wrapped_name = _name_of(wrapped)
 
-    tally: dict[str, Any] = {"grades": 0, "failed": 0, "example": ""}
-
-    def count(s: Any) -> None:
-        """Refuse, in one sentence, a grader none of whose first FAILED_GRADER_AFTER grades was a grade."""
-        tally["grades"] += 1
-        why = _failed_grade(s)
-        if why is None:
-            return
-        tally["failed"] += 1
-        tally["example"] = tally["example"] or why
-        if tally["grades"] >= FAILED_GRADER_AFTER and tally["failed"] == tally["grades"]:
-            raise InputError(f"bias_bounded: every one of the {tally['grades']} grades of {wrapped_name} so far failed "
-                             f"(e.g. {tally['example'][:160]!r}), so there is nothing to certify; check that the "
-                             "grader's model is reachable (for a local OpenAI-compatible server use "
-                             "'openai-api/<name>/<model>') and that its replies match the scorer's grade pattern.")
+    count = _FailedGrades(wrapped_name)
 
     async def score(state: TaskState, target: Target) -> Score:
         original = await wrapped(state, target)

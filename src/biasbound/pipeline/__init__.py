@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from biasbound.pipeline._certify import certify
 from biasbound.pipeline._neighbors import _group_split, _order_within  # noqa: F401 (tests)
-from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable  # noqa: F401 (runner)
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, jsonable  # noqa: F401 (runner)
 from biasbound.pipeline._settings import describe_generator, parse_center, parse_neighbors
 
 __all__ = [

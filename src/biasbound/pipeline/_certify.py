@@ -21,7 +21,7 @@ from biasbound.pipeline._judge import _certify_judge, _codes
 from biasbound.pipeline._staging import check_out, staged_output
 from biasbound.pipeline._leaderboard import _panel
 from biasbound.pipeline._outputs import _write_core, _write_plots_and_report
-from biasbound.pipeline._results import CertifyResult, JudgeCertification, _jsonable
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, jsonable
 from biasbound.parameters import validate_params
 from biasbound.pipeline._settings import (
     RANGE_GENERATOR,
@@ -292,7 +292,7 @@ def certify(
         result = CertifyResult(
             judges=done, failures=failures, leaderboard=lbd, panel=None,
             retention={n: j.retention for n, j in done.items()}, outputs={}, seed=master,
-            load_report=load_report, settings=_jsonable(s.to_dict()), baseline=baseline, failure_kinds=failure_kinds,
+            load_report=load_report, settings=jsonable(s.to_dict()), baseline=baseline, failure_kinds=failure_kinds,
         )
         result.uncertified = uncertified  # models read but not certified: their tools' own numbers (leaderboard.csv)
         result.coverage = {"judges": coverage, "score_scale": scales,
@@ -343,7 +343,7 @@ def _private_key(sign_key: str | Path | None, out_path: Path | None) -> Any:
 def _with_natives(done: dict[str, JudgeCertification], judgments: Any, in_attrs: dict[str, Any],
                   baseline: str | None) -> Any:
     """The tools' own headline numbers (returned) set beside each judge's certified column, and the baseline pinned."""
-    from biasbound.integrations._common import native_tables
+    from biasbound.data._common import native_tables
     from biasbound.leaderboard import native_columns, pin_baseline
 
     rep_in = getattr(judgments, "report", None)
@@ -405,13 +405,13 @@ def _reproduce(judgments: Any, call: dict[str, Any], schedule: dict[str, Any] | 
     --judgments``): certify's arguments, the schedule, the judge's prompt, the families and the human labels when
     given, and the reading options."""
     labelled = isinstance(human_labels, (str, Path))
-    return {"certify": _jsonable(dict(
+    return {"certify": jsonable(dict(
         **call, **({"schedule": schedule} if schedule is not None else {}),
         **({"judge_prompt": judge_prompt} if judge_prompt is not None else {}),
         **({"families": dict(families)} if families is not None else {}),
         **({"human_labels": labels_record(human_labels)} if labelled else {}),
         **({"human_level": human_level} if labelled or human_level != 0.95 else {}))),
-        "load": _jsonable(reading_options(judgments))}
+        "load": jsonable(reading_options(judgments))}
 
 
 def _extras(group: pd.DataFrame, ids: Any, codes: Any, coverage: dict[str, Any], scales: list[Any],

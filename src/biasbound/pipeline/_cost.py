@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from biasbound.leaderboard import _kendall_tau_b
+from biasbound.leaderboard import kendall_tau_b
 
 
 def pairs_reversed_between_releases(shrunk: np.ndarray, sigma_model: np.ndarray) -> float:
@@ -74,7 +74,7 @@ def retention_over_noise(original: np.ndarray, shrunk: np.ndarray, sigma_model: 
         warnings.simplefilter("ignore", stats.ConstantInputWarning)  # the constant draws, set to NaN below
         rho = np.asarray(stats.pearsonr(np.broadcast_to(ro, rz.shape), rz, axis=1).statistic, dtype=float)
     rho = np.where(constant, np.nan, rho)
-    kt = _kendall_tau_b(o, z[: min(draws, 400)])  # scipy's kendalltau per draw, vectorised (same bits)
+    kt = kendall_tau_b(o, z[: min(draws, 400)])  # scipy's kendalltau per draw, vectorised (same bits)
 
     def band(x: np.ndarray) -> dict[str, float | None]:
         x = x[np.isfinite(x)]

@@ -271,7 +271,7 @@ class CertificateExtras:
         return list(self.coverage.get("notes", []))
 
     def _extended(self, scope: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-        from biasbound.pipeline._results import _jsonable
+        from biasbound.pipeline._results import jsonable
 
         notes = self.notes
         out = dict(scope)
@@ -281,18 +281,18 @@ class CertificateExtras:
         if self.judge_prompt is not None:
             out["judge_prompt"] = self.judge_prompt
         out["notes"] = list(out.get("notes", [])) + [n for n in notes if n not in out.get("notes", [])]
-        return _jsonable(out)
+        return jsonable(out)
 
     def judge_scope(self, scope: dict[str, Any]) -> dict[str, Any]:
         """The judge certificate's scope with every model's counts, the notes and the call that made it."""
-        from biasbound.pipeline._results import _jsonable
+        from biasbound.pipeline._results import jsonable
 
         # beside the judge's count of missing neighbour judgments (NaN), the neighbours that have no row at all
         absent: dict[str, int] = {}
         for rec in self.coverage.get("models", {}).values():
             for g, c in (rec.get("neighbors") or {}).items():
                 absent[g] = absent.get(g, 0) + int(c.get("absent", 0))
-        out = self._extended(scope, {"score_scale": self.scales, "coverage": _jsonable(self.coverage),
+        out = self._extended(scope, {"score_scale": self.scales, "coverage": jsonable(self.coverage),
                                      "neighbors_absent": absent})
         if self.reproduce is not None:
             out["reproduce"] = json.loads(json.dumps(self.reproduce, allow_nan=False))
@@ -300,10 +300,10 @@ class CertificateExtras:
 
     def model_scope(self, model: str, scope: dict[str, Any]) -> dict[str, Any]:
         """A per-model certificate's scope with that model's counts and the notes."""
-        from biasbound.pipeline._results import _jsonable
+        from biasbound.pipeline._results import jsonable
 
         rec = self.coverage.get("models", {}).get(model, {})
-        return self._extended(scope, {"score_scale": self.scales, "coverage": _jsonable(rec),
+        return self._extended(scope, {"score_scale": self.scales, "coverage": jsonable(rec),
                                       "neighbors_absent": {g: int(v.get("absent", 0))
                                                            for g, v in (rec.get("neighbors") or {}).items()}})
 

@@ -37,12 +37,12 @@ from biasbound.pipeline._neighbors import (
     _group_split,
     _jitter_diagnostic,
     _judge_sensitivity,
-    _key_codes,
+    neighbor_key_codes,
     _neighbor_codes,
     per_item,
     _Neighbors,
 )
-from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, _jsonable
+from biasbound.pipeline._results import JudgeCertification, _Batch, _Canon, jsonable
 from biasbound.pipeline._settings import RANGE_GENERATOR, _WHERE, _Settings, describe_generator
 from biasbound.pipeline._view import _BatchScores, _LeaderboardView, _ModelView, make_view
 
@@ -98,18 +98,18 @@ class _Codes:
 
 def _codes(fj: pd.DataFrame, ids: Any = None) -> _Codes:
     """``ids``: the table's ``_ColumnCodes`` when ``fj`` is that very table (one judge, every row kept)."""
-    from biasbound.data.tables import _sorted_codes
+    from biasbound.data.tables import sorted_codes
 
-    def sorted_codes(col: str) -> tuple[np.ndarray, np.ndarray]:
+    def column_codes(col: str) -> tuple[np.ndarray, np.ndarray]:
         if ids is not None and ids.frame is fj and isinstance(fj[col].dtype, pd.StringDtype) and not fj[col].hasnans:
-            # text without a missing value: the same sorted distinct texts and ranks as _sorted_codes gives,
+            # text without a missing value: the same sorted distinct texts and ranks as sorted_codes gives,
             # from the factorisation made once for the whole table
             codes, names = ids.column(col, sort=True)
             return codes.astype(np.intp, copy=False), names.astype(str)
-        return _sorted_codes(fj[col])
+        return sorted_codes(fj[col])
 
-    m_all, model_names = sorted_codes("model")
-    i_all, item_names = sorted_codes("item_id")
+    m_all, model_names = column_codes("model")
+    i_all, item_names = column_codes("item_id")
     return _Codes(m=m_all, model_names=model_names, i=i_all, item_names=item_names)
 
 
@@ -166,7 +166,7 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
     n_items_all = max(len(item_names), 1)
     batch_keys = batch.m.astype(np.int64) * n_items_all + batch.i  # sorted: the batch is sorted by (model, item)
-    key_codes = _key_codes(fj, m_all, i_all)
+    key_codes = neighbor_key_codes(fj, m_all, i_all)
     score_all = fj["score"].to_numpy(dtype=float)
     parts: list[tuple[np.ndarray, ...]] = []
     missing: dict[str, int] = {}
@@ -750,8 +750,8 @@ def _bound_certificates(
         # an assumption when True: each recorded neighbour verdict is the judge's only answer (see README)
         "deterministic_judge": bool(s.deterministic_judge),
     }
-    diagnostics = None if sens.jitter is None else {"jitter": _jsonable(sens.jitter)}
-    pooled = None if audits.pooled is None else _jsonable(audits.pooled.to_dict())
+    diagnostics = None if sens.jitter is None else {"jitter": jsonable(sens.jitter)}
+    pooled = None if audits.pooled is None else jsonable(audits.pooled.to_dict())
     judge_audit = {"pooled": pooled, "verdict_counts": audits.counts,
                    "per_model": {m: (None if a is None else a.verdict) for m, a in audits.per_model.items()}}
     # shared_radii: a model's records come again in the judge's certificate; their bias radii are computed once
@@ -777,7 +777,7 @@ def _bound_certificates(
             bcal_m = rechecked[key]
             a = audits.per_model[m]
             scope = dict(base_scope, model=m, n_items=int(len(values[m])), n_missing=int(n_missing.get(m, 0)),
-                         model_sensitivity=_jsonable(sens.per_unit[m].to_dict()))
+                         model_sensitivity=jsonable(sens.per_unit[m].to_dict()))
             if "knowledge_coverage" in scope:  # this model's record only: a certificate's size does not grow with the panel
                 scope["knowledge_coverage"] = {m: scope["knowledge_coverage"][m]}
             if model_notes is not None:
@@ -787,7 +787,7 @@ def _bound_certificates(
             model_certs[m] = make_certificate(
                 bcal_m, center_value=float(c), seed=int(res.seed), data_sha256=_sha(values[m]), view="model",
                 judgments_sha256=None if extras is None else extras.model_sha256(m), scope=scope,
-                audit={"model": None if a is None else _jsonable(a.to_dict()), "pooled": pooled,
+                audit={"model": None if a is None else jsonable(a.to_dict()), "pooled": pooled,
                                     "verdict_counts": audits.counts},
                 range_bound=_range_A(s, view, m), range_shift_ratio=_shift_ratio(s, view, m), **common,
             )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasbound.pipeline._results import CertifyResult, JudgeCertification, _Batch, _Canon, _jsonable
+from biasbound.pipeline._results import CertifyResult, JudgeCertification, _Batch, _Canon, jsonable
 from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._settings import _Settings
 
@@ -33,9 +33,9 @@ def _boot(
     ``counts``: the resample counts of ``seed`` (``leaderboard._draw_counts``), shared by the
     bootstraps that use the same seed and number of items (they would draw the same ones).
     """
-    from biasbound.leaderboard import _bootstrap_means
+    from biasbound.leaderboard import bootstrap_means
 
-    b = _bootstrap_means(matrix, rounds=rounds, level=0.95, rng=seed, counts=counts)
+    b = bootstrap_means(matrix, rounds=rounds, level=0.95, rng=seed, counts=counts)
     return np.asarray(b.mean), np.asarray(b.lo), np.asarray(b.hi)
 
 
@@ -51,11 +51,11 @@ def _pairwise_rows(frame: pd.DataFrame) -> np.ndarray:
 
 def _on_arena_hard_levels(frame: pd.DataFrame, rows: np.ndarray) -> bool:
     """True when every non-missing pairwise score (``rows``: :func:`_pairwise_rows`) is one of Arena-Hard's levels."""
-    from biasbound.leaderboard import _GRID
+    from biasbound.leaderboard import VERDICT_GRID
 
     score = frame["score"].to_numpy(dtype=float)[rows]
     score = score[~np.isnan(score)]
-    return bool(np.isin(score, _GRID).all())
+    return bool(np.isin(score, VERDICT_GRID).all())
 
 
 def _judge_leaderboard(
@@ -72,12 +72,12 @@ def _judge_leaderboard(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The judge's leaderboard rows and retention figures (one shared item resample for all bootstraps)."""
     from biasbound import leaderboard as lb
-    from biasbound.data.tables import _compact
+    from biasbound.data.tables import compact_codes
 
     models = [str(m) for m in d_m.index]
     # (model, item) matrices over every model and item of f(D), both in sorted order
-    row_codes, rows = _compact(canon.m, len(canon.model_names))
-    col_codes, cols = _compact(canon.i, len(canon.item_names))
+    row_codes, rows = compact_codes(canon.m, len(canon.model_names))
+    col_codes, cols = compact_codes(canon.i, len(canon.item_names))
     all_models = [str(m) for m in canon.model_names[row_codes]]
     orig_mat = np.full((len(row_codes), len(col_codes)), np.nan)
     orig_mat[rows, cols] = canon.score
@@ -187,7 +187,7 @@ def _judge_leaderboard(
         ret["leaderboard_note"] = stats_note
     ret.update({"judge": jc.judge, "view": s.view, "bootstrap_seed": b_seed, "bootstrap_rounds": s.bootstrap_rounds,
                 "sigma": cal.sigma, "n_models": int(ok.sum())})
-    return table.sort_values("rank_original", kind="stable").reset_index(drop=True), _jsonable(ret)
+    return table.sort_values("rank_original", kind="stable").reset_index(drop=True), jsonable(ret)
 
 
 def _panel(result: CertifyResult, s: _Settings) -> pd.DataFrame | None:

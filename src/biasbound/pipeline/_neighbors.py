@@ -117,7 +117,7 @@ def per_item(dist: np.ndarray, shift: np.ndarray, item: np.ndarray) -> tuple[np.
     return np.sqrt(d2[order]), np.sqrt(s2[order])
 
 
-def _key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -> dict[str, np.ndarray]:
+def neighbor_key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -> dict[str, np.ndarray]:
     """Codes of the judge's id columns that equal-value matching may reuse.
 
     Only for string columns without missing values, where equal text means equal value;
@@ -137,7 +137,7 @@ def _neighbor_codes(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Observed Hamming-1 neighbours of :func:`biasbound.neighbors.observed.observed_neighbors`
     as (model code, item code, difference) arrays; pairs with a non-finite difference dropped."""
-    from biasbound.data.tables import _texts
+    from biasbound.data.tables import as_texts
     from biasbound.neighbors import observed as obs
 
     obs._check_frame(fj, "observed_neighbors")
@@ -151,8 +151,8 @@ def _neighbor_codes(
     else:  # keys with missing values: the merge path, its ids looked up by their text
         nb = obs.observed_neighbors(fj, generator)
         diff = nb["difference"].to_numpy(dtype=float)
-        m = np.searchsorted(model_names, _texts(nb["model"]))
-        i = np.searchsorted(item_names, _texts(nb["item_id"]))
+        m = np.searchsorted(model_names, as_texts(nb["model"]))
+        i = np.searchsorted(item_names, as_texts(nb["item_id"]))
     ok = np.isfinite(diff)
     return m[ok], i[ok], diff[ok]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from biasbound.pipeline._results import CertifyResult, _jsonable
+from biasbound.pipeline._results import CertifyResult, jsonable
 from biasbound.pipeline._summary import certificate_record
 from biasbound.pipeline._settings import _Settings
 
@@ -26,7 +26,7 @@ BIG_JSON = 1_000_000
 def _json_text(obj: Any, ensure_ascii: bool = True) -> str:
     """``obj`` (JSON types only) as text: indented, or, above :data:`BIG_JSON` characters, one top-level list
     element or object entry per line (the same JSON value)."""
-    # JSON types only, made by _jsonable or Certificate.to_dict (a cycle would have recursed there without end): the
+    # JSON types only, made by jsonable or Certificate.to_dict (a cycle would have recursed there without end): the
     # encoder's circular-reference bookkeeping is skipped (the same text, ~7% less time)
     kw: dict[str, Any] = dict(allow_nan=False, ensure_ascii=ensure_ascii, check_circular=False)
     if isinstance(obj, list):
@@ -45,7 +45,7 @@ def _json_text(obj: Any, ensure_ascii: bool = True) -> str:
 
 def _write_json(path: Path, obj: Any, *, plain: bool = False, ensure_ascii: bool = True) -> Path:
     """Write ``obj`` as JSON (:func:`_json_text`); ``plain=True`` when it already holds JSON types only."""
-    path.write_text(_json_text(obj if plain else _jsonable(obj), ensure_ascii) + "\n", encoding="utf-8")
+    path.write_text(_json_text(obj if plain else jsonable(obj), ensure_ascii) + "\n", encoding="utf-8")
     return path
 
 
@@ -142,9 +142,9 @@ def _summary(result: CertifyResult) -> dict[str, Any]:
         }
     return {"status": result.status, "exit_code": result.exit_code, "certified": sorted(result.judges),
             "violated": result.violated, "settings": result.settings, "seed": result.seed,
-            "judges": judges, "failures": result.failures, "coverage": _jsonable(getattr(result, "coverage", {})),
-            "judge_card": _jsonable(getattr(result, "judge_card", None) or None),
-            **({"human": _jsonable(result.human)} if getattr(result, "human", None) else {})}
+            "judges": judges, "failures": result.failures, "coverage": jsonable(getattr(result, "coverage", {})),
+            "judge_card": jsonable(getattr(result, "judge_card", None) or None),
+            **({"human": jsonable(result.human)} if getattr(result, "human", None) else {})}
 
 
 def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:

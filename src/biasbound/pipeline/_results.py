@@ -146,7 +146,7 @@ class CertifyResult:
         return "violated" if self.violated else "certified"
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays, dataclasses, paths and objects with to_dict() to JSON types."""
     kind = type(obj)  # exact built-in types first (the bulk of every record), same results as below
     if obj is None or kind is str or kind is int or kind is bool:
@@ -154,19 +154,19 @@ def _jsonable(obj: Any) -> Any:
     if kind is float:
         return obj if math.isfinite(obj) else None
     if kind is dict:
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if kind is list or kind is tuple:
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if hasattr(obj, "to_dict") and not isinstance(obj, (pd.DataFrame, pd.Series)):
-        return _jsonable(obj.to_dict())
+        return jsonable(obj.to_dict())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return _jsonable(dataclasses.asdict(obj))
+        return jsonable(dataclasses.asdict(obj))
     if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return [_jsonable(v) for v in obj.tolist()]
+        return [jsonable(v) for v in obj.tolist()]
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating, float)):

@@ -17,7 +17,7 @@ import pandas as pd
 from biasbound._exceptions import InputError
 from biasbound._validation import arg, resolve_rng
 from biasbound.parameters import PARAMETERS, validate
-from biasbound.pipeline._results import _jsonable
+from biasbound.pipeline._results import jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
 
@@ -128,11 +128,11 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     if report is None:
         rep = None
     elif hasattr(report, "to_dict"):
-        rep = _jsonable(report.to_dict())
+        rep = jsonable(report.to_dict())
     elif dataclasses.is_dataclass(report):
-        rep = _jsonable(dataclasses.asdict(cast(Any, report)))  # an instance: the report is never a class
+        rep = jsonable(dataclasses.asdict(cast(Any, report)))  # an instance: the report is never a class
     else:
-        rep = _jsonable(dict(report))
+        rep = jsonable(dict(report))
     return frame, rep
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,8 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _check_scale, _finish, infer_scale
-from biasbound.integrations._common import Native, Notes, attach
+from biasbound.data.tables import JudgmentSet, check_duplicates, check_scale, finish_table, infer_scale
+from biasbound.data._common import Native, Notes, attach
 
 __all__ = ["GENERATORS", "LETTER_SCORES", "METADATA_KEY", "find_logs", "is_log_file", "load_inspect_log", "require_inspect"]
 
@@ -130,7 +131,7 @@ class _Bad(Exception):
     pass
 
 
-def _raw_score(value: Any, score_map: Mapping[str, float] | None) -> tuple[str, float]:
+def raw_score(value: Any, score_map: Mapping[str, float] | None) -> tuple[str, float]:
     """``("letter"|"number"|"missing", x)``: a letter/bool already on [0, 1], or a raw number."""
     if value is None:
         return "missing", math.nan
@@ -195,10 +196,51 @@ def load_inspect_log(
         outside the scale; a log inspect_ai cannot read; a folder without logs.
     """
     require_inspect()
+    given = None if scale is None else check_scale(scale, "load_inspect_log")
+    paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+    notes = Notes("inspect")
+    files, logs = _read_logs(paths, notes)
+    tasks = {log.eval.task for _, log in logs}
+    several_tasks = len(tasks) > 1
+    if several_tasks:
+        notes.remark(f"logs of {len(tasks)} tasks read: item ids are '<task>/<sample id>'")
+    ctx = _Reading(notes=notes, score_map=score_map, skip_bad=skip_bad)
+    for f, log in logs:
+        _log_rows(ctx, f, log, several_tasks)
+    if not ctx.rows:
+        raise DataFormatError("holds no scored sample.", path=str(paths[0]))
+    frame = pd.DataFrame(ctx.rows)
+    # a grader the log does not record (None; NaN once pandas filled the column) adds nothing to the name
+    frame["judge"] = [j if not isinstance(g, str) or not g.strip() else f"{j}({g})"
+                      for j, g in zip(frame["judge_key"], frame["grader"])]
+    notes.native += _native_metrics(logs, frame)
+    frame, rules = _scores(frame, ctx, given)
+    notes.rule = "; ".join(rules)
+    frame["game"] = 0
+    frame = frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
+    frame = check_duplicates(frame, skip_bad, ctx.skipped)
+    js = finish_table(frame, skipped=ctx.skipped, scale=(0.0, 1.0), scale_inferred=False,
+                      sources=[str(f) for f in files])
+    return attach(js, notes)
+
+
+@dataclass
+class _Reading:
+    """What :func:`load_inspect_log` gathers while it walks the logs."""
+
+    notes: Notes
+    score_map: Mapping[str, float] | None
+    skip_bad: bool
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[tuple[str, int | None, str]] = field(default_factory=list)
+    #: judge key -> the scale bias_bounded(scale=...) recorded
+    declared: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def _read_logs(paths: list[Path], notes: Notes) -> tuple[list[Path], list[tuple[Path, Any]]]:
+    """The log files under ``paths`` and each log as inspect_ai reads it (one log per eval)."""
     from inspect_ai.log import read_eval_log
 
-    given = None if scale is None else _check_scale(scale, "load_inspect_log")
-    paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
     files: list[Path] = []
     for p in paths:
         if not p.exists():
@@ -207,7 +249,6 @@ def load_inspect_log(
         if not found:
             raise DataFormatError("holds no inspect_ai log (.eval, or .json with 'eval' and 'version').", path=str(p))
         files.extend(found)
-    notes = Notes("inspect")
     logs = []
     for f in files:
         try:
@@ -215,87 +256,89 @@ def load_inspect_log(
         except Exception as exc:  # inspect raises several types for unreadable logs; name the file, keep the reason
             raise DataFormatError(f"inspect_ai cannot read this log ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
                                   path=str(f)) from None
-    logs = _one_log_per_eval(logs, notes)
-    tasks = {log.eval.task for _, log in logs}
-    several_tasks = len(tasks) > 1
-    if several_tasks:
-        notes.remark(f"logs of {len(tasks)} tasks read: item ids are '<task>/<sample id>'")
-    rows: list[dict[str, Any]] = []
-    skipped: list[tuple[str, int | None, str]] = []
-    declared: dict[str, tuple[float, float]] = {}  # judge key -> the scale bias_bounded(scale=...) recorded
-    for f, log in logs:
-        src = str(f)
-        if log.status != "success":
-            notes.remark(f"{f.name}: the eval's status is {log.status!r}; only its recorded samples are read")
-        model = str(log.eval.model)
-        graders = {s.name: _grader_of(s.options) for s in (log.eval.scorers or [])}
-        role_grader = None
-        roles = getattr(log.eval, "model_roles", None) or {}
-        if "grader" in roles:
-            g = roles["grader"]
-            role_grader = getattr(g, "model", None) if not isinstance(g, Mapping) else g.get("model")
-        samples = log.samples or []
-        epochs = max([s.epoch for s in samples] or [1])
-        if epochs > 1:
-            notes.remark(f"{f.name}: epochs 2-{epochs} read as reruns of epoch 1; an epoch re-runs the solver too, so "
+    return files, _one_log_per_eval(logs, notes)
+
+
+def _log_rows(ctx: _Reading, f: Path, log: Any, several_tasks: bool) -> None:
+    """The rows of one log's samples: one per scorer (and score key) and sample, neighbours included."""
+    src = str(f)
+    if log.status != "success":
+        ctx.notes.remark(f"{f.name}: the eval's status is {log.status!r}; only its recorded samples are read")
+    model = str(log.eval.model)
+    graders = {s.name: _grader_of(s.options) for s in (log.eval.scorers or [])}
+    role_grader = None
+    roles = getattr(log.eval, "model_roles", None) or {}
+    if "grader" in roles:
+        g = roles["grader"]
+        role_grader = getattr(g, "model", None) if not isinstance(g, Mapping) else g.get("model")
+    samples = log.samples or []
+    epochs = max([s.epoch for s in samples] or [1])
+    if epochs > 1:
+        ctx.notes.remark(f"{f.name}: epochs 2-{epochs} read as reruns of epoch 1; an epoch re-runs the solver too, so "
                          "a rerun neighbour measures the answer's and the grading's variation together")
-        for pos, sample in enumerate(samples, start=1):
-            item = f"{log.eval.task}/{sample.id}" if several_tasks else str(sample.id)
-            where = f"sample {sample.id!r} (epoch {sample.epoch})"
-            scores = sample.scores or {}
-            if sample.error is not None:
-                names = list(scores or graders or ["<no scorer>"])  # one missing judgment per scorer of the eval
-                notes.count("sample with an error (no score): missing", len(names))
-                for name in names:
-                    rows.append(dict(judge_key=name, scorer=name, grader=graders.get(name) or role_grader, model=model, item_id=item,
-                                     variant="original", rerun=sample.epoch - 1, kind="missing", x=math.nan,
+    for pos, sample in enumerate(samples, start=1):
+        item = f"{log.eval.task}/{sample.id}" if several_tasks else str(sample.id)
+        where = f"sample {sample.id!r} (epoch {sample.epoch})"
+        scores = sample.scores or {}
+        if sample.error is not None:
+            names = list(scores or graders or ["<no scorer>"])  # one missing judgment per scorer of the eval
+            ctx.notes.count("sample with an error (no score): missing", len(names))
+            for name in names:
+                ctx.rows.append(dict(judge_key=name, scorer=name, grader=graders.get(name) or role_grader, model=model,
+                                     item_id=item, variant="original", rerun=sample.epoch - 1, kind="missing", x=math.nan,
                                      verdict="sample error", source=src, line=pos, where=where))
-                continue
-            for name, score in scores.items():
-                meta = score.metadata or {}
-                grader = graders.get(name) or role_grader or _grading_model(meta)
-                bb = meta.get(METADATA_KEY) if isinstance(meta, Mapping) else None
-                if isinstance(bb, Mapping) and isinstance(bb.get("judge"), str):
-                    judge_key, grader = str(bb["judge"]), None
-                    sc = bb.get("scale")
-                    if isinstance(sc, (list, tuple)) and len(sc) == 2:
-                        declared[judge_key] = _check_scale(tuple(sc), "bias_bounded")
-                else:
-                    judge_key = name
-                value = score.value
-                parts = value.items() if isinstance(value, Mapping) else [(None, value)]
-                for key, v in parts:
-                    jk = judge_key if key is None else f"{judge_key}/{key}"
-                    if isinstance(v, (list, tuple)):
-                        notes.count("list-valued score (not one score per sample): not mapped")
-                        continue
-                    try:
-                        kind, x = _raw_score(v, score_map)
-                    except _Bad as exc:
-                        if not skip_bad:
-                            raise DataFormatError(f"{where}, scorer {name!r}: {exc}.", path=src) from None
-                        skipped.append((src, pos, f"{where}: {exc}"))
-                        continue
-                    if kind == "missing":
-                        reason = getattr(score, "reason", None) or "no value"
-                        notes.count(f"unscored ({reason}): missing")
-                    rows.append(dict(judge_key=jk, scorer=name, grader=grader, model=model, item_id=item, variant="original",
-                                     rerun=sample.epoch - 1, kind=kind, x=x, verdict=None if v is None else str(v),
-                                     source=src, line=pos, where=where))
-                if isinstance(bb, Mapping) and key is None:
-                    _neighbor_rows(bb, rows, notes, score_map, sample, epochs, judge_key, model, item, src, pos, where,
-                                    skip_bad, skipped)
-    if not rows:
-        raise DataFormatError("holds no scored sample.", path=str(paths[0]))
-    frame = pd.DataFrame(rows)
-    # a grader the log does not record (None; NaN once pandas filled the column) adds nothing to the name
-    frame["judge"] = [j if not isinstance(g, str) or not g.strip() else f"{j}({g})"
-                      for j, g in zip(frame["judge_key"], frame["grader"])]
-    notes.native += _native_metrics(logs, frame)
+            continue
+        for name, score in scores.items():
+            meta = score.metadata or {}
+            grader = graders.get(name) or role_grader or _grading_model(meta)
+            bb = meta.get(METADATA_KEY) if isinstance(meta, Mapping) else None
+            if isinstance(bb, Mapping) and isinstance(bb.get("judge"), str):
+                judge_key, grader = str(bb["judge"]), None
+                sc = bb.get("scale")
+                if isinstance(sc, (list, tuple)) and len(sc) == 2:
+                    ctx.declared[judge_key] = check_scale(tuple(sc), "bias_bounded")
+            else:
+                judge_key = name
+            row = dict(scorer=name, grader=grader, model=model, item_id=item, variant="original",
+                       rerun=sample.epoch - 1, source=src, line=pos, where=where)
+            _score_rows(ctx, score, judge_key, row)
+            if isinstance(bb, Mapping) and not isinstance(score.value, Mapping):
+                _neighbor_rows(bb, ctx.rows, ctx.notes, ctx.score_map, sample, epochs, judge_key, model, item, src, pos,
+                               where, ctx.skip_bad, ctx.skipped)
+
+
+def _score_rows(ctx: _Reading, score: Any, judge_key: str, row: dict[str, Any]) -> None:
+    """The rows of one score: one per value (a dict-valued score gives one judge per key)."""
+    value = score.value
+    parts = value.items() if isinstance(value, Mapping) else [(None, value)]
+    for key, v in parts:
+        jk = judge_key if key is None else f"{judge_key}/{key}"
+        if isinstance(v, (list, tuple)):
+            ctx.notes.count("list-valued score (not one score per sample): not mapped")
+            continue
+        try:
+            kind, x = raw_score(v, ctx.score_map)
+        except _Bad as exc:
+            if not ctx.skip_bad:
+                raise DataFormatError(f"{row['where']}, scorer {row['scorer']!r}: {exc}.", path=row["source"]) from None
+            ctx.skipped.append((row["source"], row["line"], f"{row['where']}: {exc}"))
+            continue
+        if kind == "missing":
+            reason = getattr(score, "reason", None) or "no value"
+            ctx.notes.count(f"unscored ({reason}): missing")
+        ctx.rows.append(dict(judge_key=jk, scorer=row["scorer"], grader=row["grader"], model=row["model"],
+                             item_id=row["item_id"], variant="original", rerun=row["rerun"], kind=kind, x=x,
+                             verdict=None if v is None else str(v), source=row["source"], line=row["line"],
+                             where=row["where"]))
+
+
+def _scores(frame: pd.DataFrame, ctx: _Reading, given: tuple[float, float] | None) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` with its ``score`` column (letters by the rule, numbers mapped from their scale, per judge) and the
+    rules applied, in words."""
     frame["score"] = np.nan
     rules = []
-    if score_map is not None:
-        rules.append("values mapped by --score-map " + ", ".join(f"{k}={v:g}" for k, v in score_map.items()))
+    if ctx.score_map is not None:
+        rules.append("values mapped by --score-map " + ", ".join(f"{k}={v:g}" for k, v in ctx.score_map.items()))
     else:
         rules.append("letter grades C=1, P=0.5, I=0, N=0 (inspect_ai's value_to_float); True=1, False=0")
     for judge, idx in frame.groupby("judge").groups.items():
@@ -305,33 +348,32 @@ def load_inspect_log(
         num = sub[sub["kind"] == "number"]
         if num.empty:
             continue
-        key = str(sub["judge_key"].iloc[0])
-        if given is not None:
-            lo, hi, how = given[0], given[1], "given"
-        elif key in declared:
-            (lo, hi), how = declared[key], "declared by bias_bounded(scale=...)"
-        else:
-            vals = num["x"].to_numpy(dtype=float)
-            lo, hi = (0.0, 1.0) if ((vals >= 0) & (vals <= 1)).all() else infer_scale(vals)
-            how = "inferred from the values; pass --scale lo,hi if it is wrong"
+        lo, hi, how = _scale_of(str(sub["judge_key"].iloc[0]), num, ctx, given)
         out = num[(num["x"] < lo) | (num["x"] > hi)]
         if len(out):
             r = out.iloc[0]
             msg = f"{r['where']}: score {r['x']:g} of judge {judge!r} is outside the scale [{lo:g}, {hi:g}]"
-            if not skip_bad:
+            if not ctx.skip_bad:
                 raise DataFormatError(msg + "; pass --scale lo,hi with the scorer's range.", path=str(r["source"]))
             for _, rr in out.iterrows():
-                skipped.append((str(rr["source"]), int(rr["line"]), f"{rr['where']}: outside the scale"))
+                ctx.skipped.append((str(rr["source"]), int(rr["line"]), f"{rr['where']}: outside the scale"))
             frame = frame.drop(index=out.index)
             num = num.drop(index=out.index)
         frame.loc[num.index, "score"] = (num["x"] - lo) / (hi - lo)
         rules.append(f"judge {judge}: numeric values on [{lo:g}, {hi:g}] -> (x - lo) / (hi - lo) ({how})")
-    notes.rule = "; ".join(rules)
-    frame["game"] = 0
-    frame = frame[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
-    return attach(js, notes)
+    return frame, rules
+
+
+def _scale_of(key: str, num: pd.DataFrame, ctx: _Reading, given: tuple[float, float] | None) -> tuple[float, float, str]:
+    """A judge's numeric scale: given, declared by the scorer, or inferred from its values (and how)."""
+    if given is not None:
+        return given[0], given[1], "given"
+    if key in ctx.declared:
+        lo, hi = ctx.declared[key]
+        return lo, hi, "declared by bias_bounded(scale=...)"
+    vals = num["x"].to_numpy(dtype=float)
+    lo, hi = (0.0, 1.0) if ((vals >= 0) & (vals <= 1)).all() else infer_scale(vals)
+    return lo, hi, "inferred from the values; pass --scale lo,hi if it is wrong"
 
 
 def _score_count(log: Any) -> int:
@@ -414,7 +456,7 @@ def _neighbor_rows(bb: Mapping[str, Any], rows: list[dict[str, Any]], notes: Not
             notes.count(f"{gen} neighbour {status} (no perturbed item to judge): not a neighbour")
             continue
         try:
-            kind, x = _raw_score(nb.get("value"), score_map)
+            kind, x = raw_score(nb.get("value"), score_map)
         except _Bad as exc:
             if not skip_bad:
                 raise DataFormatError(f"{where}, {gen} neighbour: {exc}.", path=src) from None

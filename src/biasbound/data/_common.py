@@ -1,7 +1,7 @@
 """Shared pieces of the readers for other tools' files: JSON arrays with line numbers, notes.
 
 Every reader returns a :class:`~biasbound.data.JudgmentSet` built by the long-table
-``_finish``; what it could not map onto the judgment table (fields it ignores, records it
+``finish_table``; what it could not map onto the judgment table (fields it ignores, records it
 counts as missing, conventions it cannot see in the file) is a list of :class:`Note`, kept in
 ``frame.attrs["integration"]`` with the score rule the reader applied, and printed by the
 ``certify`` command.

@@ -64,8 +64,8 @@ import pandas as pd
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg, check_one_of
 from biasbound.data._io import iter_json_records, open_text
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
-from biasbound.integrations._common import Native, Notes, attach
+from biasbound.data.tables import JudgmentSet, check_duplicates, finish_table
+from biasbound.data._common import Native, Notes, attach
 
 __all__ = ["MT_BENCH_SCORE_RULE", "PAIR_NATIVE_RULE", "SINGLE_RULE", "fastchat_win_rate_adjusted", "find_judgment_files",
            "kind_of_record", "load_mt_bench", "mt_bench_score", "pair_rule"]
@@ -252,6 +252,28 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
     """
     ties = check_one_of(ties, "ties", "load_mt_bench", ("missing", "half"))
     paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+    files = _judgment_files(paths)
+    notes = Notes("mt_bench")
+    singles, pairs, pair_records, skipped = _read_records(files, ties, skip_bad, notes)
+    parts = []
+    rules: list[str] = []
+    if singles:
+        parts.append(_single_part(singles, notes, rules))
+    if pairs:
+        parts.append(_pair_part(pairs, pair_records, ties, notes))
+        rules.append(pair_rule(ties))
+    if not parts:
+        raise DataFormatError("holds no judgment record.", path=str(paths[0]))
+    notes.rule = "; ".join(rules)
+    frame = pd.concat([q[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
+                       for q in parts], ignore_index=True)
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    return attach(js, notes)
+
+
+def _judgment_files(paths: list[Path]) -> list[Path]:
+    """The FastChat judgment files under ``paths``; a path without one is one sentence."""
     files: list[Path] = []
     for p in paths:
         if not p.exists():
@@ -260,7 +282,14 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
         if not found:
             raise DataFormatError("holds no FastChat *_single.jsonl or *_pair.jsonl judgment file.", path=str(p))
         files.extend(found)
-    notes = Notes("mt_bench")
+    return files
+
+
+def _read_records(files: list[Path], ties: str, skip_bad: bool, notes: Notes) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], list[tuple[str, str, str, str, str]],
+        list[tuple[str, int | None, str]]]:
+    """Every record of ``files``: single-answer rows, pairwise rows, the pairwise records as FastChat reads them
+    (for its own win rate) and the lines skipped."""
     skipped: list[tuple[str, int | None, str]] = []
     singles: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []
@@ -295,77 +324,76 @@ def load_mt_bench(path: str | Path | Sequence[str | Path], *, ties: str = "missi
                     raise DataFormatError(f"{exc}; fix the line or {arg('pass skip_bad=True', 'pass --skip-bad')}.", path=src,
                                           line=ln) from None
                 skipped.append((src, ln, str(exc)))
-    parts = []
-    rules = []
-    if singles:
-        f = pd.DataFrame(singles)
-        native = Native("mt_bench_score", MT_BENCH_SCORE_RULE)
-        zero_to_ten_of: dict[str, bool] = {}
-        f["score"] = np.nan
-        for judge, idx in f.groupby("judge", sort=True).groups.items():
-            raw = f.loc[idx, "raw"].to_numpy(dtype=float)
-            zero_to_ten = bool(((raw >= 0) & (raw < 1)).any())
-            zero_to_ten_of[str(judge)] = zero_to_ten
-            f.loc[idx, "score"] = np.where(raw == -1, np.nan, raw / 10.0 if zero_to_ten else (raw - 1.0) / 9.0)
-            if zero_to_ten:
-                n0 = int(((raw >= 0) & (raw < 1)).sum())
-                notes.remark(f"judge {judge}: {n0} rating(s) below 1 (FastChat keeps them), so this judge is read on the "
-                             "0-10 scale, r / 10 (0 is its bottom)")
-                rules.append(SINGLE_RULE_0_10)
-            for model, r in f.loc[idx].groupby("model", sort=True)["raw"]:
-                native.values[(str(judge), str(model))] = mt_bench_score(r.tolist())
-        notes.native.append(native)
-        # repeated judgments of one item are reruns, numbered in file order
-        f["rerun"] = f.groupby(["judge", "model", "item_id"]).cumcount()
-        n_rep = int((f["rerun"] > 0).sum())
-        if n_rep:
-            notes.remark(f"{n_rep} repeated single judgment(s) of the same (judge, model, question, turn) read as reruns "
-                         "(in file order)")
-        notes.count("single rating -1 (FastChat could not parse a rating): missing", int(f["score"].isna().sum()))
-        f["variant"] = "original"
-        parts.append(f)
-        if SINGLE_RULE_0_10 not in rules or not all(zero_to_ten_of.values()):
-            rules.insert(0, SINGLE_RULE)
-    if pairs:
-        p = pd.DataFrame(pairs)
-        winners = Counter(p["winner"])
-        notes.count("pairwise verdict 'error': missing", winners.get("error", 0))
-        if ties == "missing":
-            notes.count(f"pairwise verdict 'tie': missing ({arg('pass ties=' + repr('half'), 'pass --mt-bench-ties half')} "
-                        "to score it 0.5)", winners.get("tie", 0))
-        rows = []
-        native = Native("fastchat_win_rate_adjusted", PAIR_NATIVE_RULE)
-        for judge, g in p.groupby("judge", sort=True):
-            m2 = set(g["model_2"])
-            baseline_mode = len(m2) == 1 and not (m2 & set(g["model_1"]))
-            recs = [r[1:] for r in pair_records if r[0] == judge]
-            for model, v in fastchat_win_rate_adjusted(recs, next(iter(m2)) if baseline_mode else None).items():
-                native.values[(str(judge), model)] = v
-            if baseline_mode:
-                base = next(iter(m2))
-                notes.baselines.append(str(base))
-                notes.remark(f"judge {judge}: model_2 is {base!r} in every record, read as the baseline "
-                             "(FastChat pairwise-baseline mode)")
-                rows.append(g.assign(model=g["model_1"], item_id=g["qt"], score=g["s1"]))
-            else:
-                notes.remark(f"judge {judge}: no common model_2, read as FastChat pairwise-all mode: each record gives "
-                             "one row per model, item '<question>/turn<t>/vs/<opponent>'")
-                rows.append(g.assign(model=g["model_1"], item_id=g["qt"] + "/vs/" + g["model_2"], score=g["s1"]))
-                rows.append(g.assign(model=g["model_2"], item_id=g["qt"] + "/vs/" + g["model_1"], score=1.0 - g["s1"]))
-        notes.native.append(native)
-        p = pd.concat(rows, ignore_index=True)
-        p["variant"] = "original"
-        p["rerun"] = p.groupby(["judge", "model", "item_id", "game"]).cumcount()
-        n_rep = int((p["rerun"] > 0).sum())
-        if n_rep:
-            notes.remark(f"{n_rep} repeated pairwise judgment(s) of the same item and order read as reruns (in file order)")
-        parts.append(p[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]])
-        rules.append(pair_rule(ties))
-    if not parts:
-        raise DataFormatError("holds no judgment record.", path=str(paths[0]))
-    notes.rule = "; ".join(rules)
-    frame = pd.concat([q[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]
-                       for q in parts], ignore_index=True)
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
-    return attach(js, notes)
+    return singles, pairs, pair_records, skipped
+
+
+def _single_part(singles: list[dict[str, Any]], notes: Notes, rules: list[str]) -> pd.DataFrame:
+    """The single-answer ratings mapped to [0, 1] per judge (1-10, or 0-10 when a judge rated below 1), with
+    FastChat's own MT-Bench score as a native number."""
+    f = pd.DataFrame(singles)
+    native = Native("mt_bench_score", MT_BENCH_SCORE_RULE)
+    zero_to_ten_of: dict[str, bool] = {}
+    f["score"] = np.nan
+    for judge, idx in f.groupby("judge", sort=True).groups.items():
+        raw = f.loc[idx, "raw"].to_numpy(dtype=float)
+        zero_to_ten = bool(((raw >= 0) & (raw < 1)).any())
+        zero_to_ten_of[str(judge)] = zero_to_ten
+        f.loc[idx, "score"] = np.where(raw == -1, np.nan, raw / 10.0 if zero_to_ten else (raw - 1.0) / 9.0)
+        if zero_to_ten:
+            n0 = int(((raw >= 0) & (raw < 1)).sum())
+            notes.remark(f"judge {judge}: {n0} rating(s) below 1 (FastChat keeps them), so this judge is read on the "
+                         "0-10 scale, r / 10 (0 is its bottom)")
+            rules.append(SINGLE_RULE_0_10)
+        for model, r in f.loc[idx].groupby("model", sort=True)["raw"]:
+            native.values[(str(judge), str(model))] = mt_bench_score(r.tolist())
+    notes.native.append(native)
+    # repeated judgments of one item are reruns, numbered in file order
+    f["rerun"] = f.groupby(["judge", "model", "item_id"]).cumcount()
+    n_rep = int((f["rerun"] > 0).sum())
+    if n_rep:
+        notes.remark(f"{n_rep} repeated single judgment(s) of the same (judge, model, question, turn) read as reruns "
+                     "(in file order)")
+    notes.count("single rating -1 (FastChat could not parse a rating): missing", int(f["score"].isna().sum()))
+    f["variant"] = "original"
+    if SINGLE_RULE_0_10 not in rules or not all(zero_to_ten_of.values()):
+        rules.insert(0, SINGLE_RULE)
+    return f
+
+
+def _pair_part(pairs: list[dict[str, Any]], pair_records: list[tuple[str, str, str, str, str]], ties: str,
+               notes: Notes) -> pd.DataFrame:
+    """The pairwise verdicts as rows (baseline mode: one per record and order; pairwise-all: one per model), with
+    FastChat's adjusted win rate as a native number."""
+    p = pd.DataFrame(pairs)
+    winners = Counter(p["winner"])
+    notes.count("pairwise verdict 'error': missing", winners.get("error", 0))
+    if ties == "missing":
+        notes.count(f"pairwise verdict 'tie': missing ({arg('pass ties=' + repr('half'), 'pass --mt-bench-ties half')} "
+                    "to score it 0.5)", winners.get("tie", 0))
+    rows = []
+    native = Native("fastchat_win_rate_adjusted", PAIR_NATIVE_RULE)
+    for judge, g in p.groupby("judge", sort=True):
+        m2 = set(g["model_2"])
+        baseline_mode = len(m2) == 1 and not (m2 & set(g["model_1"]))
+        recs = [r[1:] for r in pair_records if r[0] == judge]
+        for model, v in fastchat_win_rate_adjusted(recs, next(iter(m2)) if baseline_mode else None).items():
+            native.values[(str(judge), model)] = v
+        if baseline_mode:
+            base = next(iter(m2))
+            notes.baselines.append(str(base))
+            notes.remark(f"judge {judge}: model_2 is {base!r} in every record, read as the baseline "
+                         "(FastChat pairwise-baseline mode)")
+            rows.append(g.assign(model=g["model_1"], item_id=g["qt"], score=g["s1"]))
+        else:
+            notes.remark(f"judge {judge}: no common model_2, read as FastChat pairwise-all mode: each record gives "
+                         "one row per model, item '<question>/turn<t>/vs/<opponent>'")
+            rows.append(g.assign(model=g["model_1"], item_id=g["qt"] + "/vs/" + g["model_2"], score=g["s1"]))
+            rows.append(g.assign(model=g["model_2"], item_id=g["qt"] + "/vs/" + g["model_1"], score=1.0 - g["s1"]))
+    notes.native.append(native)
+    p = pd.concat(rows, ignore_index=True)
+    p["variant"] = "original"
+    p["rerun"] = p.groupby(["judge", "model", "item_id", "game"]).cumcount()
+    n_rep = int((p["rerun"] > 0).sum())
+    if n_rep:
+        notes.remark(f"{n_rep} repeated pairwise judgment(s) of the same item and order read as reruns (in file order)")
+    return p[["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict", "source", "line"]]

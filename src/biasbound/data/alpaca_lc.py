@@ -271,7 +271,7 @@ def add_length_controlled(records: pd.DataFrame, folders: Sequence[Path], notes:
     ``preference`` (AlpacaEval's raw value). Only the original runs get a number. When
     ``df_gamed.csv`` cannot be found, the notes say why in one sentence and nothing is added.
     """
-    from biasbound.integrations._common import Native
+    from biasbound.data._common import Native
 
     orig = records[records["variant"] == "original"]
     if orig.empty:

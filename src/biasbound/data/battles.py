@@ -46,8 +46,8 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg
-from biasbound.data.tables import JudgmentSet, file_format, _finish, read_rows
-from biasbound.integrations._common import Native, Notes, attach
+from biasbound.data.tables import JudgmentSet, file_format, finish_table, read_rows
+from biasbound.data._common import Native, Notes, attach
 
 __all__ = ["BATTLE_COLUMNS", "BATTLE_NAMES", "WINNER_SPELLINGS", "battles_bt_elo", "is_battle_table", "load_battles",
            "looks_like_battles", "parse_winner_map"]
@@ -259,44 +259,11 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
     p = Path(path)
     if not p.exists():
         raise DataFormatError("no such file.", path=str(p))
-    raw, lines = read_rows(p, file_format(p), what="battle")
+    raw, lines, group_col, qcol = _read_battle_rows(p, columns)
     src = str(p)
-    mapping = dict(columns or {})
-    for name, col in mapping.items():
-        if name not in BATTLE_NAMES:
-            raise InputError(f"The '--columns' option maps {name!r}, which a battle table does not have; a battle "
-                                  f"table's names are {', '.join(BATTLE_NAMES)}.")
-        if col not in raw.columns:
-            raise DataFormatError(f"--columns maps {name}={col}, but the file has no column {col!r}; it has "
-                                  f"{', '.join(str(c) for c in raw.columns[:12])}.", path=src, line=1)
-    group_col = mapping.pop("group", None)
-    raw = raw.rename(columns={col: name for name, col in mapping.items()})
-    cols = [str(c) for c in raw.columns]
-    if not is_battle_table(cols):
-        lacking = [c for c in ("question_id", *BATTLE_COLUMNS) if c not in cols
-                   and not (c == "question_id" and any(q in cols for q in _QUESTION))]
-        raise DataFormatError(f"{_LAYOUT}; this one has no {' and no '.join(lacking)} (its columns: "
-                              f"{', '.join(cols[:12])}); name yours with --columns, e.g. --columns "
-                              f"{','.join(f'{c}=COLUMN' for c in lacking)}.", path=src, line=1)
-    qcol = next(q for q in _QUESTION if q in cols)
-    group_col = group_col or (_GROUP_DEFAULT if _GROUP_DEFAULT in cols else None)
     notes = Notes("battles", rule=RULE)
     q, a, b = _texts(raw[qcol]), _texts(raw["model_a"]), _texts(raw["model_b"])
-    empty = (q == "") | (a == "") | (b == "")
-    same = ~empty & (a == b)
-    bad = (empty | same).to_numpy()
-    skipped: list[tuple[str, int | None, str]] = []
-    if bad.any():
-        whys = np.where(empty.to_numpy(), "an empty question_id, model_a or model_b",
-                        "model_a and model_b are both " + a.map(repr).to_numpy(dtype=object))
-        if not skip_bad:
-            i = int(np.flatnonzero(bad)[0])
-            raise DataFormatError(f"{whys[i]}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and "
-                                  "count it.", path=src, line=int(lines[i]))
-        skipped += [(src, int(ln), str(w)) for ln, w in zip(lines[bad].tolist(), whys[bad].tolist())]
-        keep = ~bad
-        raw, lines, q, a, b = (raw[keep].reset_index(drop=True), lines[keep], q[keep].reset_index(drop=True),
-                               a[keep].reset_index(drop=True), b[keep].reset_index(drop=True))
+    raw, lines, q, a, b, skipped = _drop_bad_rows(raw, lines, q, a, b, skip_bad, src)
     if raw.empty:
         raise DataFormatError("holds no battle row that could be read.", path=src)
     name = judge if judge is not None else p.name.split(".")[0]
@@ -331,18 +298,7 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
     keys = pd.DataFrame({"j": jc, "q": bc, "lo": np.minimum(ca, cb), "hi": np.maximum(ca, cb), "a": ca})
     first_a = keys.groupby(["j", "q", "lo", "hi"], sort=False)["a"].transform("first").to_numpy()
     game = np.where(ca == first_a, 1, 2)
-    # baseline per judge: the one model in every battle of the judge (with more than two models)
-    nj = len(judges)
-    n_battles = np.bincount(jc, minlength=nj)
-    counts = (np.bincount(jc * k + ca, minlength=nj * k) + np.bincount(jc * k + cb, minlength=nj * k)).reshape(nj, k)
-    base_code = np.full(nj, -1, dtype=np.int64)
-    for j in np.argsort(judges.astype(str), kind="stable"):
-        common = np.flatnonzero(counts[j] == n_battles[j])
-        if len(common) == 1 and int((counts[j] > 0).sum()) > 2:
-            base_code[j] = common[0]
-            notes.baselines.append(str(models[common[0]]))
-            notes.remark(f"judge {judges[j]}: {models[common[0]]!r} is in every battle, read as the baseline (items are "
-                         "questions)")
+    base_code = _baselines(judges, models, jc, ca, cb, notes)
     bl = base_code[jc]
     in_base = bl >= 0
     out_code = pd.Series(outcome).map({"a": 0, "b": 1, "tie": 2}).fillna(3).to_numpy(dtype=np.int64)
@@ -358,6 +314,7 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
                      ("line", lines), ("order", order * 2 + side)):
             parts[c].append(np.asarray(v)[keep])
     got = {c: np.concatenate(v) for c, v in parts.items()}
+    nj = len(judges)
     jrank = np.empty(nj, dtype=np.int64)
     jrank[np.argsort(judges.astype(str), kind="stable")] = np.arange(nj)
     sort = np.lexsort((got["order"], jrank[got["j"]]))  # by judge name, then file order (each battle's a, then b)
@@ -370,6 +327,92 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
     frame = pd.DataFrame({"judge": judges[got["j"]], "model": models[got["m"]], "item_id": itexts[icodes],
                           "game": got["game"], "score": got["score"], "verdict": vtexts[got["v"]], "source": src,
                           "line": got["line"]})
+    notes.native += _native_numbers(judges, models, jc, ca, cb, s_a, base_code, notes)
+    frame["variant"] = "original"
+    frame["rerun"] = pd.DataFrame({"j": got["j"], "m": got["m"], "i": icodes, "g": got["game"]}).groupby(
+        ["j", "m", "i", "g"], sort=False).cumcount().to_numpy()
+    n_rep = int((frame["rerun"] > 0).sum())
+    if n_rep:
+        notes.remark(f"{n_rep} repeated battle row(s) of the same question, pair and order read as reruns (in file order)")
+    if not (frame["game"] == 2).any():
+        notes.remark("no battle appears in both orders, so there is no swap neighbour")
+    # no duplicate key can arise: rerun numbers the repeats of (judge, model, item, game)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[src])
+    return attach(js, notes)
+
+
+def _read_battle_rows(p: Path, columns: dict[str, str] | None) -> tuple[pd.DataFrame, np.ndarray, str | None, str]:
+    """The table's rows with the battle names (``--columns`` applied), their lines, the grouping column (or None)
+    and the question column; a table without a battle layout is one sentence naming what it lacks."""
+    raw, lines = read_rows(p, file_format(p), what="battle")
+    src = str(p)
+    mapping = dict(columns or {})
+    for name, col in mapping.items():
+        if name not in BATTLE_NAMES:
+            raise InputError(f"The '--columns' option maps {name!r}, which a battle table does not have; a battle "
+                                  f"table's names are {', '.join(BATTLE_NAMES)}.")
+        if col not in raw.columns:
+            raise DataFormatError(f"--columns maps {name}={col}, but the file has no column {col!r}; it has "
+                                  f"{', '.join(str(c) for c in raw.columns[:12])}.", path=src, line=1)
+    group_col = mapping.pop("group", None)
+    raw = raw.rename(columns={col: name for name, col in mapping.items()})
+    cols = [str(c) for c in raw.columns]
+    if not is_battle_table(cols):
+        lacking = [c for c in ("question_id", *BATTLE_COLUMNS) if c not in cols
+                   and not (c == "question_id" and any(q in cols for q in _QUESTION))]
+        raise DataFormatError(f"{_LAYOUT}; this one has no {' and no '.join(lacking)} (its columns: "
+                              f"{', '.join(cols[:12])}); name yours with --columns, e.g. --columns "
+                              f"{','.join(f'{c}=COLUMN' for c in lacking)}.", path=src, line=1)
+    qcol = next(q for q in _QUESTION if q in cols)
+    group_col = group_col or (_GROUP_DEFAULT if _GROUP_DEFAULT in cols else None)
+    return raw, lines, group_col, qcol
+
+
+def _drop_bad_rows(raw: pd.DataFrame, lines: np.ndarray, q: pd.Series, a: pd.Series, b: pd.Series, skip_bad: bool,
+                   src: str) -> tuple[pd.DataFrame, np.ndarray, pd.Series, pd.Series, pd.Series,
+                                  list[tuple[str, int | None, str]]]:
+    """Rows with an empty question or model, or a model against itself: one sentence, or skipped and listed."""
+    empty = (q == "") | (a == "") | (b == "")
+    same = ~empty & (a == b)
+    bad = (empty | same).to_numpy()
+    skipped: list[tuple[str, int | None, str]] = []
+    if bad.any():
+        whys = np.where(empty.to_numpy(), "an empty question_id, model_a or model_b",
+                        "model_a and model_b are both " + a.map(repr).to_numpy(dtype=object))
+        if not skip_bad:
+            i = int(np.flatnonzero(bad)[0])
+            raise DataFormatError(f"{whys[i]}; fix the row or {arg('pass skip_bad=True', 'pass --skip-bad')} to skip and "
+                                  "count it.", path=src, line=int(lines[i]))
+        skipped += [(src, int(ln), str(w)) for ln, w in zip(lines[bad].tolist(), whys[bad].tolist())]
+        keep = ~bad
+        raw, lines, q, a, b = (raw[keep].reset_index(drop=True), lines[keep], q[keep].reset_index(drop=True),
+                               a[keep].reset_index(drop=True), b[keep].reset_index(drop=True))
+    return raw, lines, q, a, b, skipped
+
+
+def _baselines(judges: np.ndarray, models: np.ndarray, jc: np.ndarray, ca: np.ndarray, cb: np.ndarray,
+               notes: Notes) -> np.ndarray:
+    """Per judge code, the code of its baseline model (-1 for none)."""
+    k = len(models)
+    # baseline per judge: the one model in every battle of the judge (with more than two models)
+    nj = len(judges)
+    n_battles = np.bincount(jc, minlength=nj)
+    counts = (np.bincount(jc * k + ca, minlength=nj * k) + np.bincount(jc * k + cb, minlength=nj * k)).reshape(nj, k)
+    base_code = np.full(nj, -1, dtype=np.int64)
+    for j in np.argsort(judges.astype(str), kind="stable"):
+        common = np.flatnonzero(counts[j] == n_battles[j])
+        if len(common) == 1 and int((counts[j] > 0).sum()) > 2:
+            base_code[j] = common[0]
+            notes.baselines.append(str(models[common[0]]))
+            notes.remark(f"judge {judges[j]}: {models[common[0]]!r} is in every battle, read as the baseline (items are "
+                         "questions)")
+    return base_code
+
+
+def _native_numbers(judges: np.ndarray, models: np.ndarray, jc: np.ndarray, ca: np.ndarray, cb: np.ndarray,
+                    s_a: np.ndarray, base_code: np.ndarray, notes: Notes) -> list[Native]:
+    """The table's own numbers per (judge, model): win rate and Bradley-Terry Elo (the baseline's left out)."""
+    k, nj = len(models), len(judges)
     native_wr = Native("battles_win_rate", WIN_RATE_RULE)
     native_bt = Native("battles_bt_elo", BT_RULE)
     dec = ~np.isnan(s_a)
@@ -396,15 +439,4 @@ def load_battles(path: str | Path, *, judge: str | None = None, skip_bad: bool =
         for m, v in zip(used.tolist(), ratings.tolist()):
             if m != base_code[j]:
                 native_bt.values[(str(judges[j]), str(models[m]))] = float(v)
-    notes.native += [native_wr, native_bt]
-    frame["variant"] = "original"
-    frame["rerun"] = pd.DataFrame({"j": got["j"], "m": got["m"], "i": icodes, "g": got["game"]}).groupby(
-        ["j", "m", "i", "g"], sort=False).cumcount().to_numpy()
-    n_rep = int((frame["rerun"] > 0).sum())
-    if n_rep:
-        notes.remark(f"{n_rep} repeated battle row(s) of the same question, pair and order read as reruns (in file order)")
-    if not (frame["game"] == 2).any():
-        notes.remark("no battle appears in both orders, so there is no swap neighbour")
-    # no duplicate key can arise: rerun numbers the repeats of (judge, model, item, game)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[src])
-    return attach(js, notes)
+    return [native_wr, native_bt]

@@ -27,7 +27,7 @@ Model names are the records' ``generator_2``; when a file sits in AlpacaEval's
 Native number ``alpaca_eval_win_rate`` (AlpacaEval's ``get_winrate``): 100 × the mean of
 ``preference − 1`` over the (annotator, model)'s preferences in [1, 2] (0 counted as 1.5), the
 original runs only. Native number ``alpaca_eval_length_controlled_win_rate`` (AlpacaEval 2's headline): see
-:mod:`biasbound.integrations.alpaca_lc`.
+:mod:`biasbound.data.alpaca_lc`.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError
 from biasbound._validation import arg
-from biasbound.data.tables import JudgmentSet, _check_duplicates, _finish
-from biasbound.integrations._common import Native, Notes, attach, iter_json_array
-from biasbound.integrations.alpaca_lc import add_length_controlled
+from biasbound.data.tables import JudgmentSet, check_duplicates, finish_table
+from biasbound.data._common import Native, Notes, attach, iter_json_array
+from biasbound.data.alpaca_lc import add_length_controlled
 
 __all__ = ["SCORE_RULE", "VARIANT_SUFFIXES", "find_annotation_files", "is_annotation_file", "item_id", "load_alpaca_eval"]
 
@@ -149,6 +149,39 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     notes = Notes("alpaca_eval", rule=SCORE_RULE)
     notes.remark("presentation order: AlpacaEval randomises which output is shown first and does not record it, "
                  "so there is no swap neighbour")
+    cols, skipped = _read_annotations(files, skip_bad, notes)
+    frame = pd.DataFrame(cols)
+    if frame.empty:
+        raise DataFormatError("holds no usable annotation record.", path=str(paths[0]))
+    _models_and_variants(frame, notes)
+    baselines = frame.dropna(subset=["baseline"]).groupby(["judge", "model"])["baseline"].nunique()
+    several = baselines[baselines > 1]
+    if len(several):
+        (j, m) = several.index[0]
+        raise DataFormatError(
+            f"model {m!r} is compared with {int(several.iloc[0])} different baselines (generator_1) by annotator {j!r}; "
+            "load the annotations of one baseline at a time.", path=str(paths[0]))
+    for b in sorted(frame["baseline"].dropna().unique()):
+        notes.baselines.append(str(b))
+        notes.remark(f"baseline (generator_1): {b}")
+    native = Native("alpaca_eval_win_rate", WIN_RATE_RULE)
+    orig = frame[(frame["variant"] == "original") & frame["score"].notna()]
+    for (j, m), sc in orig.groupby(["judge", "model"])["score"]:
+        native.values[(str(j), str(m))] = 100.0 * float(sc.mean())
+    notes.native.append(native)
+    add_length_controlled(frame, [p if p.is_dir() else p.parent for p in paths], notes)
+    frame["rerun"] = 0
+    frame["game"] = 0
+    frame = frame.drop(columns=["generator", "baseline", "position", "len_1", "len_2", "preference"])
+    frame = check_duplicates(frame, skip_bad, skipped)
+    js = finish_table(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
+    return attach(js, notes)
+
+
+def _read_annotations(files: list[Path], skip_bad: bool, notes: Notes) -> tuple[dict[str, list[Any]],
+                                                                              list[tuple[str, int | None, str]]]:
+    """The records of ``files`` as columns (judge, generator, baseline, item_id, score, verdict, source, line), and
+    the records skipped; what the folders and the records say differently is remarked."""
     cols: dict[str, list[Any]] = {k: [] for k in ("judge", "generator", "baseline", "item_id", "score", "verdict", "source", "line",
                                                   "position", "len_1", "len_2", "preference")}
     skipped: list[tuple[str, int | None, str]] = []
@@ -160,20 +193,7 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
         # results/<model>/<annotator>/annotations.json: the folder names the model too
         folder_model = file.parent.parent.name if file.parent.parent != file.parent else None
         for position, (ln, rec) in enumerate(iter_json_array(file)):
-            why = None
-            if not isinstance(rec, dict):
-                why = f"a record must be a JSON object, got {type(rec).__name__}"
-            else:
-                missing = [k for k in ("instruction", "generator_2", "preference") if k not in rec]
-                if missing:
-                    why = f"the record lacks {', '.join(repr(k) for k in missing)} (an AlpacaEval annotation has them)"
-                elif not isinstance(rec["instruction"], str) or not isinstance(rec["generator_2"], str) or not rec["generator_2"]:
-                    why = "'instruction' and 'generator_2' must be non-empty strings"
-                else:
-                    score = _preference(rec["preference"])
-                    if score is None:
-                        why = (f"preference {rec['preference']!r} is not an AlpacaEval preference "
-                               "(a number in [1, 2], 0 for a draw, or null)")
+            why, score = _check_record(rec)
             if why is not None:
                 if not skip_bad:
                     raise DataFormatError(f"{why}; fix the record or {arg('pass skip_bad=True', 'pass --skip-bad')}.",
@@ -211,9 +231,31 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
     for (folder, name), n in sorted(folder_mismatch.items()):
         notes.remark(f"{n} record(s) in the folder of model {folder!r} name the model {name!r} (generator_2): read as "
                      f"{name!r}, as the records say")
-    frame = pd.DataFrame(cols)
-    if frame.empty:
-        raise DataFormatError("holds no usable annotation record.", path=str(paths[0]))
+    return cols, skipped
+
+
+def _check_record(rec: Any) -> tuple[str | None, float | None]:
+    """Why an annotation record cannot be read (None when it can), and its score."""
+    why, score = None, None
+    if not isinstance(rec, dict):
+        why = f"a record must be a JSON object, got {type(rec).__name__}"
+    else:
+        missing = [k for k in ("instruction", "generator_2", "preference") if k not in rec]
+        if missing:
+            why = f"the record lacks {', '.join(repr(k) for k in missing)} (an AlpacaEval annotation has them)"
+        elif not isinstance(rec["instruction"], str) or not isinstance(rec["generator_2"], str) or not rec["generator_2"]:
+            why = "'instruction' and 'generator_2' must be non-empty strings"
+        else:
+            score = _preference(rec["preference"])
+            if score is None:
+                why = (f"preference {rec['preference']!r} is not an AlpacaEval preference "
+                       "(a number in [1, 2], 0 for a draw, or null)")
+    return why, score
+
+
+def _models_and_variants(frame: pd.DataFrame, notes: Notes) -> None:
+    """``frame``'s ``model`` and ``variant`` columns: a generator ``<model>_verbose``/``_concise`` whose base model is
+    loaded is that model's variant; otherwise its own model (counted)."""
     generators = set(frame["generator"])
     model = frame["generator"].to_numpy(dtype=object).copy()
     variant = np.full(len(frame), "original", dtype=object)
@@ -231,25 +273,3 @@ def load_alpaca_eval(path: str | Path | Sequence[str | Path], *, skip_bad: bool 
                                 f"'{suffix}' variant", int(rows.sum()))
     frame["model"] = model
     frame["variant"] = variant
-    baselines = frame.dropna(subset=["baseline"]).groupby(["judge", "model"])["baseline"].nunique()
-    several = baselines[baselines > 1]
-    if len(several):
-        (j, m) = several.index[0]
-        raise DataFormatError(
-            f"model {m!r} is compared with {int(several.iloc[0])} different baselines (generator_1) by annotator {j!r}; "
-            "load the annotations of one baseline at a time.", path=str(paths[0]))
-    for b in sorted(frame["baseline"].dropna().unique()):
-        notes.baselines.append(str(b))
-        notes.remark(f"baseline (generator_1): {b}")
-    native = Native("alpaca_eval_win_rate", WIN_RATE_RULE)
-    orig = frame[(frame["variant"] == "original") & frame["score"].notna()]
-    for (j, m), sc in orig.groupby(["judge", "model"])["score"]:
-        native.values[(str(j), str(m))] = 100.0 * float(sc.mean())
-    notes.native.append(native)
-    add_length_controlled(frame, [p if p.is_dir() else p.parent for p in paths], notes)
-    frame["rerun"] = 0
-    frame["game"] = 0
-    frame = frame.drop(columns=["generator", "baseline", "position", "len_1", "len_2", "preference"])
-    frame = _check_duplicates(frame, skip_bad, skipped)
-    js = _finish(frame, skipped=skipped, scale=(0.0, 1.0), scale_inferred=False, sources=[str(f) for f in files])
-    return attach(js, notes)
