@@ -694,18 +694,17 @@ def _judgment_table(cfg: RunConfig, state: _RunState, out: Path, outputs: dict[s
     return frame, jset
 
 
-def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
-    """Carry the answer table's optional ``gold_label`` column (per model and item, on the judge's score scale in
-    the model's view, as the scores are) into the judgment table as its ``human`` column: certify reads it as the
-    human labels (agreement on the judge card, human-anchored scores: :mod:`biasbound.human`); the frame is
-    unchanged when there is none."""
-    if cfg.data.table is None or frame.empty:
-        return frame
+def _gold_labels(cfg: RunConfig) -> dict[tuple[str, str], float] | None:
+    """The answer table's optional ``gold_label`` column per (model, item), checked (a label that is not a number:
+    one sentence naming the table and line); None when the table has no such column. Read before any judge call,
+    so that a bad label costs no judging, and again where the judgment table is made."""
+    if cfg.data.table is None:
+        return None
     from biasbound.data.tables import file_format, read_rows
 
     table, _ = read_rows(cfg.data.table, file_format(cfg.data.table), what="answer")
     if "gold_label" not in table.columns:
-        return frame
+        return None
     gold: dict[tuple[str, str], float] = {}
     for line, (m, i, g) in enumerate(zip(table["model"], table["item_id"], table["gold_label"]), start=2):
         if pd.isna(g) or not str(g).strip():
@@ -716,6 +715,17 @@ def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
             raise InputError(f"{cfg.data.table}:{line}: gold_label must be a number on the judge's score scale in the "
                              f"model's view (for pairwise judging 1 = the model's answer is the better one, 0 = the "
                              f"baseline's). Got {str(g)[:40]!r} instead.") from None
+    return gold
+
+
+def _with_gold_labels(cfg: RunConfig, frame: pd.DataFrame) -> pd.DataFrame:
+    """Carry the answer table's optional ``gold_label`` column (per model and item, on the judge's score scale in
+    the model's view, as the scores are) into the judgment table as its ``human`` column: certify reads it as the
+    human labels (agreement on the judge card, human-anchored scores: :mod:`biasbound.human`); the frame is
+    unchanged when there is none."""
+    gold = None if frame.empty else _gold_labels(cfg)
+    if gold is None:
+        return frame
     frame = frame.copy()
     frame["human"] = [gold.get((m, i), float("nan")) for m, i in zip(frame["model"], frame["item_id"])]
     return frame
@@ -872,6 +882,7 @@ async def _run_once(cfg: RunConfig, *, progress: bool, retry_failed: bool,
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
     ctx = load_items(cfg)
+    _gold_labels(cfg)  # a bad gold label stops the run before any judge call
     judge_name = cfg.judge.name
     pairwise = cfg.template == "pairwise"
     game0 = 1 if pairwise else 0

@@ -329,8 +329,10 @@ def test_gold_labels_and_unread_replies_reach_the_judgment_table(tmp_path: Path)
     assert agreement["ties"] == int((canon["score"] == 0.5).sum())
     bad = tmp_path / "bad.csv"
     pd.read_csv(table).assign(gold_label="A").to_csv(bad, index=False)
-    with serve_in_thread(SyntheticServerConfig(style="letter")) as server, pytest.raises(InputError, match="bad.csv:2: gold_label must be a number"):
-        run(_config(tmp_path, server.url, data={"table": str(bad)}, output="out-bad"), progress=False)
+    with serve_in_thread(SyntheticServerConfig(style="letter")) as server:
+        with pytest.raises(InputError, match="bad.csv:2: gold_label must be a number"):
+            run(_config(tmp_path, server.url, data={"table": str(bad)}, output="out-bad"), progress=False)
+        assert server.stats()["n_requests"] == 0  # refused before any judge call: no judging spent on a bad label
 
 
 @pytest.mark.slow
