@@ -34,16 +34,19 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
 import openai
 
 from biasbound._exceptions import InputError, JudgeError
 from biasbound._validation import check_in_range, check_int
 from biasbound.judge import ratelimit
+from biasbound.judge._wire import _new_state, chat_body
 
-if TYPE_CHECKING:  # pragma: no cover
-    from biasbound.judge.client import JudgeResult, _Call, _Run
+# the live route's call, run and result objects (biasbound.judge.client, which imports this module: duck-typed here)
+_Call: TypeAlias = Any
+_Run: TypeAlias = Any
+JudgeResult: TypeAlias = Any
 
 __all__ = ["BATCH_STATE", "BatchOptions", "judge_by_batch"]
 
@@ -159,8 +162,6 @@ def _say(progress: bool, text: str) -> None:
 
 async def _submit(client: openai.AsyncOpenAI, calls: Sequence[_Call], options: BatchOptions, state: _State,
                   progress: bool) -> dict[str, Any]:
-    from biasbound.judge.client import chat_body
-
     lines = [json.dumps({"custom_id": c.cache_key, "method": "POST", "url": _CHAT_URL, "body": chat_body(c)},
                         ensure_ascii=False) for c in calls]
     data = ("\n".join(lines) + "\n").encode("utf-8")
@@ -223,8 +224,6 @@ async def _collect(run: _Run, client: openai.AsyncOpenAI, record: dict[str, Any]
                    calls: Mapping[str, _Call], options: BatchOptions) -> tuple[dict[str, JudgeResult], str | None]:
     """Parse the batch's output file into results (committed to the cache); returns them and, when requests
     of the batch have no reply, the sentence saying what happened."""
-    from biasbound.judge.client import _new_state
-
     results: dict[str, JudgeResult] = {}
     errors = await _lines(client, getattr(batch, "error_file_id", None))
     for rec in await _lines(client, getattr(batch, "output_file_id", None)):

@@ -76,6 +76,7 @@ from biasbound.judge.cache import JudgeCache, cache_key, legacy_cache_key
 from biasbound.judge.parsing import TASKS, ParsedReply, parse_reply, rubric_factors, task_of
 from biasbound.judge.prompts import TEMPLATE_VERSION
 from biasbound.judge.ratelimit import TokenLimiter, estimate_tokens
+from biasbound.judge._wire import _new_state, chat_body
 
 __all__ = [
     "Endpoint",
@@ -891,25 +892,6 @@ class _Run:
         if self.cache is not None and store:
             self.cache.put(call.cache_key, status, _payload(result))
         return result
-
-
-def _new_state() -> dict[str, Any]:
-    """The running record of one call's attempts (tokens, last reply, timings)."""
-    return {"attempts": 0, "parse_failures": 0, "prompt": None, "completion": None, "raw": None, "repeated": False,
-            "last_lane": None, "endpoint": None, "queue": 0.0, "server": 0.0, "first": None, "last": None}
-
-
-def chat_body(call: _Call) -> dict[str, Any]:
-    """The chat-completions request body of a call (the live route posts it; the batch route writes it as a line's
-    ``body``)."""
-    kwargs: dict[str, Any] = {"model": call.model, "messages": list(call.request.messages),
-                              "temperature": call.temperature, "max_tokens": call.max_tokens, "seed": call.seed}
-    if call.top_p is not None:
-        kwargs["top_p"] = call.top_p
-    parser = call.request.parser
-    if parser is not None and parser.kind == "logprob":
-        kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
-    return kwargs
 
 
 _PAYLOAD_FIELDS = ("task", "status", "verdict", "factors", "extra", "raw", "reason", "prompt_tokens",

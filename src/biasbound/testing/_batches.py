@@ -21,6 +21,7 @@ import email.policy
 import hashlib
 import json
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["BATCH_MODES", "BatchStore"]
@@ -31,7 +32,9 @@ BATCH_MODES: tuple[str, ...] = ("complete", "expire", "fail")
 class BatchStore:
     """Files and batches of one server (mutated on its event loop only)."""
 
-    def __init__(self, mode: str, polls: int) -> None:
+    def __init__(self, mode: str, polls: int,
+                 complete: Callable[[Any, Mapping[str, Any]], tuple[int, dict[str, Any]]]) -> None:
+        self.complete = complete  # the live route's reply to one chat-completions body (the server's, handed in)
         self.mode = mode
         self.polls = polls
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
@@ -118,8 +121,6 @@ class BatchStore:
 
     def _end(self, state: Any, batch: dict[str, Any]) -> None:
         """Run the batch: answer its requests as the mode says and write the output and error files."""
-        from biasbound.testing.server import completion_payload
-
         if self.mode == "fail":
             batch.update(status="failed", failed_at=int(time.time()), errors={"object": "list", "data": [
                 {"code": "invalid_request", "message": "Synthetic batch failure: the input file was refused.",
@@ -135,7 +136,7 @@ class BatchStore:
                             "error": {"code": "batch_expired", "message": "This request could not be executed "
                                       "before the completion window expired."}})
                 continue
-            code, payload = completion_payload(state, line.get("body") or {})
+            code, payload = self.complete(state, line.get("body") or {})
             out.append({"id": rid, "custom_id": line.get("custom_id"),
                         "response": {"status_code": code, "request_id": rid, "body": payload}, "error": None})
         batch["output_file_id"] = self._store(f"{batch['id']}_output.jsonl", _jsonl(out), "batch_output")["id"] if out else None

@@ -162,7 +162,7 @@ class _State:
         self.log: list[dict[str, Any]] = []
         from biasbound.testing._batches import BatchStore
 
-        self.batches = BatchStore(config.batch_mode, config.batch_polls)
+        self.batches = BatchStore(config.batch_mode, config.batch_polls, completion_payload)
 
     def enter(self) -> None:
         with self.lock:
