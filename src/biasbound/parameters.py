@@ -379,13 +379,18 @@ def _python_type(p: Parameter, cli: bool) -> Any:
     return int if p.kind == "int" else float
 
 
-def settings_record(name: str, names: Sequence[str], doc: str, **methods: Any) -> type:
-    """A frozen dataclass ``name`` with one field per table name of ``names`` (in that order), each defaulting to the
-    table's default: the record is declared by the table, never written out again."""
+def settings_record(name: str, names: Sequence[str], doc: str, *, derived: Mapping[str, tuple[Any, Any]] | None = None,
+                    **methods: Any) -> type:
+    """A frozen dataclass ``name`` with one field per name of ``names`` (in that order: the order of its ``asdict``),
+    a table name typed and defaulting as the table declares it: the record is declared by the table, never written out
+    again. ``derived`` maps a name that is not the table's (a value parsed from a table name, e.g. the generators from
+    ``neighbors``, or a Python-only argument) to its type and default."""
     import dataclasses
 
-    fields = [(n, _python_type(PARAMETERS[n], cli=False) | None,
-               dataclasses.field(default=PARAMETERS[n].default)) for n in names]
+    extra = dict(derived or {})
+    fields = [(n, *((extra[n][0], dataclasses.field(default=extra[n][1])) if n in extra else
+                    (_python_type(PARAMETERS[n], cli=False) | None, dataclasses.field(default=PARAMETERS[n].default))))
+              for n in names]
     cls = dataclasses.make_dataclass(name, fields, frozen=True, namespace=dict(methods))
     cls.__doc__ = doc
     return cls

@@ -446,3 +446,22 @@ def test_the_commands_and_the_config_record_are_generated_from_the_table() -> No
     fields = dataclasses.fields(CalibrationConfig)
     assert [f.name for f in fields] == list(CONFIG_SETTINGS) == [n for n in CERTIFY if n not in ("neighbors", "seed")]
     assert all(f.default == PARAMETERS[f.name].default for f in fields)
+
+
+def test_the_settings_record_is_generated_from_the_table() -> None:
+    """pipeline certify's settings record: its fields are SETTINGS_FIELDS in that order (summary.json's ``settings``
+    keys, then ``center``), a table name typed and defaulting as the table declares it, the parsed fields defaulting to
+    the table's defaults parsed; a name check_settings validates is a field or parsed into one."""
+    import dataclasses
+
+    from biasbound.pipeline._settings import SETTINGS_FIELDS, _Settings, check_settings, parse_center
+
+    fields = {f.name: f for f in dataclasses.fields(_Settings)}
+    assert list(fields) == list(SETTINGS_FIELDS)
+    assert list(check_settings().to_dict()) == [*SETTINGS_FIELDS, "center"]  # the key order of summary.json
+    table = [n for n in SETTINGS_FIELDS if n in PARAMETERS]
+    assert all(fields[n].default == PARAMETERS[n].default for n in table)
+    assert fields["generators"].default == tuple(PARAMETERS["neighbors"].default)
+    assert (fields["center_kind"].default, fields["center_value"].default) == parse_center(PARAMETERS["center"].default)
+    assert set(inspect.signature(check_settings).parameters) - set(table) == {"neighbors", "center", "sampled"}
+    assert check_settings() == _Settings()  # the defaults of the record are the checked defaults

@@ -8,15 +8,14 @@ import dataclasses
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound._validation import arg, resolve_rng
-from biasbound.parameters import PARAMETERS, validate
+from biasbound.parameters import PARAMETERS, settings_record, validate
 from biasbound.pipeline._results import jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
@@ -223,46 +222,61 @@ def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Settings:
-    tau: float
-    delta: float
-    generators: tuple[str, ...]
-    method: str
-    combine: str
-    alpha: float | None
-    beta: float | None
-    holdout: float
-    seed: int
-    view: str
-    center_kind: str
-    center_value: float | None
-    jitter_adjust: bool
-    bootstrap_rounds: int
-    confidence: float
-    n_mc: int
-    hamming: int | None = 1  # k items perturbed at once; None = every item
-    sigma: float | None = None  # noise scale (tight: 0 allowed where the bound is exact); chosen when None
-    sampled: dict[str, dict[str, Any]] | None = None  # generators whose neighbours are a recorded uniform draw
-    # the user declares the judge deterministic: each recorded neighbour verdict is its only answer (FullPopulation,
-    # "exact"); False: every recorded verdict is one draw of a random judge (RandomJudge knowledge)
-    deterministic_judge: bool = False
+#: The settings record's fields, in the key order of summary.json's ``settings`` (pinned here: the order is output
+#: bytes). A table name is typed and defaults as :mod:`biasbound.parameters` declares it; the others (:data:`_DERIVED`)
+#: are parsed from one or given by the caller.
+SETTINGS_FIELDS: tuple[str, ...] = ("tau", "delta", "generators", "method", "combine", "alpha", "beta", "holdout", "seed",
+                                    "view", "center_kind", "center_value", "jitter_adjust", "bootstrap_rounds",
+                                    "confidence", "n_mc", "hamming", "sigma", "sampled", "deterministic_judge")
 
-    @property
-    def used(self) -> tuple[str, ...]:
-        """Generators entering the combination: all of them.
 
-        Rerun jitter is a generator like the others: the certificate is about the scores
-        released, which carry the jitter. ``jitter_adjust`` only adds a diagnostic (the
-        jitter-free sensitivity), reported and never used to calibrate.
-        """
-        return self.generators
+def _derived() -> dict[str, tuple[Any, Any]]:
+    """The fields that are not table names, with their types and defaults (the defaults the table's, parsed): the
+    generators parsed from ``neighbors``, the centre's kind and value from ``center``; ``sampled`` (``biasbound run``'s
+    generators whose neighbours are a recorded uniform draw, ``{generator: {"seed": int}}``) is Python only."""
+    kind, value = parse_center(PARAMETERS["center"].default)
+    return {"generators": (tuple[str, ...], parse_neighbors(PARAMETERS["neighbors"].default)),
+            "center_kind": (str, kind), "center_value": (float | None, value),
+            "sampled": (dict[str, dict[str, Any]] | None, None)}
 
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["hamming"] = "all" if self.hamming is None else self.hamming
-        d["center"] = self.center_kind if self.center_value is None else f"{self.center_kind}:{self.center_value:g}"
-        return d
+
+def _used(self: Any) -> tuple[str, ...]:
+    """Generators entering the combination: all of them.
+
+    Rerun jitter is a generator like the others: the certificate is about the scores released, which carry the
+    jitter. ``jitter_adjust`` only adds a diagnostic (the jitter-free sensitivity), reported and never used to
+    calibrate.
+    """
+    return cast(tuple[str, ...], self.generators)
+
+
+def _settings_dict(self: Any) -> dict[str, Any]:
+    """The JSON-ready settings (summary.json's ``settings``): the fields in :data:`SETTINGS_FIELDS`' order, ``hamming``
+    'all' for every item, then the centre as given (``fixed:0.5``)."""
+    d = dataclasses.asdict(self)
+    d["hamming"] = "all" if self.hamming is None else self.hamming
+    d["center"] = self.center_kind if self.center_value is None else f"{self.center_kind}:{self.center_value:g}"
+    return d
+
+
+if TYPE_CHECKING:
+    class _Settings:
+        """The type checker's view of the generated record: one attribute per name of :data:`SETTINGS_FIELDS`."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        @property
+        def used(self) -> tuple[str, ...]: ...
+        def to_dict(self) -> dict[str, Any]: ...
+else:
+    _Settings = settings_record(
+        "_Settings", SETTINGS_FIELDS,
+        "The validated parameters of :func:`biasbound.pipeline.certify` (:func:`check_settings`): one field per name of "
+        ":data:`SETTINGS_FIELDS`, typed and defaulting as the parameter table declares it.",
+        derived=_derived(), used=property(_used), to_dict=_settings_dict)
+    _Settings.__module__ = __name__
 
 
 def check_settings(
