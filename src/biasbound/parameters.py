@@ -24,7 +24,7 @@ import functools
 import inspect
 import numbers
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,7 +37,7 @@ from biasbound._validation import (
     cli_command,
 )
 
-__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "Parameter", "bounds", "checked_names", "checked_records", "exempt_names",
+__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "RULES", "Parameter", "Rule", "bounds", "checked_names", "checked_records", "exempt_names",
            "old_option", "option", "renamed", "settings_record", "table_options", "validate", "validate_params"]
 
 
@@ -205,6 +205,32 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in _TABLE}
 CERTIFY: tuple[str, ...] = ("tau", "delta", "neighbors", "method", "combine", "alpha", "beta", "holdout", "center",
                             "view", "seed", "jitter_adjust", "bootstrap_rounds", "plots", "hamming", "sigma",
                             "range_bound", "deterministic_judge")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-check of certify's settings (values that are each in range but do not fit together): when ``refuses``
+    holds of the checked settings, the parameter ``name`` is refused with the sentence ``says``, formatted with the
+    settings' fields, ``given`` (the values as the caller gave them), ``listed`` (the generators, comma-separated) and
+    ``label`` (``{label[method]}``: a name as the reader knows it, the Python name or the command-line flag)."""
+
+    name: str
+    refuses: Callable[[Mapping[str, Any]], bool]
+    says: str
+
+
+#: The cross-checks of :data:`CERTIFY`'s settings, evaluated in this order by
+#: :func:`biasbound.pipeline._settings.check_settings` after each value is checked against its own range.
+RULES: tuple[Rule, ...] = (
+    Rule("holdout", lambda v: v["center_kind"] == "holdout" and v["holdout"] <= 0,
+         "must be > 0 with center='holdout'. Got {holdout!r} instead."),
+    Rule("jitter_adjust", lambda v: v["jitter_adjust"] and ("rerun" not in v["generators"] or len(v["generators"]) < 2),
+         "needs a 'rerun' generator and at least one other generator. Got neighbors={listed!r} instead."),
+    Rule("hamming", lambda v: v["hamming"] != 1 and v["method"] == "paper",
+         "must be 1 with {label[method]}='paper' (the paper's Hamming-1 neighbours). Got {given[hamming]!r} instead."),
+    Rule("sigma", lambda v: v["sigma"] == 0 and v["method"] == "paper",
+         "must be > 0 with {label[method]}='paper' (Cor. 3.2 needs noise). Got 0 instead."),
+)
 
 
 def validate(where: str, **values: Any) -> dict[str, Any]:

@@ -465,3 +465,45 @@ def test_the_settings_record_is_generated_from_the_table() -> None:
     assert (fields["center_kind"].default, fields["center_value"].default) == parse_center(PARAMETERS["center"].default)
     assert set(inspect.signature(check_settings).parameters) - set(table) == {"neighbors", "center", "sampled"}
     assert check_settings() == _Settings()  # the defaults of the record are the checked defaults
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ({"center": "holdout", "holdout": 0}, "The 'holdout' parameter of certify must be > 0 with center='holdout'. "
+                                          "Got 0.0 instead."),
+    ({"jitter_adjust": True, "neighbors": "swap"}, "The 'jitter_adjust' parameter of certify needs a 'rerun' generator "
+                                                   "and at least one other generator. Got neighbors='swap' instead."),
+    ({"jitter_adjust": True, "neighbors": ["rerun"]}, "The 'jitter_adjust' parameter of certify needs a 'rerun' "
+                                                      "generator and at least one other generator. Got "
+                                                      "neighbors='rerun' instead."),
+    ({"method": "paper", "hamming": "all"}, "The 'hamming' parameter of certify must be 1 with method='paper' (the "
+                                            "paper's Hamming-1 neighbours). Got 'all' instead."),
+    ({"method": "paper", "sigma": 0}, "The 'sigma' parameter of certify must be > 0 with method='paper' (Cor. 3.2 "
+                                      "needs noise). Got 0 instead."),
+])
+def test_the_cross_checks_are_the_rules_of_the_table(given: dict[str, Any], said: str) -> None:
+    """Each rule of RULES refuses with its own sentence, and only when its settings meet (each value alone is allowed;
+    the other parameter changed, the same values pass)."""
+    from biasbound.parameters import RULES
+    from biasbound.pipeline._settings import check_settings
+
+    with pytest.raises(InputError) as info:
+        check_settings(**given)
+    assert str(info.value) == said
+    assert sum(said.startswith(f"The {r.name!r} parameter of certify {r.says.split('{')[0]}") for r in RULES) == 1
+    loosened = {"holdout": {"holdout": 0.1}, "neighbors": {"neighbors": "swap,rerun"}, "method": {"method": "tight"}}
+    fix = loosened["holdout"] if "holdout" in given else loosened["method"] if "method" in given else loosened["neighbors"]
+    check_settings(**{**given, **fix})
+
+
+def test_check_settings_takes_the_table_names_and_refuses_others() -> None:
+    """check_settings' signature is generated from the table (each default the table's); another name is refused in
+    one sentence naming it."""
+    from biasbound.pipeline._settings import SETTINGS_PARAMETERS, check_settings
+
+    params = inspect.signature(check_settings).parameters
+    assert list(params) == [*SETTINGS_PARAMETERS, "sampled"]
+    assert all(params[n].default == PARAMETERS[n].default for n in SETTINGS_PARAMETERS)
+    with pytest.raises(TypeError) as info:
+        check_settings(tau=0.5, plots=False, taus=0.5)
+    msg = str(info.value)
+    assert msg.endswith("Got 'plots', 'taus' instead.") and msg.count(". ") == 1, msg

@@ -5,6 +5,7 @@ into one settings record, seeds spawned from the master seed, and the checks of 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import re
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound._validation import arg, resolve_rng
-from biasbound.parameters import PARAMETERS, settings_record, validate
+from biasbound.parameters import PARAMETERS, RULES, settings_record, validate
 from biasbound.pipeline._results import jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
@@ -279,39 +280,45 @@ else:
     _Settings.__module__ = __name__
 
 
-def check_settings(
-    *,
-    tau: float = 0.5,
-    delta: float = 0.01,
-    neighbors: str | Sequence[str] = ("swap",),
-    method: str = "tight",
-    combine: str = "max",
-    alpha: float | None = None,
-    beta: float | None = 0.05,
-    holdout: float = 0.3,
-    seed: int | None = 0,
-    view: str = "model",
-    center: str = "fixed:0.5",
-    jitter_adjust: bool = False,
-    bootstrap_rounds: int = 1000,
-    confidence: float = 0.99,
-    n_mc: int = 20000,
-    hamming: int | str = 1,
-    sampled: Any = None,
-    sigma: float | None = None,
-    deterministic_judge: bool = False,
-) -> _Settings:
+#: The table names :func:`check_settings` reads, in the table's order: the settings record's table names and those
+#: parsed into its other fields (``neighbors``: the generators, ``center``: the centre's kind and value). The rest of
+#: certify's parameters (``plots``, ``range_bound``...) certify reads itself.
+SETTINGS_PARAMETERS: tuple[str, ...] = tuple(n for n in PARAMETERS if n in SETTINGS_FIELDS or n in ("neighbors", "center"))
+#: Parsed by their own readers (after the one ``validate`` call): a generator list may be a sequence, a seed a Generator
+_PARSED = ("neighbors", "seed", "hamming")
+
+
+class _Labels:
+    """``{label[NAME]}`` in a rule's sentence: NAME as the reader knows it (the flag on the command line)."""
+
+    def __getitem__(self, name: str) -> str:
+        p = PARAMETERS[name]
+        return arg(name, p.flag or name)
+
+
+def _cross_check(values: dict[str, Any], given: dict[str, Any]) -> None:
+    """Refuse settings that do not fit together: the first rule of :data:`biasbound.parameters.RULES` that refuses
+    ``values`` (the checked settings) raises its sentence."""
+    for rule in RULES:
+        if rule.refuses(values):
+            words = rule.says.format(**values, given=given, listed=",".join(values["generators"]), label=_Labels())
+            raise InputError(f"{_named(rule.name)} of {_WHERE} {words}")
+
+
+def check_settings(*, sampled: Any = None, **given: Any) -> _Settings:
     """Validate the parameters of :func:`biasbound.pipeline.certify` before any data is read.
 
-    The same checks, in the same order and with the same one-sentence errors, as ``certify``
-    runs at its entry (``certify`` calls this function); the defaults are ``certify``'s. The
-    ``certify`` command calls it before loading its inputs, so a bad option fails at once.
+    The same checks, with the same one-sentence errors, as ``certify`` runs at its entry (``certify`` calls this
+    function); the keyword arguments are :data:`SETTINGS_PARAMETERS`, each defaulting to the table's default
+    (``certify``'s); the signature shown (``inspect.signature``) is generated from the table. The ``certify`` command
+    calls it before loading its inputs, so a bad option fails at once.
 
     Parameters
     ----------
-    tau, delta, neighbors, method, combine, alpha, beta, holdout, seed, view, center, jitter_adjust, \
-bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
-        As in :func:`biasbound.pipeline.certify`.
+    sampled
+        ``{generator: {"seed": int}}``: generators whose neighbours are a recorded uniform draw (``biasbound run``).
+    **given
+        Any of :data:`SETTINGS_PARAMETERS`, as in :func:`biasbound.pipeline.certify`.
 
     Returns
     -------
@@ -321,50 +328,40 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
     Raises
     ------
     InputError
-        For a parameter outside its range.
+        For a parameter outside its range, or settings that do not fit together (:data:`biasbound.parameters.RULES`).
     TypeError
-        For a parameter of the wrong type.
+        For a parameter of the wrong type or a name that is not a settings parameter.
     """
-    v = validate(_WHERE, tau=tau, delta=delta, method=method, combine=combine, alpha=alpha, beta=beta, holdout=holdout,
-                 view=view, center=center, jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds,
-                 confidence=confidence, n_mc=n_mc, sigma=sigma, deterministic_judge=deterministic_judge)
-    tau, delta, method, combine, alpha, holdout, view = (v[n] for n in ("tau", "delta", "method", "combine", "alpha",
-                                                                        "holdout", "view"))
-    beta = None if v["beta"] == "none" else v["beta"]
-    gens = parse_neighbors(neighbors)
-    center_kind, center_value = parse_center(center)
-    if center_kind == "holdout" and holdout <= 0:
-        raise InputError(f"{_named('holdout')} of {_WHERE} must be > 0 with center='holdout'. Got {holdout!r} instead.")
-    if jitter_adjust and ("rerun" not in gens or len(gens) < 2):
-        raise InputError(
-            f"{_named('jitter_adjust')} of {_WHERE} needs a 'rerun' generator and at least one other generator. "
-            f"Got neighbors={','.join(gens)!r} instead."
-        )
-    bootstrap_rounds, confidence, n_mc = v["bootstrap_rounds"], v["confidence"], v["n_mc"]
+    unknown = sorted(set(given) - set(SETTINGS_PARAMETERS))
+    if unknown:
+        raise TypeError(f"check_settings takes the certify settings {', '.join(SETTINGS_PARAMETERS)} and sampled. "
+                        f"Got {', '.join(map(repr, unknown))} instead.")
+    given = {n: given.get(n, PARAMETERS[n].default) for n in SETTINGS_PARAMETERS}
+    v = validate(_WHERE, **{n: x for n, x in given.items() if n not in _PARSED})
+    v["beta"] = None if v["beta"] == "none" else v["beta"]
+    v["generators"] = gens = parse_neighbors(given["neighbors"])
+    v["center_kind"], v["center_value"] = parse_center(v.pop("center"))
+    seed = given["seed"]
     if seed is not None and not isinstance(seed, np.random.Generator):
         seed = validate(_WHERE, seed=seed)["seed"]
-    k = parse_hamming(hamming)
-    if k != 1 and method == "paper":
-        raise InputError(f"{_named('hamming')} of {_WHERE} must be 1 with {arg('method', '--method')}='paper' (the paper's "
-                         f"Hamming-1 neighbours). Got {hamming!r} instead.")
-    draws: dict[str, dict[str, Any]] | None = None
+    v["hamming"] = parse_hamming(given["hamming"])
+    v["sampled"] = None
     if sampled is not None:
-        if not isinstance(sampled, dict) or not all(isinstance(v, dict) for v in sampled.values()):
+        if not isinstance(sampled, dict) or not all(isinstance(x, dict) for x in sampled.values()):
             raise TypeError(f"The 'sampled' parameter of {_WHERE} must be a dict generator -> {{'seed': int}}. "
                             f"Got {type(sampled).__name__} instead.")
         unknown = sorted(set(sampled) - set(gens))
         if unknown:
             raise InputError(f"The 'sampled' parameter of {_WHERE} names generators not in 'neighbors': {unknown}.")
-        draws = {str(g): dict(v) for g, v in sampled.items()}
-    sigma = v["sigma"]
-    if sigma == 0 and method == "paper":
-        raise InputError(f"{_named('sigma')} of {_WHERE} must be > 0 with {arg('method', '--method')}='paper' (Cor. 3.2 "
-                         "needs noise). Got 0 instead.")
-    _, master = resolve_rng(seed)
-    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta,
-                     generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
-                     holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
-                     jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
+        v["sampled"] = {str(g): dict(x) for g, x in sampled.items()}
+    _cross_check(v, given)
+    _, v["seed"] = resolve_rng(seed)
+    return _Settings(**v)
+
+
+check_settings.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=PARAMETERS[n].default) for n in SETTINGS_PARAMETERS]
+    + [inspect.Parameter("sampled", inspect.Parameter.KEYWORD_ONLY, default=None)], return_annotation="_Settings")
 
 
 def parse_hamming(value: Any) -> int | None:
