@@ -507,3 +507,80 @@ def test_check_settings_takes_the_table_names_and_refuses_others() -> None:
         check_settings(tau=0.5, plots=False, taus=0.5)
     msg = str(info.value)
     assert msg.endswith("Got 'plots', 'taus' instead.") and msg.count(". ") == 1, msg
+
+
+def _docstring_parameters(doc: str) -> dict[str, tuple[str, str]]:
+    """The numpydoc Parameters section of ``doc``: each name -> (its type text, its description), an entry
+    ``tau, delta : float`` giving both names."""
+    import re
+    import textwrap
+
+    lines = textwrap.dedent("\n".join(doc.splitlines()[1:])).splitlines()
+    start = lines.index("Parameters") + 2
+    end = next(i for i in range(start, len(lines)) if i + 1 < len(lines) and set(lines[i + 1]) == {"-"})
+    out: dict[str, tuple[str, str]] = {}
+    names: list[str] = []
+    for line in lines[start:end]:
+        head = re.fullmatch(r"(\w+(?:, \w+)*)(?: : (.*))?", line)
+        if head:
+            names = head.group(1).split(", ")
+            for n in names:
+                assert n not in out, f"{n} is described twice"
+                out[n] = (head.group(2) or "", "")
+        elif line.strip():
+            for n in names:
+                out[n] = (out[n][0], f"{out[n][1]} {line.strip()}".strip())
+    return out
+
+
+def test_certify_signature_and_docstring_agree_with_the_table() -> None:
+    """bb.certify writes its signature out (IDEs and the docs read it), checked here against the table: every certify
+    and settings name is a keyword parameter, defaulting to the table's default; the docstring describes each
+    parameter once (and nothing else), a choice's braces are the table's choices, a stated interval (``in [0, 0.9]``)
+    and a stated default (``default ``fixed:0.5````) are the table's."""
+    import re
+
+    import biasbound as bb
+    from biasbound.pipeline._settings import SETTINGS_PARAMETERS
+
+    params = {n: p for n, p in inspect.signature(bb.certify).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    assert set(CERTIFY) | set(SETTINGS_PARAMETERS) <= set(params)
+    table = [n for n in params if n in PARAMETERS]
+    wrong = [(n, params[n].default, PARAMETERS[n].default) for n in table if params[n].default != PARAMETERS[n].default]
+    assert wrong == []
+    doc = _docstring_parameters(bb.certify.__doc__ or "")
+    assert set(doc) == set(params) | {"judgments"}
+    for n in table:
+        p, (kind, text) = PARAMETERS[n], doc[n]
+        if p.kind == "choice":
+            assert kind == "{" + ", ".join(f'"{c}"' for c in p.choices) + "}", n
+        for interval in re.findall(r"\bin ([\[(][^\])]*[\])])", text):
+            assert p.range is not None and interval == p.range.text(), (n, interval)
+        for default in re.findall(r"default ``([^`]*)``", text):
+            assert default == str(p.default), (n, default)
+
+
+def test_run_config_keys_and_their_documentation_agree_with_the_table() -> None:
+    """The run config's certify keys are the table's: each config key is allowed where the table puts it (top level
+    or under 'calibration'), and the schema in biasbound.config's docstring shows every one of them with the table's
+    default (the 'calibration' mapping in CERTIFY's order, each top-level key's value and its [default])."""
+    import re
+
+    import biasbound.config as config
+
+    keys = {n: PARAMETERS[n].config_key for n in CERTIFY if PARAMETERS[n].config_key}
+    top = {n: k for n, k in keys.items() if "." not in k}
+    calibration = {n: k.split(".", 1)[1] for n, k in keys.items() if k.startswith("calibration.")}
+    assert set(keys) == set(top) | set(calibration)
+    assert set(top.values()) <= set(config._TOP_KEYS) and "calibration" in config._TOP_KEYS
+    assert config._CALIBRATION_KEYS == tuple(calibration.values())
+    doc = config.__doc__ or ""
+    block = re.search(r"^    calibration: (\{[^}]*\})", doc, re.M)
+    assert block is not None
+    shown = yaml.safe_load(block.group(1))
+    assert list(shown) == list(calibration.values())
+    assert shown == {k: PARAMETERS[n].default for n, k in calibration.items()}
+    for name, key in top.items():
+        line = re.search(rf"^    {key}: (\S+)\s+# \[([^\]]*)\]", doc, re.M)
+        assert line is not None, key
+        assert yaml.safe_load(line.group(1)) == yaml.safe_load(line.group(2)) == PARAMETERS[name].default, key

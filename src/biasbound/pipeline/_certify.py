@@ -99,8 +99,10 @@ def certify(
     ----------
     judgments : JudgmentSet or pandas.DataFrame
         Judgments in the contract schema (docs/DESIGN.md "Judgment tables").
-    tau, delta : float
-        The A-BB tolerance ``τ > 0`` and failure probability ``δ ∈ (0, 1)`` (Def. 3.5).
+    tau : float
+        The A-BB tolerance τ (Def. 3.5), in (0, 1e+06].
+    delta : float
+        The failure probability δ (Def. 3.5), in [1e-12, 1).
     neighbors : str or sequence of str
         Observed generators: ``swap``, ``rerun``, ``variant:NAME`` (comma-separated string allowed).
     method : {"tight", "paper"}
