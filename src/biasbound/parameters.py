@@ -220,7 +220,8 @@ class Rule:
 
 
 #: The cross-checks of :data:`CERTIFY`'s settings, evaluated in this order by
-#: :func:`biasbound.pipeline._settings.check_settings` after each value is checked against its own range.
+#: :func:`biasbound.pipeline._settings.check_settings` after each value is checked against its own range (and again
+#: by certify when the data hold no neighbour and ``range_bound`` puts the score range's generator in their place).
 RULES: tuple[Rule, ...] = (
     Rule("holdout", lambda v: v["center_kind"] == "holdout" and v["holdout"] <= 0,
          "must be > 0 with center='holdout'. Got {holdout!r} instead."),
@@ -230,6 +231,8 @@ RULES: tuple[Rule, ...] = (
          "must be 1 with {label[method]}='paper' (the paper's Hamming-1 neighbours). Got {given[hamming]!r} instead."),
     Rule("sigma", lambda v: v["sigma"] == 0 and v["method"] == "paper",
          "must be > 0 with {label[method]}='paper' (Cor. 3.2 needs noise). Got 0 instead."),
+    Rule("method", lambda v: "range" in v["generators"] and v["method"] != "tight",
+         "must be 'tight' to certify on the score range alone. Got {method!r} instead."),
 )
 
 

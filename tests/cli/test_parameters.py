@@ -479,6 +479,8 @@ def test_the_settings_record_is_generated_from_the_table() -> None:
                                             "paper's Hamming-1 neighbours). Got 'all' instead."),
     ({"method": "paper", "sigma": 0}, "The 'sigma' parameter of certify must be > 0 with method='paper' (Cor. 3.2 "
                                       "needs noise). Got 0 instead."),
+    ({"method": "paper", "neighbors": "range"}, "The 'method' parameter of certify must be 'tight' to certify on the "
+                                                "score range alone. Got 'paper' instead."),
 ])
 def test_the_cross_checks_are_the_rules_of_the_table(given: dict[str, Any], said: str) -> None:
     """Each rule of RULES refuses with its own sentence, and only when its settings meet (each value alone is allowed;
@@ -584,3 +586,19 @@ def test_run_config_keys_and_their_documentation_agree_with_the_table() -> None:
         line = re.search(rf"^    {key}: (\S+)\s+# \[([^\]]*)\]", doc, re.M)
         assert line is not None, key
         assert yaml.safe_load(line.group(1)) == yaml.safe_load(line.group(2)) == PARAMETERS[name].default, key
+
+
+def test_the_range_rule_holds_when_range_bound_replaces_the_generators() -> None:
+    """range_bound on data without a neighbour puts the range generator in place after the data are read: the same
+    rule (the tight method only) refuses it there, with the same sentence; with the tight method it certifies."""
+    import pandas as pd
+
+    from biasbound.pipeline import certify
+
+    frame = pd.DataFrame({"judge": "j", "model": ["a"] * 3 + ["b"] * 3, "item_id": [1, 2, 3] * 2,
+                          "score": [0.2, 0.5, 0.9, 0.4, 0.6, 0.1], "source": "t.csv", "line": range(2, 8)})
+    with pytest.raises(InputError) as info:
+        certify(frame, range_bound=True, method="paper", progress=False, plots=False)
+    assert str(info.value) == ("The 'method' parameter of certify must be 'tight' to certify on the score range alone. "
+                               "Got 'paper' instead.")
+    assert certify(frame, range_bound=True, progress=False, plots=False).judges

@@ -211,12 +211,13 @@ RANGE_BOUND_HINT = ("or pass range_bound=True to certify on the score range alon
 
 
 def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
-    """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant)."""
-    variants = set(frame["variant"].astype(str).unique())
+    """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant); a column
+    left out holds none (a table of original judgments needs no variant, rerun or game column)."""
+    variants = set(frame["variant"].astype(str).unique()) if "variant" in frame.columns else set()
     for g in generators:
-        if g == "swap" and frame["game"].isin([2]).any():
+        if g == "swap" and "game" in frame.columns and frame["game"].isin([2]).any():
             return True
-        if g == "rerun" and (frame["rerun"] > 0).any():
+        if g == "rerun" and "rerun" in frame.columns and (frame["rerun"] > 0).any():
             return True
         if g.startswith("variant:") and g.split(":", 1)[1] in variants:
             return True
@@ -296,12 +297,12 @@ class _Labels:
         return arg(name, p.flag or name)
 
 
-def _cross_check(values: dict[str, Any], given: dict[str, Any]) -> None:
+def cross_check(values: dict[str, Any], given: dict[str, Any] | None = None) -> None:
     """Refuse settings that do not fit together: the first rule of :data:`biasbound.parameters.RULES` that refuses
-    ``values`` (the checked settings) raises its sentence."""
+    ``values`` (the checked settings' fields) raises its sentence (``given``: the values as the caller gave them)."""
     for rule in RULES:
         if rule.refuses(values):
-            words = rule.says.format(**values, given=given, listed=",".join(values["generators"]), label=_Labels())
+            words = rule.says.format(**values, given=given or {}, listed=",".join(values["generators"]), label=_Labels())
             raise InputError(f"{_named(rule.name)} of {_WHERE} {words}")
 
 
@@ -354,7 +355,7 @@ def check_settings(*, sampled: Any = None, **given: Any) -> _Settings:
         if unknown:
             raise InputError(f"The 'sampled' parameter of {_WHERE} names generators not in 'neighbors': {unknown}.")
         v["sampled"] = {str(g): dict(x) for g, x in sampled.items()}
-    _cross_check(v, given)
+    cross_check(v, given)
     _, v["seed"] = resolve_rng(seed)
     return _Settings(**v)
 
