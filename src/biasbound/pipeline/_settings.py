@@ -225,7 +225,7 @@ def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
 
 
 #: The settings record's fields, in the key order of summary.json's ``settings`` (pinned here: the order is output
-#: bytes). A table name is typed and defaults as :mod:`biasbound.parameters` declares it; the others (:data:`_DERIVED`)
+#: bytes). A table name is typed and defaults as :mod:`biasbound.parameters` declares it; the others (:func:`_derived`)
 #: are parsed from one or given by the caller.
 SETTINGS_FIELDS: tuple[str, ...] = ("tau", "delta", "generators", "method", "combine", "alpha", "beta", "holdout", "seed",
                                     "view", "center_kind", "center_value", "jitter_adjust", "bootstrap_rounds",
