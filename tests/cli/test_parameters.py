@@ -509,6 +509,9 @@ def test_check_settings_takes_the_table_names_and_refuses_others() -> None:
         check_settings(tau=0.5, plots=False, taus=0.5)
     msg = str(info.value)
     assert msg.endswith("Got 'plots', 'taus' instead.") and msg.count(". ") == 1, msg
+    from biasbound.pipeline._certify import _ANCHORED_KEYS
+
+    assert set(_ANCHORED_KEYS) <= set(SETTINGS_PARAMETERS)  # the anchored release's shared settings: table names
 
 
 def _docstring_parameters(doc: str) -> dict[str, tuple[str, str]]:
