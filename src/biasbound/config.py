@@ -836,13 +836,11 @@ def _check_together(c: CalibrationConfig, neighbors: NeighborsConfig, src: Path 
     """The certify stage's checks of parameters that depend on each other (sigma 0 or hamming > 1 with the paper
     method, center 'holdout' without a hold-out share...), run before any judge is called."""
     from biasbound._exceptions import InputError
-    from biasbound.pipeline._settings import check_settings
+    from biasbound.pipeline._settings import SETTINGS_PARAMETERS, check_settings
 
     names = [g if g in ("swap", "rerun") else f"variant:{g}" for g in neighbors.generators]
-    import inspect
-
-    checked = inspect.signature(check_settings).parameters  # the rest (plots, range_bound) certify reads itself
-    kw = {k: v for k, v in c.certify_kwargs().items() if k in checked}
+    # the rest (plots, range_bound) certify reads itself
+    kw = {k: v for k, v in c.certify_kwargs().items() if k in SETTINGS_PARAMETERS}
     try:
         check_settings(neighbors=names, **kw)
         if c.range_bound and c.method != "tight":

@@ -24,7 +24,7 @@ import functools
 import inspect
 import numbers
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,7 +37,7 @@ from biasbound._validation import (
     cli_command,
 )
 
-__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "Parameter", "bounds", "checked_names", "checked_records", "exempt_names",
+__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "RULES", "Parameter", "Rule", "bounds", "checked_names", "checked_records", "exempt_names",
            "old_option", "option", "renamed", "settings_record", "table_options", "validate", "validate_params"]
 
 
@@ -205,6 +205,35 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in _TABLE}
 CERTIFY: tuple[str, ...] = ("tau", "delta", "neighbors", "method", "combine", "alpha", "beta", "holdout", "center",
                             "view", "seed", "jitter_adjust", "bootstrap_rounds", "plots", "hamming", "sigma",
                             "range_bound", "deterministic_judge")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-check of certify's settings (values that are each in range but do not fit together): when ``refuses``
+    holds of the checked settings, the parameter ``name`` is refused with the sentence ``says``, formatted with the
+    settings' fields, ``given`` (the values as the caller gave them), ``listed`` (the generators, comma-separated) and
+    ``label`` (``{label[method]}``: a name as the reader knows it, the Python name or the command-line flag)."""
+
+    name: str
+    refuses: Callable[[Mapping[str, Any]], bool]
+    says: str
+
+
+#: The cross-checks of :data:`CERTIFY`'s settings, evaluated in this order by
+#: :func:`biasbound.pipeline._settings.check_settings` after each value is checked against its own range (and again
+#: by certify when the data hold no neighbour and ``range_bound`` puts the score range's generator in their place).
+RULES: tuple[Rule, ...] = (
+    Rule("holdout", lambda v: v["center_kind"] == "holdout" and v["holdout"] <= 0,
+         "must be > 0 with center='holdout'. Got {holdout!r} instead."),
+    Rule("jitter_adjust", lambda v: v["jitter_adjust"] and ("rerun" not in v["generators"] or len(v["generators"]) < 2),
+         "needs a 'rerun' generator and at least one other generator. Got neighbors={listed!r} instead."),
+    Rule("hamming", lambda v: v["hamming"] != 1 and v["method"] == "paper",
+         "must be 1 with {label[method]}='paper' (the paper's Hamming-1 neighbours). Got {given[hamming]!r} instead."),
+    Rule("sigma", lambda v: v["sigma"] == 0 and v["method"] == "paper",
+         "must be > 0 with {label[method]}='paper' (Cor. 3.2 needs noise). Got 0 instead."),
+    Rule("method", lambda v: "range" in v["generators"] and v["method"] != "tight",
+         "must be 'tight' to certify on the score range alone. Got {method!r} instead."),
+)
 
 
 def validate(where: str, **values: Any) -> dict[str, Any]:
@@ -379,13 +408,18 @@ def _python_type(p: Parameter, cli: bool) -> Any:
     return int if p.kind == "int" else float
 
 
-def settings_record(name: str, names: Sequence[str], doc: str, **methods: Any) -> type:
-    """A frozen dataclass ``name`` with one field per table name of ``names`` (in that order), each defaulting to the
-    table's default: the record is declared by the table, never written out again."""
+def settings_record(name: str, names: Sequence[str], doc: str, *, derived: Mapping[str, tuple[Any, Any]] | None = None,
+                    **methods: Any) -> type:
+    """A frozen dataclass ``name`` with one field per name of ``names`` (in that order: the order of its ``asdict``),
+    a table name typed and defaulting as the table declares it: the record is declared by the table, never written out
+    again. ``derived`` maps a name that is not the table's (a value parsed from a table name, e.g. the generators from
+    ``neighbors``, or a Python-only argument) to its type and default."""
     import dataclasses
 
-    fields = [(n, _python_type(PARAMETERS[n], cli=False) | None,
-               dataclasses.field(default=PARAMETERS[n].default)) for n in names]
+    extra = dict(derived or {})
+    fields = [(n, *((extra[n][0], dataclasses.field(default=extra[n][1])) if n in extra else
+                    (_python_type(PARAMETERS[n], cli=False) | None, dataclasses.field(default=PARAMETERS[n].default))))
+              for n in names]
     cls = dataclasses.make_dataclass(name, fields, frozen=True, namespace=dict(methods))
     cls.__doc__ = doc
     return cls

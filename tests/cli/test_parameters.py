@@ -446,3 +446,162 @@ def test_the_commands_and_the_config_record_are_generated_from_the_table() -> No
     fields = dataclasses.fields(CalibrationConfig)
     assert [f.name for f in fields] == list(CONFIG_SETTINGS) == [n for n in CERTIFY if n not in ("neighbors", "seed")]
     assert all(f.default == PARAMETERS[f.name].default for f in fields)
+
+
+def test_the_settings_record_is_generated_from_the_table() -> None:
+    """pipeline certify's settings record: its fields are SETTINGS_FIELDS in that order (summary.json's ``settings``
+    keys, then ``center``), a table name typed and defaulting as the table declares it, the parsed fields defaulting to
+    the table's defaults parsed; a name check_settings validates is a field or parsed into one."""
+    import dataclasses
+
+    from biasbound.pipeline._settings import SETTINGS_FIELDS, _Settings, check_settings, parse_center
+
+    fields = {f.name: f for f in dataclasses.fields(_Settings)}
+    assert list(fields) == list(SETTINGS_FIELDS)
+    assert list(check_settings().to_dict()) == [*SETTINGS_FIELDS, "center"]  # the key order of summary.json
+    table = [n for n in SETTINGS_FIELDS if n in PARAMETERS]
+    assert all(fields[n].default == PARAMETERS[n].default for n in table)
+    assert fields["generators"].default == tuple(PARAMETERS["neighbors"].default)
+    assert (fields["center_kind"].default, fields["center_value"].default) == parse_center(PARAMETERS["center"].default)
+    assert set(inspect.signature(check_settings).parameters) - set(table) == {"neighbors", "center", "sampled"}
+    assert check_settings() == _Settings()  # the defaults of the record are the checked defaults
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ({"center": "holdout", "holdout": 0}, "The 'holdout' parameter of certify must be > 0 with center='holdout'. "
+                                          "Got 0.0 instead."),
+    ({"jitter_adjust": True, "neighbors": "swap"}, "The 'jitter_adjust' parameter of certify needs a 'rerun' generator "
+                                                   "and at least one other generator. Got neighbors='swap' instead."),
+    ({"jitter_adjust": True, "neighbors": ["rerun"]}, "The 'jitter_adjust' parameter of certify needs a 'rerun' "
+                                                      "generator and at least one other generator. Got "
+                                                      "neighbors='rerun' instead."),
+    ({"method": "paper", "hamming": "all"}, "The 'hamming' parameter of certify must be 1 with method='paper' (the "
+                                            "paper's Hamming-1 neighbours). Got 'all' instead."),
+    ({"method": "paper", "sigma": 0}, "The 'sigma' parameter of certify must be > 0 with method='paper' (Cor. 3.2 "
+                                      "needs noise). Got 0 instead."),
+    ({"method": "paper", "neighbors": "range"}, "The 'method' parameter of certify must be 'tight' to certify on the "
+                                                "score range alone. Got 'paper' instead."),
+])
+def test_the_cross_checks_are_the_rules_of_the_table(given: dict[str, Any], said: str) -> None:
+    """Each rule of RULES refuses with its own sentence, and only when its settings meet (each value alone is allowed;
+    the other parameter changed, the same values pass)."""
+    from biasbound.parameters import RULES
+    from biasbound.pipeline._settings import check_settings
+
+    with pytest.raises(InputError) as info:
+        check_settings(**given)
+    assert str(info.value) == said
+    assert sum(said.startswith(f"The {r.name!r} parameter of certify {r.says.split('{')[0]}") for r in RULES) == 1
+    loosened = {"holdout": {"holdout": 0.1}, "neighbors": {"neighbors": "swap,rerun"}, "method": {"method": "tight"}}
+    fix = loosened["holdout"] if "holdout" in given else loosened["method"] if "method" in given else loosened["neighbors"]
+    check_settings(**{**given, **fix})
+
+
+def test_check_settings_takes_the_table_names_and_refuses_others() -> None:
+    """check_settings' signature is generated from the table (each default the table's); another name is refused in
+    one sentence naming it."""
+    from biasbound.pipeline._settings import SETTINGS_PARAMETERS, check_settings
+
+    params = inspect.signature(check_settings).parameters
+    assert list(params) == [*SETTINGS_PARAMETERS, "sampled"]
+    assert all(params[n].default == PARAMETERS[n].default for n in SETTINGS_PARAMETERS)
+    with pytest.raises(TypeError) as info:
+        check_settings(tau=0.5, plots=False, taus=0.5)
+    msg = str(info.value)
+    assert msg.endswith("Got 'plots', 'taus' instead.") and msg.count(". ") == 1, msg
+    from biasbound.pipeline._certify import _ANCHORED_KEYS
+
+    assert set(_ANCHORED_KEYS) <= set(SETTINGS_PARAMETERS)  # the anchored release's shared settings: table names
+
+
+def _docstring_parameters(doc: str) -> dict[str, tuple[str, str]]:
+    """The numpydoc Parameters section of ``doc``: each name -> (its type text, its description), an entry
+    ``tau, delta : float`` giving both names."""
+    import re
+    import textwrap
+
+    lines = textwrap.dedent("\n".join(doc.splitlines()[1:])).splitlines()
+    start = lines.index("Parameters") + 2
+    end = next(i for i in range(start, len(lines)) if i + 1 < len(lines) and set(lines[i + 1]) == {"-"})
+    out: dict[str, tuple[str, str]] = {}
+    names: list[str] = []
+    for line in lines[start:end]:
+        head = re.fullmatch(r"(\w+(?:, \w+)*)(?: : (.*))?", line)
+        if head:
+            names = head.group(1).split(", ")
+            for n in names:
+                assert n not in out, f"{n} is described twice"
+                out[n] = (head.group(2) or "", "")
+        elif line.strip():
+            for n in names:
+                out[n] = (out[n][0], f"{out[n][1]} {line.strip()}".strip())
+    return out
+
+
+def test_certify_signature_and_docstring_agree_with_the_table() -> None:
+    """bb.certify writes its signature out (IDEs and the docs read it), checked here against the table: every certify
+    and settings name is a keyword parameter, defaulting to the table's default; the docstring describes each
+    parameter once (and nothing else), a choice's braces are the table's choices, a stated interval (``in [0, 0.9]``)
+    and a stated default (``default ``fixed:0.5````) are the table's."""
+    import re
+
+    import biasbound as bb
+    from biasbound.pipeline._settings import SETTINGS_PARAMETERS
+
+    params = {n: p for n, p in inspect.signature(bb.certify).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    assert set(CERTIFY) | set(SETTINGS_PARAMETERS) <= set(params)
+    table = [n for n in params if n in PARAMETERS]
+    wrong = [(n, params[n].default, PARAMETERS[n].default) for n in table if params[n].default != PARAMETERS[n].default]
+    assert wrong == []
+    doc = _docstring_parameters(bb.certify.__doc__ or "")
+    assert set(doc) == set(params) | {"judgments"}
+    for n in table:
+        p, (kind, text) = PARAMETERS[n], doc[n]
+        if p.kind == "choice":
+            assert kind == "{" + ", ".join(f'"{c}"' for c in p.choices) + "}", n
+        for interval in re.findall(r"\bin ([\[(][^\])]*[\])])", text):
+            assert p.range is not None and interval == p.range.text(), (n, interval)
+        for default in re.findall(r"default ``([^`]*)``", text):
+            assert default == str(p.default), (n, default)
+
+
+def test_run_config_keys_and_their_documentation_agree_with_the_table() -> None:
+    """The run config's certify keys are the table's: each config key is allowed where the table puts it (top level
+    or under 'calibration'), and the schema in biasbound.config's docstring shows every one of them with the table's
+    default (the 'calibration' mapping in CERTIFY's order, each top-level key's value and its [default])."""
+    import re
+
+    import biasbound.config as config
+
+    keys = {n: PARAMETERS[n].config_key for n in CERTIFY if PARAMETERS[n].config_key}
+    top = {n: k for n, k in keys.items() if "." not in k}
+    calibration = {n: k.split(".", 1)[1] for n, k in keys.items() if k.startswith("calibration.")}
+    assert set(keys) == set(top) | set(calibration)
+    assert set(top.values()) <= set(config._TOP_KEYS) and "calibration" in config._TOP_KEYS
+    assert config._CALIBRATION_KEYS == tuple(calibration.values())
+    doc = config.__doc__ or ""
+    block = re.search(r"^    calibration: (\{[^}]*\})", doc, re.M)
+    assert block is not None
+    shown = yaml.safe_load(block.group(1))
+    assert list(shown) == list(calibration.values())
+    assert shown == {k: PARAMETERS[n].default for n, k in calibration.items()}
+    for name, key in top.items():
+        line = re.search(rf"^    {key}: (\S+)\s+# \[([^\]]*)\]", doc, re.M)
+        assert line is not None, key
+        assert yaml.safe_load(line.group(1)) == yaml.safe_load(line.group(2)) == PARAMETERS[name].default, key
+
+
+def test_the_range_rule_holds_when_range_bound_replaces_the_generators() -> None:
+    """range_bound on data without a neighbour puts the range generator in place after the data are read: the same
+    rule (the tight method only) refuses it there, with the same sentence; with the tight method it certifies."""
+    import pandas as pd
+
+    from biasbound.pipeline import certify
+
+    frame = pd.DataFrame({"judge": "j", "model": ["a"] * 3 + ["b"] * 3, "item_id": [1, 2, 3] * 2,
+                          "score": [0.2, 0.5, 0.9, 0.4, 0.6, 0.1], "source": "t.csv", "line": range(2, 8)})
+    with pytest.raises(InputError) as info:
+        certify(frame, range_bound=True, method="paper", progress=False, plots=False)
+    assert str(info.value) == ("The 'method' parameter of certify must be 'tight' to certify on the score range alone. "
+                               "Got 'paper' instead.")
+    assert certify(frame, range_bound=True, progress=False, plots=False).judges

@@ -14,7 +14,6 @@ import pandas as pd
 
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
 from biasbound._integrity import judgments_digest, reading_options
-from biasbound._validation import arg
 from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._coverage import CertificateExtras, prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge, _codes
@@ -29,6 +28,7 @@ from biasbound.pipeline._settings import (
     _Settings,
     _check_frame,
     check_settings,
+    cross_check,
     holds_neighbors,
 )
 
@@ -99,8 +99,10 @@ def certify(
     ----------
     judgments : JudgmentSet or pandas.DataFrame
         Judgments in the contract schema (docs/DESIGN.md "Judgment tables").
-    tau, delta : float
-        The A-BB tolerance ``τ > 0`` and failure probability ``δ ∈ (0, 1)`` (Def. 3.5).
+    tau : float
+        The A-BB tolerance τ (Def. 3.5), in (0, 1e+06].
+    delta : float
+        The failure probability δ (Def. 3.5), in [1e-12, 1).
     neighbors : str or sequence of str
         Observed generators: ``swap``, ``rerun``, ``variant:NAME`` (comma-separated string allowed).
     method : {"tight", "paper"}
@@ -392,9 +394,7 @@ def _range_bound(s: _Settings, frame: pd.DataFrame, range_bound: bool) -> _Setti
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
     if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbors(frame, s.generators):
         s = dataclasses.replace(s, generators=(RANGE_GENERATOR,))  # no neighbour at all: the range bound alone
-    if RANGE_GENERATOR in s.generators and s.method != "tight":
-        raise InputError(f"{arg('The ' + repr('method') + ' parameter', 'The ' + repr('--method') + ' option')} of certify must be "
-                         f"'tight' to certify on the score range alone. Got {s.method!r} instead.")
+    cross_check(dataclasses.asdict(s))  # the range generator needs the tight method (biasbound.parameters.RULES)
     return s
 
 

@@ -5,18 +5,18 @@ into one settings record, seeds spawned from the master seed, and the checks of 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InputError
 from biasbound._validation import arg, resolve_rng
-from biasbound.parameters import PARAMETERS, validate
+from biasbound.parameters import PARAMETERS, RULES, settings_record, validate
 from biasbound.pipeline._results import jsonable
 
 __all__ = ["check_settings", "describe_generator", "parse_center", "parse_neighbors"]
@@ -211,93 +211,115 @@ RANGE_BOUND_HINT = ("or pass range_bound=True to certify on the score range alon
 
 
 def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
-    """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant)."""
-    variants = set(frame["variant"].astype(str).unique())
+    """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant); a column
+    left out holds none (a table of original judgments needs no variant, rerun or game column)."""
+    variants = set(frame["variant"].astype(str).unique()) if "variant" in frame.columns else set()
     for g in generators:
-        if g == "swap" and frame["game"].isin([2]).any():
+        if g == "swap" and "game" in frame.columns and frame["game"].isin([2]).any():
             return True
-        if g == "rerun" and (frame["rerun"] > 0).any():
+        if g == "rerun" and "rerun" in frame.columns and (frame["rerun"] > 0).any():
             return True
         if g.startswith("variant:") and g.split(":", 1)[1] in variants:
             return True
     return False
 
 
-@dataclass(frozen=True)
-class _Settings:
-    tau: float
-    delta: float
-    generators: tuple[str, ...]
-    method: str
-    combine: str
-    alpha: float | None
-    beta: float | None
-    holdout: float
-    seed: int
-    view: str
-    center_kind: str
-    center_value: float | None
-    jitter_adjust: bool
-    bootstrap_rounds: int
-    confidence: float
-    n_mc: int
-    hamming: int | None = 1  # k items perturbed at once; None = every item
-    sigma: float | None = None  # noise scale (tight: 0 allowed where the bound is exact); chosen when None
-    sampled: dict[str, dict[str, Any]] | None = None  # generators whose neighbours are a recorded uniform draw
-    # the user declares the judge deterministic: each recorded neighbour verdict is its only answer (FullPopulation,
-    # "exact"); False: every recorded verdict is one draw of a random judge (RandomJudge knowledge)
-    deterministic_judge: bool = False
-
-    @property
-    def used(self) -> tuple[str, ...]:
-        """Generators entering the combination: all of them.
-
-        Rerun jitter is a generator like the others: the certificate is about the scores
-        released, which carry the jitter. ``jitter_adjust`` only adds a diagnostic (the
-        jitter-free sensitivity), reported and never used to calibrate.
-        """
-        return self.generators
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["hamming"] = "all" if self.hamming is None else self.hamming
-        d["center"] = self.center_kind if self.center_value is None else f"{self.center_kind}:{self.center_value:g}"
-        return d
+#: The settings record's fields, in the key order of summary.json's ``settings`` (pinned here: the order is output
+#: bytes). A table name is typed and defaults as :mod:`biasbound.parameters` declares it; the others (:func:`_derived`)
+#: are parsed from one or given by the caller.
+SETTINGS_FIELDS: tuple[str, ...] = ("tau", "delta", "generators", "method", "combine", "alpha", "beta", "holdout", "seed",
+                                    "view", "center_kind", "center_value", "jitter_adjust", "bootstrap_rounds",
+                                    "confidence", "n_mc", "hamming", "sigma", "sampled", "deterministic_judge")
 
 
-def check_settings(
-    *,
-    tau: float = 0.5,
-    delta: float = 0.01,
-    neighbors: str | Sequence[str] = ("swap",),
-    method: str = "tight",
-    combine: str = "max",
-    alpha: float | None = None,
-    beta: float | None = 0.05,
-    holdout: float = 0.3,
-    seed: int | None = 0,
-    view: str = "model",
-    center: str = "fixed:0.5",
-    jitter_adjust: bool = False,
-    bootstrap_rounds: int = 1000,
-    confidence: float = 0.99,
-    n_mc: int = 20000,
-    hamming: int | str = 1,
-    sampled: Any = None,
-    sigma: float | None = None,
-    deterministic_judge: bool = False,
-) -> _Settings:
+def _derived() -> dict[str, tuple[Any, Any]]:
+    """The fields that are not table names, with their types and defaults (the defaults the table's, parsed): the
+    generators parsed from ``neighbors``, the centre's kind and value from ``center``; ``sampled`` (``biasbound run``'s
+    generators whose neighbours are a recorded uniform draw, ``{generator: {"seed": int}}``) is Python only."""
+    kind, value = parse_center(PARAMETERS["center"].default)
+    return {"generators": (tuple[str, ...], parse_neighbors(PARAMETERS["neighbors"].default)),
+            "center_kind": (str, kind), "center_value": (float | None, value),
+            "sampled": (dict[str, dict[str, Any]] | None, None)}
+
+
+def _used(self: Any) -> tuple[str, ...]:
+    """Generators entering the combination: all of them.
+
+    Rerun jitter is a generator like the others: the certificate is about the scores released, which carry the
+    jitter. ``jitter_adjust`` only adds a diagnostic (the jitter-free sensitivity), reported and never used to
+    calibrate.
+    """
+    return cast(tuple[str, ...], self.generators)
+
+
+def _settings_dict(self: Any) -> dict[str, Any]:
+    """The JSON-ready settings (summary.json's ``settings``): the fields in :data:`SETTINGS_FIELDS`' order, ``hamming``
+    'all' for every item, then the centre as given (``fixed:0.5``)."""
+    d = dataclasses.asdict(self)
+    d["hamming"] = "all" if self.hamming is None else self.hamming
+    d["center"] = self.center_kind if self.center_value is None else f"{self.center_kind}:{self.center_value:g}"
+    return d
+
+
+if TYPE_CHECKING:
+    class _Settings:
+        """The type checker's view of the generated record: one attribute per name of :data:`SETTINGS_FIELDS`."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        @property
+        def used(self) -> tuple[str, ...]: ...
+        def to_dict(self) -> dict[str, Any]: ...
+else:
+    _Settings = settings_record(
+        "_Settings", SETTINGS_FIELDS,
+        "The validated parameters of :func:`biasbound.pipeline.certify` (:func:`check_settings`): one field per name of "
+        ":data:`SETTINGS_FIELDS`, typed and defaulting as the parameter table declares it.",
+        derived=_derived(), used=property(_used), to_dict=_settings_dict)
+    _Settings.__module__ = __name__
+
+
+#: The table names :func:`check_settings` reads, in the table's order: the settings record's table names and those
+#: parsed into its other fields (``neighbors``: the generators, ``center``: the centre's kind and value). The rest of
+#: certify's parameters (``plots``, ``range_bound``...) certify reads itself.
+SETTINGS_PARAMETERS: tuple[str, ...] = tuple(n for n in PARAMETERS if n in SETTINGS_FIELDS or n in ("neighbors", "center"))
+#: Parsed by their own readers (after the one ``validate`` call): a generator list may be a sequence, a seed a Generator
+_PARSED = ("neighbors", "seed", "hamming")
+
+
+class _Labels:
+    """``{label[NAME]}`` in a rule's sentence: NAME as the reader knows it (the flag on the command line)."""
+
+    def __getitem__(self, name: str) -> str:
+        p = PARAMETERS[name]
+        return arg(name, p.flag or name)
+
+
+def cross_check(values: dict[str, Any], given: dict[str, Any] | None = None) -> None:
+    """Refuse settings that do not fit together: the first rule of :data:`biasbound.parameters.RULES` that refuses
+    ``values`` (the checked settings' fields) raises its sentence (``given``: the values as the caller gave them)."""
+    for rule in RULES:
+        if rule.refuses(values):
+            words = rule.says.format(**values, given=given or {}, listed=",".join(values["generators"]), label=_Labels())
+            raise InputError(f"{_named(rule.name)} of {_WHERE} {words}")
+
+
+def check_settings(*, sampled: Any = None, **given: Any) -> _Settings:
     """Validate the parameters of :func:`biasbound.pipeline.certify` before any data is read.
 
-    The same checks, in the same order and with the same one-sentence errors, as ``certify``
-    runs at its entry (``certify`` calls this function); the defaults are ``certify``'s. The
-    ``certify`` command calls it before loading its inputs, so a bad option fails at once.
+    The same checks, with the same one-sentence errors, as ``certify`` runs at its entry (``certify`` calls this
+    function); the keyword arguments are :data:`SETTINGS_PARAMETERS`, each defaulting to the table's default
+    (``certify``'s); the signature shown (``inspect.signature``) is generated from the table. The ``certify`` command
+    calls it before loading its inputs, so a bad option fails at once.
 
     Parameters
     ----------
-    tau, delta, neighbors, method, combine, alpha, beta, holdout, seed, view, center, jitter_adjust, \
-bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
-        As in :func:`biasbound.pipeline.certify`.
+    sampled
+        ``{generator: {"seed": int}}``: generators whose neighbours are a recorded uniform draw (``biasbound run``).
+    **given
+        Any of :data:`SETTINGS_PARAMETERS`, as in :func:`biasbound.pipeline.certify`.
 
     Returns
     -------
@@ -307,50 +329,40 @@ bootstrap_rounds, confidence, n_mc, hamming, sampled, sigma, deterministic_judge
     Raises
     ------
     InputError
-        For a parameter outside its range.
+        For a parameter outside its range, or settings that do not fit together (:data:`biasbound.parameters.RULES`).
     TypeError
-        For a parameter of the wrong type.
+        For a parameter of the wrong type or a name that is not a settings parameter.
     """
-    v = validate(_WHERE, tau=tau, delta=delta, method=method, combine=combine, alpha=alpha, beta=beta, holdout=holdout,
-                 view=view, center=center, jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds,
-                 confidence=confidence, n_mc=n_mc, sigma=sigma, deterministic_judge=deterministic_judge)
-    tau, delta, method, combine, alpha, holdout, view = (v[n] for n in ("tau", "delta", "method", "combine", "alpha",
-                                                                        "holdout", "view"))
-    beta = None if v["beta"] == "none" else v["beta"]
-    gens = parse_neighbors(neighbors)
-    center_kind, center_value = parse_center(center)
-    if center_kind == "holdout" and holdout <= 0:
-        raise InputError(f"{_named('holdout')} of {_WHERE} must be > 0 with center='holdout'. Got {holdout!r} instead.")
-    if jitter_adjust and ("rerun" not in gens or len(gens) < 2):
-        raise InputError(
-            f"{_named('jitter_adjust')} of {_WHERE} needs a 'rerun' generator and at least one other generator. "
-            f"Got neighbors={','.join(gens)!r} instead."
-        )
-    bootstrap_rounds, confidence, n_mc = v["bootstrap_rounds"], v["confidence"], v["n_mc"]
+    unknown = sorted(set(given) - set(SETTINGS_PARAMETERS))
+    if unknown:
+        raise TypeError(f"check_settings takes the certify settings {', '.join(SETTINGS_PARAMETERS)} and sampled. "
+                        f"Got {', '.join(map(repr, unknown))} instead.")
+    given = {n: given.get(n, PARAMETERS[n].default) for n in SETTINGS_PARAMETERS}
+    v = validate(_WHERE, **{n: x for n, x in given.items() if n not in _PARSED})
+    v["beta"] = None if v["beta"] == "none" else v["beta"]
+    v["generators"] = gens = parse_neighbors(given["neighbors"])
+    v["center_kind"], v["center_value"] = parse_center(v.pop("center"))
+    seed = given["seed"]
     if seed is not None and not isinstance(seed, np.random.Generator):
         seed = validate(_WHERE, seed=seed)["seed"]
-    k = parse_hamming(hamming)
-    if k != 1 and method == "paper":
-        raise InputError(f"{_named('hamming')} of {_WHERE} must be 1 with {arg('method', '--method')}='paper' (the paper's "
-                         f"Hamming-1 neighbours). Got {hamming!r} instead.")
-    draws: dict[str, dict[str, Any]] | None = None
+    v["hamming"] = parse_hamming(given["hamming"])
+    v["sampled"] = None
     if sampled is not None:
-        if not isinstance(sampled, dict) or not all(isinstance(v, dict) for v in sampled.values()):
+        if not isinstance(sampled, dict) or not all(isinstance(x, dict) for x in sampled.values()):
             raise TypeError(f"The 'sampled' parameter of {_WHERE} must be a dict generator -> {{'seed': int}}. "
                             f"Got {type(sampled).__name__} instead.")
         unknown = sorted(set(sampled) - set(gens))
         if unknown:
             raise InputError(f"The 'sampled' parameter of {_WHERE} names generators not in 'neighbors': {unknown}.")
-        draws = {str(g): dict(v) for g, v in sampled.items()}
-    sigma = v["sigma"]
-    if sigma == 0 and method == "paper":
-        raise InputError(f"{_named('sigma')} of {_WHERE} must be > 0 with {arg('method', '--method')}='paper' (Cor. 3.2 "
-                         "needs noise). Got 0 instead.")
-    _, master = resolve_rng(seed)
-    return _Settings(deterministic_judge=deterministic_judge, hamming=k, sampled=draws, sigma=sigma, tau=tau, delta=delta,
-                     generators=gens, method=method, combine=combine, alpha=alpha, beta=beta,
-                     holdout=holdout, seed=master, view=view, center_kind=center_kind, center_value=center_value,
-                     jitter_adjust=jitter_adjust, bootstrap_rounds=bootstrap_rounds, confidence=confidence, n_mc=n_mc)
+        v["sampled"] = {str(g): dict(x) for g, x in sampled.items()}
+    cross_check(v, given)
+    _, v["seed"] = resolve_rng(seed)
+    return _Settings(**v)
+
+
+check_settings.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=PARAMETERS[n].default) for n in SETTINGS_PARAMETERS]
+    + [inspect.Parameter("sampled", inspect.Parameter.KEYWORD_ONLY, default=None)], return_annotation="_Settings")
 
 
 def parse_hamming(value: Any) -> int | None:

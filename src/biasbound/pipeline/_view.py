@@ -77,7 +77,7 @@ def _center_for(s: _Settings, centers: dict[str, float] | None, model: str, x: n
         return float(centers[model])  # type: ignore[index]
     if s.center_kind == "batch":
         return float(np.mean(x))
-    return float(s.center_value)  # type: ignore[arg-type]
+    return float(s.center_value)
 
 
 class _ModelView:
@@ -173,7 +173,7 @@ class _LeaderboardView:
             return np.array([self.batch.centers[m] for m in self.batch.models])  # type: ignore[index]
         if s.center_kind == "batch":
             return float(means.mean())
-        return float(s.center_value)  # type: ignore[arg-type]
+        return float(s.center_value)
 
     def apply(self, s: _Settings, cal: Any, recalibrate: Any, judge_seed: int) -> dict[str, Any]:
         means = self.means()
