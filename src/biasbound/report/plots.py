@@ -250,6 +250,10 @@ def _check_title(title: Any, where: str) -> str | None:
     return title
 
 
+#: zlib level of the PNG files (Pillow's default is 6). The level changes the file's bytes, never its pixels.
+PNG_COMPRESS_LEVEL: int = 3
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -264,7 +268,8 @@ def _save(fig: Figure, path: Path) -> Path:
         # (a draw with rendering disabled to run the layout, then the real one). Same positions, same pixels.
         engine.execute(fig)
         fig.set_layout_engine(None)
-    fig.savefig(path, dpi=DPI, format="png", facecolor="white")
+    # zlib level 3 instead of Pillow's 6: the same pixels, about a third less encoding time, files ~2.5% larger
+    fig.savefig(path, dpi=DPI, format="png", facecolor="white", pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
     return path
 
 
@@ -1342,5 +1347,7 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
         part += f"\nthe {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
     side = label_w + cell * (c1 - c0)
     heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
-    ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
+    # y=1.0 is where the title goes anyway (no ticks on top); set, it spares the search for top ticks, which with
+    # the tick marks off (tick position "unknown") measures every x tick label three times per draw
+    ax.set_title(_wrap(heading, side, 10.0), fontsize=10, y=1.0)
     return _save(fig, out)
