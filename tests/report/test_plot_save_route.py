@@ -27,8 +27,9 @@ def _pixels(path: Path) -> tuple[tuple[int, int], str, bytes]:
         return im.size, im.mode, im.tobytes()
 
 
-def _old_save(fig, path: Path) -> Path:
-    """A plain copy of the route before: savefig lays out in a draw with rendering disabled, then draws again."""
+def _old_save(fig, path: Path, **_ignored) -> Path:
+    """A plain copy of the route before: savefig lays out in a draw with rendering disabled, then draws again
+    (measuring every label; the new route's ``columns`` are ignored)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI, format="png", facecolor="white")
     fig.clear()
@@ -248,3 +249,40 @@ def test_save_compresses_at_the_stated_level(tmp_path: Path) -> None:
     assert _pixels(new) == _pixels(old)
     assert new.read_bytes() != old.read_bytes()  # level 6 (Pillow's default) and level 3 write different streams
     assert len(new.read_bytes()) == pytest.approx(len(again.read_bytes()), rel=0.02)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_layout_on_the_bounding_labels_places_every_label_as_with_all_measured(tmp_path: Path, seed: int) -> None:
+    """Labels of random lengths, heights and descenders (the widest one anywhere in the column): the layout that
+    measures only the bounding labels puts the axes where the one measuring all of them does, pixel for pixel."""
+    rng = np.random.default_rng(seed)
+    n = 30
+    alphabet = list("abcdefghijklmnopqrstuvwxyzWMgjpqy()[]|_-.0123456789")
+    names = ["".join(rng.choice(alphabet, int(rng.integers(1, 40)))) for _ in range(n)]
+    d = 12
+    m = np.triu(rng.integers(0, 4, (n, n)), 1)
+    m = m + m.T
+    ranks = {"models": names, "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(n)) for i in range(n)]}
+    for rows, cols in ((None, None), ((3, 3 + d), (0, n))):
+        new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
+        old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
+        assert _pixels(new) == _pixels(old)
+    frame = pd.DataFrame({"model": names, "original": rng.uniform(0.2, 0.8, n)})
+    for col in ("original_lo", "original_hi", "certified", "certified_lo", "certified_hi"):
+        frame[col] = frame["original"] + rng.normal(0, 0.02, n)
+    frame["rank_original"] = (-frame["original"]).argsort().argsort() + 1.0
+    frame["rank_certified"] = rng.permutation(n) + 1.0
+    frame.loc[3, "rank_certified"] = np.nan  # a "–" among the rank texts
+    for rows in (None, (0, 15)):
+        new = plots.plot_ranking(frame, tmp_path / "new.png", rows=rows)
+        old = _old_plot_ranking(frame, tmp_path / "old.png", rows=rows)
+        assert _pixels(new) == _pixels(old)
+
+
+def test_bounding_picks_the_extremes() -> None:
+    fig = _new_figure(3.0, 3.0)
+    texts = [fig.text(0.5, 0.5, s, fontsize=8) for s in ("ab", "a", "WWWWWW", "ac", "l", "xg", "bb", "zz")]
+    picked = plots._bounding(texts, fig)
+    assert {0, 7, 2} <= picked  # first, last, widest
+    assert 5 in picked  # the only label with a descender is the deepest
+    assert len(picked) <= 5
