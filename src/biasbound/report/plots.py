@@ -1274,7 +1274,7 @@ def plot_bias_radius(
     ax.spines[["top", "right"]].set_visible(False)
     heading = (_plain(title) if title else "Judges compared by bias radius") + _part(start, stop, n_all, "")
     ax.set_title(_wrap(heading, 7.4), y=1.0)  # where it goes anyway; set, the y tick labels are not measured for it
-    return _save(fig, out)
+    return _save(fig, out, columns=[[t.label1 for t in ax.yaxis.get_major_ticks()]])
 
 
 #: Colours of the pairwise order matrix (rank statements of the judge card).
