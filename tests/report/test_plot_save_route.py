@@ -1,4 +1,7 @@
-"""The plots' save route (layout once, one draw) writes the same bytes as savefig's own two-draw route."""
+"""The plots' save route (layout once, one draw, zlib level 3) writes the same pixels as savefig's own two-draw route.
+
+The PNG bytes differ from the old route's only by the compression level (:data:`plots.PNG_COMPRESS_LEVEL`), so
+the tests compare the decoded images (size, mode and every pixel) and check the level separately."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from biasbound.report import plots
 from biasbound.report.plots import (_CERTIFIED, _GREY, _ORIGINAL, _PAIR_CODES, DPI, _check_leaderboard, _check_path,
@@ -16,8 +20,16 @@ from biasbound.report.plots import (_CERTIFIED, _GREY, _ORIGINAL, _PAIR_CODES, D
 from biasbound._exceptions import InputError
 
 
-def _old_save(fig, path: Path) -> Path:
-    """A plain copy of the route before: savefig lays out in a draw with rendering disabled, then draws again."""
+def _pixels(path: Path) -> tuple[tuple[int, int], str, bytes]:
+    """A PNG's size, mode and decoded pixels: equal for two files that draw the same image."""
+    with Image.open(path) as im:
+        im.load()
+        return im.size, im.mode, im.tobytes()
+
+
+def _old_save(fig, path: Path, **_ignored) -> Path:
+    """A plain copy of the route before: savefig lays out in a draw with rendering disabled, then draws again
+    (measuring every label; the new route's ``columns`` are ignored)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI, format="png", facecolor="white")
     fig.clear()
@@ -179,7 +191,7 @@ def _random_figure(seed: int):
 def test_save_writes_the_bytes_of_the_two_draw_route(tmp_path: Path, seed: int) -> None:
     new = _save(_random_figure(seed), tmp_path / "new.png")
     old = _old_save(_random_figure(seed), tmp_path / "old.png")
-    assert new.read_bytes() == old.read_bytes()
+    assert _pixels(new) == _pixels(old)
 
 
 def test_plot_ranking_bytes_match_the_two_draw_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +206,7 @@ def test_plot_ranking_bytes_match_the_two_draw_route(tmp_path: Path, monkeypatch
     new = plots.plot_ranking(frame, tmp_path / "new.png")
     monkeypatch.setattr(plots, "_save", _old_save)
     old = plots.plot_ranking(frame, tmp_path / "old.png")
-    assert new.read_bytes() == old.read_bytes()
+    assert _pixels(new) == _pixels(old)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -211,7 +223,7 @@ def test_plot_ranking_bytes_match_the_shared_axes_route(tmp_path: Path, seed: in
     for rows in (None, (0, n // 2), (n // 2, n)):
         new = plots.plot_ranking(frame, tmp_path / "new.png", title="t", rows=rows)
         old = _old_plot_ranking(frame, tmp_path / "old.png", title="t", rows=rows)
-        assert new.read_bytes() == old.read_bytes()
+        assert _pixels(new) == _pixels(old)
 
 
 def test_plot_rank_pairs_bytes_match_the_tick_mark_route(tmp_path: Path) -> None:
@@ -224,4 +236,53 @@ def test_plot_rank_pairs_bytes_match_the_tick_mark_route(tmp_path: Path) -> None
     for rows, cols in ((None, None), ((0, 6), (3, 12))):
         new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
         old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
-        assert new.read_bytes() == old.read_bytes()
+        assert _pixels(new) == _pixels(old)
+
+
+def test_save_compresses_at_the_stated_level(tmp_path: Path) -> None:
+    """The file is the figure's pixels at PNG_COMPRESS_LEVEL: re-encoding the old route's image at that level gives it."""
+    new = _save(_random_figure(4), tmp_path / "new.png")
+    old = _old_save(_random_figure(4), tmp_path / "old.png")
+    with Image.open(old) as im:
+        again = tmp_path / "again.png"
+        im.save(again, format="png", compress_level=plots.PNG_COMPRESS_LEVEL, dpi=im.info["dpi"])
+    assert _pixels(new) == _pixels(old)
+    assert new.read_bytes() != old.read_bytes()  # level 6 (Pillow's default) and level 3 write different streams
+    assert len(new.read_bytes()) == pytest.approx(len(again.read_bytes()), rel=0.02)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_layout_on_the_bounding_labels_places_every_label_as_with_all_measured(tmp_path: Path, seed: int) -> None:
+    """Labels of random lengths, heights and descenders (the widest one anywhere in the column): the layout that
+    measures only the bounding labels puts the axes where the one measuring all of them does, pixel for pixel."""
+    rng = np.random.default_rng(seed)
+    n = 30
+    alphabet = list("abcdefghijklmnopqrstuvwxyzWMgjpqy()[]|_-.0123456789")
+    names = ["".join(rng.choice(alphabet, int(rng.integers(1, 40)))) for _ in range(n)]
+    d = 12
+    m = np.triu(rng.integers(0, 4, (n, n)), 1)
+    m = m + m.T
+    ranks = {"models": names, "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(n)) for i in range(n)]}
+    for rows, cols in ((None, None), ((3, 3 + d), (0, n))):
+        new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
+        old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
+        assert _pixels(new) == _pixels(old)
+    frame = pd.DataFrame({"model": names, "original": rng.uniform(0.2, 0.8, n)})
+    for col in ("original_lo", "original_hi", "certified", "certified_lo", "certified_hi"):
+        frame[col] = frame["original"] + rng.normal(0, 0.02, n)
+    frame["rank_original"] = (-frame["original"]).argsort().argsort() + 1.0
+    frame["rank_certified"] = rng.permutation(n) + 1.0
+    frame.loc[3, "rank_certified"] = np.nan  # a "–" among the rank texts
+    for rows in (None, (0, 15)):
+        new = plots.plot_ranking(frame, tmp_path / "new.png", rows=rows)
+        old = _old_plot_ranking(frame, tmp_path / "old.png", rows=rows)
+        assert _pixels(new) == _pixels(old)
+
+
+def test_bounding_picks_the_extremes() -> None:
+    fig = _new_figure(3.0, 3.0)
+    texts = [fig.text(0.5, 0.5, s, fontsize=8) for s in ("ab", "a", "WWWWWW", "ac", "l", "xg", "bb", "zz")]
+    picked = plots._bounding(texts, fig)
+    assert {0, 7, 2} <= picked  # first, last, widest
+    assert 5 in picked  # the only label with a descender is the deepest
+    assert len(picked) <= 5

@@ -37,11 +37,11 @@ def saved(monkeypatch):
     figs: list[dict] = []
     save = plots._save
 
-    def capture(fig, path):
+    def capture(fig, path, **kwargs):
         figs.append({"xlim": [ax.get_xlim() for ax in fig.axes],
                      "texts": [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()],
                      "title": fig._suptitle.get_text() if fig._suptitle else fig.axes[0].get_title()})
-        return save(fig, path)
+        return save(fig, path, **kwargs)
 
     monkeypatch.setattr(plots, "_save", capture)
     return figs

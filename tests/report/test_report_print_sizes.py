@@ -72,10 +72,10 @@ def printed(tmp_path_factory):
         current.append((s, float(prop.get_size_in_points())))
         return draw_text(self, gc, x, y, s, prop, *args, **kwargs)
 
-    def recording_save(fig, path):
+    def recording_save(fig, path, **kwargs):
         current.clear()
         width_in = float(fig.get_figwidth())
-        written = save(fig, path)
+        written = save(fig, path, **kwargs)
         drawn[_sha(Path(written))] = (width_in, list(current))  # keyed by content: outputs are staged, then moved
         return written
 

@@ -38,6 +38,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from scipy.stats import gaussian_kde, norm
 
 from biasbound._exceptions import InputError
@@ -250,21 +251,50 @@ def _check_title(title: Any, where: str) -> str | None:
     return title
 
 
+#: zlib level of the PNG files (Pillow's default is 6). The level changes the file's bytes, never its pixels.
+PNG_COMPRESS_LEVEL: int = 3
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
+    """The positions in ``texts`` (one column or row of labels, same place and alignment, in order) whose boxes
+    bound the union of all their boxes: the first, the last, the widest, the tallest and the deepest.
+
+    Measured from the strings and fonts alone (cached glyph metrics, no layout of the artists)."""
+    if len(texts) <= 5:
+        return set(range(len(texts)))
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    sizes = [renderer.get_text_width_height_descent(t.get_text().replace(r"\$", "$"), t.get_fontproperties(),
+                                                    ismath=False) for t in texts]
+    extremes = {int(np.argmax([size[j] for size in sizes])) for j in range(3)}  # width, height, descent
+    return {0, len(texts) - 1, *extremes}
+
+
+def _save(fig: Figure, path: Path, *, columns: Sequence[Sequence[Text]] = ()) -> Path:
+    """Lay ``fig`` out once and write it as a PNG.
+
+    ``columns`` are columns (or rows) of labels that share their alignment: the constrained layout needs only the
+    union of each one's boxes, so it measures just the labels that bound it (:func:`_bounding`) and the others sit
+    the layout out. The union, hence every position, is the same as with every label measured."""
     path.parent.mkdir(parents=True, exist_ok=True)
     engine = fig.get_layout_engine()
     if engine is not None:
+        resting = [t for col in columns for k in sorted(set(range(len(col))) - _bounding(col, fig)) for t in [col[k]]]
+        for t in resting:
+            t.set_in_layout(False)
         # Lay the figure out once here, then save it without an engine: savefig would otherwise draw it twice
         # (a draw with rendering disabled to run the layout, then the real one). Same positions, same pixels.
         engine.execute(fig)
         fig.set_layout_engine(None)
-    fig.savefig(path, dpi=DPI, format="png", facecolor="white")
+        for t in resting:
+            t.set_in_layout(True)
+    # zlib level 3 instead of Pillow's 6: the same pixels, about a third less encoding time, files ~2.5% larger
+    fig.savefig(path, dpi=DPI, format="png", facecolor="white", pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
     return path
 
 
@@ -697,7 +727,8 @@ def plot_ranking(
         lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
         span = hi - lo if hi > lo else max(abs(lo) * 0.1, 0.05)
         ax.set_xlim(lo - 0.06 * span, hi + 0.06 * span)
-        ax.set_title(f"{kind} mean score (95% CI)", fontsize=10, color=colour, loc="left")
+        # y=1.0 (where it goes anyway: no ticks on top, no y offset text) spares measuring every y tick label
+        ax.set_title(f"{kind} mean score (95% CI)", fontsize=10, color=colour, loc="left", y=1.0)
         ax.set_xlabel("mean per-item score")
         ax.grid(axis="x", alpha=0.3)
         ax.spines[["top", "right"]].set_visible(False)
@@ -709,12 +740,13 @@ def plot_ranking(
 
     # Rank before -> after in the right margin, coloured by the direction of the change.
     width = max(len(_rank_text(r)) for r in frame["rank_original"].to_numpy())
+    rank_texts = []
     for yi, r0, r1 in zip(y, frame["rank_original"].to_numpy(), frame["rank_certified"].to_numpy()):
         if math.isnan(r0) or math.isnan(r1):
             colour = _GREY
         else:
             colour = "#1a9641" if r1 < r0 else ("#c0392b" if r1 > r0 else "#333333")
-        ax_c.annotate(
+        rank_texts.append(ax_c.annotate(
             f"{_rank_text(r0):>{width}} → {_rank_text(r1)}",
             xy=(1.0, yi),
             xycoords=("axes fraction", "data"),
@@ -725,7 +757,7 @@ def plot_ranking(
             fontsize=7.5,
             color=colour,
             family="monospace",
-        )
+        ))
     ax_c.annotate(
         "rank\nbefore → after",
         xy=(1.0, 1.0),
@@ -741,7 +773,7 @@ def plot_ranking(
         heading += f" (top {n_shown} of {n_total})"
     heading += _part(start, stop, n_shown, "models")
     fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
-    return _save(fig, out)
+    return _save(fig, out, columns=[[t.label1 for t in ax_o.yaxis.get_major_ticks()], rank_texts])
 
 
 # ----------------------------------------------------------------------------- sensitivity
@@ -1241,8 +1273,8 @@ def plot_bias_radius(
                frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     heading = (_plain(title) if title else "Judges compared by bias radius") + _part(start, stop, n_all, "")
-    ax.set_title(_wrap(heading, 7.4))
-    return _save(fig, out)
+    ax.set_title(_wrap(heading, 7.4), y=1.0)  # where it goes anyway; set, the y tick labels are not measured for it
+    return _save(fig, out, columns=[[t.label1 for t in ax.yaxis.get_major_ticks()]])
 
 
 #: Colours of the pairwise order matrix (rank statements of the judge card).
@@ -1342,5 +1374,8 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
         part += f"\nthe {d} best of {len(all_models)} models; legend: all {len(all_models) * (len(all_models) - 1) // 2} pairs"
     side = label_w + cell * (c1 - c0)
     heading = (_plain(title) if title else "Which model pairs keep their order (models best first)") + part
-    ax.set_title(_wrap(heading, side, 10.0), fontsize=10)
-    return _save(fig, out)
+    # y=1.0 is where the title goes anyway (no ticks on top); set, it spares the search for top ticks, which with
+    # the tick marks off (tick position "unknown") measures every x tick label three times per draw
+    ax.set_title(_wrap(heading, side, 10.0), fontsize=10, y=1.0)
+    return _save(fig, out, columns=[[t.label1 for t in ax.xaxis.get_major_ticks()],
+                                    [t.label1 for t in ax.yaxis.get_major_ticks()]])
