@@ -23,7 +23,7 @@ from scipy.stats import binomtest, chi2, ncx2
 
 from biasbound._exceptions import InputError
 from biasbound._validation import check_finite_array, check_in_range, check_int, resolve_rng
-from biasbound.sensitivity import _kl_bound
+from biasbound.sensitivity import kl_bound
 from biasbound.parameters import AT_A_POINT, validate_params
 
 __all__ = ["AuditResult", "CertificateAudit", "PartAudit", "audit", "audit_certificate", "audit_certificate_parts",
@@ -277,11 +277,11 @@ def audit(
     exact = float(np.mean(p))
     if n_violations == 0 and p_max < 1.0:
         scaled = min(1.0, exact / p_max) if p_max > 0.0 else 0.0
-        ucb = p_max * _kl_bound(scaled, m, beta, upper=True)
-        lcb = p_max * _kl_bound(scaled, m, beta, upper=False)
+        ucb = p_max * kl_bound(scaled, m, beta, upper=True)
+        lcb = p_max * kl_bound(scaled, m, beta, upper=False)
     else:
-        ucb = _kl_bound(min(1.0, exact), m, beta, upper=True)
-        lcb = _kl_bound(min(1.0, exact), m, beta, upper=False)
+        ucb = kl_bound(min(1.0, exact), m, beta, upper=True)
+        lcb = kl_bound(min(1.0, exact), m, beta, upper=False)
 
     idx = gen.integers(0, m, size=n_mc)
     scale = 2.0 * sigma * sigma

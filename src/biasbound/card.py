@@ -133,7 +133,7 @@ def data_generators(frame: pd.DataFrame) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
+def neighbor_pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
     from biasbound.neighbors.observed import observed_neighbors
 
     return observed_neighbors(frame, generator, skip_bad=True)
@@ -141,7 +141,7 @@ def _pairs(frame: pd.DataFrame, generator: str) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class _PairRows:
-    """One generator's observed neighbour pairs of one judge (:func:`_pairs`' rows, in its order) as arrays.
+    """One generator's observed neighbour pairs of one judge (:func:`neighbor_pairs`' rows, in its order) as arrays.
 
     ``m``: the pair's model code (into :class:`_JudgeRows` ``model_names``; -1 where the model id is missing, which
     only the merge path holds: left out of every per-model table, as a pandas group drops a missing key)."""
@@ -179,7 +179,7 @@ class _JudgeRows:
 
 def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names: np.ndarray,
                key_codes: Mapping[str, np.ndarray]) -> _PairRows:
-    """:func:`_pairs` as arrays: the rows of ``observed_neighbors(fj, generator, skip_bad=True)``, in its order."""
+    """:func:`neighbor_pairs` as arrays: the rows of ``observed_neighbors(fj, generator, skip_bad=True)``, in its order."""
     from biasbound.neighbors import observed as obs
 
     kind, name = obs._parse_generator(generator, "observed_neighbors")
@@ -189,7 +189,7 @@ def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names:
         nb_pos, canon_pos, _, n_missing, _ = matched
         return _PairRows(m=m_all[nb_pos], original=score[canon_pos], neighbor=score[nb_pos],
                          rerun=fj["rerun"].to_numpy(dtype=np.int64)[nb_pos], missing=int(n_missing))
-    nb = _pairs(fj, generator)  # keys with missing values: the merge path, its model ids looked up by their text
+    nb = neighbor_pairs(fj, generator)  # keys with missing values: the merge path, its model ids looked up by their text
     model = nb["model"]
     text = model.astype(object).to_numpy().astype(str)  # each value's str (as sorted_codes reads them)
     return _PairRows(m=np.where(model.isna().to_numpy(), -1, pd.Index(model_names).get_indexer(text)),
@@ -266,7 +266,7 @@ def observed_sensitivity(frame: pd.DataFrame, generators: Sequence[str]) -> pd.D
     """
     rows = []
     for g in generators:
-        nb = _pairs(frame, g)
+        nb = neighbor_pairs(frame, g)
         for judge, grp in nb.groupby("judge", sort=True):
             rows.append({"judge": str(judge), "generator": g, "m": int(len(grp)),
                          "delta_star": _delta_star(grp["model"].to_numpy(), grp["difference"].to_numpy(dtype=float))})
@@ -537,19 +537,19 @@ def _model_matrix(rows: _JudgeRows, models: list[str]) -> np.ndarray:
 
 def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of each model's rank (1 = best, ties share the better rank) over item resamples."""
-    from biasbound.leaderboard import _count_chunks, _exact_float32, _Present
+    from biasbound.leaderboard import count_chunks, exact_float32, Present
 
     present = ~np.isnan(mat)
     x = np.where(present, mat, 0.0)
     den = present.T.astype(float)  # resampled counts of present items: one product, or few missing ones subtracted
     few_missing = mat.shape[1] > 0 and np.count_nonzero(~present) * 8 < mat.size
-    sparse_den = _Present(present.astype(float), ~present) if few_missing else None
+    sparse_den = Present(present.astype(float), ~present) if few_missing else None
     # scores on quarter levels (and the 0/1 presence): float32 products equal the float64 ones bit for bit
-    x32 = _exact_float32(x, mat.shape[1])
-    den32 = None if sparse_den is not None else _exact_float32(present.astype(float), mat.shape[1])
+    x32 = exact_float32(x, mat.shape[1])
+    den32 = None if sparse_den is not None else exact_float32(present.astype(float), mat.shape[1])
     ranks = []
     # chunk by chunk (the draws of _draw_counts, never all held at once: 1000 rounds × 25,000 items are 200 MB)
-    for chunk in _count_chunks(np.random.default_rng(seed), rounds, mat.shape[1]):
+    for chunk in count_chunks(np.random.default_rng(seed), rounds, mat.shape[1]):
         chunk32 = chunk.astype(np.float32) if x32 is not None or den32 is not None else None
         num = (chunk32 @ x32).astype(float) if x32 is not None else np.asarray(chunk @ x.T)
         if sparse_den is not None:

@@ -98,9 +98,9 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _flips(frame: pd.DataFrame, generator: str, continuous: bool) -> pd.DataFrame:
-    from biasbound.card import _pairs
+    from biasbound.card import neighbor_pairs
 
-    nb = _pairs(frame, generator)
+    nb = neighbor_pairs(frame, generator)
     out = pd.DataFrame({"model": nb["model"].astype(str).to_numpy(), "item_id": nb["item_id"].astype(str).to_numpy(),
                         "rerun": nb["rerun"].to_numpy(dtype=np.int64),
                         "flip": _flipped(nb["original"].to_numpy(dtype=float), nb["neighbor"].to_numpy(dtype=float),

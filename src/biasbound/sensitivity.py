@@ -148,7 +148,7 @@ def kl_upper_bound(mean: float, n: int, beta: float) -> float:
     mean = check_in_range(mean, "mean", "kl_upper_bound", low=0.0, high=1.0)
     n = check_int(n, "n", "kl_upper_bound", low=1)
     beta = check_in_range(beta, "beta", "kl_upper_bound", **bounds("beta"))
-    return _kl_bound(mean, n, beta, upper=True)
+    return kl_bound(mean, n, beta, upper=True)
 
 
 @validate_params
@@ -161,12 +161,12 @@ def kl_lower_bound(mean: float, n: int, beta: float) -> float:
     mean = check_in_range(mean, "mean", "kl_lower_bound", low=0.0, high=1.0)
     n = check_int(n, "n", "kl_lower_bound", low=1)
     beta = check_in_range(beta, "beta", "kl_lower_bound", **bounds("beta"))
-    return _kl_bound(mean, n, beta, upper=False)
+    return kl_bound(mean, n, beta, upper=False)
 
 
-def _kl_bound(mean: float, n: int, beta: float, *, upper: bool) -> float:
+def kl_bound(mean: float, n: int, beta: float, *, upper: bool) -> float:
     if not upper:  # lower bound on E X  =  1 - upper bound on E(1 - X)
-        return max(0.0, 1.0 - _kl_bound(1.0 - mean, n, beta, upper=True))
+        return max(0.0, 1.0 - kl_bound(1.0 - mean, n, beta, upper=True))
     level = math.log(1.0 / beta) / n
     if mean >= 1.0:
         return 1.0
@@ -287,11 +287,11 @@ def _ucb(d: np.ndarray, *, beta: float, max_distance: float, method: str) -> flo
     m = x.size
     mean = float(np.clip(np.mean(x), 0.0, 1.0))
     if method == "kl":
-        bound = _kl_bound(mean, m, beta, upper=True)
+        bound = kl_bound(mean, m, beta, upper=True)
     elif method == "bernstein":
         bound = _bernstein_upper(x, beta)
     else:
-        bound = min(_kl_bound(mean, m, beta / 2.0, upper=True), _bernstein_upper(x, beta / 2.0))
+        bound = min(kl_bound(mean, m, beta / 2.0, upper=True), _bernstein_upper(x, beta / 2.0))
     bound = min(1.0, max(bound, mean))
     ucb = max_distance * math.sqrt(bound)
     # Round against ourselves: never below the plug-in value, one ulp up for float error.
@@ -348,11 +348,11 @@ def sensitivity_lcb(
     x = np.clip((d / max_distance) ** 2, 0.0, 1.0)
     mean = float(np.clip(np.mean(x), 0.0, 1.0))
     if method == "kl":
-        bound = _kl_bound(mean, x.size, beta, upper=False)
+        bound = kl_bound(mean, x.size, beta, upper=False)
     elif method == "bernstein":
         bound = _bernstein_lower(x, beta)
     else:
-        bound = max(_kl_bound(mean, x.size, beta / 2.0, upper=False), _bernstein_lower(x, beta / 2.0))
+        bound = max(kl_bound(mean, x.size, beta / 2.0, upper=False), _bernstein_lower(x, beta / 2.0))
     bound = max(0.0, min(bound, mean))
     lcb = below(max_distance * math.sqrt(bound)) if bound > 0 else 0.0
     plug_in = float(math.sqrt(float(np.mean(d * d))))

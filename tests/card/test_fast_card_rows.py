@@ -37,7 +37,7 @@ def _ref_model_matrix(fj: pd.DataFrame, models: list[str]) -> np.ndarray:
 def _ref_all_items_means(fj: pd.DataFrame, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
     canon = _ref_canonical_rows(fj)
     total = canon.groupby(canon["model"].astype(str))["score"].sum().reindex(models).fillna(0.0).to_numpy()
-    nb = card._pairs(fj, generator)
+    nb = card.neighbor_pairs(fj, generator)
     rounds = []
     idx = pd.Index(models)
     for _, grp in (nb.groupby("rerun", sort=True) if len(nb) else []):
@@ -105,7 +105,7 @@ def test_card_tables_on_codes_equal_the_text_routes(seed: int) -> None:
     assert card._distinct(rows, "model", rows.m) == canon["model"].nunique()
     assert card._distinct(rows, "item_id", rows.i) == canon["item_id"].nunique()
     for g, pr in rows.pairs.items():
-        nb = card._pairs(fj, g)
+        nb = card.neighbor_pairs(fj, g)
         assert pr.missing == nb.attrs["missing"]
         assert [None if k < 0 else rows.model_names[k] for k in pr.m] == [
             None if pd.isna(x) else str(x) for x in nb["model"]]

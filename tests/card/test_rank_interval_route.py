@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from biasbound.card import _bootstrap_rank_intervals
-from biasbound.leaderboard import _draw_counts, _exact_float32, _Present
+from biasbound.leaderboard import _draw_counts, exact_float32, Present
 
 
 def _old_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -16,7 +16,7 @@ def _old_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -
     x = np.where(present, mat, 0.0)
     den = present.T.astype(float)
     few_missing = mat.shape[1] > 0 and np.count_nonzero(~present) * 8 < mat.size
-    sparse_den = _Present(present.astype(float), ~present) if few_missing else None
+    sparse_den = Present(present.astype(float), ~present) if few_missing else None
     ranks = []
     for chunk in _draw_counts(seed, rounds, mat.shape[1]):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -39,7 +39,7 @@ def test_rank_intervals_equal_the_float64_route(seed: int, levels: bool, missing
     mat = rng.integers(0, 5, (n_models, n_items)) / 4.0 if levels else rng.uniform(0, 1, (n_models, n_items))
     mat[rng.random(mat.shape) < missing] = np.nan
     # the levels case does take the float32 route (else this would compare the float64 route with itself)
-    assert (_exact_float32(np.nan_to_num(mat), n_items) is not None) == levels
+    assert (exact_float32(np.nan_to_num(mat), n_items) is not None) == levels
     new = _bootstrap_rank_intervals(mat, 200, seed, 0.95)
     old = _old_rank_intervals(mat, 200, seed, 0.95)
     np.testing.assert_array_equal(new[0], old[0])

@@ -132,7 +132,7 @@ def _counts(seed: int, rounds: int, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(12))
 def test_float32_products_of_quarter_matrices_equal_float64(seed: int) -> None:
-    from biasbound.leaderboard import _exact_float32
+    from biasbound.leaderboard import exact_float32
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 400))
@@ -141,19 +141,19 @@ def test_float32_products_of_quarter_matrices_equal_float64(seed: int) -> None:
     mat = np.trunc(rng.uniform(0, top, size=(int(rng.integers(1, 30)), n)) * 4) / 4
     mat[rng.random(mat.shape) < 0.2] = 0.0
     counts = _counts(seed, 300, n)
-    m32 = _exact_float32(mat, n)
+    m32 = exact_float32(mat, n)
     assert m32 is not None
     assert _same_bits((counts.astype(np.float32) @ m32).astype(float), counts @ mat.T)
 
 
 def test_float32_products_are_refused_where_they_could_round() -> None:
-    from biasbound.leaderboard import _exact_float32
+    from biasbound.leaderboard import exact_float32
 
-    assert _exact_float32(np.array([[0.1, 0.5]]), 10) is None  # not a multiple of 1/4
-    assert _exact_float32(np.array([[-0.0, 0.5]]), 10) is None  # signed: a zero sum's sign could depend on order
-    assert _exact_float32(np.array([[-0.25, 0.5]]), 10) is None
-    assert _exact_float32(np.array([[2.0**20, 1.0]]), 4) is None  # 4 * 2^20 = 2^22: at the bound
-    assert _exact_float32(np.array([[2.0**20 - 1, 1.0]]), 4) is not None
+    assert exact_float32(np.array([[0.1, 0.5]]), 10) is None  # not a multiple of 1/4
+    assert exact_float32(np.array([[-0.0, 0.5]]), 10) is None  # signed: a zero sum's sign could depend on order
+    assert exact_float32(np.array([[-0.25, 0.5]]), 10) is None
+    assert exact_float32(np.array([[2.0**20, 1.0]]), 4) is None  # 4 * 2^20 = 2^22: at the bound
+    assert exact_float32(np.array([[2.0**20 - 1, 1.0]]), 4) is not None
 
 
 def _plain_ratio_bootstrap(num: np.ndarray, den: np.ndarray, counts: np.ndarray, level: float):
