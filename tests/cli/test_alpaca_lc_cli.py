@@ -6,31 +6,13 @@ is deterministic (false-failure rate 0).
 
 from __future__ import annotations
 
-import json
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from alpaca_lc_fixture import LC, NATIVE, write_model
 from conftest import SHARED_DATA
-
-LC = SHARED_DATA / "alpaca_eval_lc"
-NATIVE = json.loads((LC / "native_lc.json").read_text(encoding="utf-8"))["models"]
-FEATURES = pd.read_csv(LC / "features.csv.gz")
-ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
-BASELINE = "gpt4_1106_preview"
-
-
-def write_model(root: Path, records_of: str, name: str) -> None:
-    """``results/<name>/<annotator>/annotations.json`` with the fixture's records of ``records_of``."""
-    grp = FEATURES[FEATURES["model"] == records_of].sort_values("index")
-    recs = [{"instruction": f"instruction {int(r.index)}", "output_1": "a" * int(r.len_1), "generator_1": BASELINE,
-             "output_2": "b" * int(r.len_2), "generator_2": name, "annotator": ANNOTATOR,
-             "preference": None if pd.isna(r.preference) else float(r.preference)} for r in grp.itertuples()]
-    d = root / name / ANNOTATOR
-    d.mkdir(parents=True)
-    (d / "annotations.json").write_text(json.dumps(recs), encoding="utf-8")
 
 
 @pytest.mark.slow

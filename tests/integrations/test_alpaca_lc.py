@@ -8,9 +8,7 @@ AlpacaEval's repository, with the ``df_gamed.csv`` stand-in beside it (see its P
 
 from __future__ import annotations
 
-import json
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,13 +17,8 @@ from biasbound._exceptions import DataFormatError
 from biasbound.data.alpaca_eval import load_alpaca_eval
 from biasbound.data.alpaca_lc import GAMED_FILE, LC_COLUMN, length_controlled_win_rate, read_gamed
 
+from alpaca_lc_fixture import ANNOTATOR, BASELINE, FEATURES, LC, NATIVE, write_results
 from conftest import SHARED_DATA
-
-LC = SHARED_DATA / "alpaca_eval_lc"
-NATIVE = json.loads((LC / "native_lc.json").read_text(encoding="utf-8"))["models"]
-FEATURES = pd.read_csv(LC / "features.csv.gz")
-ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
-BASELINE = "gpt4_1106_preview"
 
 
 @pytest.fixture(autouse=True)
@@ -33,20 +26,6 @@ def _no_hub_cache(tmp_path, monkeypatch):
     """No test sees a Hugging Face cache of the machine it runs on."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-empty"))
     monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
-
-
-def write_results(root: Path, models: list[str]) -> Path:
-    """An AlpacaEval ``results/`` tree holding the fixture's records of ``models`` (output texts of the
-    recorded lengths; AlpacaEval's GLM reads only their lengths, positions and preferences)."""
-    for m in models:
-        grp = FEATURES[FEATURES["model"] == m].sort_values("index")
-        recs = [{"instruction": f"instruction {int(r.index)}", "output_1": "a" * int(r.len_1), "generator_1": BASELINE,
-                 "output_2": "b" * int(r.len_2), "generator_2": m, "annotator": ANNOTATOR,
-                 "preference": None if pd.isna(r.preference) else float(r.preference)} for r in grp.itertuples()]
-        d = root / m / ANNOTATOR
-        d.mkdir(parents=True)
-        (d / "annotations.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
 
 
 def lc_of(js) -> dict[tuple[str, str], float]:
