@@ -37,7 +37,8 @@ from biasbound._validation import (
     cli_command,
 )
 
-__all__ = ["AT_A_POINT", "CERTIFY", "PARAMETERS", "RULES", "Parameter", "Rule", "bounds", "checked_names", "checked_records", "exempt_names",
+__all__ = ["AT_A_POINT", "CERTIFY", "ENGINES",
+           "PARAMETERS", "RULES", "Parameter", "Rule", "bounds", "checked_names", "checked_records", "exempt_names",
            "old_option", "option", "renamed", "settings_record", "table_options", "validate", "validate_params"]
 
 
@@ -118,6 +119,11 @@ class Parameter:
                              f"Got {value!r} instead.") from None
 
 
+#: Engines that read and reduce judgment tables (:mod:`biasbound.engine`, which re-exports this): DuckDB, embedded, the
+#: default route; Spark, on a cluster.
+ENGINES: tuple[str, ...] = ("duckdb", "spark")
+
+
 def _p(name: str, kind: str, meaning: str, default: Any = None, **kw: Any) -> Parameter:
     return Parameter(name=name, kind=kind, meaning=meaning, default=default, **kw)
 
@@ -176,6 +182,10 @@ _TABLE = (
        "a judge or model whose name does not say its family (gpt-4o, claude, gemini, llama, ... need none)", None,
        optional=True, flag="--family"),
     _p("plots", "bool", "Write plots and report.html", True, flag="--plots/--no-plots", config_key="plots"),
+    # a reading option (how the judgment tables are read), never recorded: the certificate is the same on each
+    _p("engine", "choice", "Engine that reads the judgment tables: duckdb (embedded, every format) or spark (judgment "
+       "tables in the contract schema read on a Spark cluster: local mode, or Spark Connect with SPARK_REMOTE); the "
+       "certificate is the same on each", ENGINES[0], choices=ENGINES, flag="--engine"),
     _p("confidence", "float", "Family-wise confidence level of the audit", 0.99,
        range=Range(0.0, 1.0, low_open=True, high_open=True), flag="--confidence"),
     _p("neighbor_file", "text", "Judgment files holding new neighbours (repeat the option for several)", None,

@@ -44,8 +44,9 @@ __all__ = [
 EXIT_VIOLATED = 1
 
 
-#: The options of ``certify`` from the parameter table: every certify parameter and the human labels' two.
-CERTIFY_OPTIONS = (*CERTIFY, "human_labels", "human_level")
+#: The options of ``certify`` from the parameter table: every certify parameter, the human labels' two and the engine
+#: that reads the inputs.
+CERTIFY_OPTIONS = (*CERTIFY, "human_labels", "human_level", "engine")
 
 #: With more judges than this, the terminal shows one compact row per judge instead of each certificate.
 _DETAILED_JUDGES = 5
@@ -336,8 +337,9 @@ def register(app: typer.Typer) -> None:
     @app.command("certify")
     @table_options(CERTIFY_OPTIONS, defaults={"neighbors": "auto"})  # every certify parameter, from the table
     def certify_command(
-        inputs: list[Path] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
-                                            "annotations, MT-Bench judgment files, inspect_ai logs, or long tables."),
+        inputs: list[str] = typer.Argument(..., help="Judgments: Arena-Hard files/folders, LLMBar CSVs, AlpacaEval "
+                                           "annotations, MT-Bench judgment files, inspect_ai logs, or long tables "
+                                           "(--engine spark: judgment tables, cluster paths such as s3a://... too)."),
         out: str = typer.Option(..., "--out", help="Output folder."),  # str: typer reads "" as Path(".")
         old_neighbors: str | None = old_option("neighbors"),
         scale: str | None = typer.Option(None, "--scale", help="Raw score scale lo,hi of generic tables."),
@@ -377,6 +379,7 @@ def register(app: typer.Typer) -> None:
         v["hamming"] = validate("certify", hamming=v["hamming"])["hamming"]  # "2" typed: the int 2 (recorded as such)
         v["human_level"] = validate("certify", human_level=v["human_level"])["human_level"]
         v["beta"] = parse_beta(v["beta"])
+        engine = validate("certify", engine=v.pop("engine"))["engine"]  # how the inputs are read: not a setting
         range_bound = v["range_bound"]
         from biasbound.self_preference import parse_families
 
@@ -399,8 +402,14 @@ def register(app: typer.Typer) -> None:
 
             load_private_key(sign_key)
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
-            loaded = load_inputs(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map,
-                                 ties=mt_bench_ties, score_map=value_map, baseline=baseline, winner_map=outcome_map)
+            if engine == "spark":  # judgment tables read on a Spark cluster (biasbound.engine.load_spark)
+                from biasbound.engine import load_spark
+
+                loaded = load_spark(inputs, scale=raw_scale, skip_bad=skip_bad, columns=column_map, ties=mt_bench_ties,
+                                    score_map=value_map, winner_map=outcome_map)
+            else:
+                loaded = load_inputs([Path(p) for p in inputs], scale=raw_scale, skip_bad=skip_bad, columns=column_map,
+                                     ties=mt_bench_ties, score_map=value_map, baseline=baseline, winner_map=outcome_map)
         check_options_used(loaded.report, "certify", scale=raw_scale, columns=column_map, score_map=value_map,
                             winner_map=outcome_map)
         from biasbound._assumptions import check_scale_used

@@ -302,13 +302,16 @@ def _outliers_allowed(n: int) -> int:
     return n // 100 if n >= 100 else (1 if n >= 20 else 0)
 
 
-def infer_scale(scores: Any) -> tuple[float, float]:
+def infer_scale(scores: Any, counts: Any = None) -> tuple[float, float]:
     """Infer the raw score scale from observed scores, or ask for it when the data do not say.
 
     Parameters
     ----------
     scores:
         Observed raw scores (NaN ignored).
+    counts:
+        How many times each of ``scores`` was observed (default: once each); the distinct scores of a large table
+        and their counts give the scale the whole table gives.
 
     Returns
     -------
@@ -340,21 +343,24 @@ def infer_scale(scores: Any) -> tuple[float, float]:
     table would otherwise divide every other score by 10. The scale used is reported in
     the load report, the certificate scope and the terminal.
     """
-    return _infer_scale(scores)[0]
+    return _infer_scale(scores, counts)[0]
 
 
-def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
-    """:func:`infer_scale` and the number of scores outside the scale it returns."""
+def _infer_scale(scores: Any, counts: Any = None) -> tuple[tuple[float, float], int]:
+    """:func:`infer_scale` and the number of scores outside the scale it returns; ``counts``: how many times each
+    score occurs (the Spark reader collects the distinct scores only)."""
     arr = np.asarray(scores, dtype=float)
-    arr = arr[np.isfinite(arr)]
+    weight = np.ones(arr.size, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    arr, weight = arr[np.isfinite(arr)], weight[np.isfinite(arr)]
+    total = int(weight.sum())
     give = arg("give scale=(lo, hi)", "give --scale LO,HI")
-    if arr.size == 0:
+    if total == 0:
         raise InputError(f"Cannot infer the score scale: no finite score was observed; {give}.")
-    allowed = _outliers_allowed(arr.size)
+    allowed = _outliers_allowed(total)
     eligible: list[tuple[int, int, float, tuple[float, float]]] = []
     for a, b in COMMON_SCALES:
         inside = arr[(arr >= a) & (arr <= b)]
-        n_out = int(arr.size - inside.size)
+        n_out = int(total - weight[(arr >= a) & (arr <= b)].sum())
         if n_out > allowed or inside.size == 0:
             continue
         if (a, b) == (0.0, 1.0):
@@ -372,12 +378,12 @@ def _infer_scale(scores: Any) -> tuple[tuple[float, float], int]:
         # wider scale would re-read every other score because of them, choosing the narrower one would call them
         # bad: the data do not say which, so the user does.
         for n_out, _, _, (a, b) in eligible[1:]:
-            stray = int(np.count_nonzero(arr < a))
+            stray = int(weight[arr < a].sum())
             if b == best[1] and a > best[0] and 0 < n_out == stray <= allowed and eligible[0][0] == 0:
                 which = arg(f"; scale=({best[0]:g}, {b:g}) keeps them, scale=({a:g}, {b:g}) reports them as bad rows",
                             f" (--scale {best[0]:g},{b:g} keeps them, --scale {a:g},{b:g} reports them as bad rows)")
                 raise InputError(f"Cannot infer the score scale: the scores fit [{best[0]:g}, {b:g}] only because of "
-                                 f"{stray} score(s) below {a:g} (of {arr.size}); without them they fit [{a:g}, {b:g}], "
+                                 f"{stray} score(s) below {a:g} (of {total}); without them they fit [{a:g}, {b:g}], "
                                  f"so {give}{which}.")
         a, b = best
         inside = arr[(arr >= a) & (arr <= b)]

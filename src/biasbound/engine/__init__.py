@@ -21,7 +21,9 @@ to within 1e-12 relative; counts are exact.
 from __future__ import annotations
 
 from biasbound.engine._duckdb import reduce_duckdb
+from biasbound.engine._read import load_spark
 from biasbound.engine._reduce import reduce
-from biasbound.engine._stats import DEFAULT_LEVELS, ENGINES, Statistics
+from biasbound.engine._stats import DEFAULT_LEVELS, Statistics
+from biasbound.parameters import ENGINES
 
-__all__ = ["DEFAULT_LEVELS", "ENGINES", "Statistics", "reduce", "reduce_duckdb"]
+__all__ = ["DEFAULT_LEVELS", "ENGINES", "Statistics", "load_spark", "reduce", "reduce_duckdb"]

@@ -9,11 +9,13 @@ from typing import Any
 import pandas as pd
 
 from biasbound._exceptions import InputError
-from biasbound.engine._stats import DEFAULT_LEVELS, ENGINES, Statistics
+from biasbound.parameters import ENGINES, validate_params
+from biasbound.engine._stats import DEFAULT_LEVELS, Statistics
 
 __all__ = ["reduce"]
 
 
+@validate_params
 def reduce(
     source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
     *,

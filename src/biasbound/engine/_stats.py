@@ -14,8 +14,6 @@ import pandas as pd
 
 from biasbound._exceptions import InputError
 
-#: Engines :func:`reduce` runs on.
-ENGINES: tuple[str, ...] = ("duckdb", "spark")
 
 #: Levels of the tail counts: ``tail_k`` counts the neighbours with ``|difference| > levels[k]``
 #: (Arena-Hard's score steps).
