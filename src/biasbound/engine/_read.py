@@ -93,6 +93,7 @@ class _Input:
 
     def __init__(self, frame: Any, name: str, local: Path | None, fmt: str, stem: str | None) -> None:
         self.frame, self.name, self.local, self.fmt, self.stem = frame, name, local, fmt, stem
+        self.inside = False  # every score found within the inferred scale (no row to look up)
 
 
 def _inputs(sources: Sequence[Any], spark: Any, where: str) -> list[_Input]:
@@ -121,13 +122,14 @@ def _inputs(sources: Sequence[Any], spark: Any, where: str) -> list[_Input]:
                                       path=shown[text])
             fmt = "parquet"  # a folder (or a cluster path) of Parquet files
         reader = spark.read
+        at = text if local is None else str(local.resolve())  # Spark resolves a relative path in its own folder
         try:
             if fmt == "parquet":
-                frame = reader.parquet(text)
+                frame = reader.parquet(at)
             elif fmt in ("csv", "tsv"):  # every column as text (ids keep leading zeros), as the loader reads them
-                frame = reader.csv(text, header=True, sep="," if fmt == "csv" else "\t")
+                frame = reader.csv(at, header=True, sep="," if fmt == "csv" else "\t")
             else:
-                frame = reader.json(text)
+                frame = reader.json(at)
         except Exception as exc:  # noqa: BLE001 - Spark's analysis errors (no such path, not Parquet): one sentence
             raise DataFormatError(f"cannot be read on Spark ({_first_line(exc)}).", path=shown[text]) from None
         out.append(_Input(frame, shown[text], local, fmt, Path(text.rstrip("/")).name.split(".")[0]))
@@ -219,27 +221,36 @@ def _name_of(col: str, raw: str) -> str:
     return unicodedata.normalize("NFC", text) if col != "variant" and not text.isascii() else text
 
 
-def _dictionary(rows: Any, col: str, spark: Any, inputs: list[_Input]) -> tuple[np.ndarray, Any, dict[str, int]]:
-    """The sorted names of ``col`` (collected: distinct values, few), a small Spark table ``raw -> code`` (several raw
-    values may share a name: ``' m'`` and ``'m'``) and, per raw value rewritten to NFC, 1 (the report counts them)."""
-    raws = [r[0] for r in rows.select(col).distinct().collect() if r[0] is not None]
-    names = {raw: _name_of(col, raw) for raw in raws}
-    empty = [raw for raw, name in names.items() if name == ""]
-    if empty:  # a model or item of only spaces: the first such row, named
-        hit = rows.filter(rows[col].isin(empty)).orderBy("src", "line").select("src", "line").first()
-        raise DataFormatError(f"empty {col}; fix the row (the Spark engine reads no bad rows).",
-                              path=inputs[int(hit[0])].name, line=int(hit[1]) or None)
-    order = sorted(set(names.values()))
-    code = {name: i for i, name in enumerate(order)}
-    table = spark.createDataFrame([(raw, code[name]) for raw, name in names.items()],
-                                  schema=f"{col} STRING, {col}_code INT")
-    changed = {raw: 1 for raw, name in names.items() if col != "variant" and name != (raw.strip() if col in ("model", "item_id") else raw)}
-    return np.asarray(order, dtype=object), table, changed
+def _dictionaries(rows: Any, cols: Sequence[str], spark: Any,
+                  inputs: list[_Input]) -> dict[str, tuple[np.ndarray, Any, dict[str, int]]]:
+    """Per id column: its sorted names, a small Spark table ``raw -> code`` (several raw values may share a name:
+    ``' m'`` and ``'m'``) and the raw values rewritten to NFC (the report counts them). The distinct values of every
+    column (few) are collected in one job and named on the driver exactly as the loader names a value."""
+    from pyspark.sql import functions as F
+
+    got = rows.agg(*[F.collect_set(c).alias(c) for c in cols]).collect()[0]
+    out = {}
+    for col in cols:
+        names = {raw: _name_of(col, raw) for raw in got[col]}  # (collect_set leaves NULL out)
+        empty = [raw for raw, name in names.items() if name == ""]
+        if empty:  # a model or item of only spaces: the first such row, named
+            hit = rows.filter(rows[col].isin(empty)).orderBy("src", "line").select("src", "line").first()
+            raise DataFormatError(f"empty {col}; fix the row (the Spark engine reads no bad rows).",
+                                  path=inputs[int(hit[0])].name, line=int(hit[1]) or None)
+        order = sorted(set(names.values()))
+        code = {name: i for i, name in enumerate(order)}
+        table = spark.createDataFrame([(raw, code[name]) for raw, name in names.items()],
+                                      schema=f"{col} STRING, {col}_code INT")
+        plain = {raw: raw.strip() if col in ("model", "item_id") else raw for raw in names}
+        changed = {raw: 1 for raw, name in names.items() if col in ("judge", "model", "item_id") and name != plain[raw]}
+        out[col] = (np.asarray(order, dtype=object), table, changed)
+    return out
 
 
 def _scales(rows: Any, inputs: list[_Input], scale: tuple[float, float] | None) -> list[tuple[float, float]]:
     """Each input's scale: ``scale``, or the one :func:`biasbound.data.tables.infer_scale`'s rule picks from the
-    input's distinct finite scores and their counts (collected: a judge's scale has a handful of values)."""
+    input's distinct finite scores and their counts (collected: a judge's scale has a handful of values). With an
+    inferred scale, a score outside it is found among the distinct values first (its row is then looked up)."""
     if scale is not None:
         return [scale] * len(inputs)
     from biasbound.data.tables import infer_scale
@@ -257,6 +268,7 @@ def _scales(rows: Any, inputs: list[_Input], scale: tuple[float, float] | None) 
             out.append(infer_scale(values, counts=counts))
         except InputError as exc:
             raise DataFormatError(str(exc)[0].lower() + str(exc)[1:], path=inputs[k].name) from None
+        inputs[k].inside = bool(((values >= out[-1][0]) & (values <= out[-1][1])).all())
     return out
 
 
@@ -324,7 +336,7 @@ def load_spark(
         _first_bad(rows, inputs, "why IS NOT NULL", lambda r: r["why"])
         scales = _scales(rows, inputs, scale)
         outside = " OR ".join(f"(src = {k} AND ({c} < {lo!r} OR {c} > {hi!r}))" for k, (lo, hi) in enumerate(scales)
-                              for c in (("s", "h") if human else ("s",)))
+                              for c in (("s", "h") if human else ("s",)) if c == "h" or not inputs[k].inside)
         how = "" if scale is not None else " inferred from the other scores (give --scale LO,HI if it is wrong)"
 
         def outside_reason(row: Any) -> str:
@@ -332,15 +344,15 @@ def load_spark(
             col = "score" if row["s"] is not None and not lo <= float(row["s"]) <= hi else "human"
             return f"{col} {float(row['s' if col == 'score' else 'h']):g} is outside the scale [{lo:g}, {hi:g}]{how}"
 
-        _first_bad(rows, inputs, outside, outside_reason)
+        if outside:
+            _first_bad(rows, inputs, outside, outside_reason)
         names: dict[str, np.ndarray] = {}
         changed: dict[str, dict[str, int]] = {}
         coded = rows
         cols = ["judge", "model", "item_id", "variant"] + (["vd"] if verdict else [])
         from pyspark.sql import functions as F
 
-        for col in cols:
-            names[col], table, changed[col] = _dictionary(rows, col, spark, inputs)
+        for col, (names[col], table, changed[col]) in _dictionaries(rows, cols, spark, inputs).items():
             coded = coded.join(F.broadcast(table), on=col, how="left")
         key = [f"{c}_code" for c in ("judge", "model", "item_id", "variant")] + ["rerun", "game"]
         dup = (coded.groupBy(*key).agg(F.count(F.lit(1)).alias("n"), F.min("src").alias("a"), F.max("src").alias("b"))
