@@ -76,23 +76,24 @@ def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.slow
-def test_certify_engine_spark_writes_the_embedded_files_on_the_demo(spark, tmp_path, frozen_clock,
-                                                                   monkeypatch) -> None:
-    """The command line on both engines (the Spark route takes the module's session: getOrCreate); verify re-reads
-    the judgments on the embedded route and reproduces the Spark route's files."""
+def test_certify_engine_spark_writes_the_embedded_files_on_the_demo(spark, tmp_path, monkeypatch, capsys) -> None:
+    """``certify --engine spark`` (the module's session: getOrCreate); ``verify --judgments`` re-reads the judgments
+    on the embedded route and reproduces the Spark route's files, each compared apart from ``created``."""
     from biasbound.cli import main
     from biasbound.data.embedded import load_demo
 
     path = tmp_path / "demo.parquet"
     load_demo().frame[["judge", "model", "item_id", "variant", "rerun", "game", "score"]].to_parquet(path, index=False)
     monkeypatch.chdir(tmp_path)
-    for engine in ("duckdb", "spark"):
-        assert main(["certify", "demo.parquet", "--out", engine, "--engine", engine, "--no-plots",
-                     "--bootstrap-rounds", "50", "--no-progress"]) == 0
-    _same_files(tmp_path / "duckdb", tmp_path / "spark")
-    reproduce = json.loads((tmp_path / "spark" / "certificate.json").read_text())["scope"]["reproduce"]
-    assert "engine" not in json.dumps(reproduce)
-    assert main(["verify", "spark", "--judgments", "demo.parquet"]) == 0  # re-read on the embedded route
+    assert main(["certify", "demo.parquet", "--out", "spark", "--engine", "spark", "--no-plots", "--bootstrap-rounds",
+                 "50", "--no-progress"]) == 0
+    files = _files(tmp_path / "spark")
+    assert "certificate.json" in files and not any(b"spark" in data.lower() for data in files.values())
+    reproduce = json.loads(files["certificate.json"])["scope"]["reproduce"]
+    assert "engine" not in json.dumps(reproduce)  # the engine is no setting of the certificate
+    # verify re-reads the judgments on the embedded route, certifies again and compares every output file
+    assert main(["verify", "spark", "--judgments", "demo.parquet"]) == 0
+    assert "reproduced 7 output file(s) from the judgments given (apart from 'created')" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -136,6 +137,11 @@ def test_spark_refuses_a_repeated_key_and_a_bad_row_in_one_sentence(spark, tmp_p
         load_spark(dup, session=spark, scale=(1, 5))
     assert str(exc.value) == ("dup.parquet: the judgment (judge='j', model='m2', item_id='q1', variant='original', "
                               "rerun=0, game=1) occurs 2 times; give each judgment once.")
+    spaced = tmp_path / "spaced.csv"  # ' m2' is m2 (the loader strips model and item names): the key repeats
+    raw.assign(model=["m1", "m1", " m2", "m2"], item_id=["q1", "q2", "q1", "q1"]).to_csv(spaced, index=False)
+    with pytest.raises(DataFormatError, match=r"^spaced\.csv: the judgment \(judge='j', model='m2', item_id='q1', "
+                                              r"variant='original', rerun=0, game=1\) occurs 2 times"):
+        load_spark(spaced, session=spark, scale=(1, 5))
     bad = tmp_path / "bad.csv"
     raw.assign(score=["1", "5", "three", "2"]).to_csv(bad, index=False)
     with pytest.raises(DataFormatError, match=r"^bad\.csv: score \(column 'score'\) is not a finite number; fix the row"):

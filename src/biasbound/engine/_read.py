@@ -222,9 +222,9 @@ def _name_of(col: str, raw: str) -> str:
 
 
 def _dictionaries(rows: Any, cols: Sequence[str], spark: Any,
-                  inputs: list[_Input]) -> dict[str, tuple[np.ndarray, Any, dict[str, int]]]:
+                  inputs: list[_Input]) -> dict[str, tuple[np.ndarray, Any, dict[str, int], dict[str, str]]]:
     """Per id column: its sorted names, a small Spark table ``raw -> code`` (several raw values may share a name:
-    ``' m'`` and ``'m'``) and the raw values rewritten to NFC (the report counts them). The distinct values of every
+    ``' m'`` and ``'m'``), the raw values rewritten to NFC (the report counts them) and every raw value's name. The distinct values of every
     column (few) are collected in one job and named on the driver exactly as the loader names a value."""
     from pyspark.sql import functions as F
 
@@ -243,7 +243,7 @@ def _dictionaries(rows: Any, cols: Sequence[str], spark: Any,
                                       schema=f"{col} STRING, {col}_code INT")
         plain = {raw: raw.strip() if col in ("model", "item_id") else raw for raw in names}
         changed = {raw: 1 for raw, name in names.items() if col in ("judge", "model", "item_id") and name != plain[raw]}
-        out[col] = (np.asarray(order, dtype=object), table, changed)
+        out[col] = (np.asarray(order, dtype=object), table, changed, names)
     return out
 
 
@@ -352,19 +352,11 @@ def load_spark(
         cols = ["judge", "model", "item_id", "variant"] + (["vd"] if verdict else [])
         from pyspark.sql import functions as F
 
-        for col, (names[col], table, changed[col]) in _dictionaries(rows, cols, spark, inputs).items():
+        raw_names: dict[str, dict[str, str]] = {}
+        for col, (names[col], table, changed[col], raw_names[col]) in _dictionaries(rows, cols, spark, inputs).items():
             coded = coded.join(F.broadcast(table), on=col, how="left")
+        _check_keys(rows, coded, raw_names, inputs)
         key = [f"{c}_code" for c in ("judge", "model", "item_id", "variant")] + ["rerun", "game"]
-        dup = (coded.groupBy(*key).agg(F.count(F.lit(1)).alias("n"), F.min("src").alias("a"), F.max("src").alias("b"))
-               .filter("n > 1").limit(1).collect())
-        if dup:
-            d = dup[0]
-            shown = ", ".join(f"{k}={v!r}" for k, v in zip(_KEY, [names[c][int(d[f'{c}_code'])] for c in
-                                                               ("judge", "model", "item_id", "variant")]
-                                                         + [int(d["rerun"]), int(d["game"])]))
-            where_ = " and ".join(dict.fromkeys(inputs[int(d[x])].name for x in ("a", "b")))
-            raise DataFormatError(f"the judgment ({shown}) occurs {int(d['n'])} times; give each judgment once.",
-                                  path=where_)
         keep = [F.col(c) for c in ("src", "line", *key, "s")] + ([F.col("h")] if human else [])
         if verdict:  # a missing verdict: code -1 (pandas' missing category)
             keep.append(F.coalesce(F.col("vd_code"), F.lit(-1)).alias("vd_code"))
@@ -375,6 +367,27 @@ def load_spark(
     except Exception as exc:  # noqa: BLE001 - Spark's analysis and runtime errors: one sentence naming the inputs
         raise InputError(f"{', '.join(i.name for i in inputs)}: cannot be read on Spark ({_first_line(exc)}).") from None
     return _assemble(got, inputs, names, scales, scale, nfc, human, verdict, LoadReport, LoadedInputs)
+
+
+def _check_keys(rows: Any, coded: Any, raw_names: dict[str, dict[str, str]], inputs: list[_Input]) -> None:
+    """The judgment keys given once, checked on the cluster by one GROUP BY on the key: on the ids as the table holds
+    them when each is its own name (a table bucketed by judge and model then needs no shuffle), else on the codes
+    (``' m'`` and ``'m'`` are one model)."""
+    from pyspark.sql import functions as F
+
+    ids = ("judge", "model", "item_id", "variant")
+    own = all(len(set(raw_names[c].values())) == len(raw_names[c]) for c in ids)
+    frame, cols = (rows, list(ids)) if own else (coded, [f"{c}_code" for c in ids])
+    found = (frame.groupBy(*cols, "rerun", "game").agg(F.count(F.lit(1)).alias("n"), F.min("src").alias("a"),
+                                                       F.max("src").alias("b")).filter("n > 1").limit(1).collect())
+    if not found:
+        return
+    d = found[0]
+    by_code = {c: sorted(set(raw_names[c].values())) for c in ids}
+    shown = [raw_names[c][d[c]] if own else by_code[c][int(d[f"{c}_code"])] for c in ids]
+    key = ", ".join(f"{k}={v!r}" for k, v in zip(_KEY, [*shown, int(d["rerun"]), int(d["game"])]))
+    where = " and ".join(dict.fromkeys(inputs[int(d[x])].name for x in ("a", "b")))
+    raise DataFormatError(f"the judgment ({key}) occurs {int(d['n'])} times; give each judgment once.", path=where)
 
 
 def _to_pandas(frame: Any, spark: Any) -> pd.DataFrame:
