@@ -49,11 +49,11 @@ class DataFormatError(InputError):
         from biasbound._names import shown
 
         self.path = None if path is None else str(path)
-        self.line = line
+        self.line = line or None  # 0: the row's line is not known (a row read on a Spark cluster from CSV or JSONL)
         self.reason = message
         where = ""
         if self.path is not None:  # a file's name is shown with its control characters escaped
-            where = f"{shown(self.path)}:{line}: " if line is not None else f"{shown(self.path)}: "
+            where = f"{shown(self.path)}:{self.line}: " if self.line is not None else f"{shown(self.path)}: "
         super().__init__(where + message)
 
 

@@ -31,7 +31,7 @@ PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if
 NOT_EXAMPLES = {ROOT / "docs" / "DESIGN.md"}  # signatures of the module contracts, not code to run
 LANGUAGES = {"bash": "bash", "sh": "bash", "python": "python", "py": "python"}
 SKIP = re.compile(r"^<!-- docs-test: skip \((?P<reason>[^)]+)\) -->$")
-EXPECTED_SKIPS = 21
+EXPECTED_SKIPS = 23
 
 pytestmark = pytest.mark.slow  # subprocesses: certify and verify of a small table (~25 s of CPU together)
 

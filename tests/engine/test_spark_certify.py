@@ -61,7 +61,7 @@ def _files(out: Path) -> dict[str, bytes]:
 
 def _same_files(a: Path, b: Path) -> None:
     fa, fb = _files(a), _files(b)
-    assert sorted(fa) == sorted(fb) and "certificate.json" in fa and "summary.json" in fa
+    assert sorted(fa) == sorted(fb) and "certificates.json" in fa and "summary.json" in fa
     assert [name for name in fa if fa[name] != fb[name]] == []
     assert not any(b"spark" in data.lower() for data in fb.values())  # the engine is recorded nowhere
 
@@ -123,6 +123,39 @@ def test_spark_certifies_a_million_rows_as_the_embedded_route(spark, tmp_path, f
     del loaded
     certify(coded, out=tmp_path / "spark", **settings)
     _same_files(tmp_path / "embedded", tmp_path / "spark")
+
+
+@pytest.mark.slow
+def test_spark_certifies_a_csv_table_with_reruns_a_variant_and_human_labels(spark, tmp_path, frozen_clock) -> None:
+    """Two judges, 12 models x 40 items, both games, a rerun, a variant, a human column, 5% missing scores, rows
+    shuffled, from CSV (no row numbers on a cluster: the rows keep the file's order); the same table as a temporary
+    view of the session's catalog, read by its name, gives the same frame."""
+    from biasbound.data.loading import load_inputs
+    from biasbound.engine import load_spark
+    from biasbound.pipeline import certify
+
+    rng = np.random.default_rng(3)
+    rows = [(j, f"m{m}", f"q{i}", v, r, g) for j in ("a", "b") for m in range(12) for i in range(40)
+            for v, r, g in (("original", 0, 1), ("original", 0, 2), ("original", 1, 1), ("original", 1, 2), ("v", 0, 1))]
+    raw = pd.DataFrame(rows, columns=["judge", "model", "item_id", "variant", "rerun", "game"]).sample(frac=1,
+                                                                                                    random_state=1)
+    raw["score"] = rng.integers(1, 11, len(raw)).astype(float)
+    raw.loc[rng.random(len(raw)) < 0.05, "score"] = np.nan
+    raw["human"] = rng.integers(1, 11, len(raw)).astype(float)
+    path = tmp_path / "t.csv"
+    raw.to_csv(path, index=False)
+    coded, loaded = load_spark(path, session=spark), load_inputs([path])
+    assert coded.report == loaded.report and coded.options == loaded.options
+    text = _as_text(coded.frame)
+    assert (text["line"] == 0).all()  # not known on a cluster
+    pd.testing.assert_frame_equal(text.drop(columns="line"), loaded.frame.drop(columns="line"))
+    settings = {"neighbors": "swap,rerun,variant:v", "plots": False, "progress": False, "bootstrap_rounds": 20}
+    certify(loaded, out=tmp_path / "embedded", **settings)
+    certify(coded, out=tmp_path / "spark", **settings)
+    _same_files(tmp_path / "embedded", tmp_path / "spark")
+    spark.createDataFrame(raw).createOrReplaceTempView("bb_judgments")
+    named = _as_text(load_spark("bb_judgments", session=spark, scale=(1, 10)).frame)
+    pd.testing.assert_frame_equal(named.drop(columns=["source", "line"]), text.drop(columns=["source", "line"]))
 
 
 @pytest.mark.slow

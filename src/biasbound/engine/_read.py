@@ -99,6 +99,11 @@ class _Input:
 def _inputs(sources: Sequence[Any], spark: Any, where: str) -> list[_Input]:
     from biasbound.data._inputs import check_input, display_names
 
+    what = "'INPUT' argument" if where == "certify" else "'sources' parameter"
+    for s in sources:
+        if isinstance(s, pd.DataFrame):
+            raise TypeError(f"The {what} of {where} takes paths or Spark DataFrames; a pandas DataFrame is read on the "
+                            "embedded route (bb.certify takes it as it is).")
     texts = [str(s) for s in sources if not hasattr(s, "schema")]
     shown = display_names(texts) if texts else {}
     out: list[_Input] = []
@@ -109,9 +114,17 @@ def _inputs(sources: Sequence[Any], spark: Any, where: str) -> list[_Input]:
         text = str(s)
         remote = "://" in text
         local = None if remote else Path(text)
+        if local is not None and not local.exists():
+            try:  # a table of the session's catalog (evals.judgments)
+                table = spark.table(text) if spark.catalog.tableExists(text) else None
+            except Exception:  # noqa: BLE001 - a name the catalog cannot parse is no table
+                table = None
+            if table is None:
+                raise InputError(f"The {what} of {where} names {text!r}, which is neither a file nor a table of the "
+                                 "Spark session's catalog.")
+            out.append(_Input(table, text, None, "frame", None))
+            continue
         if local is not None:
-            if not local.exists():
-                raise InputError(f"The 'INPUT' argument of {where} names {text!r}, which does not exist.")
             check_input(local)
         suffixes = [x.lower() for x in Path(text.rstrip("/")).suffixes if x.lower() not in (".gz", ".bz2")]
         fmt = _FORMATS.get(suffixes[-1]) if suffixes else None
@@ -134,7 +147,6 @@ def _inputs(sources: Sequence[Any], spark: Any, where: str) -> list[_Input]:
             raise DataFormatError(f"cannot be read on Spark ({_first_line(exc)}).", path=shown[text]) from None
         out.append(_Input(frame, shown[text], local, fmt, Path(text.rstrip("/")).name.split(".")[0]))
     return out
-
 
 
 def _q(col: str) -> str:
@@ -163,6 +175,7 @@ def _number(raw: Any, kind: str, name: str) -> tuple[str, str]:
 
 def _rows(inp: _Input, k: int, human: bool, verdict: bool) -> Any:
     """The input's rows on the cluster: ``src`` (its index), ``line`` (the 1-based row of a Parquet file, else 0),
+    ``pos`` (where Spark read the row: the order of a file's rows),
     the ids as text (``variant`` 'original' when empty), ``rerun`` and ``game`` as integers, the raw score ``s``
     (NULL = missing), ``h`` (the human label), ``vd`` (the verdict) and ``why``, the first reason a row is bad."""
     df = inp.frame
@@ -180,6 +193,8 @@ def _rows(inp: _Input, k: int, human: bool, verdict: bool) -> Any:
             raise DataFormatError(f"{col} (column {col!r}) is a boolean (true/false), not a score; write the scores as "
                                   "numbers (e.g. 1 and 0) so the scale is yours, not a guess.", path=inp.name)
     reasons: list[str] = []
+    if "_corrupt_record" in types:  # a JSON line Spark could not parse (its other columns are NULL)
+        reasons.append(f"CASE WHEN {_q('_corrupt_record')} IS NOT NULL THEN 'the line is not a JSON object' END")
     judge = f"CAST({_q('judge')} AS STRING)" if "judge" in types else _lit(str(inp.stem))
     if "judge" in types:
         reasons.append(f"CASE WHEN {_q('judge')} IS NULL THEN 'empty judge' END")
@@ -204,7 +219,8 @@ def _rows(inp: _Input, k: int, human: bool, verdict: bool) -> Any:
         h, why_h = _number("human", types["human"], "human")
         reasons.append(why_h)
     line = "_metadata.row_index + 1" if inp.fmt == "parquet" and inp.stem is not None else "CAST(0 AS BIGINT)"
-    select = [f"CAST({k} AS INT) AS src", f"CAST({line} AS BIGINT) AS line", f"{judge} AS judge",
+    select = [f"CAST({k} AS INT) AS src", f"CAST({line} AS BIGINT) AS line",
+              "monotonically_increasing_id() AS pos", f"{judge} AS judge",
               f"CAST({_q('model')} AS STRING) AS model", f"CAST({_q('item_id')} AS STRING) AS item_id",
               f"{variant} AS variant", f"{ints['rerun']} AS rerun", f"{ints['game']} AS game", f"{score} AS s"]
     if human:
@@ -357,7 +373,7 @@ def load_spark(
             coded = coded.join(F.broadcast(table), on=col, how="left")
         _check_keys(rows, coded, raw_names, inputs)
         key = [f"{c}_code" for c in ("judge", "model", "item_id", "variant")] + ["rerun", "game"]
-        keep = [F.col(c) for c in ("src", "line", *key, "s")] + ([F.col("h")] if human else [])
+        keep = [F.col(c) for c in ("src", "line", "pos", *key, "s")] + ([F.col("h")] if human else [])
         if verdict:  # a missing verdict: code -1 (pandas' missing category)
             keep.append(F.coalesce(F.col("vd_code"), F.lit(-1)).alias("vd_code"))
         got = _to_pandas(coded.select(*keep), spark)
@@ -417,14 +433,12 @@ def _assemble(got: pd.DataFrame, inputs: list[_Input], names: dict[str, np.ndarr
               scales: list[tuple[float, float]], scale: tuple[float, float] | None, nfc: list[int], human: bool,
               verdict: bool, report_type: Any, loaded_type: Any) -> Any:
     """The coded judgment frame, the load report and the reading options on the driver (numpy on codes)."""
-    col = {c: got[c].to_numpy(dtype=np.int64) for c in ("src", "line", "judge_code", "model_code", "item_id_code",
-                                                         "variant_code", "rerun", "game")}
+    col = {c: got[c].to_numpy(dtype=np.int64) for c in ("src", "line", "pos", "judge_code", "model_code",
+                                                         "item_id_code", "variant_code", "rerun", "game")}
     raw = got["s"].to_numpy(dtype=np.float64)
-    if all(i.fmt == "parquet" and i.stem is not None for i in inputs):  # the files' row order, as the loader's
-        order = np.lexsort((col["line"], col["src"]))
-    else:  # rows have no order on a cluster: the key's
-        order = np.lexsort(tuple(col[c] for c in ("game", "rerun", "variant_code", "item_id_code", "model_code",
-                                                  "judge_code", "src")))
+    # the inputs' row order, as the loader reads them (some sums of the pipeline depend on it in their last bit):
+    # a Parquet file's row number, else the position Spark read the row at (a file's splits in order)
+    order = np.lexsort((col.pop("pos"), col["line"], col["src"]))
     col = {c: v[order] for c, v in col.items()}
     src = col["src"]
     lo = np.array([s[0] for s in scales], dtype=np.float64)[src]
