@@ -3,9 +3,11 @@
 PySpark in local mode, one session for the module. The certificate's clock is frozen, so every output file is
 compared byte for byte (the outputs marker by its file list and digests: the rest of it holds inode numbers); the
 frame the Spark reader builds (Categorical ids from integer codes) equals the loader's as text. Compared on the
-demo's judgments (76 models x 500 questions x 2 games, one missing game) through the command line, and on a
-generated 10^6-row table (200 models x 2,500 items x 2 games) through the Python API. Bad input is one sentence.
-No statistical test (false-failure rate 0).
+demo's judgments (76 models x 500 questions x 2 games, one missing game) through the command line (verify
+--judgments re-certifies on the embedded route and compares), on a generated 10^6-row table (200 models x 2,500
+items x 2 games, Parquet) and on a CSV table with two judges, reruns, a variant and human labels through the Python
+API. Bad input is one sentence. No statistical test (false-failure rate 0). Wall time of the module on the 2-core
+machine: 58-94 s at load average 4-10 (the first Spark call in a fresh JVM costs 10-30 s of it).
 """
 
 from __future__ import annotations
