@@ -554,6 +554,18 @@ def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: fl
     return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
 
 
+def _distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of integers; by one bincount over their range when it is short
+    (rerun numbers), without sorting the rows."""
+    if values.size and np.issubdtype(values.dtype, np.integer):
+        low = int(values.min())
+        span = int(values.max()) - low + 1
+        if span <= max(1 << 16, values.size):
+            seen = np.bincount(values - low, minlength=span) > 0
+            return np.flatnonzero(seen) + low, (np.cumsum(seen) - 1)[values - low]
+    return np.unique(values, return_inverse=True)
+
+
 def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
     """Model means of each all-items neighbour round of ``generator`` (an unobserved item keeps its score).
 
@@ -581,7 +593,7 @@ def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_item
     nb = rows.pairs[generator]
     out = []
     if len(nb):
-        reruns, r_code = np.unique(nb.rerun, return_inverse=True)  # rounds in rerun order
+        reruns, r_code = _distinct_inverse(nb.rerun)  # rounds in rerun order
         group = r_code.astype(np.int64) * n_codes + (nb.m + 1)  # one group per (rerun, model): rows in table order
         size = len(reruns) * n_codes
         o_sum, n_sum = exact_group_sums(nb.original, group, size), exact_group_sums(nb.neighbor, group, size)

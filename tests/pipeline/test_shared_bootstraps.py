@@ -277,3 +277,12 @@ def test_all_items_means_equal_the_pandas_group_sums(continuous: bool) -> None:
         got, want = _all_items_means(rows, g, models, n_items), _old_all_items_means(rows, g, models, n_items)
         assert len(got) == len(want) > 0
         assert all(_same_bits(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("values", [[0] * 5, [3, 1, 3, 7, 1], [-2, 5, -2], list(range(100, 0, -3)), [2**40, 0], []])
+def test_distinct_inverse_equals_numpy_unique(values: list[int]) -> None:
+    from biasbound.card import _distinct_inverse
+
+    arr = np.asarray(values, dtype=np.int64)
+    got, want = _distinct_inverse(arr), np.unique(arr, return_inverse=True)
+    assert all(np.array_equal(g, w) and g.dtype == w.dtype for g, w in zip(got, want))
