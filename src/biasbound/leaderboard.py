@@ -388,7 +388,7 @@ def _positions(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _battles(
     frame: pd.DataFrame, weight: float, where: str, codes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-    continuous: bool = False,
+    continuous: bool = False, rows: np.ndarray | None = None,
 ) -> list[_Battles]:
     """Per-judge battle matrices from the pairwise rows (variant "original", rerun 0, games 1, 2).
 
@@ -398,14 +398,15 @@ def _battles(
     ``codes`` = ``(model codes, model names, item codes)`` as
     :func:`biasbound.data.tables.sorted_codes` gives them, when the caller already has them.
     ``continuous=True`` reads any score in [0, 1] as a fractional win (a preference of 0.7 is
-    0.7 win and 0.3 loss, weight 1) instead of requiring Arena-Hard's five levels.
+    0.7 win and 0.3 loss, weight 1) instead of requiring Arena-Hard's five levels. ``rows``: the frame's
+    :func:`pairwise_rows` when the caller has it.
     """
     from biasbound.data.tables import sorted_codes
 
     need = {"model", "item_id", "variant", "rerun", "game", "score"}
     if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
         raise InputError(f"The 'frame' parameter of {where} must be a judgment table with columns {sorted(need)}.")
-    keep_all = pairwise_rows(frame)
+    keep_all = pairwise_rows(frame) if rows is None else rows
     score_all = frame["score"].to_numpy(dtype=float)
     if codes is None:
         m_all, model_names = sorted_codes(frame["model"])
@@ -535,10 +536,11 @@ def _winrate(
     codes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     counts: list[np.ndarray] | None = None,
     continuous: bool = False,
+    rows: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, list[_Battles]]:
     """:func:`arena_hard_winrate` and the per-judge battles it was computed from.
 
-    ``codes``: see :func:`_battles`. ``counts``: resample counts already drawn from ``rng``
+    ``codes``, ``rows``: see :func:`_battles`. ``counts``: resample counts already drawn from ``rng``
     (:func:`_draw_counts`); used for a single judge whose number of items matches, which
     is exactly what drawing them here would give.
     """
@@ -546,7 +548,7 @@ def _winrate(
     level = check_in_range(level, "level", where, low=0.0, high=1.0, low_open=True, high_open=True)
     weight = check_int(weight, "weight", where, low=1)
     gen, seed = resolve_rng(rng)
-    battles = _battles(frame, float(weight), where, codes, continuous)
+    battles = _battles(frame, float(weight), where, codes, continuous, rows)
     parts = []
     reuse = (counts is not None and len(battles) == 1 and sum(len(c) for c in counts) == rounds
              and counts[0].shape[1] == battles[0].num.shape[1])

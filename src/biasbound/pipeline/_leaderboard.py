@@ -156,7 +156,7 @@ def _judge_leaderboard(
         # one bootstrap serves both tables (bradley_terry with the same seed recomputes it)
         wr_table, battles = lb._winrate(fj, baseline=None, rounds=s.bootstrap_rounds, level=0.95, weight=3, rng=b_seed,
                                         where="arena_hard_winrate" if grid else "the pairwise leaderboard",
-                                        codes=codes, counts=counts, continuous=not grid)
+                                        codes=codes, counts=counts, continuous=not grid, rows=keep)
         bt = lb._bradley_terry_from(wr_table, battles, None).set_index("model")
         wr = wr_table.set_index("model")
         col = "winrate" if grid else "preference"
