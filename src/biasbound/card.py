@@ -537,32 +537,33 @@ def _model_matrix(rows: _JudgeRows, models: list[str]) -> np.ndarray:
 
 def _bootstrap_rank_intervals(mat: np.ndarray, rounds: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of each model's rank (1 = best, ties share the better rank) over item resamples."""
-    from biasbound.leaderboard import count_chunks, exact_float32, Present
+    from biasbound.leaderboard import mean_operands, count_chunks, resampled_sums
 
-    present = ~np.isnan(mat)
-    x = np.where(present, mat, 0.0)
-    den = present.T.astype(float)  # resampled counts of present items: one product, or few missing ones subtracted
-    few_missing = mat.shape[1] > 0 and np.count_nonzero(~present) * 8 < mat.size
-    sparse_den = Present(present.astype(float), ~present) if few_missing else None
-    # scores on quarter levels (and the 0/1 presence): float32 products equal the float64 ones bit for bit
-    x32 = exact_float32(x, mat.shape[1])
-    den32 = None if sparse_den is not None else exact_float32(present.astype(float), mat.shape[1])
+    # the means' resampled sums as the leaderboard forms them (scores on quarter levels and the 0/1 presence in one
+    # exact float32 product, few missing cells subtracted from the item count, other scores in float64)
+    num, den = mean_operands(mat, [])
     ranks = []
     # chunk by chunk (the draws of _draw_counts, never all held at once: 1000 rounds × 25,000 items are 200 MB)
-    for chunk in count_chunks(np.random.default_rng(seed), rounds, mat.shape[1]):
-        chunk32 = chunk.astype(np.float32) if x32 is not None or den32 is not None else None
-        num = (chunk32 @ x32).astype(float) if x32 is not None else np.asarray(chunk @ x.T)
-        if sparse_den is not None:
-            count = sparse_den.resampled(chunk)
-        else:
-            count = (chunk32 @ den32).astype(float) if den32 is not None else np.asarray(chunk @ den)
+    for s_num, count in resampled_sums(count_chunks(np.random.default_rng(seed), rounds, mat.shape[1]), [num, den]):
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = num / count
+            means = s_num / count
         means = np.where(np.isnan(means), -np.inf, means)
         ranks.append(stats.rankdata(-means, axis=1, method="min"))
     rk = np.vstack(ranks)
     q = 100.0 * (1.0 - level) / 2.0
     return (np.floor(np.percentile(rk, q, axis=0)).astype(int), np.ceil(np.percentile(rk, 100 - q, axis=0)).astype(int))
+
+
+def _distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of integers; by one bincount over their range when it is short
+    (rerun numbers), without sorting the rows."""
+    if values.size and np.issubdtype(values.dtype, np.integer):
+        low = int(values.min())
+        span = int(values.max()) - low + 1
+        if span <= max(1 << 16, values.size):
+            seen = np.bincount(values - low, minlength=span) > 0
+            return np.flatnonzero(seen) + low, (np.cumsum(seen) - 1)[values - low]
+    return np.unique(values, return_inverse=True)
 
 
 def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_items: np.ndarray) -> list[np.ndarray]:
@@ -572,26 +573,42 @@ def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_item
     two models whose neighbour sums are equal get equal means (a tie is not an order kept). Each sum is pandas'
     group sum over the model's rows in table order, grouped by integer codes (the same numbers as grouping by the
     model texts, without hashing them again)."""
+    from biasbound.leaderboard import exact_group_sums
+
     at = _model_positions(rows, models)  # model code -> position in models
     d = len(models)
     total = np.zeros(d)
-    canon_sum = pd.Series(rows.score[rows.canon]).groupby(rows.m[rows.canon]).sum()
-    pos = at[canon_sum.index.to_numpy()]
-    total[pos[pos >= 0]] = canon_sum.to_numpy()[pos >= 0]
+    n_codes = len(rows.model_names) + 1  # model code + 1: a missing id (-1) is a group of its own, then dropped
+    canon_m, canon_score = rows.m[rows.canon], rows.score[rows.canon]
+    # pandas' group sums, or np.bincount's where they are exact and so the same numbers (exact_group_sums)
+    by_code = exact_group_sums(canon_score, canon_m + 1, n_codes)
+    if by_code is not None:
+        code = np.flatnonzero(np.bincount(canon_m + 1, minlength=n_codes)) - 1  # the groups pandas forms, sorted
+        canon_sum = by_code[code + 1]
+    else:
+        grouped = pd.Series(canon_score).groupby(canon_m).sum()
+        code, canon_sum = grouped.index.to_numpy(), grouped.to_numpy()
+    pos = at[code]
+    total[pos[pos >= 0]] = canon_sum[pos >= 0]
     nb = rows.pairs[generator]
     out = []
     if len(nb):
-        reruns, r_code = np.unique(nb.rerun, return_inverse=True)  # rounds in rerun order
-        n_codes = len(rows.model_names) + 1  # model code + 1: a missing id (-1) is a group of its own, then dropped
-        by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(
-            r_code.astype(np.int64) * n_codes + (nb.m + 1)).sum()  # one group per (rerun, model): rows in table order
-        key = by.index.to_numpy()
+        reruns, r_code = _distinct_inverse(nb.rerun)  # rounds in rerun order
+        group = r_code.astype(np.int64) * n_codes + (nb.m + 1)  # one group per (rerun, model): rows in table order
+        size = len(reruns) * n_codes
+        o_sum, n_sum = exact_group_sums(nb.original, group, size), exact_group_sums(nb.neighbor, group, size)
+        if o_sum is not None and n_sum is not None:
+            key = np.flatnonzero(np.bincount(group, minlength=size))  # the groups pandas forms, sorted
+            o_by, n_by = o_sum[key], n_sum[key]
+        else:
+            by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(group).sum()
+            key, o_by, n_by = by.index.to_numpy(), by["o"].to_numpy(), by["n"].to_numpy()
         for r in range(len(reruns)):
             mine = key // n_codes == r
             pos = at[key[mine] % n_codes - 1]
             keep = pos >= 0
             sums = total.copy()
-            sums[pos[keep]] = (total[pos[keep]] - by["o"].to_numpy()[mine][keep]) + by["n"].to_numpy()[mine][keep]
+            sums[pos[keep]] = (total[pos[keep]] - o_by[mine][keep]) + n_by[mine][keep]
             out.append(sums / np.maximum(n_items, 1))
     return out
 

@@ -39,6 +39,23 @@ def _boot(
     return np.asarray(b.mean), np.asarray(b.lo), np.asarray(b.hi)
 
 
+def _certified_matrix(canon: _Canon, batch: _Batch, rows: np.ndarray, cols: np.ndarray, row_codes: np.ndarray,
+                      col_codes: np.ndarray, all_models: list[str], shape: tuple[int, int]) -> np.ndarray:
+    """(models × items) certified scores of the batch, NaN where absent, in the order of the original matrix."""
+    if (np.bincount(rows[batch.pos], minlength=len(row_codes)).all()
+            and np.bincount(cols[batch.pos], minlength=len(col_codes)).all()):
+        cert_mat = np.full(shape, np.nan)
+        cert_mat[rows[batch.pos], cols[batch.pos]] = batch.certified
+        return cert_mat
+    # Some model or item has no certified score: built by the pivot these matrices always came
+    # from, whose memory layout (column-major after its reindex) sets the summation order of
+    # the bootstrap means, so the certified means keep their last bit.
+    frame = pd.DataFrame({"model": _str_column(canon.model_names, canon.m[batch.pos]),
+                          "item_id": _str_column(canon.item_names, canon.i[batch.pos]),
+                          "certified": batch.certified})
+    return _matrix(frame, "certified", all_models, pd.Index([str(x) for x in canon.item_names[col_codes]]))
+
+
 def _is_pairwise(frame: pd.DataFrame) -> bool:
     games = set(pd.unique(frame["game"]))
     return {1, 2} <= games
@@ -46,16 +63,18 @@ def _is_pairwise(frame: pd.DataFrame) -> bool:
 
 def _pairwise_rows(frame: pd.DataFrame) -> np.ndarray:
     """The rows of the pairwise statistics (boolean mask): variant "original", rerun 0, games 1 and 2."""
-    return ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy(dtype=bool)
+    from biasbound.leaderboard import pairwise_rows
+
+    return pairwise_rows(frame)
 
 
 def _on_arena_hard_levels(frame: pd.DataFrame, rows: np.ndarray) -> bool:
     """True when every non-missing pairwise score (``rows``: :func:`_pairwise_rows`) is one of Arena-Hard's levels."""
     from biasbound.leaderboard import VERDICT_GRID
 
-    score = frame["score"].to_numpy(dtype=float)[rows]
-    score = score[~np.isnan(score)]
-    return bool(np.isin(score, VERDICT_GRID).all())
+    score = frame["score"].to_numpy(dtype=float)
+    score = score if rows.all() else score[rows]
+    return bool((np.isin(score, VERDICT_GRID) | np.isnan(score)).all())
 
 
 def _judge_leaderboard(
@@ -84,7 +103,15 @@ def _judge_leaderboard(
     b_seed = int(rng.integers(2**63))
     # one item resample for every bootstrap of this judge (all are seeded with b_seed)
     counts = lb._draw_counts(b_seed, s.bootstrap_rounds, orig_mat.shape[1])
-    o_mean, o_lo, o_hi = _boot(orig_mat, s.bootstrap_rounds, b_seed, counts)
+    cal = jc.calibration
+    if s.view == "model":
+        cert_mat = _certified_matrix(canon, batch, rows, cols, row_codes, col_codes, all_models, orig_mat.shape)
+        # both means over the one resample, in one pass (their common missing cells resampled once)
+        (o_mean, o_lo, o_hi), (c_mean, c_lo, c_hi) = (
+            (b.mean, b.lo, b.hi) for b in lb.bootstrap_means_shared([orig_mat, cert_mat], rounds=s.bootstrap_rounds,
+                                                                    level=0.95, seed=b_seed, counts=counts))
+    else:
+        o_mean, o_lo, o_hi = _boot(orig_mat, s.bootstrap_rounds, b_seed, counts)
     table = pd.DataFrame({
         "judge": jc.judge,
         "model": all_models,
@@ -92,22 +119,7 @@ def _judge_leaderboard(
         "n_missing": [int(n_missing.get(m, 0)) for m in all_models],
         "original": o_mean, "original_lo": o_lo, "original_hi": o_hi,
     })
-    cal = jc.calibration
     if s.view == "model":
-        if (np.bincount(rows[batch.pos], minlength=len(row_codes)).all()
-                and np.bincount(cols[batch.pos], minlength=len(col_codes)).all()):
-            cert_mat = np.full(orig_mat.shape, np.nan)
-            cert_mat[rows[batch.pos], cols[batch.pos]] = batch.certified
-        else:
-            # Some model or item has no certified score: built by the pivot these matrices always came
-            # from, whose memory layout (column-major after its reindex) sets the summation order of
-            # the bootstrap means, so the certified means keep their last bit.
-            frame = pd.DataFrame({"model": _str_column(canon.model_names, canon.m[batch.pos]),
-                                  "item_id": _str_column(canon.item_names, canon.i[batch.pos]),
-                                  "certified": batch.certified})
-            cert_mat = _matrix(frame, "certified", all_models,
-                               pd.Index([str(x) for x in canon.item_names[col_codes]]))
-        c_mean, c_lo, c_hi = _boot(cert_mat, s.bootstrap_rounds, b_seed, counts)
         table["certified"], table["certified_lo"], table["certified_hi"] = c_mean, c_lo, c_hi
         # σ/√d_m per model (d_m = 1 where absent or 0): numpy's sqrt and division are IEEE-exact like math's
         d = np.maximum(d_m.reindex(all_models).fillna(1).to_numpy().astype(np.int64), 1)
@@ -144,7 +156,7 @@ def _judge_leaderboard(
         # one bootstrap serves both tables (bradley_terry with the same seed recomputes it)
         wr_table, battles = lb._winrate(fj, baseline=None, rounds=s.bootstrap_rounds, level=0.95, weight=3, rng=b_seed,
                                         where="arena_hard_winrate" if grid else "the pairwise leaderboard",
-                                        codes=codes, counts=counts, continuous=not grid)
+                                        codes=codes, counts=counts, continuous=not grid, rows=keep)
         bt = lb._bradley_terry_from(wr_table, battles, None).set_index("model")
         wr = wr_table.set_index("model")
         col = "winrate" if grid else "preference"
@@ -166,7 +178,8 @@ def _judge_leaderboard(
         if fj["model"].hasnans:  # astype(str) keeps a missing model missing, and groupby leaves it out
             means = fj["score"][keep].groupby(fj["model"].astype(str)[keep]).mean()
         else:  # grouped by the judge's model codes (its sorted model texts): the same groups and row order, same means
-            by_code = fj["score"][keep].groupby(codes[0][keep]).mean()
+            # (every row kept: the same rows in the same order without the copies)
+            by_code = (fj["score"].groupby(codes[0]) if keep.all() else fj["score"][keep].groupby(codes[0][keep])).mean()
             means = pd.Series(by_code.to_numpy(), index=codes[1][by_code.index.to_numpy()])
         table["original_both_orders"] = table["model"].map(means)
     ok = table["certified"].notna().to_numpy()
