@@ -286,3 +286,19 @@ def test_bounding_picks_the_extremes() -> None:
     assert {0, 7, 2} <= picked  # first, last, widest
     assert 5 in picked  # the only label with a descender is the deepest
     assert len(picked) <= 5
+
+
+@pytest.mark.parametrize("d", [2, 3, 40])
+def test_plot_rank_pairs_labels_as_texts_match_the_tick_route(tmp_path: Path, d: int) -> None:
+    """The matrix's labels drawn as plain texts (no tick objects), with the axis label placed from their extents:
+    the same pixels as ticks with zero-length marks, on a matrix narrower than its axis label (2-3 models), on one
+    of many columns and with a name that runs below the baseline and above the cap height."""
+    rng = np.random.default_rng(d)
+    m = np.triu(rng.integers(0, 4, (d, d)), 1)
+    m = m + m.T
+    names = [f"model-{k}" + ("-gjpqy(ÅÉ)" if k == d // 2 else "") for k in range(d)]
+    ranks = {"models": names, "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(d)) for i in range(d)]}
+    for rows, cols in ((None, None), ((0, min(d, 7)), (d // 2, d))):
+        new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
+        old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
+        assert _pixels(new) == _pixels(old)
