@@ -275,32 +275,48 @@ def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
     return {0, len(texts) - 1, *extremes}
 
 
-def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float, rotation: float = 0.0) -> list[Text]:
-    """Label the positions 0, 1, ... of ``axis`` ("x" or "y") with ``labels`` as plain texts, each where and as
-    matplotlib draws the label of a zero-length tick, and put the axis label beside them where matplotlib would
+def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float, rotation: float = 0.0,
+                 positions: Sequence[float] | None = None, marks: bool = False) -> list[Text]:
+    """Label ``positions`` (default 0, 1, ...) of ``axis`` ("x" or "y", data coordinates) with ``labels`` as plain
+    texts, each where and as matplotlib draws a tick's label, with the ticks' marks (``marks``; else zero-length
+    ticks) drawn as one line of tick markers, and put the axis label beside them where matplotlib would
     (``labelpad`` beyond the farthest label). Returns the texts (one column or row, for :func:`_save`).
 
-    The same pixels as ``set_xticks(positions, labels)`` with ``tick_params(length=0)``, without the tick objects:
-    each tick builds two marks, a grid line and two texts with their transforms, and the axis measures every label
-    on each layout and draw to place its label. Call after the axis label's text and font are set; the axis gets
-    no ticks.
+    The same pixels as ``set_xticks(positions, labels)`` (with ``tick_params(length=0)`` when not ``marks``),
+    without the tick objects: each tick builds two marks, a grid line and two texts with their transforms, and the
+    axis measures every label on each layout and draw to place its label. Call after the axis label's text and
+    font are set; the axis itself gets no ticks, so no tick grid lines either.
 
     The axis label's offset from the axes is fixed here from the labels' extents, which do not depend on where the
-    layout puts the axes: the farthest label's (the widest one's, rotated or not) plus the tick pad.
+    layout puts the axes: the farthest label's (the widest one's, rotated or not) plus the tick's pad and length.
     """
     import matplotlib as mpl
+    from matplotlib.lines import TICKDOWN, TICKLEFT, TICKRIGHT, TICKUP, Line2D
     from matplotlib.transforms import ScaledTranslation
 
-    pad = float(mpl.rcParams[f"{axis}tick.major.pad"])  # a zero-length tick's label sits at the pad alone
+    rc = mpl.rcParams
+    at = list(range(len(labels))) if positions is None else [float(v) for v in positions]
+    size = float(rc[f"{axis}tick.major.size"]) if marks else 0.0
+    outside = {"in": 0.0, "inout": 0.5, "out": 1.0}[rc[f"{axis}tick.direction"]]
+    pad = float(rc[f"{axis}tick.major.pad"]) + size * outside  # where a tick puts its label
     transform, va, ha = (ax.get_xaxis_text1_transform if axis == "x" else ax.get_yaxis_text1_transform)(pad)
-    colour = mpl.rcParams[f"{axis}tick.labelcolor"]
+    colour = rc[f"{axis}tick.labelcolor"]
     if colour == "inherit":
-        colour = mpl.rcParams[f"{axis}tick.color"]
+        colour = rc[f"{axis}tick.color"]
     (ax.set_xticks if axis == "x" else ax.set_yticks)([])
     texts = [ax.text(k if axis == "x" else 0, 0 if axis == "x" else k, text, fontsize=fontsize, color=colour,
                      rotation=rotation, verticalalignment=va, horizontalalignment=ha, transform=transform,
                      clip_on=False)
-             for k, text in enumerate(labels)]
+             for k, text in zip(at, labels)]
+    if marks and at and rc[f"{axis}tick.{'bottom' if axis == 'x' else 'left'}"]:
+        marker = {"x": {"out": TICKDOWN, "in": TICKUP, "inout": "|"},  # matplotlib's tick1 markers
+                  "y": {"out": TICKLEFT, "in": TICKRIGHT, "inout": "_"}}[axis][rc[f"{axis}tick.direction"]]
+        xy = (at, [0.0] * len(at)) if axis == "x" else ([0.0] * len(at), at)
+        ax.add_artist(Line2D(*xy, linestyle="none", marker=marker, markersize=size,
+                             markeredgewidth=float(rc[f"{axis}tick.major.width"]), color=rc[f"{axis}tick.color"],
+                             markeredgecolor=rc[f"{axis}tick.color"], zorder=Line2D.zorder + 0.01, clip_on=False,
+                             transform=ax.get_xaxis_transform("tick1") if axis == "x"
+                             else ax.get_yaxis_transform("tick1")))
     fig = ax.get_figure(root=True)
     renderer = fig.canvas.get_renderer()  # type: ignore[union-attr]
     extents = [t.get_window_extent(renderer) for t in (texts[k] for k in _bounding(texts, fig))] if texts else []
@@ -773,7 +789,8 @@ def plot_ranking(
         ax.grid(axis="x", alpha=0.3)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(axis="x", labelsize=8)
-    ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
+    # the model names as texts beside tick marks (no tick objects: they were a large part of the page's CPU)
+    names = _axis_labels(ax_o, "y", [_label(m) for m in frame["model"]], fontsize=8, positions=y, marks=True)
     ax_o.set_ylim(-0.7, n - 0.3)
     ax_c.set_ylim(-0.7, n - 0.3)
     ax_c.set_yticks([])
@@ -813,7 +830,7 @@ def plot_ranking(
         heading += f" (top {n_shown} of {n_total})"
     heading += _part(start, stop, n_shown, "models")
     fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
-    return _save(fig, out, columns=[[t.label1 for t in ax_o.yaxis.get_major_ticks()], rank_texts])
+    return _save(fig, out, columns=[names, rank_texts])
 
 
 # ----------------------------------------------------------------------------- sensitivity
@@ -1303,8 +1320,7 @@ def plot_bias_radius(
         for yy, x in zip(y, xs):
             if not np.isfinite(x):
                 ax.annotate(">", (right, yy), fontsize=8, ha="left", va="center")
-    ax.set_yticks(y)
-    ax.set_yticklabels([_label(n) for n in order], fontsize=7 if len(order) > 30 else 9)
+    names = _axis_labels(ax, "y", [_label(n) for n in order], fontsize=7 if len(order) > 30 else 9, marks=True)
     ax.invert_yaxis()
     ax.set_xlim(left=-0.03 * right, right=right * 1.04)
     ax.set_xlabel("bias radius: smallest τ with Pr[‖f(D) − f(D′)‖ > τ] ≤ δ")
@@ -1314,7 +1330,7 @@ def plot_bias_radius(
     ax.spines[["top", "right"]].set_visible(False)
     heading = (_plain(title) if title else "Judges compared by bias radius") + _part(start, stop, n_all, "")
     ax.set_title(_wrap(heading, 7.4), y=1.0)  # where it goes anyway; set, the y tick labels are not measured for it
-    return _save(fig, out, columns=[[t.label1 for t in ax.yaxis.get_major_ticks()]])
+    return _save(fig, out, columns=[names])
 
 
 #: Colours of the pairwise order matrix (rank statements of the judge card).
