@@ -39,9 +39,8 @@ def saved(monkeypatch):
 
     def capture(fig, path, **kwargs):
         figs.append({"xlim": [ax.get_xlim() for ax in fig.axes],
-                     # the row labels: drawn as texts left of the axes (right-aligned), passed as a label column
-                     "texts": [t.get_text() for col in kwargs.get("columns", ()) for t in col
-                               if t.get_horizontalalignment() == "right"],
+                     # the row labels: texts left of the axes (right-aligned), where tick labels would be
+                     "texts": [t.get_text() for ax in fig.axes for t in ax.texts if t.get_horizontalalignment() == "right"],
                      "title": fig._suptitle.get_text() if fig._suptitle else fig.axes[0].get_title()})
         return save(fig, path, **kwargs)
 

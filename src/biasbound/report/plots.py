@@ -251,6 +251,11 @@ def _check_title(title: Any, where: str) -> str | None:
     return title
 
 
+try:  # the text-metrics cache Text's layout reads (private to matplotlib, in it since 3.5): see _text_metrics
+    from matplotlib.text import _get_text_metrics_with_cache as _METRICS_CACHE
+except ImportError:  # pragma: no cover
+    _METRICS_CACHE = None  # type: ignore[assignment]
+
 #: zlib level of the PNG files (Pillow's default is 6). The level changes the file's bytes, never its pixels.
 PNG_COMPRESS_LEVEL: int = 3
 
@@ -261,6 +266,18 @@ def _new_figure(width: float, height: float) -> Figure:
     return fig
 
 
+def _text_metrics(renderer: Any, text: str, font: Any, dpi: float) -> tuple[float, float, float]:
+    """Width, height and descent of a plain ``text`` in pixels, through the cache ``Text`` reads when it lays itself
+    out and draws (matplotlib's ``_get_text_metrics_with_cache``, keyed by renderer, string, font and dpi): a label
+    measured here is not shaped again at the layout or the draw. Without that cache (a private name), the
+    renderer measures."""
+    if _METRICS_CACHE is not None:
+        w, h, d = _METRICS_CACHE(renderer, text, font, False, dpi)
+    else:  # pragma: no cover - matplotlib without the private cache
+        w, h, d = renderer.get_text_width_height_descent(text, font, ismath=False)
+    return float(w), float(h), float(d)
+
+
 def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
     """The positions in ``texts`` (one column or row of labels, same place and alignment, in order) whose boxes
     bound the union of all their boxes: the first, the last, the widest, the tallest and the deepest.
@@ -269,8 +286,8 @@ def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
     if len(texts) <= 5:
         return set(range(len(texts)))
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    sizes = [renderer.get_text_width_height_descent(t.get_text().replace(r"\$", "$"), t.get_fontproperties(),
-                                                    ismath=False) for t in texts]
+    sizes = [_text_metrics(renderer, t.get_text().replace(r"\$", "$"), t.get_fontproperties(), fig.dpi)
+             for t in texts]
     extremes = {int(np.argmax([size[j] for size in sizes])) for j in range(3)}  # width, height, descent
     return {0, len(texts) - 1, *extremes}
 
@@ -280,7 +297,8 @@ def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float,
     """Label ``positions`` (default 0, 1, ...) of ``axis`` ("x" or "y", data coordinates) with ``labels`` as plain
     texts, each where and as matplotlib draws a tick's label, with the ticks' marks (``marks``; else zero-length
     ticks) drawn as one line of tick markers, and put the axis label beside them where matplotlib would
-    (``labelpad`` beyond the farthest label). Returns the texts (one column or row, for :func:`_save`).
+    (``labelpad`` beyond the farthest label). Returns the texts; all but the ones bounding their union sit the
+    layout out, as a column given to :func:`_save` does.
 
     The same pixels as ``set_xticks(positions, labels)`` (with ``tick_params(length=0)`` when not ``marks``),
     without the tick objects: each tick builds two marks, a grid line and two texts with their transforms, and the
@@ -319,7 +337,10 @@ def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float,
                              else ax.get_yaxis_transform("tick1")))
     fig = ax.get_figure(root=True)
     renderer = fig.canvas.get_renderer()  # type: ignore[union-attr]
-    extents = [t.get_window_extent(renderer) for t in (texts[k] for k in _bounding(texts, fig))] if texts else []
+    bounding = _bounding(texts, fig)
+    for k in set(range(len(texts))) - bounding:  # the layout and the axis need only the union (see _save)
+        texts[k].set_in_layout(False)
+    extents = [texts[k].get_window_extent(renderer) for k in bounding]
     far = max((b.height if axis == "x" else b.width for b in extents), default=0.0) / fig.dpi  # inches
     label = ax.xaxis if axis == "x" else ax.yaxis
     gap = -(pad / 72 + far + label.labelpad / 72)
@@ -790,7 +811,7 @@ def plot_ranking(
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(axis="x", labelsize=8)
     # the model names as texts beside tick marks (no tick objects: they were a large part of the page's CPU)
-    names = _axis_labels(ax_o, "y", [_label(m) for m in frame["model"]], fontsize=8, positions=y, marks=True)
+    _axis_labels(ax_o, "y", [_label(m) for m in frame["model"]], fontsize=8, positions=y, marks=True)
     ax_o.set_ylim(-0.7, n - 0.3)
     ax_c.set_ylim(-0.7, n - 0.3)
     ax_c.set_yticks([])
@@ -830,7 +851,7 @@ def plot_ranking(
         heading += f" (top {n_shown} of {n_total})"
     heading += _part(start, stop, n_shown, "models")
     fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
-    return _save(fig, out, columns=[names, rank_texts])
+    return _save(fig, out, columns=[rank_texts])
 
 
 # ----------------------------------------------------------------------------- sensitivity
@@ -1320,7 +1341,7 @@ def plot_bias_radius(
         for yy, x in zip(y, xs):
             if not np.isfinite(x):
                 ax.annotate(">", (right, yy), fontsize=8, ha="left", va="center")
-    names = _axis_labels(ax, "y", [_label(n) for n in order], fontsize=7 if len(order) > 30 else 9, marks=True)
+    _axis_labels(ax, "y", [_label(n) for n in order], fontsize=7 if len(order) > 30 else 9, marks=True)
     ax.invert_yaxis()
     ax.set_xlim(left=-0.03 * right, right=right * 1.04)
     ax.set_xlabel("bias radius: smallest τ with Pr[‖f(D) − f(D′)‖ > τ] ≤ δ")
@@ -1330,7 +1351,7 @@ def plot_bias_radius(
     ax.spines[["top", "right"]].set_visible(False)
     heading = (_plain(title) if title else "Judges compared by bias radius") + _part(start, stop, n_all, "")
     ax.set_title(_wrap(heading, 7.4), y=1.0)  # where it goes anyway; set, the y tick labels are not measured for it
-    return _save(fig, out, columns=[names])
+    return _save(fig, out)
 
 
 #: Colours of the pairwise order matrix (rank statements of the judge card).
@@ -1415,8 +1436,8 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
               interpolation="nearest", aspect="auto")
     ax.set_xlabel("model (rank, best first)", fontsize=8)
     # labels without tick marks, as texts: a tick per label (two marks, a grid line, two texts) was most of the CPU
-    x_labels = _axis_labels(ax, "x", [str(k + 1) for k in range(c0, c1)], fontsize=fs, rotation=90.0)
-    y_labels = _axis_labels(ax, "y", [f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
+    _axis_labels(ax, "x", [str(k + 1) for k in range(c0, c1)], fontsize=fs, rotation=90.0)
+    _axis_labels(ax, "y", [f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
     counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
     counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
     handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
@@ -1431,4 +1452,4 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     # y=1.0 is where the title goes anyway (no ticks on top); set, it spares the search for top ticks, which with
     # the tick marks off (tick position "unknown") measures every x tick label three times per draw
     ax.set_title(_wrap(heading, side, 10.0), fontsize=10, y=1.0)
-    return _save(fig, out, columns=[x_labels, y_labels])
+    return _save(fig, out)
