@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import math
 import numbers
 import os
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -251,10 +252,8 @@ def _check_title(title: Any, where: str) -> str | None:
     return title
 
 
-try:  # the text-metrics cache Text's layout reads (private to matplotlib, in it since 3.5): see _text_metrics
-    from matplotlib.text import _get_text_metrics_with_cache as _METRICS_CACHE
-except ImportError:  # pragma: no cover
-    _METRICS_CACHE = None  # type: ignore[assignment]
+# the text-metrics cache Text's layout reads (private to matplotlib, in it since 3.5): see _text_metrics
+_METRICS_CACHE: Any = getattr(importlib.import_module("matplotlib.text"), "_get_text_metrics_with_cache", None)
 
 #: zlib level of the PNG files (Pillow's default is 6). The level changes the file's bytes, never its pixels.
 PNG_COMPRESS_LEVEL: int = 3
@@ -293,7 +292,7 @@ def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
 
 
 def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float, rotation: float = 0.0,
-                 positions: Sequence[float] | None = None, marks: bool = False) -> list[Text]:
+                 positions: Sequence[float] | np.ndarray | None = None, marks: bool = False) -> list[Text]:
     """Label ``positions`` (default 0, 1, ...) of ``axis`` ("x" or "y", data coordinates) with ``labels`` as plain
     texts, each where and as matplotlib draws a tick's label, with the ticks' marks (``marks``; else zero-length
     ticks) drawn as one line of tick markers, and put the axis label beside them where matplotlib would
@@ -309,10 +308,11 @@ def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float,
     layout puts the axes: the farthest label's (the widest one's, rotated or not) plus the tick's pad and length.
     """
     import matplotlib as mpl
-    from matplotlib.lines import TICKDOWN, TICKLEFT, TICKRIGHT, TICKUP, Line2D
+    from matplotlib.lines import Line2D
+    from matplotlib.markers import TICKDOWN, TICKLEFT, TICKRIGHT, TICKUP
     from matplotlib.transforms import ScaledTranslation
 
-    rc = mpl.rcParams
+    rc: Any = mpl.rcParams
     at = list(range(len(labels))) if positions is None else [float(v) for v in positions]
     size = float(rc[f"{axis}tick.major.size"]) if marks else 0.0
     outside = {"in": 0.0, "inout": 0.5, "out": 1.0}[rc[f"{axis}tick.direction"]]
@@ -327,7 +327,7 @@ def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float,
                      clip_on=False)
              for k, text in zip(at, labels)]
     if marks and at and rc[f"{axis}tick.{'bottom' if axis == 'x' else 'left'}"]:
-        marker = {"x": {"out": TICKDOWN, "in": TICKUP, "inout": "|"},  # matplotlib's tick1 markers
+        marker: Any = {"x": {"out": TICKDOWN, "in": TICKUP, "inout": "|"},  # matplotlib's tick1 markers
                   "y": {"out": TICKLEFT, "in": TICKRIGHT, "inout": "_"}}[axis][rc[f"{axis}tick.direction"]]
         xy = (at, [0.0] * len(at)) if axis == "x" else ([0.0] * len(at), at)
         ax.add_artist(Line2D(*xy, linestyle="none", marker=marker, markersize=size,
@@ -335,8 +335,8 @@ def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float,
                              markeredgecolor=rc[f"{axis}tick.color"], zorder=Line2D.zorder + 0.01, clip_on=False,
                              transform=ax.get_xaxis_transform("tick1") if axis == "x"
                              else ax.get_yaxis_transform("tick1")))
-    fig = ax.get_figure(root=True)
-    renderer = fig.canvas.get_renderer()  # type: ignore[union-attr]
+    fig = cast(Figure, ax.get_figure(root=True))
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     bounding = _bounding(texts, fig)
     for k in set(range(len(texts))) - bounding:  # the layout and the axis need only the union (see _save)
         texts[k].set_in_layout(False)
