@@ -9,16 +9,25 @@ every object alive at that point into the collector's permanent generation
 (:func:`gc.freeze`) for the rest of the block, and back out at its end (:func:`gc.unfreeze`), so
 nothing stays exempt from collection once the command is done, even when it runs inside a caller's
 process (the tests, a notebook). The objects the command creates are collected as before.
+
+At the process's exit the interpreter runs one more full collection over everything still alive, which
+is nothing but cost for a command that has finished (about 0.15 s after the demo): a process that ran
+such a block freezes every object at exit (:mod:`atexit`), before that pass, so the pass has nothing to
+walk. Objects left alive at exit are never guaranteed finalization anyway; the command's files are written
+and closed before it returns.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 __all__ = ["imports_frozen"]
+
+_AT_EXIT = False  # whether gc.freeze is registered to run at exit
 
 
 @contextmanager
@@ -33,6 +42,10 @@ def imports_frozen(*modules: str) -> Iterator[None]:
             importlib.import_module(name)
         yield
         return
+    global _AT_EXIT
+    if not _AT_EXIT:
+        atexit.register(gc.freeze)  # runs before the interpreter's last full collection
+        _AT_EXIT = True
     gc.disable()
     try:
         for name in modules:

@@ -55,3 +55,20 @@ def test_a_process_that_manages_its_collector_is_left_alone(collector):
     with imports_frozen():
         assert before - 100 <= gc.get_freeze_count() <= before  # nothing added (freed objects leave the count)
     assert gc.get_freeze_count() >= before - 100  # not unfrozen
+
+
+@pytest.mark.slow  # a fresh interpreter (about 0.3 s)
+def test_a_process_that_ran_the_block_skips_the_last_full_pass_at_exit():
+    """The interpreter's final full collection walks what is not frozen: after the block, next to nothing."""
+    import subprocess
+
+    code = ("import gc, sys\nfrom biasbound._gc import imports_frozen\n"
+            "keep = [[k] for k in range(20000)]\n"  # long-lived objects the last pass would walk
+            "with imports_frozen():\n    pass\n"
+            "def seen(phase, info):\n"
+            "    if phase == 'start' and info['generation'] == 2:\n"
+            "        sys.stderr.write(f'{len(gc.get_objects(generation=2))}\\n')\n"
+            "gc.callbacks.append(seen)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    walked = [int(x) for x in out.stderr.split()]
+    assert walked and walked[-1] < 1000, out.stderr  # without the freeze at exit: the 20,000 lists and more
