@@ -16,12 +16,14 @@ from rich.markup import escape
 from biasbound import __version__
 from biasbound._exceptions import BiasboundError
 from biasbound._validation import speaking_cli
-from biasbound.commands import COMMAND_MODULES
+from biasbound.commands import COMMANDS, command_module
 from biasbound.commands._usage import USAGE_ERRORS as _USAGE_ERRORS
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+app: typer.Typer  # provided by __getattr__ below: every command registered on first use
+
+_APP = typer.Typer(
     name="biasbound",
     help="Provably bias-bounded LLM-as-a-judge scores: measure, calibrate, certify, audit.",
     no_args_is_help=True,
@@ -36,15 +38,32 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_APP.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Provably bias-bounded LLM-as-a-judge scores."""
 
 
-for _module in COMMAND_MODULES:
-    _module.register(app)
+def _register(command: str | None = None) -> typer.Typer:
+    """The app with ``command`` registered (every command when None or not a command name), each module imported
+    and registered once, in :data:`biasbound.commands.COMMANDS` order. Commands registered from outside (tests)
+    stay."""
+    names = [command] if command in COMMANDS else list(COMMANDS)
+    have = {c.name for c in _APP.registered_commands}
+    for name in names:
+        if name not in have:
+            command_module(name).register(_APP)
+    order = {name: k for k, name in enumerate(COMMANDS)}
+    _APP.registered_commands.sort(key=lambda c: order.get(c.name or "", len(order)))  # stable: others keep theirs
+    return _APP
+
+
+def __getattr__(name: str) -> object:
+    """``app``: the typer app with every command registered (``main`` registers only the command it runs)."""
+    if name == "app":
+        return _register()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _PARAMETER = re.compile(r"^(?P<head>.*?)The '(?P<name>[A-Za-z_][A-Za-z0-9_]*)' parameter of (?P<where>[A-Za-z_][\w.]*)")
@@ -65,7 +84,7 @@ def _in_cli_words(message: str, command: str) -> str:
     if m is None:
         return message
     try:
-        click_command = typer.main.get_command(app).commands.get(command)  # type: ignore[attr-defined]
+        click_command = typer.main.get_command(_register(command)).commands.get(command)  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - words only; never turn an error message into a crash
         return message
     if click_command is None:
@@ -93,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         # with standalone_mode=False click returns a command's typer.Exit code (or its return
         # value) instead of exiting: it is the process's exit code (audit/certify verdicts)
         with speaking_cli(command):
-            rv = app(args=args, standalone_mode=False)
+            rv = _register(command)(args=args, standalone_mode=False)
     except BiasboundError as exc:
         # the sentence may quote the user's data ("[judge model, prompt name]", a model named "[b]x"): never markup
         from biasbound._names import shown  # a name quoted in the sentence keeps its control characters escaped

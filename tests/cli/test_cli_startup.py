@@ -45,3 +45,34 @@ def test_public_names_still_load_on_first_use() -> None:
     with pytest.raises(AttributeError):
         biasbound.no_such_name  # noqa: B018
     assert _loaded_after("from biasbound import calibrate") == ["scipy.stats", "biasbound.calibration"]
+
+
+def _modules_after(code: str, names: tuple[str, ...]) -> list[str]:
+    probe = code + f"\nimport json, sys\nprint(json.dumps([m for m in {names!r} if m in sys.modules]))\n"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=dict(os.environ))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+OTHER_COMMANDS = ("biasbound.commands.audit", "biasbound.commands.serve", "biasbound.commands.verify",
+                  "biasbound.commands.compare", "biasbound.testing.server", "biasbound.judge.prompts")
+
+
+@pytest.mark.parametrize("argv", [["demo", "--help"], ["calibrate", "--help"], ["certify", "--help"]])
+def test_a_command_imports_its_own_module_not_the_others(argv: list[str]) -> None:
+    code = ("import contextlib, io\nfrom biasbound.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()) as buf:\n    rc = main({argv!r})\n"
+            "assert rc == 0 and 'Usage' in buf.getvalue(), (rc, buf.getvalue())\n")
+    assert _modules_after(code, OTHER_COMMANDS) == []
+
+
+def test_the_top_level_help_still_lists_every_command_in_order() -> None:
+    from biasbound.commands import COMMANDS
+
+    code = ("import contextlib, io\nfrom biasbound.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as buf:\n    rc = main(['demo', '--help'])\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as buf:\n    rc = main(['--help'])\n"
+            "assert rc == 0\nimport re, sys\n"
+            "print(' '.join(re.findall(r'^│ ([a-z][a-z-]*) ', buf.getvalue(), re.M)), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": "100"})
+    assert out.stderr.split() == list(COMMANDS)  # demo registered first, listed in its place

@@ -286,3 +286,60 @@ def test_bounding_picks_the_extremes() -> None:
     assert {0, 7, 2} <= picked  # first, last, widest
     assert 5 in picked  # the only label with a descender is the deepest
     assert len(picked) <= 5
+
+
+@pytest.mark.parametrize("d", [3, 40])
+def test_plot_rank_pairs_labels_as_texts_match_the_tick_route(tmp_path: Path, d: int) -> None:
+    """The matrix's labels drawn as plain texts (no tick objects), with the axis label placed from their extents:
+    the same pixels as ticks with zero-length marks, on a matrix narrower than its axis label (2-3 models), on one
+    of many columns and with a name that runs below the baseline and above the cap height."""
+    rng = np.random.default_rng(d)
+    m = np.triu(rng.integers(0, 4, (d, d)), 1)
+    m = m + m.T
+    names = [f"model-{k}" + ("-gjpqy(ÅÉ)" if k == d // 2 else "") for k in range(d)]
+    ranks = {"models": names, "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(d)) for i in range(d)]}
+    for rows, cols in ((None, None), ((0, min(d, 7)), (d // 2, d))):
+        new = plots.plot_rank_pairs(ranks, tmp_path / "new.png", title="t", rows=rows, cols=cols)
+        old = _old_plot_rank_pairs(ranks, tmp_path / "old.png", title="t", rows=rows, cols=cols)
+        assert _pixels(new) == _pixels(old)
+
+
+def _tick_route(ax, axis, labels, *, fontsize, rotation=0.0, positions=None, marks=False):
+    """The route `_axis_labels` replaces: matplotlib's ticks with these labels (zero-length unless ``marks``)."""
+    at = list(range(len(labels))) if positions is None else list(positions)
+    (ax.set_xticks if axis == "x" else ax.set_yticks)(at, labels, fontsize=fontsize, rotation=rotation)
+    if not marks:
+        ax.tick_params(axis=axis, length=0)
+    return [t.label1 for t in (ax.xaxis if axis == "x" else ax.yaxis).get_major_ticks()]
+
+
+@pytest.mark.parametrize("direction", ["out", "in", "inout"])
+def test_labels_as_texts_match_the_tick_route_in_every_figure_that_uses_them(tmp_path: Path, direction: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaderboard page, bias-radius page (tick marks drawn as one line of markers, in each tick direction) and
+    pairwise matrix: the same pixels as with matplotlib's tick objects."""
+    import matplotlib
+
+    rng = np.random.default_rng(11)
+    n = 34  # > 30: the bias radius's small-label branch
+    alphabet = list("abcdefghijklmnopqrstuvwxyzWMgjpqy()[]|_-.0123456789")
+    names = ["".join(rng.choice(alphabet, int(rng.integers(1, 30)))) + f"{k}" for k in range(n)]
+    frame = pd.DataFrame({"model": names, "original": rng.uniform(0.2, 0.8, n)})
+    for col in ("original_lo", "original_hi", "certified", "certified_lo", "certified_hi"):
+        frame[col] = frame["original"] + rng.normal(0, 0.02, n)
+    frame["rank_original"] = (-frame["original"]).argsort().argsort() + 1.0
+    frame["rank_certified"] = rng.permutation(n) + 1.0
+    curves = {m: [{"delta": d, "radius": None if k % 7 == 0 else float(rng.uniform(0.01, 0.5))}
+                  for d in (0.01, 0.05, 0.1)] for k, m in enumerate(names)}
+    m = np.triu(rng.integers(0, 4, (n, n)), 1)
+    m = m + m.T
+    ranks = {"models": names, "matrix": ["".join("=" if i == j else "SBR."[m[i, j]] for j in range(n)) for i in range(n)]}
+    draw = {"ranking": lambda p: plots.plot_ranking(frame, p, rows=(0, 20)),
+            "radius": lambda p: plots.plot_bias_radius(curves, p),
+            "pairs": lambda p: plots.plot_rank_pairs(ranks, p, rows=(5, 17), cols=(0, n))}
+    with matplotlib.rc_context({"xtick.direction": direction, "ytick.direction": direction}):
+        new = {k: f(tmp_path / f"new-{k}.png") for k, f in draw.items()}
+        monkeypatch.setattr(plots, "_axis_labels", _tick_route)
+        old = {k: f(tmp_path / f"old-{k}.png") for k, f in draw.items()}
+    for k in draw:
+        assert _pixels(new[k]) == _pixels(old[k]), k

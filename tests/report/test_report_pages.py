@@ -39,7 +39,8 @@ def saved(monkeypatch):
 
     def capture(fig, path, **kwargs):
         figs.append({"xlim": [ax.get_xlim() for ax in fig.axes],
-                     "texts": [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()],
+                     # the row labels: texts left of the axes (right-aligned), where tick labels would be
+                     "texts": [t.get_text() for ax in fig.axes for t in ax.texts if t.get_horizontalalignment() == "right"],
                      "title": fig._suptitle.get_text() if fig._suptitle else fig.axes[0].get_title()})
         return save(fig, path, **kwargs)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime as _dt
+import functools
 import math
 import numbers
 import os
@@ -1134,7 +1135,9 @@ def _card_view(card: Mapping[str, Any] | None, plots: Mapping[str, Any]) -> dict
             "plots": [_embed_plot(str(k), v) for k, v in plots.items() if str(k).startswith("rank_pairs")]}
 
 
+@functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
+    """The report's template environment, built once per process (it compiles and caches the template)."""
     return jinja2.Environment(
         loader=jinja2.PackageLoader("biasbound.report", "templates"),
         autoescape=True,

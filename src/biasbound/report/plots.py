@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import math
 import numbers
 import os
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -251,6 +252,9 @@ def _check_title(title: Any, where: str) -> str | None:
     return title
 
 
+# the text-metrics cache Text's layout reads (private to matplotlib, in it since 3.5): see _text_metrics
+_METRICS_CACHE: Any = getattr(importlib.import_module("matplotlib.text"), "_get_text_metrics_with_cache", None)
+
 #: zlib level of the PNG files (Pillow's default is 6). The level changes the file's bytes, never its pixels.
 PNG_COMPRESS_LEVEL: int = 3
 
@@ -261,6 +265,18 @@ def _new_figure(width: float, height: float) -> Figure:
     return fig
 
 
+def _text_metrics(renderer: Any, text: str, font: Any, dpi: float) -> tuple[float, float, float]:
+    """Width, height and descent of a plain ``text`` in pixels, through the cache ``Text`` reads when it lays itself
+    out and draws (matplotlib's ``_get_text_metrics_with_cache``, keyed by renderer, string, font and dpi): a label
+    measured here is not shaped again at the layout or the draw. Without that cache (a private name), the
+    renderer measures."""
+    if _METRICS_CACHE is not None:
+        w, h, d = _METRICS_CACHE(renderer, text, font, False, dpi)
+    else:  # pragma: no cover - matplotlib without the private cache
+        w, h, d = renderer.get_text_width_height_descent(text, font, ismath=False)
+    return float(w), float(h), float(d)
+
+
 def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
     """The positions in ``texts`` (one column or row of labels, same place and alignment, in order) whose boxes
     bound the union of all their boxes: the first, the last, the widest, the tallest and the deepest.
@@ -269,10 +285,70 @@ def _bounding(texts: Sequence[Text], fig: Figure) -> set[int]:
     if len(texts) <= 5:
         return set(range(len(texts)))
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    sizes = [renderer.get_text_width_height_descent(t.get_text().replace(r"\$", "$"), t.get_fontproperties(),
-                                                    ismath=False) for t in texts]
+    sizes = [_text_metrics(renderer, t.get_text().replace(r"\$", "$"), t.get_fontproperties(), fig.dpi)
+             for t in texts]
     extremes = {int(np.argmax([size[j] for size in sizes])) for j in range(3)}  # width, height, descent
     return {0, len(texts) - 1, *extremes}
+
+
+def _axis_labels(ax: Axes, axis: str, labels: Sequence[str], *, fontsize: float, rotation: float = 0.0,
+                 positions: Sequence[float] | np.ndarray | None = None, marks: bool = False) -> list[Text]:
+    """Label ``positions`` (default 0, 1, ...) of ``axis`` ("x" or "y", data coordinates) with ``labels`` as plain
+    texts, each where and as matplotlib draws a tick's label, with the ticks' marks (``marks``; else zero-length
+    ticks) drawn as one line of tick markers, and put the axis label beside them where matplotlib would
+    (``labelpad`` beyond the farthest label). Returns the texts; all but the ones bounding their union sit the
+    layout out, as a column given to :func:`_save` does.
+
+    The same pixels as ``set_xticks(positions, labels)`` (with ``tick_params(length=0)`` when not ``marks``),
+    without the tick objects: each tick builds two marks, a grid line and two texts with their transforms, and the
+    axis measures every label on each layout and draw to place its label. Call after the axis label's text and
+    font are set; the axis itself gets no ticks, so no tick grid lines either.
+
+    The axis label's offset from the axes is fixed here from the labels' extents, which do not depend on where the
+    layout puts the axes: the farthest label's (the widest one's, rotated or not) plus the tick's pad and length.
+    """
+    import matplotlib as mpl
+    from matplotlib.lines import Line2D
+    from matplotlib.markers import TICKDOWN, TICKLEFT, TICKRIGHT, TICKUP
+    from matplotlib.transforms import ScaledTranslation
+
+    rc: Any = mpl.rcParams
+    at = list(range(len(labels))) if positions is None else [float(v) for v in positions]
+    size = float(rc[f"{axis}tick.major.size"]) if marks else 0.0
+    outside = {"in": 0.0, "inout": 0.5, "out": 1.0}[rc[f"{axis}tick.direction"]]
+    pad = float(rc[f"{axis}tick.major.pad"]) + size * outside  # where a tick puts its label
+    transform, va, ha = (ax.get_xaxis_text1_transform if axis == "x" else ax.get_yaxis_text1_transform)(pad)
+    colour = rc[f"{axis}tick.labelcolor"]
+    if colour == "inherit":
+        colour = rc[f"{axis}tick.color"]
+    (ax.set_xticks if axis == "x" else ax.set_yticks)([])
+    texts = [ax.text(k if axis == "x" else 0, 0 if axis == "x" else k, text, fontsize=fontsize, color=colour,
+                     rotation=rotation, verticalalignment=va, horizontalalignment=ha, transform=transform,
+                     clip_on=False)
+             for k, text in zip(at, labels)]
+    if marks and at and rc[f"{axis}tick.{'bottom' if axis == 'x' else 'left'}"]:
+        marker: Any = {"x": {"out": TICKDOWN, "in": TICKUP, "inout": "|"},  # matplotlib's tick1 markers
+                  "y": {"out": TICKLEFT, "in": TICKRIGHT, "inout": "_"}}[axis][rc[f"{axis}tick.direction"]]
+        xy = (at, [0.0] * len(at)) if axis == "x" else ([0.0] * len(at), at)
+        ax.add_artist(Line2D(*xy, linestyle="none", marker=marker, markersize=size,
+                             markeredgewidth=float(rc[f"{axis}tick.major.width"]), color=rc[f"{axis}tick.color"],
+                             markeredgecolor=rc[f"{axis}tick.color"], zorder=Line2D.zorder + 0.01, clip_on=False,
+                             transform=ax.get_xaxis_transform("tick1") if axis == "x"
+                             else ax.get_yaxis_transform("tick1")))
+    fig = cast(Figure, ax.get_figure(root=True))
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    bounding = _bounding(texts, fig)
+    for k in set(range(len(texts))) - bounding:  # the layout and the axis need only the union (see _save)
+        texts[k].set_in_layout(False)
+    extents = [texts[k].get_window_extent(renderer) for k in bounding]
+    far = max((b.height if axis == "x" else b.width for b in extents), default=0.0) / fig.dpi  # inches
+    label = ax.xaxis if axis == "x" else ax.yaxis
+    gap = -(pad / 72 + far + label.labelpad / 72)
+    label.set_label_coords(0.5 if axis == "x" else 0.0, 0.0 if axis == "x" else 0.5,
+                           transform=ax.transAxes + ScaledTranslation(0.0 if axis == "x" else gap,
+                                                                      gap if axis == "x" else 0.0,
+                                                                      fig.dpi_scale_trans))
+    return texts
 
 
 def _save(fig: Figure, path: Path, *, columns: Sequence[Sequence[Text]] = ()) -> Path:
@@ -280,7 +356,10 @@ def _save(fig: Figure, path: Path, *, columns: Sequence[Sequence[Text]] = ()) ->
 
     ``columns`` are columns (or rows) of labels that share their alignment: the constrained layout needs only the
     union of each one's boxes, so it measures just the labels that bound it (:func:`_bounding`) and the others sit
-    the layout out. The union, hence every position, is the same as with every label measured."""
+    the layout out. The union, hence every position, is the same as with every label measured. They stay out for
+    the draw too, where an axis places its label (and offset text) below or beside the union of its tick labels'
+    boxes: the same union again, measured from the bounding labels alone. Being out of the layout changes nothing
+    else about a label (it is drawn as before)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     engine = fig.get_layout_engine()
     if engine is not None:
@@ -291,8 +370,6 @@ def _save(fig: Figure, path: Path, *, columns: Sequence[Sequence[Text]] = ()) ->
         # (a draw with rendering disabled to run the layout, then the real one). Same positions, same pixels.
         engine.execute(fig)
         fig.set_layout_engine(None)
-        for t in resting:
-            t.set_in_layout(True)
     # zlib level 3 instead of Pillow's 6: the same pixels, about a third less encoding time, files ~2.5% larger
     fig.savefig(path, dpi=DPI, format="png", facecolor="white", pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
     return path
@@ -733,7 +810,8 @@ def plot_ranking(
         ax.grid(axis="x", alpha=0.3)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(axis="x", labelsize=8)
-    ax_o.set_yticks(y, [_label(m) for m in frame["model"]], fontsize=8)
+    # the model names as texts beside tick marks (no tick objects: they were a large part of the page's CPU)
+    _axis_labels(ax_o, "y", [_label(m) for m in frame["model"]], fontsize=8, positions=y, marks=True)
     ax_o.set_ylim(-0.7, n - 0.3)
     ax_c.set_ylim(-0.7, n - 0.3)
     ax_c.set_yticks([])
@@ -773,7 +851,7 @@ def plot_ranking(
         heading += f" (top {n_shown} of {n_total})"
     heading += _part(start, stop, n_shown, "models")
     fig.suptitle(_wrap(heading, 10.0), x=0.02, ha="left")
-    return _save(fig, out, columns=[[t.label1 for t in ax_o.yaxis.get_major_ticks()], rank_texts])
+    return _save(fig, out, columns=[rank_texts])
 
 
 # ----------------------------------------------------------------------------- sensitivity
@@ -1263,8 +1341,7 @@ def plot_bias_radius(
         for yy, x in zip(y, xs):
             if not np.isfinite(x):
                 ax.annotate(">", (right, yy), fontsize=8, ha="left", va="center")
-    ax.set_yticks(y)
-    ax.set_yticklabels([_label(n) for n in order], fontsize=7 if len(order) > 30 else 9)
+    _axis_labels(ax, "y", [_label(n) for n in order], fontsize=7 if len(order) > 30 else 9, marks=True)
     ax.invert_yaxis()
     ax.set_xlim(left=-0.03 * right, right=right * 1.04)
     ax.set_xlabel("bias radius: smallest τ with Pr[‖f(D) − f(D′)‖ > τ] ≤ δ")
@@ -1274,7 +1351,7 @@ def plot_bias_radius(
     ax.spines[["top", "right"]].set_visible(False)
     heading = (_plain(title) if title else "Judges compared by bias radius") + _part(start, stop, n_all, "")
     ax.set_title(_wrap(heading, 7.4), y=1.0)  # where it goes anyway; set, the y tick labels are not measured for it
-    return _save(fig, out, columns=[[t.label1 for t in ax.yaxis.get_major_ticks()]])
+    return _save(fig, out)
 
 
 #: Colours of the pairwise order matrix (rank statements of the judge card).
@@ -1357,12 +1434,10 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     ax = fig.add_subplot()
     ax.imshow(grid, cmap=ListedColormap([c for _, c, _ in _PAIR_CODES]), vmin=0, vmax=len(_PAIR_CODES) - 1,
               interpolation="nearest", aspect="auto")
-    ax.set_xticks(range(c1 - c0))
-    ax.set_yticks(range(r1 - r0))
-    ax.set_xticklabels([str(k + 1) for k in range(c0, c1)], rotation=90, fontsize=fs)
-    ax.set_yticklabels([f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
     ax.set_xlabel("model (rank, best first)", fontsize=8)
-    ax.tick_params(length=0, bottom=False, left=False)  # no tick marks to draw; labels stay where length 0 puts them
+    # labels without tick marks, as texts: a tick per label (two marks, a grid line, two texts) was most of the CPU
+    _axis_labels(ax, "x", [str(k + 1) for k in range(c0, c1)], fontsize=fs, rotation=90.0)
+    _axis_labels(ax, "y", [f"{k + 1}. {_label(models[k], 36)}" for k in range(r0, r1)], fontsize=fs)
     counts = {c: int(np.sum(full == k)) // 2 for c, k in index.items()}
     counts.update({c: int(n) for c, n in (ranks.get("pair_counts") or {}).items() if c in counts})  # every pair's
     handles = [Patch(facecolor=col, edgecolor="#999999", label=f"{lab} ({counts[c]} pairs)")
@@ -1377,5 +1452,4 @@ def plot_rank_pairs(ranks: Mapping[str, Any], path: str | os.PathLike[str], *, t
     # y=1.0 is where the title goes anyway (no ticks on top); set, it spares the search for top ticks, which with
     # the tick marks off (tick position "unknown") measures every x tick label three times per draw
     ax.set_title(_wrap(heading, side, 10.0), fontsize=10, y=1.0)
-    return _save(fig, out, columns=[[t.label1 for t in ax.xaxis.get_major_ticks()],
-                                    [t.label1 for t in ax.yaxis.get_major_ticks()]])
+    return _save(fig, out)
