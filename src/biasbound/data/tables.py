@@ -26,6 +26,8 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg, check_one_of
+from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, text_categorical
+from biasbound.data.coded import _is_text_categorical as is_coded_column
 from biasbound.parameters import validate_params
 
 __all__ = [
@@ -176,6 +178,9 @@ def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray,
         ``names`` the sorted distinct texts (a numpy ``str`` array).
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if is_coded_column(s) and not s.hasnans:  # a coded column: its codes, renumbered over the texts present
+        present, rank = compact_codes(s.cat.codes.to_numpy(), len(s.cat.categories))
+        return rank.astype(np.intp, copy=False), np.asarray(s.cat.categories, dtype=str)[present]
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
         s = pd.Series(as_texts(s))  # the np.unique conversion: every value through str
     codes, uniques = pd.factorize(s, sort=False)
@@ -210,19 +215,27 @@ def _const(value: str | None, index: pd.Index) -> pd.Series:
     return pd.Series(one.array.take(np.zeros(len(index), dtype=np.intp)), index=index)
 
 
+def _const_coded(value: str, index: pd.Index) -> pd.Series:
+    """A coded column holding one text: one byte per row."""
+    return pd.Series(pd.Categorical.from_codes(np.zeros(len(index), dtype=np.int8),
+                                               categories=pd.Index([value], dtype="str")), index=index)
+
+
 def _plain(value: Any) -> Any:
     """A numpy scalar as the Python value it holds (messages show 0, never np.int64(0))."""
     return value.item() if isinstance(value, np.generic) else value
 
 
 def check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
-    """Raise on duplicated judgment keys (naming both lines) or drop the later copies."""
-    dup = frame.duplicated(_KEY, keep="first")
+    """Raise on duplicated judgment keys (naming both lines) or drop the later copies; the frame comes back coded
+    (:func:`biasbound.data.coded.coded_frame`), the keys compared on its integer codes."""
+    frame = coded_frame(frame)
+    dup = duplicated_keys(ColumnCodes(frame), keep="first")
     if not dup.any():
         return frame
     if not skip_bad:
         later = frame[dup].iloc[0]
-        same = frame[(frame[_KEY] == later[_KEY]).all(axis=1)].iloc[0]
+        same = frame.iloc[int(np.flatnonzero(_same_key(frame, later))[0])]
         key = ", ".join(f"{k}={_plain(later[k])!r}" for k in _KEY)
         raise DataFormatError(
             f"duplicated judgment ({key}) also at {same['source']}:{int(same['line'])}; "
@@ -231,9 +244,59 @@ def check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[st
             line=int(later["line"]),
         )
     bad = frame[dup]
-    for src, ln in zip(bad["source"].tolist(), bad["line"].tolist()):
+    for src, ln in zip(bad["source"].astype(str).tolist(), bad["line"].tolist()):
         skipped.append((str(src), int(ln), "duplicated judgment key (first copy kept)"))
     return frame[~dup]
+
+
+def _same_key(frame: pd.DataFrame, row: pd.Series) -> np.ndarray:
+    """The rows whose judgment key is ``row``'s."""
+    same = np.ones(len(frame), dtype=bool)
+    for k in _KEY:
+        same &= (frame[k] == row[k]).to_numpy(dtype=bool)
+    return same
+
+
+def _normalized(col: pd.Series) -> tuple[pd.Series, int]:
+    """A coded id column with its texts in Unicode NFC (equal after NFC: one text) and how many texts changed."""
+    cats = np.asarray(col.cat.categories, dtype=object)
+    if all(str(x).isascii() for x in cats):
+        return col, 0
+    norm = np.array([unicodedata.normalize("NFC", str(x)) for x in cats], dtype=object)
+    changed = norm != cats
+    if not changed.any():
+        return col, 0
+    return _recoded(col.cat.codes.to_numpy(), norm, col.index), int(changed.sum())
+
+
+def _recoded(codes: np.ndarray, texts: np.ndarray, index: pd.Index) -> pd.Series:
+    """The coded column of rows ``codes`` (-1 missing) into ``texts`` (possibly repeated, unsorted)."""
+    names, inverse = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
+    inverse = inverse.reshape(-1)
+    new = np.where(codes >= 0, inverse[np.maximum(codes, 0)] if len(inverse) else -1, -1)
+    dtype = np.int8 if len(names) < 2**7 else np.int16 if len(names) < 2**15 else np.int32
+    return pd.Series(pd.Categorical.from_codes(new.astype(dtype), categories=pd.Index(names, dtype="str")), index=index)
+
+
+def _id_texts(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, values)`` of a column: each row's index into its distinct values (-1 for a missing one); a
+    categorical's own codes and categories, else one factorisation."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), np.asarray(col.cat.categories, dtype=object)
+    codes, uniques = pd.factorize(col, sort=False, use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _drop_unused(col: pd.Series) -> pd.Series:
+    """A coded column without the categories no row holds (O(rows + categories), no sort of the rows)."""
+    codes = col.cat.codes.to_numpy()
+    used = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
+    if used.all():
+        return col
+    position = np.cumsum(used) - 1
+    new = np.where(codes >= 0, position[np.maximum(codes, 0)], -1).astype(codes.dtype)
+    return pd.Series(pd.Categorical.from_codes(new, categories=col.cat.categories[used]), index=col.index,
+                     name=col.name)
 
 
 def finish_table(
@@ -247,27 +310,19 @@ def finish_table(
     """Put columns in contract order, set dtypes, count missing values, build the report."""
     factor_cols = sorted(c for c in frame.columns if c.startswith("factor_"))
     label_cols = [c for c in HUMAN_COLUMNS if c in frame.columns]  # human labels ride along (biasbound.human)
-    frame = frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True)
-    frame = frame.astype(
-        {"judge": "str", "model": "str", "item_id": "str", "variant": "str", "rerun": "int64",
-         "game": "int64", "score": "float64", "verdict": "str", "source": "str", "line": "int64"}
-    )
+    frame = coded_frame(frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True))
+    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str", "line": "int64"})
+    for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
+        frame[c] = _drop_unused(frame[c])
     for c in factor_cols + label_cols:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     nfc = 0
     for c in ("judge", "model", "item_id"):  # one spelling per name: Unicode NFC (é typed as e + ◌́ is é)
-        codes, uniques = pd.factorize(frame[c])
-        names = np.asarray(uniques, dtype=object)
-        if all(str(x).isascii() for x in names):
-            continue
-        norm = np.array([unicodedata.normalize("NFC", str(x)) for x in names], dtype=object)
-        changed = norm != names
-        if changed.any():
-            nfc += int(changed.sum())
-            frame[c] = norm[codes]
+        frame[c], changed = _normalized(frame[c])
+        nfc += changed
     miss = frame["score"].isna()
-    by_model = frame.loc[miss, "model"].value_counts()
-    by_source = frame.loc[miss, "source"].value_counts()
+    by_model = frame.loc[miss, "model"].astype("str").value_counts()
+    by_source = frame.loc[miss, "source"].astype("str").value_counts()
     report = LoadReport(
         rows=int(len(frame)),
         missing=int(miss.sum()),
@@ -276,9 +331,9 @@ def finish_table(
         skipped=tuple(skipped),
         scale=(float(scale[0]), float(scale[1])),
         scale_inferred=bool(scale_inferred),
-        judges=tuple(sorted(frame["judge"].unique().tolist())),
-        models=tuple(sorted(frame["model"].unique().tolist())),
-        items=int(frame["item_id"].nunique()),
+        judges=tuple(str(x) for x in frame["judge"].cat.categories),
+        models=tuple(str(x) for x in frame["model"].cat.categories),
+        items=len(frame["item_id"].cat.categories),
         sources=tuple(str(s) for s in sources),
         unicode_nfc=nfc,
     )
@@ -613,7 +668,12 @@ def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
 
 
-def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_parquet(path: Path, numeric: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
+    """The file's rows, its text columns (but the ``numeric`` ones) read as categoricals from Parquet's own
+    dictionaries (pyarrow ``read_dictionary``): no per-row string is ever made."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     from biasbound.data._io import read_bytes
 
     data = read_bytes(path)
@@ -621,7 +681,10 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
         raise DataFormatError("is not a Parquet file (no PAR1 marker at its start and end); give a Parquet, CSV, "
                               "TSV or JSONL file with the matching suffix.", path=str(path))
     try:
-        raw = pd.read_parquet(io.BytesIO(data))
+        schema = pq.read_schema(io.BytesIO(data))
+        texts = [f.name for f in schema if f.name not in numeric and (pa.types.is_string(f.type) or
+                                                                      pa.types.is_large_string(f.type))]
+        raw = pq.read_table(io.BytesIO(data), read_dictionary=texts).to_pandas()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file; one sentence for all
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as Parquet ({first.rstrip('.')}).", path=str(path)) from None
@@ -639,7 +702,7 @@ def read_rows(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what:
     from biasbound.data._io import read_text
 
     if fmt == "parquet":
-        raw, lines = _read_parquet(path)
+        raw, lines = _read_parquet(path, numeric)
     elif fmt == "jsonl":
         raw, lines = _read_jsonl(path)
     elif fmt == "json":
@@ -796,7 +859,7 @@ def from_frame(
         out[col_name] = (numeric[fac] - lo) / (hi - lo)
     for h in labels:
         out[h] = (numeric[h] - lo) / (hi - lo)
-    out["source"] = _const(source, out.index)
+    out["source"] = _const_coded(source, out.index)
     out["line"] = line_arr
 
     bad = rows.bad
@@ -871,19 +934,25 @@ class _BadRows:
 def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, judge: str | None,
                  source: str) -> pd.DataFrame:
     """The table's item_id, model, judge, variant, rerun, game and verdict columns; bad values flagged."""
+    # the checks and the texts on each column's distinct values, the rows only through their codes
     out = pd.DataFrame(index=raw.index)
     for name in ("item_id", "model"):
-        col = raw[mapping[name]]
-        text = col.astype(str).str.strip()
-        rows.flag(col.isna().to_numpy() | (text == "").to_numpy(), f"empty {name}")
-        out[name] = text
+        codes, values = _id_texts(raw[mapping[name]])
+        texts = np.array([str(v).strip() for v in values], dtype=object)
+        rows.flag((codes < 0) | (texts == "")[codes] if len(texts) else codes < 0, f"empty {name}")
+        out[name] = _recoded(codes, texts, out.index)
     if mapping["judge"] in raw.columns:
-        col = raw[mapping["judge"]]
-        rows.flag(col.isna().to_numpy(), "empty judge")
-        out["judge"] = col.astype(str)
+        codes, values = _id_texts(raw[mapping["judge"]])
+        rows.flag(codes < 0, "empty judge")
+        out["judge"] = _recoded(codes, np.array([str(v) for v in values], dtype=object), out.index)
     else:
-        out["judge"] = _const(str(judge) if judge is not None else source, out.index)
-    out["variant"] = raw[mapping["variant"]].fillna("original").astype(str) if mapping["variant"] in raw.columns else _const("original", out.index)
+        out["judge"] = _const_coded(str(judge) if judge is not None else source, out.index)
+    if mapping["variant"] in raw.columns:
+        codes, values = _id_texts(raw[mapping["variant"]])
+        texts = np.array([str(v) for v in values] + ["original"], dtype=object)
+        out["variant"] = _recoded(np.where(codes < 0, len(values), codes), texts, out.index)
+    else:
+        out["variant"] = _const_coded("original", out.index)
     for name, allowed in (("rerun", None), ("game", (0, 1, 2))):
         if mapping[name] in raw.columns:
             vals = _to_float(raw[mapping[name]])
@@ -893,8 +962,7 @@ def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, 
             out[name] = np.where(ok, vals, 0).astype(np.int64)
         else:
             out[name] = 0
-    out["verdict"] = (raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None)
-                      if mapping["verdict"] in raw.columns else _const(None, out.index))
+    out["verdict"] = raw[mapping["verdict"]].astype("str") if mapping["verdict"] in raw.columns else _const(None, out.index)
     return out
 
 

@@ -185,8 +185,10 @@ def observed_neighbors(
     cols: dict[str, object] = {}
     for col in ("judge", "model", "item_id"):
         series = frame[col]
-        # a string column keeps its dtype; any other goes through numpy as the merge path does
+        # a string column keeps its dtype, a coded one gives its texts as one; any other goes through numpy as the
+        # merge path does
         cols[col] = (series.array.take(nb_pos) if isinstance(series.dtype, pd.StringDtype)
+                     else series.iloc[nb_pos].astype("str").array if isinstance(series.dtype, pd.CategoricalDtype)
                      else series.to_numpy()[nb_pos])
     score = frame["score"].to_numpy(dtype=float)
     cols["original"] = score[canon_pos]
@@ -356,6 +358,9 @@ def _observed_neighbors_merge(frame: pd.DataFrame, kind: str, name: str | None, 
     out["difference"] = out["original"] - out["neighbor"]
     out = out.merge(dims, on=_GROUP, how="left")
     out["dim"] = out["dim"].fillna(0).astype(np.int64)
+    for c in ("judge", "model", "item_id"):  # a coded column's texts, as the row-key path gives them
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype("str")
     out = out[["judge", "model", "item_id", "original", "neighbor", "difference", "rerun", "dim"]]
     out.attrs.update({"generator": str(generator), "missing": n_missing, "unmatched": n_unmatched})
     return out
