@@ -81,6 +81,14 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
             combined = np.zeros(n, dtype=np.int64)
             for k, lo, span in zip(keys[::-1], lows[::-1], spans[::-1]):  # the primary key first
                 combined = combined * span + (np.asarray(k, dtype=np.int64) - lo)
+            span = math.prod(spans)
+            if span <= 2 * n:  # a table over the key range: distinct keys are placed in order, no sort of the rows
+                table = np.full(span, -1, dtype=np.int64)
+                table[combined] = np.arange(n, dtype=np.int64)
+                placed = table[table >= 0]
+                if len(placed) == n:  # no key repeats: ``placed`` is the (unique) sorted order
+                    return placed, False
+                del table, placed
             order = np.argsort(combined, kind="stable")
             c = combined[order]
             return order, bool(n > 1 and (c[1:] == c[:-1]).any())
@@ -110,7 +118,10 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     def column(c: str, default: Any) -> Any:
         return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
 
-    judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+    judge_col = column("judge", "")
+    if isinstance(judge_col.dtype, pd.CategoricalDtype) and not judge_col.hasnans:  # a coded column: its texts
+        judge_col = pd.Series(judge_col.cat.categories[np.unique(judge_col.cat.codes.to_numpy())])
+    judges = sorted(set(map(str, pd.unique(judge_col.astype(str)))))
 
     def sorted_codes(c: str, default: str) -> tuple[Any, Any]:
         values = column(c, default)

@@ -161,7 +161,7 @@ class ColumnCodes:
         radix = 1  # key < radix: the tuple so far in mixed radix, factorised only when the next digit would overflow
         for col in cols:
             codes, uniques = self.column(col)
-            base = len(uniques) + 1
+            base = max(len(uniques), 1)  # codes lie in [0, len(uniques)) (a missing id is the last unique)
             if radix * base >= 2**62:
                 key, firsts = pd.factorize(key, sort=False)
                 key, radix = key.astype(np.int64), max(len(firsts), 1)
@@ -178,9 +178,14 @@ class ColumnCodes:
 def duplicated_keys(ids: ColumnCodes, keep: str | bool = False) -> np.ndarray:
     """Rows whose judgment key (:data:`KEY`) another row also holds: every copy (``keep=False``) or every copy after
     the first (``keep="first"``), as ``DataFrame.duplicated`` marks them, found on the integer codes."""
-    codes = ids.key(KEY)
+    codes = ids.key(KEY)  # every code below max(4 · rows, 2**20): a table of one byte per code
+    seen = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
+    seen[codes] = True
+    if int(np.count_nonzero(seen)) == len(codes):  # as many distinct keys as rows: none repeats
+        return np.zeros(len(codes), dtype=bool)
+    del seen
     repeated = np.bincount(codes)[codes] > 1
-    if keep is False or not repeated.any():
+    if keep is False:
         return repeated
     at = np.flatnonzero(repeated)  # the few repeated rows: the first copy of each key kept
     first = pd.Series(codes[at]).duplicated(keep="first").to_numpy()

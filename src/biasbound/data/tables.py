@@ -179,7 +179,11 @@ def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray,
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if is_coded_column(s) and not s.hasnans:  # a coded column: its codes, renumbered over the texts present
-        present, rank = compact_codes(s.cat.codes.to_numpy(), len(s.cat.categories))
+        codes = s.cat.codes.to_numpy()
+        used = np.bincount(codes, minlength=len(s.cat.categories)) > 0
+        if used.all():
+            return codes.astype(np.intp), np.asarray(s.cat.categories, dtype=str)
+        present, rank = compact_codes(codes, len(s.cat.categories))
         return rank.astype(np.intp, copy=False), np.asarray(s.cat.categories, dtype=str)[present]
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
         s = pd.Series(as_texts(s))  # the np.unique conversion: every value through str
@@ -272,9 +276,9 @@ def _normalized(col: pd.Series) -> tuple[pd.Series, int]:
 def _recoded(codes: np.ndarray, texts: np.ndarray, index: pd.Index) -> pd.Series:
     """The coded column of rows ``codes`` (-1 missing) into ``texts`` (possibly repeated, unsorted)."""
     names, inverse = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
-    inverse = inverse.reshape(-1)
-    new = np.where(codes >= 0, inverse[np.maximum(codes, 0)] if len(inverse) else -1, -1)
     dtype = np.int8 if len(names) < 2**7 else np.int16 if len(names) < 2**15 else np.int32
+    inverse = np.append(inverse.reshape(-1), -1).astype(dtype)  # a missing row (code -1) takes the last entry, -1
+    new = inverse[codes]
     return pd.Series(pd.Categorical.from_codes(new.astype(dtype), categories=pd.Index(names, dtype="str")), index=index)
 
 
@@ -668,12 +672,48 @@ def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
 
 
-def _read_parquet(path: Path, numeric: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
-    """The file's rows, its text columns (but the ``numeric`` ones) read as categoricals from Parquet's own
-    dictionaries (pyarrow ``read_dictionary``): no per-row string is ever made."""
+def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
+    """A Parquet file's rows with its text columns (but the ``numeric`` ones) as categoricals, read batch by batch
+    from Parquet's own dictionaries (pyarrow ``read_dictionary``): no per-row string is ever made, and the Arrow
+    memory held at once is one batch (each text column costs 4 bytes a row, narrowed by ``from_frame``)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    schema = pq.read_schema(io.BytesIO(data))
+    texts = [f.name for f in schema if f.name not in numeric and (pa.types.is_string(f.type) or
+                                                                  pa.types.is_large_string(f.type))]
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=texts)
+    n = pf.metadata.num_rows
+    codes = {c: np.empty(n, dtype=np.int32) for c in texts}
+    vocab: dict[str, dict[Any, int]] = {c: {} for c in texts}
+    others: dict[str, list[Any]] = {f.name: [] for f in schema if f.name not in texts}
+    at = 0
+    for batch in pf.iter_batches(batch_size=1 << 20):
+        size = batch.num_rows
+        for c in texts:
+            arr = batch.column(c)
+            seen = vocab[c]
+            to_global = np.asarray([seen.setdefault(t, len(seen)) for t in arr.dictionary.to_pylist()] + [-1],
+                                   dtype=np.int32)
+            idx = pc.fill_null(arr.indices, -1).to_numpy(zero_copy_only=False)
+            codes[c][at:at + size] = to_global[idx]  # a missing text (-1) takes the last entry, -1
+        for c in others:
+            others[c].append(batch.column(c))
+        at += size
+    cols: dict[str, Any] = {}
+    for f in schema:
+        if f.name in codes:
+            names = np.asarray(list(vocab[f.name]), dtype=object)
+            cols[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
+        else:
+            cols[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
+    return pd.DataFrame(cols)
+
+
+def _read_parquet(path: Path, numeric: frozenset[str] = frozenset(), coded: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    """The file's rows; with ``coded`` its text columns (but the ``numeric`` ones) as categoricals
+    (:func:`_coded_parquet`)."""
     from biasbound.data._io import read_bytes
 
     data = read_bytes(path)
@@ -681,28 +721,27 @@ def _read_parquet(path: Path, numeric: frozenset[str] = frozenset()) -> tuple[pd
         raise DataFormatError("is not a Parquet file (no PAR1 marker at its start and end); give a Parquet, CSV, "
                               "TSV or JSONL file with the matching suffix.", path=str(path))
     try:
-        schema = pq.read_schema(io.BytesIO(data))
-        texts = [f.name for f in schema if f.name not in numeric and (pa.types.is_string(f.type) or
-                                                                      pa.types.is_large_string(f.type))]
-        raw = pq.read_table(io.BytesIO(data), read_dictionary=texts).to_pandas()
+        raw = _coded_parquet(data, numeric) if coded else pd.read_parquet(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file; one sentence for all
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as Parquet ({first.rstrip('.')}).", path=str(path)) from None
     return raw, np.arange(len(raw), dtype=np.int64) + 1
 
 
-def read_rows(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment") -> tuple[pd.DataFrame, np.ndarray]:
+def read_rows(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment",
+              coded: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """Read a table and return it with the physical 1-based file line (row number for parquet) of each row.
 
     CSV/TSV columns are read as text (ids keep leading zeros) except those named in
     ``numeric``, read as float; when one of them holds a non-number the whole file is
     re-read as text and checked row by row later. Blank lines and newlines inside quoted
-    fields are counted, so the line named in an error is the line an editor shows.
+    fields are counted, so the line named in an error is the line an editor shows. With ``coded``
+    (the judgment loader), a Parquet file's text columns come back as categoricals (:func:`_coded_parquet`).
     """
     from biasbound.data._io import read_text
 
     if fmt == "parquet":
-        raw, lines = _read_parquet(path, numeric)
+        raw, lines = _read_parquet(path, numeric, coded)
     elif fmt == "jsonl":
         raw, lines = _read_jsonl(path)
     elif fmt == "json":
@@ -781,7 +820,7 @@ def load_table(
         raise DataFormatError("no such file.", path=str(path))
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
     numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
-    raw, lines = read_rows(path, fmt, numeric)
+    raw, lines = read_rows(path, fmt, numeric, coded=True)
     from biasbound.data.unparseable import check_parseable
 
     check_parseable(raw, path, doing="certify")  # a run whose replies held no verdict: said, not a scale to give
