@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["ID_COLUMNS", "ColumnCodes", "coded_frame", "duplicated_keys", "is_coded", "text_categorical"]
+__all__ = ["ID_COLUMNS", "ColumnCodes", "coded_frame", "duplicated_keys", "is_coded", "is_coded_column", "text_categorical"]
 
 #: The id columns a coded frame holds as categoricals of their sorted distinct texts.
 ID_COLUMNS: tuple[str, ...] = ("judge", "model", "item_id", "variant")
@@ -24,7 +24,7 @@ ID_COLUMNS: tuple[str, ...] = ("judge", "model", "item_id", "variant")
 KEY: list[str] = ["judge", "model", "item_id", "variant", "rerun", "game"]
 
 
-def _is_text_categorical(values: pd.Series) -> bool:
+def is_coded_column(values: pd.Series) -> bool:
     """A categorical whose categories are distinct texts in sorted order (what :func:`text_categorical` makes)."""
     if not isinstance(values.dtype, pd.CategoricalDtype):
         return False
@@ -41,7 +41,7 @@ def text_categorical(values: pd.Series) -> pd.Series:
     categories sorted by code point; a missing value stays missing (code -1). Cheap on a column already coded.
 
     Values with equal texts (``1`` and ``"1"`` in one object column) share a category, as they share a text."""
-    if _is_text_categorical(values):
+    if is_coded_column(values):
         return values
     if isinstance(values.dtype, pd.CategoricalDtype):  # other categories: recoded through their texts
         codes, uniques = values.cat.codes.to_numpy(), np.asarray(values.cat.categories, dtype=object)
@@ -58,7 +58,7 @@ def text_categorical(values: pd.Series) -> pd.Series:
 
 def is_coded(frame: pd.DataFrame) -> bool:
     """Whether every id column ``frame`` holds is already a categorical of its sorted texts."""
-    return all(_is_text_categorical(frame[c]) for c in (*ID_COLUMNS, "source") if c in frame.columns)
+    return all(is_coded_column(frame[c]) for c in (*ID_COLUMNS, "source") if c in frame.columns)
 
 
 def coded_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -107,7 +107,7 @@ class ColumnCodes:
         if key in self.cols:
             return self.cols[key]
         values = self.frame[col]
-        if _is_text_categorical(values):
+        if is_coded_column(values):
             codes = values.cat.codes.to_numpy()
             uniques = np.asarray(values.cat.categories, dtype=object)
             if (codes < 0).any():  # a missing id is one more value
