@@ -120,7 +120,7 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
 
     judge_col = column("judge", "")
     if isinstance(judge_col.dtype, pd.CategoricalDtype) and not judge_col.hasnans:  # a coded column: its texts
-        judge_col = pd.Series(judge_col.cat.categories[np.unique(judge_col.cat.codes.to_numpy())])
+        judge_col = pd.Series(judge_col.cat.categories[np.unique(judge_col.array.codes)])
     judges = sorted(set(map(str, pd.unique(judge_col.astype(str)))))
 
     def sorted_codes(c: str, default: str) -> tuple[Any, Any]:

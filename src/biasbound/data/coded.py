@@ -44,7 +44,7 @@ def text_categorical(values: pd.Series) -> pd.Series:
     if is_coded_column(values):
         return values
     if isinstance(values.dtype, pd.CategoricalDtype):  # other categories: recoded through their texts
-        codes, uniques = values.cat.codes.to_numpy(), np.asarray(values.cat.categories, dtype=object)
+        codes, uniques = values.array.codes, np.asarray(values.cat.categories, dtype=object)
     else:
         codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
         uniques = np.asarray(uniques, dtype=object)
@@ -108,7 +108,7 @@ class ColumnCodes:
             return self.cols[key]
         values = self.frame[col]
         if is_coded_column(values):
-            codes = values.cat.codes.to_numpy()
+            codes = values.array.codes
             uniques = np.asarray(values.cat.categories, dtype=object)
             if (codes < 0).any():  # a missing id is one more value
                 codes = np.where(codes < 0, len(uniques), codes.astype(np.int64))

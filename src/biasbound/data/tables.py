@@ -179,7 +179,7 @@ def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray,
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if is_coded_column(s) and not s.hasnans:  # a coded column: its codes, renumbered over the texts present
-        codes = s.cat.codes.to_numpy()
+        codes = s.array.codes
         used = np.bincount(codes, minlength=len(s.cat.categories)) > 0
         if used.all():
             return codes.astype(np.intp), np.asarray(s.cat.categories, dtype=str)
@@ -270,7 +270,7 @@ def _normalized(col: pd.Series) -> tuple[pd.Series, int]:
     changed = norm != cats
     if not changed.any():
         return col, 0
-    return _recoded(col.cat.codes.to_numpy(), norm, col.index), int(changed.sum())
+    return _recoded(col.array.codes, norm, col.index), int(changed.sum())
 
 
 def _recoded(codes: np.ndarray, texts: np.ndarray, index: pd.Index) -> pd.Series:
@@ -286,14 +286,26 @@ def _id_texts(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, values)`` of a column: each row's index into its distinct values (-1 for a missing one); a
     categorical's own codes and categories, else one factorisation."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy(), np.asarray(col.cat.categories, dtype=object)
-    codes, uniques = pd.factorize(col, sort=False, use_na_sentinel=True)
+        return col.array.codes, np.asarray(col.cat.categories, dtype=object)
+    try:
+        codes, uniques = pd.factorize(col, sort=False, use_na_sentinel=True)
+    except TypeError:  # an unhashable value (a JSON list or object): by its text, as every id is compared
+        codes, uniques = pd.factorize(col.map(_hashable), sort=False, use_na_sentinel=True)
     return codes, np.asarray(uniques, dtype=object)
+
+
+def _hashable(value: Any) -> Any:
+    """``value``, or its text when it cannot be hashed (a list or dict read from JSON)."""
+    try:
+        hash(value)
+    except TypeError:
+        return str(value)
+    return value
 
 
 def _drop_unused(col: pd.Series) -> pd.Series:
     """A coded column without the categories no row holds (O(rows + categories), no sort of the rows)."""
-    codes = col.cat.codes.to_numpy()
+    codes = col.array.codes
     used = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
     if used.all():
         return col
@@ -484,6 +496,8 @@ def _short(text: str, width: int = 60) -> str:
 def _to_float(col: pd.Series) -> np.ndarray:
     """``col`` as floats, NaN where a value is not a number; an integer too large for a float (JSON allows
     ``1e400`` written out as digits) is infinite, so it is reported like any other non-finite score."""
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "fiu":  # numbers already: no conversion, no copy
+        return col.to_numpy(dtype=float)
     try:
         return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     except OverflowError:
@@ -673,9 +687,10 @@ def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
-    """A Parquet file's rows with its text columns (but the ``numeric`` ones) as categoricals, read batch by batch
-    from Parquet's own dictionaries (pyarrow ``read_dictionary``): no per-row string is ever made, and the Arrow
-    memory held at once is one batch (each text column costs 4 bytes a row, narrowed by ``from_frame``)."""
+    """A Parquet file's rows with its text columns (but the ``numeric`` ones) as categoricals, read ~10^6 rows
+    (whole row groups) at a time from Parquet's own dictionaries (pyarrow ``read_dictionary``, the groups' dictionaries
+    unified): no per-row string is ever made, and the Arrow memory held at once is one slice of the file (each text
+    column costs 4 bytes a row, narrowed by ``from_frame``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -688,27 +703,37 @@ def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
     codes = {c: np.empty(n, dtype=np.int32) for c in texts}
     vocab: dict[str, dict[Any, int]] = {c: {} for c in texts}
     others: dict[str, list[Any]] = {f.name: [] for f in schema if f.name not in texts}
+    slices: list[list[int]] = [[]]
+    rows = 0
+    for g in range(pf.num_row_groups):  # whole row groups, about 10^6 rows a slice
+        if rows >= 1 << 20:
+            slices.append([])
+            rows = 0
+        slices[-1].append(g)
+        rows += pf.metadata.row_group(g).num_rows
     at = 0
-    for batch in pf.iter_batches(batch_size=1 << 20):
-        size = batch.num_rows
+    for groups in slices:
+        part = pf.read_row_groups(groups, use_threads=True).unify_dictionaries()
         for c in texts:
-            arr = batch.column(c)
-            seen = vocab[c]
-            to_global = np.asarray([seen.setdefault(t, len(seen)) for t in arr.dictionary.to_pylist()] + [-1],
-                                   dtype=np.int32)
-            idx = pc.fill_null(arr.indices, -1).to_numpy(zero_copy_only=False)
-            codes[c][at:at + size] = to_global[idx]  # a missing text (-1) takes the last entry, -1
+            seen, start = vocab[c], at
+            for chunk in part.column(c).chunks:  # one dictionary for the slice: mapped to the file's codes once
+                to_global = np.asarray([seen.setdefault(t, len(seen)) for t in chunk.dictionary.to_pylist()] + [-1],
+                                       dtype=np.int32)
+                idx = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False)
+                codes[c][start:start + len(idx)] = to_global[idx]  # a missing text (-1) takes the last entry, -1
+                start += len(idx)
         for c in others:
-            others[c].append(batch.column(c))
-        at += size
-    cols: dict[str, Any] = {}
-    for f in schema:
+            others[c].extend(part.column(c).chunks)
+        at += part.num_rows
+        del part
+    out = pd.DataFrame(index=pd.RangeIndex(n))
+    for f in schema:  # one column at a time: no block of several columns is stacked (copied)
         if f.name in codes:
             names = np.asarray(list(vocab[f.name]), dtype=object)
-            cols[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
+            out[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
         else:
-            cols[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
-    return pd.DataFrame(cols)
+            out[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
+    return out
 
 
 def _read_parquet(path: Path, numeric: frozenset[str] = frozenset(), coded: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
@@ -892,14 +917,15 @@ def from_frame(
                 rows.flag(outside & (vals == value), f"{name} {value:g} is outside the scale [{lo:g}, {hi:g}]{how}")
             rows.flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]{how}")
     rows.raise_first()
-    out["score"] = (numeric["score"] - lo) / (hi - lo)
+    # numpy results enter the frame as Series (a reference, not the copy a bare array's setitem makes)
+    out["score"] = pd.Series((numeric["score"] - lo) / (hi - lo), index=out.index, copy=False)
     for fac in factors:
         col_name = fac if fac.startswith("factor_") else f"factor_{fac}"
         out[col_name] = (numeric[fac] - lo) / (hi - lo)
     for h in labels:
         out[h] = (numeric[h] - lo) / (hi - lo)
     out["source"] = _const_coded(source, out.index)
-    out["line"] = line_arr
+    out["line"] = pd.Series(line_arr, index=out.index, copy=False)
 
     bad = rows.bad
     if bad.any():
@@ -950,12 +976,30 @@ class _BadRows:
         n = len(lines)
         self.lines, self.source, self.skip_bad = lines, source, skip_bad
         self.bad = np.zeros(n, dtype=bool)
-        self.reasons = np.full(n, "", dtype=object)
-        self.shown_values = np.full(n, None, dtype=object)  # the raw value a message shows, where one helps
+        self.why: list[str] = []  # each reason once; a bad row holds its reason's index (one byte a row at most)
+        self.reason_codes: np.ndarray | None = None
+        self.shown_values: dict[int, Any] = {}  # row -> the raw value a message shows, where one helps
+
+    @property
+    def reasons(self) -> np.ndarray:
+        """Each row's first reason ("" for a good row)."""
+        texts = np.asarray(["", *self.why], dtype=object)
+        return texts[self.reason_codes + 1] if self.reason_codes is not None else np.full(len(self.bad), "", dtype=object)
+
+    def show(self, mask: np.ndarray, values: pd.Series) -> None:
+        """Keep the raw value of the rows in ``mask`` not already bad (the value a message shows)."""
+        at = np.flatnonzero(np.asarray(mask, dtype=bool) & ~self.bad)
+        for row, value in zip(at.tolist(), values.iloc[at].tolist()):
+            self.shown_values[row] = value
 
     def flag(self, mask: np.ndarray, reason: str) -> None:
         mask = np.asarray(mask, dtype=bool) & ~self.bad
-        self.reasons[mask] = reason
+        if not mask.any():
+            return
+        if self.reason_codes is None:
+            self.reason_codes = np.full(len(self.bad), -1, dtype=np.int32)
+        self.reason_codes[mask] = len(self.why)
+        self.why.append(reason)
         self.bad[mask] = True
 
     def raise_first(self) -> None:
@@ -963,9 +1007,10 @@ class _BadRows:
         bad = self.bad
         if bad.any() and not self.skip_bad:
             first = int(np.flatnonzero(bad)[np.argmin(self.lines[bad])])
-            shown = self.shown_values[first]
+            shown = self.shown_values.get(first)
             got = "" if shown is None else f" (got {_short(repr(_plain(shown)))})"
-            raise DataFormatError(f"{self.reasons[first]}{got}; fix the row or "
+            assert self.reason_codes is not None  # a row is bad: flag gave it a reason
+            raise DataFormatError(f"{self.why[self.reason_codes[first]]}{got}; fix the row or "
                                   f"{arg('pass skip_bad=True', 'pass --skip-bad')} to skip and count it.",
                                   path=self.source, line=int(self.lines[first]))
 
@@ -994,11 +1039,17 @@ def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, 
         out["variant"] = _const_coded("original", out.index)
     for name, allowed in (("rerun", None), ("game", (0, 1, 2))):
         if mapping[name] in raw.columns:
-            vals = _to_float(raw[mapping[name]])
-            ok = np.isfinite(vals) & (vals == np.round(vals))
-            ok &= (vals >= 0) if allowed is None else np.isin(vals, allowed)
+            col = raw[mapping[name]]
+            if pd.api.types.is_integer_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+                vals = col.to_numpy()  # integers: only the range to check, no float copy
+                ok = (vals >= 0) if allowed is None else (vals >= 0) & (vals <= 2)
+            else:
+                vals = _to_float(col)
+                ok = np.isfinite(vals) & (vals == np.round(vals))
+                ok &= (vals >= 0) if allowed is None else np.isin(vals, allowed)
             rows.flag(~ok, f"{name} must be " + ("a non-negative int" if allowed is None else "0, 1 or 2"))
-            out[name] = np.where(ok, vals, 0).astype(np.int64)
+            out[name] = pd.Series(np.where(ok, vals, 0).astype(np.int64) if not ok.all() else vals.astype(np.int64, copy=False),
+                                  index=out.index, copy=False)
         else:
             out[name] = 0
     out["verdict"] = raw[mapping["verdict"]].astype("str") if mapping["verdict"] in raw.columns else _const(None, out.index)
@@ -1008,13 +1059,12 @@ def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, 
 def _numeric_columns(raw: pd.DataFrame, named: Sequence[tuple[str, str]], rows: _BadRows) -> dict[str, np.ndarray]:
     """Each (name, column) as floats, NaN where empty; a boolean or a value that is no finite number flagged."""
     numeric: dict[str, np.ndarray] = {}
-    bad, shown_values = rows.bad, rows.shown_values
     for name, col_name in named:
         col = raw[col_name]
         if pd.api.types.is_bool_dtype(col.dtype) or (col.dtype == object and pd.api.types.infer_dtype(col, skipna=True)
                                                      in ("boolean", "mixed", "mixed-integer", "mixed-integer-float")):
             is_bool = col.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
-            shown_values[is_bool & ~bad] = col.to_numpy(dtype=object)[is_bool & ~bad]
+            rows.show(is_bool, col)
             rows.flag(is_bool, f"{name} (column {col_name!r}) is a boolean (true/false), not a score; write the scores as "
                                "numbers (e.g. 1 and 0) so the scale is yours, not a guess")
         vals = _to_float(col)
@@ -1023,7 +1073,7 @@ def _numeric_columns(raw: pd.DataFrame, named: Sequence[tuple[str, str]], rows: 
             present &= ~(col.astype(str).str.strip() == "").to_numpy()
         not_number = present & ~np.isfinite(vals)
         if not_number.any():
-            shown_values[not_number & ~bad] = col.to_numpy(dtype=object)[not_number & ~bad]
+            rows.show(not_number, col)
         rows.flag(not_number, f"{name} (column {col_name!r}) is not a finite number")
         numeric[name] = np.where(present & np.isfinite(vals), vals, np.nan)
     return numeric
