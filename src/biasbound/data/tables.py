@@ -733,6 +733,7 @@ def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
             out[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
         else:
             out[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
+    pa.default_memory_pool().release_unused()  # the slices' buffers, cached by Arrow's allocator, back to the system
     return out
 
 

@@ -229,7 +229,9 @@ def _row_key(
         if size * n >= _KEY_LIMIT:  # re-number the tuples seen so far before widening
             key, seen = pd.factorize(key, sort=False)
             key, size = key.astype(np.int64), max(len(seen), 1)
-        key = key * n + col_codes
+        if size > 1:
+            key *= n
+        key += col_codes
         size *= n
     return key, size
 
