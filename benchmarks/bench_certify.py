@@ -197,7 +197,11 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
     ap.add_argument("--table", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--write", nargs=3, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.write:
+        write_synthetic(int(args.write[0]), int(args.write[1]), Path(args.write[2]))
+        return
     if args.child:
         print(json.dumps(child(*args.child, profile=args.profile, table=args.table)))
         return
@@ -216,7 +220,9 @@ def main() -> None:
             for models, items in cases:
                 print(f"\n{2 * models * items:>9,} rows = {models} models x {items} items x 2 games")
                 table = Path(tmp) / f"judgments-{models}x{items}.parquet"
-                write_synthetic(models, items, table)
+                # written by a child of its own: a child's peak RSS starts from its parent's RSS at the fork
+                subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write", str(models), str(items),
+                                str(table)], check=True)
                 r = run_case(here, models, items, args.profile, table)
                 r["version"] = "this"
                 results.append(r)

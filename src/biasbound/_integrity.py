@@ -70,7 +70,8 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
 
     When the keys fit one int64 in mixed radix (each offset by its minimum), that combined key, which orders rows
     exactly as the tuple does, is sorted once (a stable argsort, as lexsort is stable: the same permutation) and
-    compared once; otherwise lexsort and a comparison per key."""
+    compared once — or, when its range is at most twice the rows and no key repeats, placed in a table over the range
+    (the same permutation, found in O(rows + range)); otherwise lexsort and a comparison per key."""
     import numpy as np
 
     n = len(keys[0])
@@ -80,7 +81,12 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
         if math.prod(spans) < 2**62:
             combined = np.zeros(n, dtype=np.int64)
             for k, lo, span in zip(keys[::-1], lows[::-1], spans[::-1]):  # the primary key first
-                combined = combined * span + (np.asarray(k, dtype=np.int64) - lo)
+                if span == 1:  # one value: no digit
+                    continue
+                combined *= span
+                combined += k
+                if lo:
+                    combined -= lo
             span = math.prod(spans)
             if span <= 2 * n:  # a table over the key range: distinct keys are placed in order, no sort of the rows
                 table = np.full(span, -1, dtype=np.int64)
