@@ -126,7 +126,8 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
 
     judge_col = column("judge", "")
     if isinstance(judge_col.dtype, pd.CategoricalDtype) and not judge_col.hasnans:  # a coded column: its texts
-        judge_col = pd.Series(judge_col.cat.categories[np.unique(judge_col.array.codes)])
+        present = np.flatnonzero(np.bincount(judge_col.array.codes, minlength=len(judge_col.cat.categories)))
+        judge_col = pd.Series(judge_col.cat.categories[present])
     judges = sorted(set(map(str, pd.unique(judge_col.astype(str)))))
 
     def sorted_codes(c: str, default: str) -> tuple[Any, Any]:
@@ -160,8 +161,12 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     starts = np.asarray(cuts[:-1], dtype=np.int64)
     local_i = rank - np.repeat(rank[starts], np.diff(cuts)) if n else rank
     seen = np.zeros((len(models), len(variants)), dtype=bool)
-    seen[sm, sv] = True
-    local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
+    if len(variants) == 1:  # one variant: every model's list is it, every row's index 0
+        seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
+        local_v = np.zeros(n, dtype=np.int64)
+    else:
+        seen[sm, sv] = True
+        local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""
     for a, b in zip(cuts[:-1], cuts[1:]):
         idx = order[a:b]

@@ -109,7 +109,16 @@ def _parse_generator(generator: object, where: str) -> tuple[str, str | None]:
 
 
 def canonical_mask(frame: pd.DataFrame) -> pd.Series:
-    return (frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+    return (frame["variant"] == "original") & (frame["rerun"] == 0) & _game_0_or_1(frame)
+
+
+def _game_0_or_1(frame: pd.DataFrame) -> pd.Series:
+    """``frame["game"].isin([0, 1])``: for integer games two comparisons (no hash table of the rows)."""
+    game = frame["game"]
+    if isinstance(game.dtype, np.dtype) and game.dtype.kind in "iu":
+        g = game.to_numpy()
+        return pd.Series((g == 0) | (g == 1), index=frame.index)
+    return game.isin([0, 1])
 
 
 def canonical_scores(frame: pd.DataFrame, generator: str = "swap") -> pd.DataFrame:
@@ -315,9 +324,9 @@ def _neighbor_mask(frame: pd.DataFrame, kind: str, name: str | None) -> np.ndarr
     if kind == "swap":
         mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
     elif kind == "variant":
-        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & _game_0_or_1(frame)
     else:
-        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & frame["game"].isin([0, 1])
+        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & _game_0_or_1(frame)
     return mask.to_numpy(dtype=bool)
 
 
