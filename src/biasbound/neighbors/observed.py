@@ -235,6 +235,8 @@ def _row_key(
             if col_codes.size and col_codes.min() < 0:
                 return None
             n = max(len(uniques), 1)
+        if n == 1:  # one value (a one-judge table's judge): no digit
+            continue
         if size * n >= _KEY_LIMIT:  # re-number the tuples seen so far before widening
             key, seen = pd.factorize(key, sort=False)
             key, size = key.astype(np.int64), max(len(seen), 1)
