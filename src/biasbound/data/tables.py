@@ -26,8 +26,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg, check_one_of
-from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, text_categorical
-from biasbound.data.coded import is_coded_column
+from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, is_coded_column
 from biasbound.parameters import validate_params
 
 __all__ = [

@@ -7,6 +7,8 @@ sorted model/item codes, the judgments digest, the observed neighbours and the j
 
 from __future__ import annotations
 
-from biasbound.data.coded import ColumnCodes as _ColumnCodes
+from biasbound.data.coded import ColumnCodes
 
 __all__: list[str] = []
+
+_ColumnCodes = ColumnCodes
