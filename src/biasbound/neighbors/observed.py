@@ -286,10 +286,10 @@ def _match(
     canon_pos = np.flatnonzero(canon_mask)
     nb_pos = np.flatnonzero(nb_mask)
     if size <= _TABLE_LIMIT + 4 * len(frame):  # a direct lookup table over the key range
-        if np.bincount(key[canon_pos], minlength=size).max(initial=0) > 1:
-            return None
         table = np.full(size, -1, dtype=np.int64)
         table[key[canon_pos]] = np.arange(len(canon_pos))
+        if np.count_nonzero(table >= 0) < len(canon_pos):  # a canonical key repeats: the merge path
+            return None
         found = table[key[nb_pos]]
     else:
         canon_index = pd.Index(key[canon_pos])

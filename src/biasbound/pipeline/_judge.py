@@ -352,7 +352,7 @@ def _scores_table(
     in_batch[view.batch.pos] = True
     scores = pd.DataFrame({"model": _str_column(canon.model_names, canon.m),
                            "item_id": _str_column(canon.item_names, canon.i), "original": canon.score})
-    scores.insert(0, "judge", judge)
+    scores.insert(0, "judge", _str_column(np.asarray([judge]), np.zeros(len(canon.m), dtype=np.intp)))  # taken in Arrow
     for col, vals in view.scores_columns(mech, len(canon.m), canon.m).items():
         scores[col] = vals
     scores["in_batch"] = in_batch
