@@ -494,7 +494,9 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
     if groups is None:  # split here: codes of other rows would not fit them
-        groups, codes = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}, None
+        from biasbound.data.coded import judge_groups
+
+        groups, codes = judge_groups(frame), None
     for name in sorted(groups):
         fj = groups[name]
         j = results.get(name)

@@ -153,3 +153,18 @@ def test_certify_checks_keys_on_the_codes_of_any_frame() -> None:
     twice = pd.concat([frame, frame.iloc[[0]]], ignore_index=True)
     with pytest.raises(InputError, match="more than once"):
         _check_frame(coded_frame(twice), ())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_judge_groups_and_texts_of_a_coded_frame_equal_the_string_route(seed: int) -> None:
+    from biasbound.data.coded import judge_groups, text_values
+
+    frame = _table(seed, missing_ids=seed % 2 == 1)
+    coded = coded_frame(frame)
+    want = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    got = judge_groups(coded)
+    assert list(got) == list(want)
+    for k in want:
+        assert got[k].index.equals(want[k].index)
+    for col in ("variant", "model"):
+        assert sorted(text_values(coded[col])) == sorted(str(v) for v in frame[col].astype(str).unique())

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["ID_COLUMNS", "ColumnCodes", "coded_frame", "duplicated_keys", "is_coded", "is_coded_column", "text_categorical"]
+__all__ = ["ID_COLUMNS", "ColumnCodes", "coded_frame", "duplicated_keys", "is_coded", "is_coded_column",
+           "judge_groups", "text_categorical", "text_values"]
 
 #: The id columns a coded frame holds as categoricals of their sorted distinct texts.
 ID_COLUMNS: tuple[str, ...] = ("judge", "model", "item_id", "variant")
@@ -54,6 +55,23 @@ def text_categorical(values: pd.Series) -> pd.Series:
     dtype = np.int8 if len(names) < 2**7 else np.int16 if len(names) < 2**15 else np.int32
     return pd.Series(pd.Categorical.from_codes(cat_codes.astype(dtype), categories=pd.Index(names, dtype="str")),
                      index=values.index, name=values.name)
+
+
+def text_values(values: pd.Series) -> list[str]:
+    """The distinct texts of a column (``values.astype(str).unique()``), a coded column's from its categories."""
+    if is_coded_column(values) and not values.hasnans:
+        present = np.flatnonzero(np.bincount(values.array.codes, minlength=len(values.cat.categories)))
+        return [str(values.cat.categories[k]) for k in present]
+    return [str(v) for v in values.astype(str).unique()]
+
+
+def judge_groups(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each judge's rows, in sorted order of the judges' texts (``frame.groupby(frame["judge"].astype(str))``);
+    a coded judge column grouped on its codes (no text per row)."""
+    judge = frame["judge"]
+    if is_coded_column(judge) and not judge.hasnans:  # (a missing judge is the text 'nan' below)
+        return {str(k): g for k, g in frame.groupby(judge, sort=True, observed=True)}
+    return {str(k): g for k, g in frame.groupby(judge.astype(str), sort=True)}
 
 
 def is_coded(frame: pd.DataFrame) -> bool:

@@ -213,7 +213,9 @@ RANGE_BOUND_HINT = ("or pass range_bound=True to certify on the score range alon
 def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
     """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant); a column
     left out holds none (a table of original judgments needs no variant, rerun or game column)."""
-    variants = set(frame["variant"].astype(str).unique()) if "variant" in frame.columns else set()
+    from biasbound.data.coded import text_values
+
+    variants = set(text_values(frame["variant"])) if "variant" in frame.columns else set()
     for g in generators:
         if g == "swap" and "game" in frame.columns and frame["game"].isin([2]).any():
             return True
