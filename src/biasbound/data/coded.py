@@ -175,18 +175,24 @@ class ColumnCodes:
         ``max(4 · rows, 2**20)`` (a table index). The mixed-radix code itself when it fits that bound, else
         factorised (codes in order of first appearance of the tuple)."""
         bound = max(4 * len(self.frame), 2**20)
-        key = np.zeros(len(self.frame), dtype=np.int64)
+        key: np.ndarray | None = None
         radix = 1  # key < radix: the tuple so far in mixed radix, factorised only when the next digit would overflow
         for col in cols:
             codes, uniques = self.column(col)
             base = max(len(uniques), 1)  # codes lie in [0, len(uniques)) (a missing id is the last unique)
+            if base == 1:  # one value: no digit
+                continue
+            if key is None:  # the first digit: a copy of its codes (never the frame's own array)
+                key, radix = codes.astype(np.int64), base
+                continue
             if radix * base >= 2**62:
                 key, firsts = pd.factorize(key, sort=False)
                 key, radix = key.astype(np.int64), max(len(firsts), 1)
-            if radix > 1:
-                key *= base
+            key *= base
             key += codes
             radix *= base
+        if key is None:
+            return np.zeros(len(self.frame), dtype=np.int64)
         if radix <= bound:
             return key
         key, _ = pd.factorize(key, sort=False)

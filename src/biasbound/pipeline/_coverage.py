@@ -195,8 +195,8 @@ def _item_set_notes(coverage: dict[str, Any], ids: _ColumnCodes, rows: np.ndarra
     t_group, t_item = triple // n_i, triple % n_i
     t_judge = pair_keys[t_group] // n_models
     set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
-    for jc in np.unique(t_judge).tolist():
-        groups = np.unique(t_group[t_judge == jc])
+    for jc in np.flatnonzero(np.bincount(t_judge)).tolist():  # the distinct judges and groups, sorted (small codes)
+        groups = np.flatnonzero(np.bincount(t_group[t_judge == jc], minlength=n_groups))
         if len(groups) < 2:
             continue
         holders = np.bincount(t_item[t_judge == jc], minlength=n_i)  # models holding each item
