@@ -168,6 +168,8 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         seen[sm, sv] = True
         local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""
+    one_variant, no_rerun = len(variants) == 1, not rerun.any()
+    zero = np.zeros(int(np.diff(cuts).max()) if n else 0, dtype="<i8")
     for a, b in zip(cuts[:-1], cuts[1:]):
         idx = order[a:b]
         it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
@@ -177,9 +179,12 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         head = (f'{{"item_ids":{ids_text},"judge":{judge_text},"model":{canonical_json(str(models[sm[a]]))},'
                 f'"variants":{canonical_json(variants[vt].tolist())}}}')
         h = hashlib.sha256((head + "\n").encode("utf-8"))
-        for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
-            h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
-        h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
+        # each array's bytes straight from its buffer (no copy); an all-zero column as a view of one zero block
+        h.update(np.ascontiguousarray(local_i[a:b], dtype="<i8"))
+        h.update(zero[:b - a] if one_variant else np.ascontiguousarray(local_v[a:b], dtype="<i8"))
+        h.update(zero[:b - a] if no_rerun else np.ascontiguousarray(rerun[idx], dtype="<i8"))
+        h.update(np.ascontiguousarray(game[idx], dtype="<i8"))
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8"))
         per_model[str(models[sm[a]])] = h.hexdigest()
     return sha256_text(canonical_json(per_model)), per_model
 
