@@ -151,7 +151,8 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     if n > 1 and tied:
         order = np.lexsort((score, *keys))
     per_model: dict[str, str] = {}
-    sm, si, sv = m_codes[order], i_codes[order], v_codes[order]
+    sm, si = m_codes[order], i_codes[order]
+    sv = v_codes[order] if len(variants) > 1 else None  # one variant: every row's is it
     cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
     # a model's sorted distinct items and each row's index among them: its rows are sorted by item within the
     # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
@@ -165,6 +166,7 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
         local_v = np.zeros(n, dtype=np.int64)
     else:
+        assert sv is not None  # made above for more than one variant
         seen[sm, sv] = True
         local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""
@@ -180,11 +182,11 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
                 f'"variants":{canonical_json(variants[vt].tolist())}}}')
         h = hashlib.sha256((head + "\n").encode("utf-8"))
         # each array's bytes straight from its buffer (no copy); an all-zero column as a view of one zero block
-        h.update(np.ascontiguousarray(local_i[a:b], dtype="<i8"))
-        h.update(zero[:b - a] if one_variant else np.ascontiguousarray(local_v[a:b], dtype="<i8"))
-        h.update(zero[:b - a] if no_rerun else np.ascontiguousarray(rerun[idx], dtype="<i8"))
-        h.update(np.ascontiguousarray(game[idx], dtype="<i8"))
-        h.update(np.ascontiguousarray(score[idx], dtype="<f8"))
+        h.update(np.ascontiguousarray(local_i[a:b], dtype="<i8").data)
+        h.update((zero[:b - a] if one_variant else np.ascontiguousarray(local_v[a:b], dtype="<i8")).data)
+        h.update((zero[:b - a] if no_rerun else np.ascontiguousarray(rerun[idx], dtype="<i8")).data)
+        h.update(np.ascontiguousarray(game[idx], dtype="<i8").data)
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8").data)
         per_model[str(models[sm[a]])] = h.hexdigest()
     return sha256_text(canonical_json(per_model)), per_model
 
