@@ -168,3 +168,15 @@ def test_judge_groups_and_texts_of_a_coded_frame_equal_the_string_route(seed: in
         assert got[k].index.equals(want[k].index)
     for col in ("variant", "model"):
         assert sorted(text_values(coded[col])) == sorted(str(v) for v in frame[col].astype(str).unique())
+
+
+def test_a_file_written_from_a_coded_frame_holds_plain_strings(tmp_path) -> None:
+    from biasbound.data.coded import text_frame
+
+    frame = _table(3).drop_duplicates(KEY).reset_index(drop=True)
+    text = frame.astype({c: "str" for c in ("judge", "model", "item_id", "variant")})
+    coded = coded_frame(frame)
+    pd.testing.assert_frame_equal(text_frame(coded), text)
+    text.to_parquet(tmp_path / "a.parquet", index=False)
+    text_frame(coded).to_parquet(tmp_path / "b.parquet", index=False)
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ID_COLUMNS", "ColumnCodes", "coded_frame", "duplicated_keys", "is_coded", "is_coded_column",
-           "judge_groups", "text_categorical", "text_values"]
+           "judge_groups", "text_categorical", "text_frame", "text_values"]
 
 #: The id columns a coded frame holds as categoricals of their sorted distinct texts.
 ID_COLUMNS: tuple[str, ...] = ("judge", "model", "item_id", "variant")
@@ -63,6 +63,13 @@ def text_values(values: pd.Series) -> list[str]:
         present = np.flatnonzero(np.bincount(values.array.codes, minlength=len(values.cat.categories)))
         return [str(values.cat.categories[k]) for k in present]
     return [str(v) for v in values.astype(str).unique()]
+
+
+def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its coded columns as pandas ``str`` columns again: what a file written from a judgment table
+    holds (a Parquet file keeps plain strings, not a dictionary type, whatever the frame's encoding)."""
+    coded = [c for c in frame.columns if is_coded_column(frame[c])]
+    return frame.astype(dict.fromkeys(coded, "str")) if coded else frame
 
 
 def judge_groups(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
