@@ -158,9 +158,13 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
     first = np.ones(n, dtype=bool)
     first[1:] = (sm[1:] != sm[:-1]) | (si[1:] != si[:-1])
-    rank = np.cumsum(first) - 1
+    rank = first.astype(np.int64)  # each row's index among the distinct (model, item) pairs, in place (one array)
+    np.cumsum(rank, out=rank)
+    rank -= 1
     starts = np.asarray(cuts[:-1], dtype=np.int64)
-    local_i = rank - np.repeat(rank[starts], np.diff(cuts)) if n else rank
+    if n:
+        rank -= np.repeat(rank[starts], np.diff(cuts))
+    local_i = rank
     seen = np.zeros((len(models), len(variants)), dtype=bool)
     if len(variants) == 1:  # one variant: every model's list is it, every row's index 0
         seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
