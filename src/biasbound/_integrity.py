@@ -152,7 +152,7 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         order = np.lexsort((score, *keys))
     per_model: dict[str, str] = {}
     sm, si = m_codes[order], i_codes[order]
-    sv = v_codes[order] if len(variants) > 1 else None  # one variant: every row's is it
+    sv = v_codes[order] if len(variants) != 1 else None  # one variant: every row's is it
     cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
     # a model's sorted distinct items and each row's index among them: its rows are sorted by item within the
     # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
@@ -170,7 +170,7 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
         local_v = np.zeros(n, dtype=np.int64)
     else:
-        assert sv is not None  # made above for more than one variant
+        assert sv is not None  # made above unless there is exactly one variant
         seen[sm, sv] = True
         local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""
