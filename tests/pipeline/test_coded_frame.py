@@ -180,3 +180,14 @@ def test_a_file_written_from_a_coded_frame_holds_plain_strings(tmp_path) -> None
     text.to_parquet(tmp_path / "a.parquet", index=False)
     text_frame(coded).to_parquet(tmp_path / "b.parquet", index=False)
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+def test_inputs_concatenated_stay_coded_and_equal_the_string_concat() -> None:
+    from biasbound.data.coded import concat_coded
+
+    a, b = _table(1), _table(2)
+    b = b.assign(model=b["model"].str.upper())  # texts the other input lacks
+    got = concat_coded([coded_frame(a), coded_frame(b)])
+    want = pd.concat([a, b], ignore_index=True)
+    assert is_coded(got)
+    pd.testing.assert_frame_equal(got, coded_frame(want))

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ID_COLUMNS", "ColumnCodes", "coded_frame", "duplicated_keys", "is_coded", "is_coded_column",
-           "judge_groups", "text_categorical", "text_frame", "text_values"]
+           "concat_coded", "judge_groups", "text_categorical", "text_frame", "text_values"]
 
 #: The id columns a coded frame holds as categoricals of their sorted distinct texts.
 ID_COLUMNS: tuple[str, ...] = ("judge", "model", "item_id", "variant")
@@ -63,6 +63,18 @@ def text_values(values: pd.Series) -> list[str]:
         present = np.flatnonzero(np.bincount(values.array.codes, minlength=len(values.cat.categories)))
         return [str(values.cat.categories[k]) for k in present]
     return [str(v) for v in values.astype(str).unique()]
+
+
+def concat_coded(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """``pd.concat(frames, ignore_index=True)`` keeping the coded columns coded: each takes the sorted union of the
+    inputs' texts as its categories first (pandas would otherwise fall back to one Python object per row)."""
+    if len(frames) > 1:
+        shared = [c for c in frames[0].columns if all(c in f.columns and is_coded_column(f[c]) for f in frames)]
+        if shared:
+            union = {c: pd.Index(sorted(set().union(*(f[c].cat.categories.tolist() for f in frames))), dtype="str")
+                     for c in shared}
+            frames = [f.assign(**{c: f[c].cat.set_categories(union[c]) for c in shared}) for f in frames]
+    return pd.concat(frames, ignore_index=True)
 
 
 def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
