@@ -105,7 +105,7 @@ def test_the_readers_coded_route_equals_the_plain_read(tmp_path, seed: int) -> N
     pd.testing.assert_frame_equal(got.frame, plain.frame, check_exact=True)
     assert got.report == plain.report
     assert is_coded(got.frame)
-    assert str(got.frame["line"].dtype) == "int64" and got.frame["line"].tolist() == list(range(1, len(frame) + 1))
+    assert str(got.frame["line"].dtype) == "int32" and got.frame["line"].tolist() == list(range(1, len(frame) + 1))
     # the same table as CSV: the same coded frame but for the file's name and line numbers
     csv = tmp_path / "t.csv"
     frame.to_csv(csv, index=False)

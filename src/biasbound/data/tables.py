@@ -326,7 +326,10 @@ def finish_table(
     factor_cols = sorted(c for c in frame.columns if c.startswith("factor_"))
     label_cols = [c for c in HUMAN_COLUMNS if c in frame.columns]  # human labels ride along (biasbound.human)
     frame = coded_frame(frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True))
-    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str", "line": "int64"})
+    lines = pd.to_numeric(frame["line"]) if len(frame) else frame["line"]
+    narrow = len(frame) == 0 or (lines.min() >= -(2**31) and lines.max() < 2**31)
+    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str",
+                          "line": "int32" if narrow else "int64"})  # a line number: 4 bytes a row
     for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
         frame[c] = _drop_unused(frame[c])
     for c in factor_cols + label_cols:
