@@ -3,11 +3,13 @@
 Synthetic generic long table (``synthetic``): M models × I items × 2 games (position swap), scores on
 the Arena-Hard grid {0, .25, .5, .75, 1} drawn per model around a model strength, ~0.5% missing
 judgments. Every case runs in its own fresh interpreter (``--child``): the table is written to
-Parquet and loaded with ``load_table`` (the user's path), then ``pipeline.certify`` (tight
+Parquet by the parent (once per case, as Arrow dictionary arrays: the child's peak RSS is never the generator's)
+and the child reads it with ``load_table`` (the user's path) and runs ``pipeline.certify`` (tight
 calibration, swap neighbours, per-model and judge certificates, audits, bootstrap leaderboard,
-retention, scores.parquet; no plots/report) is timed: wall and CPU time (``time.process_time``; BLAS
-may use a second core), peak RSS of the process (``resource.getrusage``; the increase during
-certify is printed beside it) and the size of ``certificates.json``. Imports happen before timing.
+retention, scores.parquet; no plots/report): the read and certify are timed apart and together, wall and CPU
+time (``time.process_time``; BLAS may use a second core), peak RSS of the process (``resource.getrusage``: the
+whole run, read included) and the size of ``certificates.json``. Imports and a warm-up certify on a tiny table
+happen before timing.
 
 The grid is 10^5 and 10^6 rows × 20, 200 and 2000 models (``--grid``); ``--ref COMMIT`` also runs
 every case on that commit (a ``git worktree add`` in a temporary folder, its own PYTHONPATH), one
@@ -15,6 +17,7 @@ after the other, so both see the same machine load. The load average (1 min) is 
 case: the machine is shared, and CPU time is the steadier figure.
 
 Run: python benchmarks/bench_certify.py [--grid] [--ref 6ff62ac] [--models 200 --items 2500] [--profile]
+(issue 24's case: --models 200 --items 25000, 10^7 rows, read + certify <= 10 s CPU and <= 1.5 GiB peak)
 Targets (2-core machine): certify on 10^6 rows <= 3 s and <= 1 GB; 2000 models × 25 items <= 8 s and
 <= 1 GB; certificates.json linear in models; time <= 2× the reference at 10^6 rows.
 """
@@ -78,8 +81,43 @@ def synthetic(models: int, items: int, seed: int = 0) -> pd.DataFrame:
 GRID = [(20, 2500), (200, 250), (2000, 25), (20, 25000), (200, 2500), (2000, 250)]  # 10^5 rows, then 10^6
 
 
-def child(models: int, items: int, profile: bool) -> dict:
-    """One case in this interpreter: generate, write, load, certify; the figures as a dict."""
+def write_synthetic(models: int, items: int, path: Path, seed: int = 0) -> int:
+    """:func:`synthetic`'s table (the same draws, in the same order) written to ``path`` as Parquet, built as Arrow
+    dictionary arrays so that 10^7 rows cost the writer a few hundred MB, not a frame of Python strings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    strength = rng.normal(0, 1, models)
+    difficulty = rng.normal(0, 1, items)
+    bias = rng.normal(0, 0.4, models)
+    grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    n = models * items
+    m_idx = np.repeat(np.arange(models), items)
+    i_idx = np.tile(np.arange(items), models)
+
+    def text(codes: np.ndarray, names: list[str]) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names)).cast(pa.string())
+
+    with pq.ParquetWriter(path, pa.schema([("judge", pa.string()), ("model", pa.string()), ("item_id", pa.string()),
+                                           ("variant", pa.string()), ("rerun", pa.int64()), ("game", pa.int64()),
+                                           ("score", pa.float64())])) as writer:
+        for game in (1, 2):
+            z = strength[m_idx] - difficulty[i_idx] + rng.normal(0, 1, n) + (bias[m_idx] if game == 2 else 0.0)
+            cls = np.clip(np.round(1 / (1 + np.exp(-z)) * 4 + rng.normal(0, 0.5, n)), 0, 4).astype(int)
+            score = grid[cls]
+            score[rng.random(n) < 0.005] = np.nan
+            writer.write_table(pa.table({
+                "judge": text(np.zeros(n, dtype=int), ["synthetic-judge"]),
+                "model": text(m_idx, [f"model-{k}" for k in range(models)]),
+                "item_id": text(i_idx, [f"q{k}" for k in range(items)]),
+                "variant": text(np.zeros(n, dtype=int), ["original"]), "rerun": pa.array(np.zeros(n, dtype=np.int64)),
+                "game": pa.array(np.full(n, game, dtype=np.int64)), "score": pa.array(score)}))
+    return 2 * n
+
+
+def child(models: int, items: int, profile: bool, table: Path | None = None) -> dict:
+    """One case in this interpreter: read ``table`` (written by the parent), certify; the figures as a dict."""
     import biasbound.pipeline  # noqa: F401  (import time excluded: everything certify imports lazily)
     import sklearn.linear_model  # noqa: F401  (Bradley–Terry)
     import importlib
@@ -93,25 +131,25 @@ def child(models: int, items: int, profile: bool) -> dict:
     from biasbound.neighbors import observed  # noqa: F401
     from biasbound.pipeline import certify
 
-    frame = synthetic(models, items)
-    rows = len(frame)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "judgments.parquet"
-        frame.to_parquet(path, index=False)
-        del frame
-        t0 = time.perf_counter()
-        js = load_table(path, scale=(0.0, 1.0))
-        load_s = time.perf_counter() - t0
+        if table is None:  # run alone (--child without --table): the table written here, before anything is timed
+            table = Path(tmp) / "judgments.parquet"
+            write_synthetic(models, items, table)
         # certify once on a small table first, so lazily imported modules are not timed
         small = synthetic(3, 10)
         small.to_parquet(Path(tmp) / "small.parquet", index=False)
         certify(load_table(Path(tmp) / "small.parquet", scale=(0.0, 1.0)), out=Path(tmp) / "warm", plots=False,
                 progress=False, seed=0)
+        del small
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
         load_before = os.getloadavg()[0]
         prof = cProfile.Profile() if profile else None
         if prof:
             prof.enable()
+        t0, c0 = time.perf_counter(), time.process_time()
+        js = load_table(table, scale=(0.0, 1.0))
+        load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
+        rows = len(js.frame)
         w, c = time.perf_counter(), time.process_time()
         res = certify(js, out=Path(tmp) / "out", plots=False, progress=False, seed=0)
         w, c = time.perf_counter() - w, time.process_time() - c
@@ -121,15 +159,17 @@ def child(models: int, items: int, profile: bool) -> dict:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
         size = (Path(tmp) / "out" / "certificates.json").stat().st_size
         j = next(iter(res.judges.values()))
-    return {"models": models, "items": items, "rows": rows, "load_s": load_s, "wall_s": w, "cpu_s": c,
+    return {"models": models, "items": items, "rows": rows, "load_s": load_s, "load_cpu_s": load_cpu,
+            "total_cpu_s": load_cpu + c, "wall_s": w, "cpu_s": c,
             "peak_mib": peak, "peak_before_mib": before, "certificates_json_bytes": size,
             "load_avg": [load_before, os.getloadavg()[0]], "alpha": j.calibration.alpha, "sigma": j.calibration.sigma}
 
 
-def run_case(src: Path, models: int, items: int, profile: bool = False) -> dict:
+def run_case(src: Path, models: int, items: int, profile: bool = False, table: Path | None = None) -> dict:
     """One case in a fresh interpreter whose ``biasbound`` is the one under ``src``."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(models), str(items)] + (["--profile"] if profile else [])
+    cmd = ([sys.executable, str(Path(__file__).resolve()), "--child", str(models), str(items)]
+           + (["--profile"] if profile else []) + (["--table", str(table)] if table is not None else []))
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return {"models": models, "items": items, "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
@@ -141,8 +181,9 @@ def run_case(src: Path, models: int, items: int, profile: bool = False) -> dict:
 def fmt(r: dict) -> str:
     if "error" in r:
         return f"failed: {r['error']}"
-    return (f"certify {r['wall_s']:6.2f} s wall {r['cpu_s']:6.2f} s CPU | peak RSS {r['peak_mib']:6.0f} MiB "
-            f"({r['peak_before_mib']:.0f} before certify) | certificates.json {r['certificates_json_bytes'] / 2**20:8.2f} MiB "
+    return (f"read {r['load_cpu_s']:5.2f} s CPU + certify {r['cpu_s']:6.2f} s CPU = {r['total_cpu_s']:6.2f} s CPU "
+            f"({r['load_s'] + r['wall_s']:6.2f} s wall) | peak RSS {r['peak_mib']:6.0f} MiB "
+            f"({r['peak_before_mib']:.0f} before the read) | certificates.json {r['certificates_json_bytes'] / 2**20:8.2f} MiB "
             f"| load {r['load_avg'][0]:.1f}→{r['load_avg'][1]:.1f}")
 
 
@@ -155,9 +196,14 @@ def main() -> None:
     ap.add_argument("--ref", default=None, help="also run every case on this commit (e.g. 6ff62ac)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
+    ap.add_argument("--table", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--write", nargs=3, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.write:
+        write_synthetic(int(args.write[0]), int(args.write[1]), Path(args.write[2]))
+        return
     if args.child:
-        print(json.dumps(child(*args.child, profile=args.profile)))
+        print(json.dumps(child(*args.child, profile=args.profile, table=args.table)))
         return
     print(machine(), f"uname -m={platform.machine()}")
     here = Path(__file__).resolve().parents[1] / "src"
@@ -173,17 +219,24 @@ def main() -> None:
         try:
             for models, items in cases:
                 print(f"\n{2 * models * items:>9,} rows = {models} models x {items} items x 2 games")
-                r = run_case(here, models, items, args.profile)
+                table = Path(tmp) / f"judgments-{models}x{items}.parquet"
+                # written by a child of its own: a child's peak RSS starts from its parent's RSS at the fork
+                subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write", str(models), str(items),
+                                str(table)], check=True)
+                r = run_case(here, models, items, args.profile, table)
                 r["version"] = "this"
                 results.append(r)
                 print(f"  this tree   {fmt(r)}")
                 if ref_src is not None:
-                    r0 = run_case(ref_src, models, items)
+                    r0 = run_case(ref_src, models, items, table=table)
                     r0["version"] = args.ref
                     results.append(r0)
                     print(f"  {args.ref:<11} {fmt(r0)}")
                     if "error" not in r and "error" not in r0:
-                        print(f"  ratio this/{args.ref}: wall {r['wall_s'] / r0['wall_s']:.2f}, CPU {r['cpu_s'] / r0['cpu_s']:.2f}")
+                        print(f"  ratio this/{args.ref}: wall {r['wall_s'] / r0['wall_s']:.2f}, CPU {r['cpu_s'] / r0['cpu_s']:.2f}, "
+                              f"read + certify CPU {r['total_cpu_s'] / r0['total_cpu_s']:.2f}, peak RSS "
+                              f"{r['peak_mib'] / r0['peak_mib']:.2f}")
+                table.unlink()
         finally:
             if ref_src is not None:
                 subprocess.run(["git", "-C", str(here.parent), "worktree", "remove", "--force", str(ref_src.parent)],

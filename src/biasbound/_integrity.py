@@ -70,7 +70,8 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
 
     When the keys fit one int64 in mixed radix (each offset by its minimum), that combined key, which orders rows
     exactly as the tuple does, is sorted once (a stable argsort, as lexsort is stable: the same permutation) and
-    compared once; otherwise lexsort and a comparison per key."""
+    compared once — or, when its range is at most twice the rows and no key repeats, placed in a table over the range
+    (the same permutation, found in O(rows + range)); otherwise lexsort and a comparison per key."""
     import numpy as np
 
     n = len(keys[0])
@@ -80,7 +81,20 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
         if math.prod(spans) < 2**62:
             combined = np.zeros(n, dtype=np.int64)
             for k, lo, span in zip(keys[::-1], lows[::-1], spans[::-1]):  # the primary key first
-                combined = combined * span + (np.asarray(k, dtype=np.int64) - lo)
+                if span == 1:  # one value: no digit
+                    continue
+                combined *= span
+                combined += k
+                if lo:
+                    combined -= lo
+            span = math.prod(spans)
+            if span <= 2 * n:  # a table over the key range: distinct keys are placed in order, no sort of the rows
+                table = np.full(span, -1, dtype=np.int64)
+                table[combined] = np.arange(n, dtype=np.int64)
+                placed = table[table >= 0]
+                if len(placed) == n:  # no key repeats: ``placed`` is the (unique) sorted order
+                    return placed, False
+                del table, placed
             order = np.argsort(combined, kind="stable")
             c = combined[order]
             return order, bool(n > 1 and (c[1:] == c[:-1]).any())
@@ -110,7 +124,11 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     def column(c: str, default: Any) -> Any:
         return frame[c] if c in frame.columns else pd.Series([default] * n, index=frame.index)
 
-    judges = sorted(set(map(str, pd.unique(column("judge", "").astype(str)))))
+    judge_col = column("judge", "")
+    if isinstance(judge_col.dtype, pd.CategoricalDtype) and not judge_col.hasnans:  # a coded column: its texts
+        present = np.flatnonzero(np.bincount(judge_col.array.codes, minlength=len(judge_col.cat.categories)))
+        judge_col = pd.Series(judge_col.cat.categories[present])
+    judges = sorted(set(map(str, pd.unique(judge_col.astype(str)))))
 
     def sorted_codes(c: str, default: str) -> tuple[Any, Any]:
         values = column(c, default)
@@ -133,19 +151,31 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     if n > 1 and tied:
         order = np.lexsort((score, *keys))
     per_model: dict[str, str] = {}
-    sm, si, sv = m_codes[order], i_codes[order], v_codes[order]
+    sm, si = m_codes[order], i_codes[order]
+    sv = v_codes[order] if len(variants) != 1 else None  # one variant: every row's is it
     cuts = [0, *(np.flatnonzero(sm[1:] != sm[:-1]) + 1).tolist(), n] if n else [0]
     # a model's sorted distinct items and each row's index among them: its rows are sorted by item within the
     # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
     first = np.ones(n, dtype=bool)
     first[1:] = (sm[1:] != sm[:-1]) | (si[1:] != si[:-1])
-    rank = np.cumsum(first) - 1
+    rank = first.astype(np.int64)  # each row's index among the distinct (model, item) pairs, in place (one array)
+    np.cumsum(rank, out=rank)
+    rank -= 1
     starts = np.asarray(cuts[:-1], dtype=np.int64)
-    local_i = rank - np.repeat(rank[starts], np.diff(cuts)) if n else rank
+    if n:
+        rank -= np.repeat(rank[starts], np.diff(cuts))
+    local_i = rank
     seen = np.zeros((len(models), len(variants)), dtype=bool)
-    seen[sm, sv] = True
-    local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
+    if len(variants) == 1:  # one variant: every model's list is it, every row's index 0
+        seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
+        local_v = np.zeros(n, dtype=np.int64)
+    else:
+        assert sv is not None  # made above unless there is exactly one variant
+        seen[sm, sv] = True
+        local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""
+    one_variant, no_rerun = len(variants) == 1, not rerun.any()
+    zero = np.zeros(int(np.diff(cuts).max()) if n else 0, dtype="<i8")
     for a, b in zip(cuts[:-1], cuts[1:]):
         idx = order[a:b]
         it, vt = si[a:b][first[a:b]], np.flatnonzero(seen[sm[a]])  # sorted global codes = sorted names
@@ -155,9 +185,12 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         head = (f'{{"item_ids":{ids_text},"judge":{judge_text},"model":{canonical_json(str(models[sm[a]]))},'
                 f'"variants":{canonical_json(variants[vt].tolist())}}}')
         h = hashlib.sha256((head + "\n").encode("utf-8"))
-        for arr in (local_i[a:b], local_v[a:b], rerun[idx], game[idx]):
-            h.update(np.ascontiguousarray(arr, dtype="<i8").tobytes())
-        h.update(np.ascontiguousarray(score[idx], dtype="<f8").tobytes())
+        # each array's bytes straight from its buffer (no copy); an all-zero column as a view of one zero block
+        h.update(np.ascontiguousarray(local_i[a:b], dtype="<i8").data)
+        h.update((zero[:b - a] if one_variant else np.ascontiguousarray(local_v[a:b], dtype="<i8")).data)
+        h.update((zero[:b - a] if no_rerun else np.ascontiguousarray(rerun[idx], dtype="<i8")).data)
+        h.update(np.ascontiguousarray(game[idx], dtype="<i8").data)
+        h.update(np.ascontiguousarray(score[idx], dtype="<f8").data)
         per_model[str(models[sm[a]])] = h.hexdigest()
     return sha256_text(canonical_json(per_model)), per_model
 

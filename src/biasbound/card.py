@@ -231,9 +231,11 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
 
 def _distinct(rows: _JudgeRows, col: str, codes: np.ndarray) -> int:
     """``nunique`` of an id column over the original rows, counted on its codes when they are its values (a string
-    column without missing values: equal text is equal value); else pandas' own count."""
+    or coded column without missing values: equal text is equal value); else pandas' own count."""
+    from biasbound.data.coded import is_coded_column
+
     series = rows.fj[col]
-    if isinstance(series.dtype, pd.StringDtype) and not series.hasnans:
+    if (isinstance(series.dtype, pd.StringDtype) or is_coded_column(series)) and not series.hasnans:
         return int(np.count_nonzero(np.bincount(codes[rows.canon], minlength=1)))
     return int(series.iloc[rows.canon].nunique())
 
@@ -494,7 +496,9 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     rounds = int(rounds if rounds is not None else settings.get("bootstrap_rounds") or 1000)
     seed = int(seed if seed is not None else (getattr(result, "seed", None) or 0))
     if groups is None:  # split here: codes of other rows would not fit them
-        groups, codes = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}, None
+        from biasbound.data.coded import judge_groups
+
+        groups, codes = judge_groups(frame), None
     for name in sorted(groups):
         fj = groups[name]
         j = results.get(name)

@@ -35,7 +35,9 @@ def run_labels_demo(out: str | Path = "biasbound-demo", *, progress: bool = True
     js, labels = load_llmbar_demo(n_labels=LABELS_DEMO["n_labels"], seed=LABELS_DEMO["seed"])
     cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score", "verdict"]
     judgments, labels_file = inputs / "judgments.parquet", inputs / "labels.csv"
-    js.frame[cols].to_parquet(judgments, index=False)
+    from biasbound.data.coded import text_frame
+
+    text_frame(js.frame[cols]).to_parquet(judgments, index=False)
     labels.to_csv(labels_file, index=False)
     loaded = load_inputs([judgments], scale=(0.0, 1.0))
     console.print(f"LLMBar (embedded, MIT): {js.frame['judge'].nunique()} judge configurations, "

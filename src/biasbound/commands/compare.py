@@ -110,7 +110,7 @@ def compare_sides(old: Path, new: Path, fail_if: list[str], *, match: list[str] 
     if paired or paired_conds:
         rows_new = side_frame(new)
         if rows_new is not None and renames:
-            rows_new = rows_new.assign(judge=rows_new["judge"].replace(renames))
+            rows_new = rows_new.assign(judge=rows_new["judge"].astype("str").replace(renames))  # a coded column: its texts
         res["paired"] = pr.compare_paired(side_frame(old), rows_new, list(card_old["judges"]),
                                           list(card_new["judges"]), rounds=rounds, seed=seed)
     res["failed"] += pr.check_paired(res["paired"], paired_conds)

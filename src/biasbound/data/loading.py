@@ -146,8 +146,6 @@ def load_inputs(
         ``report[path]`` holds the load report, ``format``, and for the tool readers
         ``integration`` (score rule, what could not be mapped).
     """
-    import pandas as pd
-
     where = cli_command() or "load_inputs"
     what = "'INPUT' argument" if where != "audit" else "'--neighbor-file' option"
     if not paths:
@@ -184,7 +182,9 @@ def load_inputs(
         if shown_as[str(p)] in report:
             raise InputError(f"The {what} of {where} names {str(p)!r} twice; give each input once.")
         report[shown_as[str(p)]] = rep
-    frame = pd.concat(frames, ignore_index=True)
+    from biasbound.data.coded import concat_coded
+
+    frame = concat_coded(frames)  # the inputs' coded columns stay coded (their texts' union as categories)
     if len(frames) > 1:
         frame = _across_inputs(frame, report, skip_bad)
     options = {"scale": None if scale is None else list(scale), "skip_bad": skip_bad, "columns": columns,

@@ -26,6 +26,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg, check_one_of
+from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, is_coded_column
 from biasbound.parameters import validate_params
 
 __all__ = [
@@ -176,6 +177,13 @@ def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray,
         ``names`` the sorted distinct texts (a numpy ``str`` array).
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if is_coded_column(s) and not s.hasnans:  # a coded column: its codes, renumbered over the texts present
+        codes = s.array.codes
+        used = np.bincount(codes, minlength=len(s.cat.categories)) > 0
+        if used.all():
+            return codes.astype(np.intp), np.asarray(s.cat.categories, dtype=str)
+        present, rank = compact_codes(codes, len(s.cat.categories))
+        return rank.astype(np.intp, copy=False), np.asarray(s.cat.categories, dtype=str)[present]
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
         s = pd.Series(as_texts(s))  # the np.unique conversion: every value through str
     codes, uniques = pd.factorize(s, sort=False)
@@ -210,19 +218,27 @@ def _const(value: str | None, index: pd.Index) -> pd.Series:
     return pd.Series(one.array.take(np.zeros(len(index), dtype=np.intp)), index=index)
 
 
+def _const_coded(value: str, index: pd.Index) -> pd.Series:
+    """A coded column holding one text: one byte per row."""
+    return pd.Series(pd.Categorical.from_codes(np.zeros(len(index), dtype=np.int8),
+                                               categories=pd.Index([value], dtype="str")), index=index)
+
+
 def _plain(value: Any) -> Any:
     """A numpy scalar as the Python value it holds (messages show 0, never np.int64(0))."""
     return value.item() if isinstance(value, np.generic) else value
 
 
 def check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[str, int | None, str]]) -> pd.DataFrame:
-    """Raise on duplicated judgment keys (naming both lines) or drop the later copies."""
-    dup = frame.duplicated(_KEY, keep="first")
+    """Raise on duplicated judgment keys (naming both lines) or drop the later copies; the frame comes back coded
+    (:func:`biasbound.data.coded.coded_frame`), the keys compared on its integer codes."""
+    frame = coded_frame(frame)
+    dup = duplicated_keys(ColumnCodes(frame), keep="first")
     if not dup.any():
         return frame
     if not skip_bad:
         later = frame[dup].iloc[0]
-        same = frame[(frame[_KEY] == later[_KEY]).all(axis=1)].iloc[0]
+        same = frame.iloc[int(np.flatnonzero(_same_key(frame, later))[0])]
         key = ", ".join(f"{k}={_plain(later[k])!r}" for k in _KEY)
         raise DataFormatError(
             f"duplicated judgment ({key}) also at {same['source']}:{int(same['line'])}; "
@@ -231,9 +247,71 @@ def check_duplicates(frame: pd.DataFrame, skip_bad: bool, skipped: list[tuple[st
             line=int(later["line"]),
         )
     bad = frame[dup]
-    for src, ln in zip(bad["source"].tolist(), bad["line"].tolist()):
+    for src, ln in zip(bad["source"].astype(str).tolist(), bad["line"].tolist()):
         skipped.append((str(src), int(ln), "duplicated judgment key (first copy kept)"))
     return frame[~dup]
+
+
+def _same_key(frame: pd.DataFrame, row: pd.Series) -> np.ndarray:
+    """The rows whose judgment key is ``row``'s."""
+    same = np.ones(len(frame), dtype=bool)
+    for k in _KEY:
+        same &= (frame[k] == row[k]).to_numpy(dtype=bool)
+    return same
+
+
+def _normalized(col: pd.Series) -> tuple[pd.Series, int]:
+    """A coded id column with its texts in Unicode NFC (equal after NFC: one text) and how many texts changed."""
+    cats = np.asarray(col.cat.categories, dtype=object)
+    if all(str(x).isascii() for x in cats):
+        return col, 0
+    norm = np.array([unicodedata.normalize("NFC", str(x)) for x in cats], dtype=object)
+    changed = norm != cats
+    if not changed.any():
+        return col, 0
+    return _recoded(col.array.codes, norm, col.index), int(changed.sum())
+
+
+def _recoded(codes: np.ndarray, texts: np.ndarray, index: pd.Index) -> pd.Series:
+    """The coded column of rows ``codes`` (-1 missing) into ``texts`` (possibly repeated, unsorted)."""
+    names, inverse = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
+    dtype = np.int8 if len(names) < 2**7 else np.int16 if len(names) < 2**15 else np.int32
+    inverse = np.append(inverse.reshape(-1), -1).astype(dtype)  # a missing row (code -1) takes the last entry, -1
+    new = inverse[codes]
+    return pd.Series(pd.Categorical.from_codes(new.astype(dtype), categories=pd.Index(names, dtype="str")), index=index)
+
+
+def _id_texts(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, values)`` of a column: each row's index into its distinct values (-1 for a missing one); a
+    categorical's own codes and categories, else one factorisation."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.array.codes, np.asarray(col.cat.categories, dtype=object)
+    try:
+        codes, uniques = pd.factorize(col, sort=False, use_na_sentinel=True)
+    except TypeError:  # an unhashable value (a JSON list or object): by its text, as every id is compared
+        codes, uniques = pd.factorize(col.map(_hashable), sort=False, use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _hashable(value: Any) -> Any:
+    """``value``, or its text when it cannot be hashed (a list or dict read from JSON)."""
+    try:
+        hash(value)
+    except TypeError:
+        return str(value)
+    return value
+
+
+def _drop_unused(col: pd.Series) -> pd.Series:
+    """A coded column without the categories no row holds (O(rows + categories), no sort of the rows)."""
+    codes = col.array.codes
+    used = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
+    if used.all():
+        return col
+    position = np.cumsum(used) - 1
+    new = np.where(codes >= 0, position[np.maximum(codes, 0)], -1).astype(codes.dtype)
+    return pd.Series(pd.Categorical.from_codes(new, categories=col.cat.categories[used]), index=col.index,
+                     name=col.name)
 
 
 def finish_table(
@@ -247,27 +325,22 @@ def finish_table(
     """Put columns in contract order, set dtypes, count missing values, build the report."""
     factor_cols = sorted(c for c in frame.columns if c.startswith("factor_"))
     label_cols = [c for c in HUMAN_COLUMNS if c in frame.columns]  # human labels ride along (biasbound.human)
-    frame = frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True)
-    frame = frame.astype(
-        {"judge": "str", "model": "str", "item_id": "str", "variant": "str", "rerun": "int64",
-         "game": "int64", "score": "float64", "verdict": "str", "source": "str", "line": "int64"}
-    )
+    frame = coded_frame(frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True))
+    lines = pd.to_numeric(frame["line"]) if len(frame) else frame["line"]
+    narrow = len(frame) == 0 or (lines.min() >= -(2**31) and lines.max() < 2**31)
+    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str",
+                          "line": "int32" if narrow else "int64"})  # a line number: 4 bytes a row
+    for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
+        frame[c] = _drop_unused(frame[c])
     for c in factor_cols + label_cols:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     nfc = 0
     for c in ("judge", "model", "item_id"):  # one spelling per name: Unicode NFC (é typed as e + ◌́ is é)
-        codes, uniques = pd.factorize(frame[c])
-        names = np.asarray(uniques, dtype=object)
-        if all(str(x).isascii() for x in names):
-            continue
-        norm = np.array([unicodedata.normalize("NFC", str(x)) for x in names], dtype=object)
-        changed = norm != names
-        if changed.any():
-            nfc += int(changed.sum())
-            frame[c] = norm[codes]
+        frame[c], changed = _normalized(frame[c])
+        nfc += changed
     miss = frame["score"].isna()
-    by_model = frame.loc[miss, "model"].value_counts()
-    by_source = frame.loc[miss, "source"].value_counts()
+    by_model = frame.loc[miss, "model"].astype("str").value_counts()
+    by_source = frame.loc[miss, "source"].astype("str").value_counts()
     report = LoadReport(
         rows=int(len(frame)),
         missing=int(miss.sum()),
@@ -276,9 +349,9 @@ def finish_table(
         skipped=tuple(skipped),
         scale=(float(scale[0]), float(scale[1])),
         scale_inferred=bool(scale_inferred),
-        judges=tuple(sorted(frame["judge"].unique().tolist())),
-        models=tuple(sorted(frame["model"].unique().tolist())),
-        items=int(frame["item_id"].nunique()),
+        judges=tuple(str(x) for x in frame["judge"].cat.categories),
+        models=tuple(str(x) for x in frame["model"].cat.categories),
+        items=len(frame["item_id"].cat.categories),
         sources=tuple(str(s) for s in sources),
         unicode_nfc=nfc,
     )
@@ -431,6 +504,8 @@ def _short(text: str, width: int = 60) -> str:
 def _to_float(col: pd.Series) -> np.ndarray:
     """``col`` as floats, NaN where a value is not a number; an integer too large for a float (JSON allows
     ``1e400`` written out as digits) is infinite, so it is reported like any other non-finite score."""
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "fiu":  # numbers already: no conversion, no copy
+        return col.to_numpy(dtype=float)
     try:
         return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     except OverflowError:
@@ -619,7 +694,60 @@ def _read_json_array(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
 
 
-def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
+    """A Parquet file's rows with its text columns (but the ``numeric`` ones) as categoricals, read ~10^6 rows
+    (whole row groups) at a time from Parquet's own dictionaries (pyarrow ``read_dictionary``, the groups' dictionaries
+    unified): no per-row string is ever made, and the Arrow memory held at once is one slice of the file (each text
+    column costs 4 bytes a row, narrowed by ``from_frame``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(io.BytesIO(data))
+    texts = [f.name for f in schema if f.name not in numeric and (pa.types.is_string(f.type) or
+                                                                  pa.types.is_large_string(f.type))]
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=texts)
+    n = pf.metadata.num_rows
+    codes = {c: np.empty(n, dtype=np.int32) for c in texts}
+    vocab: dict[str, dict[Any, int]] = {c: {} for c in texts}
+    others: dict[str, list[Any]] = {f.name: [] for f in schema if f.name not in texts}
+    slices: list[list[int]] = [[]]
+    rows = 0
+    for g in range(pf.num_row_groups):  # whole row groups, about 10^6 rows a slice
+        if rows >= 1 << 20:
+            slices.append([])
+            rows = 0
+        slices[-1].append(g)
+        rows += pf.metadata.row_group(g).num_rows
+    at = 0
+    for groups in slices:
+        part = pf.read_row_groups(groups, use_threads=True).unify_dictionaries()
+        for c in texts:
+            seen, start = vocab[c], at
+            for chunk in part.column(c).chunks:  # one dictionary for the slice: mapped to the file's codes once
+                to_global = np.asarray([seen.setdefault(t, len(seen)) for t in chunk.dictionary.to_pylist()] + [-1],
+                                       dtype=np.int32)
+                idx = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False)
+                codes[c][start:start + len(idx)] = to_global[idx]  # a missing text (-1) takes the last entry, -1
+                start += len(idx)
+        for c in others:
+            others[c].extend(part.column(c).chunks)
+        at += part.num_rows
+        del part
+    out = pd.DataFrame(index=pd.RangeIndex(n))
+    for f in schema:  # one column at a time: no block of several columns is stacked (copied)
+        if f.name in codes:
+            names = np.asarray(list(vocab[f.name]), dtype=object)
+            out[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
+        else:
+            out[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
+    pa.default_memory_pool().release_unused()  # the slices' buffers, cached by Arrow's allocator, back to the system
+    return out
+
+
+def _read_parquet(path: Path, numeric: frozenset[str] = frozenset(), coded: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    """The file's rows; with ``coded`` its text columns (but the ``numeric`` ones) as categoricals
+    (:func:`_coded_parquet`)."""
     from biasbound.data._io import read_bytes
 
     data = read_bytes(path)
@@ -627,25 +755,27 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
         raise DataFormatError("is not a Parquet file (no PAR1 marker at its start and end); give a Parquet, CSV, "
                               "TSV or JSONL file with the matching suffix.", path=str(path))
     try:
-        raw = pd.read_parquet(io.BytesIO(data))
+        raw = _coded_parquet(data, numeric) if coded else pd.read_parquet(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file; one sentence for all
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(f"cannot be read as Parquet ({first.rstrip('.')}).", path=str(path)) from None
     return raw, np.arange(len(raw), dtype=np.int64) + 1
 
 
-def read_rows(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment") -> tuple[pd.DataFrame, np.ndarray]:
+def read_rows(path: Path, fmt: str, numeric: frozenset[str] = frozenset(), what: str = "judgment",
+              coded: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """Read a table and return it with the physical 1-based file line (row number for parquet) of each row.
 
     CSV/TSV columns are read as text (ids keep leading zeros) except those named in
     ``numeric``, read as float; when one of them holds a non-number the whole file is
     re-read as text and checked row by row later. Blank lines and newlines inside quoted
-    fields are counted, so the line named in an error is the line an editor shows.
+    fields are counted, so the line named in an error is the line an editor shows. With ``coded``
+    (the judgment loader), a Parquet file's text columns come back as categoricals (:func:`_coded_parquet`).
     """
     from biasbound.data._io import read_text
 
     if fmt == "parquet":
-        raw, lines = _read_parquet(path)
+        raw, lines = _read_parquet(path, numeric, coded)
     elif fmt == "jsonl":
         raw, lines = _read_jsonl(path)
     elif fmt == "json":
@@ -724,7 +854,7 @@ def load_table(
         raise DataFormatError("no such file.", path=str(path))
     names = {"score": "score", "rerun": "rerun", "game": "game", **dict(columns or {})}
     numeric = frozenset([names["score"], names["rerun"], names["game"], *factors])
-    raw, lines = read_rows(path, fmt, numeric)
+    raw, lines = read_rows(path, fmt, numeric, coded=True)
     from biasbound.data.unparseable import check_parseable
 
     check_parseable(raw, path, doing="certify")  # a run whose replies held no verdict: said, not a scale to give
@@ -796,14 +926,15 @@ def from_frame(
                 rows.flag(outside & (vals == value), f"{name} {value:g} is outside the scale [{lo:g}, {hi:g}]{how}")
             rows.flag(outside, f"{name} outside the scale [{lo:g}, {hi:g}]{how}")
     rows.raise_first()
-    out["score"] = (numeric["score"] - lo) / (hi - lo)
+    # numpy results enter the frame as Series (a reference, not the copy a bare array's setitem makes)
+    out["score"] = pd.Series((numeric["score"] - lo) / (hi - lo), index=out.index, copy=False)
     for fac in factors:
         col_name = fac if fac.startswith("factor_") else f"factor_{fac}"
         out[col_name] = (numeric[fac] - lo) / (hi - lo)
     for h in labels:
         out[h] = (numeric[h] - lo) / (hi - lo)
-    out["source"] = _const(source, out.index)
-    out["line"] = line_arr
+    out["source"] = _const_coded(source, out.index)
+    out["line"] = pd.Series(line_arr, index=out.index, copy=False)
 
     bad = rows.bad
     if bad.any():
@@ -854,12 +985,30 @@ class _BadRows:
         n = len(lines)
         self.lines, self.source, self.skip_bad = lines, source, skip_bad
         self.bad = np.zeros(n, dtype=bool)
-        self.reasons = np.full(n, "", dtype=object)
-        self.shown_values = np.full(n, None, dtype=object)  # the raw value a message shows, where one helps
+        self.why: list[str] = []  # each reason once; a bad row holds its reason's index (one byte a row at most)
+        self.reason_codes: np.ndarray | None = None
+        self.shown_values: dict[int, Any] = {}  # row -> the raw value a message shows, where one helps
+
+    @property
+    def reasons(self) -> np.ndarray:
+        """Each row's first reason ("" for a good row)."""
+        texts = np.asarray(["", *self.why], dtype=object)
+        return texts[self.reason_codes + 1] if self.reason_codes is not None else np.full(len(self.bad), "", dtype=object)
+
+    def show(self, mask: np.ndarray, values: pd.Series) -> None:
+        """Keep the raw value of the rows in ``mask`` not already bad (the value a message shows)."""
+        at = np.flatnonzero(np.asarray(mask, dtype=bool) & ~self.bad)
+        for row, value in zip(at.tolist(), values.iloc[at].tolist()):
+            self.shown_values[row] = value
 
     def flag(self, mask: np.ndarray, reason: str) -> None:
         mask = np.asarray(mask, dtype=bool) & ~self.bad
-        self.reasons[mask] = reason
+        if not mask.any():
+            return
+        if self.reason_codes is None:
+            self.reason_codes = np.full(len(self.bad), -1, dtype=np.int32)
+        self.reason_codes[mask] = len(self.why)
+        self.why.append(reason)
         self.bad[mask] = True
 
     def raise_first(self) -> None:
@@ -867,9 +1016,10 @@ class _BadRows:
         bad = self.bad
         if bad.any() and not self.skip_bad:
             first = int(np.flatnonzero(bad)[np.argmin(self.lines[bad])])
-            shown = self.shown_values[first]
+            shown = self.shown_values.get(first)
             got = "" if shown is None else f" (got {_short(repr(_plain(shown)))})"
-            raise DataFormatError(f"{self.reasons[first]}{got}; fix the row or "
+            assert self.reason_codes is not None  # a row is bad: flag gave it a reason
+            raise DataFormatError(f"{self.why[self.reason_codes[first]]}{got}; fix the row or "
                                   f"{arg('pass skip_bad=True', 'pass --skip-bad')} to skip and count it.",
                                   path=self.source, line=int(self.lines[first]))
 
@@ -877,43 +1027,53 @@ class _BadRows:
 def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, judge: str | None,
                  source: str) -> pd.DataFrame:
     """The table's item_id, model, judge, variant, rerun, game and verdict columns; bad values flagged."""
+    # the checks and the texts on each column's distinct values, the rows only through their codes
     out = pd.DataFrame(index=raw.index)
     for name in ("item_id", "model"):
-        col = raw[mapping[name]]
-        text = col.astype(str).str.strip()
-        rows.flag(col.isna().to_numpy() | (text == "").to_numpy(), f"empty {name}")
-        out[name] = text
+        codes, values = _id_texts(raw[mapping[name]])
+        texts = np.array([str(v).strip() for v in values], dtype=object)
+        rows.flag((codes < 0) | (texts == "")[codes] if len(texts) else codes < 0, f"empty {name}")
+        out[name] = _recoded(codes, texts, out.index)
     if mapping["judge"] in raw.columns:
-        col = raw[mapping["judge"]]
-        rows.flag(col.isna().to_numpy(), "empty judge")
-        out["judge"] = col.astype(str)
+        codes, values = _id_texts(raw[mapping["judge"]])
+        rows.flag(codes < 0, "empty judge")
+        out["judge"] = _recoded(codes, np.array([str(v) for v in values], dtype=object), out.index)
     else:
-        out["judge"] = _const(str(judge) if judge is not None else source, out.index)
-    out["variant"] = raw[mapping["variant"]].fillna("original").astype(str) if mapping["variant"] in raw.columns else _const("original", out.index)
+        out["judge"] = _const_coded(str(judge) if judge is not None else source, out.index)
+    if mapping["variant"] in raw.columns:
+        codes, values = _id_texts(raw[mapping["variant"]])
+        texts = np.array([str(v) for v in values] + ["original"], dtype=object)
+        out["variant"] = _recoded(np.where(codes < 0, len(values), codes), texts, out.index)
+    else:
+        out["variant"] = _const_coded("original", out.index)
     for name, allowed in (("rerun", None), ("game", (0, 1, 2))):
         if mapping[name] in raw.columns:
-            vals = _to_float(raw[mapping[name]])
-            ok = np.isfinite(vals) & (vals == np.round(vals))
-            ok &= (vals >= 0) if allowed is None else np.isin(vals, allowed)
+            col = raw[mapping[name]]
+            if pd.api.types.is_integer_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+                vals = col.to_numpy()  # integers: only the range to check, no float copy
+                ok = (vals >= 0) if allowed is None else (vals >= 0) & (vals <= 2)
+            else:
+                vals = _to_float(col)
+                ok = np.isfinite(vals) & (vals == np.round(vals))
+                ok &= (vals >= 0) if allowed is None else np.isin(vals, allowed)
             rows.flag(~ok, f"{name} must be " + ("a non-negative int" if allowed is None else "0, 1 or 2"))
-            out[name] = np.where(ok, vals, 0).astype(np.int64)
+            out[name] = pd.Series(np.where(ok, vals, 0).astype(np.int64) if not ok.all() else vals.astype(np.int64, copy=False),
+                                  index=out.index, copy=False)
         else:
             out[name] = 0
-    out["verdict"] = (raw[mapping["verdict"]].astype(object).where(raw[mapping["verdict"]].notna(), None)
-                      if mapping["verdict"] in raw.columns else _const(None, out.index))
+    out["verdict"] = raw[mapping["verdict"]].astype("str") if mapping["verdict"] in raw.columns else _const(None, out.index)
     return out
 
 
 def _numeric_columns(raw: pd.DataFrame, named: Sequence[tuple[str, str]], rows: _BadRows) -> dict[str, np.ndarray]:
     """Each (name, column) as floats, NaN where empty; a boolean or a value that is no finite number flagged."""
     numeric: dict[str, np.ndarray] = {}
-    bad, shown_values = rows.bad, rows.shown_values
     for name, col_name in named:
         col = raw[col_name]
         if pd.api.types.is_bool_dtype(col.dtype) or (col.dtype == object and pd.api.types.infer_dtype(col, skipna=True)
                                                      in ("boolean", "mixed", "mixed-integer", "mixed-integer-float")):
             is_bool = col.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
-            shown_values[is_bool & ~bad] = col.to_numpy(dtype=object)[is_bool & ~bad]
+            rows.show(is_bool, col)
             rows.flag(is_bool, f"{name} (column {col_name!r}) is a boolean (true/false), not a score; write the scores as "
                                "numbers (e.g. 1 and 0) so the scale is yours, not a guess")
         vals = _to_float(col)
@@ -922,7 +1082,7 @@ def _numeric_columns(raw: pd.DataFrame, named: Sequence[tuple[str, str]], rows: 
             present &= ~(col.astype(str).str.strip() == "").to_numpy()
         not_number = present & ~np.isfinite(vals)
         if not_number.any():
-            shown_values[not_number & ~bad] = col.to_numpy(dtype=object)[not_number & ~bad]
+            rows.show(not_number, col)
         rows.flag(not_number, f"{name} (column {col_name!r}) is not a finite number")
         numeric[name] = np.where(present & np.isfinite(vals), vals, np.nan)
     return numeric

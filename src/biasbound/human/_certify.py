@@ -124,7 +124,9 @@ def write_anchored(result: Any, frame: pd.DataFrame, labels: pd.DataFrame, out: 
         cols = [c for c in COLUMNS if c in table.columns and c not in ("source", "line")]
         anchored_set = from_frame(table[cols], source=ANCHORED_TABLE, scale=(0.0, 1.0))
         if out is not None:  # the table the anchored certificates are about: verify --judgments and audit re-read it
-            anchored_set.frame[cols].to_parquet(out / ANCHORED_TABLE, index=False)
+            from biasbound.data.coded import text_frame
+
+            text_frame(anchored_set.frame[cols]).to_parquet(out / ANCHORED_TABLE, index=False)
             result.outputs["anchored_judgments"] = out / ANCHORED_TABLE
         try:
             anchored = certify(anchored_set, **kw)

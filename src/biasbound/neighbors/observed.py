@@ -109,7 +109,16 @@ def _parse_generator(generator: object, where: str) -> tuple[str, str | None]:
 
 
 def canonical_mask(frame: pd.DataFrame) -> pd.Series:
-    return (frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+    return (frame["variant"] == "original") & (frame["rerun"] == 0) & _game_0_or_1(frame)
+
+
+def _game_0_or_1(frame: pd.DataFrame) -> pd.Series:
+    """``frame["game"].isin([0, 1])``: for integer games two comparisons (no hash table of the rows)."""
+    game = frame["game"]
+    if isinstance(game.dtype, np.dtype) and game.dtype.kind in "iu":
+        g = game.to_numpy()
+        return pd.Series((g == 0) | (g == 1), index=frame.index)
+    return game.isin([0, 1])
 
 
 def canonical_scores(frame: pd.DataFrame, generator: str = "swap") -> pd.DataFrame:
@@ -185,8 +194,10 @@ def observed_neighbors(
     cols: dict[str, object] = {}
     for col in ("judge", "model", "item_id"):
         series = frame[col]
-        # a string column keeps its dtype; any other goes through numpy as the merge path does
+        # a string column keeps its dtype, a coded one gives its texts as one; any other goes through numpy as the
+        # merge path does
         cols[col] = (series.array.take(nb_pos) if isinstance(series.dtype, pd.StringDtype)
+                     else series.iloc[nb_pos].astype("str").array if isinstance(series.dtype, pd.CategoricalDtype)
                      else series.to_numpy()[nb_pos])
     score = frame["score"].to_numpy(dtype=float)
     cols["original"] = score[canon_pos]
@@ -224,10 +235,14 @@ def _row_key(
             if col_codes.size and col_codes.min() < 0:
                 return None
             n = max(len(uniques), 1)
+        if n == 1:  # one value (a one-judge table's judge): no digit
+            continue
         if size * n >= _KEY_LIMIT:  # re-number the tuples seen so far before widening
             key, seen = pd.factorize(key, sort=False)
             key, size = key.astype(np.int64), max(len(seen), 1)
-        key = key * n + col_codes
+        if size > 1:
+            key *= n
+        key += col_codes
         size *= n
     return key, size
 
@@ -271,10 +286,10 @@ def _match(
     canon_pos = np.flatnonzero(canon_mask)
     nb_pos = np.flatnonzero(nb_mask)
     if size <= _TABLE_LIMIT + 4 * len(frame):  # a direct lookup table over the key range
-        if np.bincount(key[canon_pos], minlength=size).max(initial=0) > 1:
-            return None
         table = np.full(size, -1, dtype=np.int64)
         table[key[canon_pos]] = np.arange(len(canon_pos))
+        if np.count_nonzero(table >= 0) < len(canon_pos):  # a canonical key repeats: the merge path
+            return None
         found = table[key[nb_pos]]
     else:
         canon_index = pd.Index(key[canon_pos])
@@ -311,9 +326,9 @@ def _neighbor_mask(frame: pd.DataFrame, kind: str, name: str | None) -> np.ndarr
     if kind == "swap":
         mask = (frame["variant"] == "original") & (frame["rerun"] == 0) & (frame["game"] == 2)
     elif kind == "variant":
-        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & frame["game"].isin([0, 1])
+        mask = (frame["variant"] == name) & (frame["rerun"] == 0) & _game_0_or_1(frame)
     else:
-        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & frame["game"].isin([0, 1])
+        mask = (frame["variant"] == "original") & (frame["rerun"] >= 1) & _game_0_or_1(frame)
     return mask.to_numpy(dtype=bool)
 
 
@@ -356,6 +371,9 @@ def _observed_neighbors_merge(frame: pd.DataFrame, kind: str, name: str | None, 
     out["difference"] = out["original"] - out["neighbor"]
     out = out.merge(dims, on=_GROUP, how="left")
     out["dim"] = out["dim"].fillna(0).astype(np.int64)
+    for c in ("judge", "model", "item_id"):  # a coded column's texts, as the row-key path gives them
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype("str")
     out = out[["judge", "model", "item_id", "original", "neighbor", "difference", "rerun", "dim"]]
     out.attrs.update({"generator": str(generator), "missing": n_missing, "unmatched": n_unmatched})
     return out

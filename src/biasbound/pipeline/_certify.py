@@ -431,4 +431,6 @@ def _judge_groups(frame: pd.DataFrame, judge_names: list[str]) -> dict[str, pd.D
     """Each judge's rows (a judge without an original judgment has none)."""
     if len(judge_names) == 1:  # the one group is the whole table (same rows, order and index)
         return {judge_names[0]: frame}
-    return {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    from biasbound.data.coded import judge_groups
+
+    return judge_groups(frame)

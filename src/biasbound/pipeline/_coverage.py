@@ -91,7 +91,7 @@ def prepare(
     # (judge, model) groups in sorted order: sorted codes per column, the pair code sorts as the tuple
     j_codes, j_names = ids.column("judge", sort=True)
     m_codes, m_names = ids.column("model", sort=True)
-    pair_keys, jm_codes = _unique_small(j_codes * len(m_names) + m_codes)
+    pair_keys, jm_codes = _unique_small(j_codes.astype(np.int64) * len(m_names) + m_codes)
     jm_uniques = [(j_names[k // len(m_names)], m_names[k % len(m_names)]) for k in pair_keys.tolist()]
     n_groups = len(jm_uniques)
 
@@ -195,8 +195,8 @@ def _item_set_notes(coverage: dict[str, Any], ids: _ColumnCodes, rows: np.ndarra
     t_group, t_item = triple // n_i, triple % n_i
     t_judge = pair_keys[t_group] // n_models
     set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
-    for jc in np.unique(t_judge).tolist():
-        groups = np.unique(t_group[t_judge == jc])
+    for jc in np.flatnonzero(np.bincount(t_judge)).tolist():  # the distinct judges and groups, sorted (small codes)
+        groups = np.flatnonzero(np.bincount(t_group[t_judge == jc], minlength=n_groups))
         if len(groups) < 2:
             continue
         holders = np.bincount(t_item[t_judge == jc], minlength=n_i)  # models holding each item
@@ -228,11 +228,22 @@ def score_scales(frame: pd.DataFrame, load_report: dict[str, Any] | None) -> dic
                 by_source[str(src)] = {"source": str(src), "scale": rep.get("scale"),
                                        "inferred": rep.get("scale_inferred"), "format": rep.get("format")}
     out: dict[str, list[dict[str, Any]]] = {}
-    if "source" not in frame.columns:
-        srcs = pd.DataFrame({"judge": frame["judge"].astype(str), "source": "<frame>"})
+    from biasbound.data.coded import ColumnCodes
+
+    # the distinct (judge, source) pairs in order of first appearance, from the columns' codes
+    ids = ColumnCodes(frame)
+    j_codes, j_names = ids.column("judge")
+    if "source" in frame.columns:
+        s_codes, s_names = ids.column("source")
+        pair = j_codes.astype(np.int64) * len(s_names) + s_codes
     else:
-        srcs = frame[["judge", "source"]].astype(str)
-    for judge, grp in srcs.drop_duplicates().groupby("judge", sort=True):
+        s_names, pair = np.asarray(["<frame>"], dtype=object), j_codes.astype(np.int64)
+    distinct = np.flatnonzero(np.bincount(pair))
+    first = (np.sort([int(np.argmax(pair == p)) for p in distinct.tolist()]) if len(distinct) <= 64
+             else np.sort(np.unique(pair, return_index=True)[1]))
+    srcs = pd.DataFrame({"judge": [str(j_names[j_codes[k]]) for k in first],
+                         "source": [str(s_names[pair[k] % len(s_names)]) for k in first]})
+    for judge, grp in srcs.groupby("judge", sort=True):
         out[str(judge)] = [
             {k: v for k, v in by_source.get(src, {"source": src, "scale": [0.0, 1.0], "inferred": None}).items()
              if v is not None}

@@ -167,6 +167,11 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     n_items_all = max(len(item_names), 1)
     batch_keys = batch.m.astype(np.int64) * n_items_all + batch.i  # sorted: the batch is sorted by (model, item)
     key_codes = neighbor_key_codes(fj, m_all, i_all)
+    n_keys = max(len(model_names), 1) * n_items_all
+    in_batch: np.ndarray | None = None
+    if n_keys <= 4 * len(fj) + 2**20:  # a table over the (model, item) keys: membership by one lookup, no search
+        in_batch = np.zeros(n_keys, dtype=bool)
+        in_batch[batch_keys] = True
     score_all = fj["score"].to_numpy(dtype=float)
     parts: list[tuple[np.ndarray, ...]] = []
     missing: dict[str, int] = {}
@@ -179,13 +184,11 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         miss_rows = np.flatnonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(score_all))
         missing[g] = int(miss_rows.size)
         mk = m_all[miss_rows].astype(np.int64) * n_items_all + i_all[miss_rows]
-        at_mk = np.minimum(np.searchsorted(batch_keys, mk), max(len(batch_keys) - 1, 0))
-        in_mk = batch_keys[at_mk] == mk if len(batch_keys) else np.zeros(len(mk), dtype=bool)
+        in_mk = _among(mk, batch_keys, in_batch)
         missing_keys[g] = (m_all[miss_rows][in_mk], i_all[miss_rows][in_mk])
         m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes)
         key = m.astype(np.int64) * n_items_all + i
-        at = np.minimum(np.searchsorted(batch_keys, key), max(len(batch_keys) - 1, 0))
-        inside = batch_keys[at] == key if len(batch_keys) else np.zeros(len(key), dtype=bool)
+        inside = _among(key, batch_keys, in_batch)
         parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
@@ -200,6 +203,15 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     cat[3] = cat[3].astype(float)
     return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
                      missing_keys=missing_keys)
+
+
+def _among(keys: np.ndarray, sorted_keys: np.ndarray, table: np.ndarray | None) -> np.ndarray:
+    """Which ``keys`` are among ``sorted_keys``: a lookup in ``table`` (True at each of them) when given, else a
+    binary search."""
+    if table is not None and (len(keys) == 0 or (keys.min() >= 0 and keys.max() < len(table))):
+        return table[keys]
+    at = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
+    return sorted_keys[at] == keys if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
 
 
 def _hamming1(observed: _Observed, view: _ModelView | _LeaderboardView) -> _Neighbors:
@@ -352,7 +364,7 @@ def _scores_table(
     in_batch[view.batch.pos] = True
     scores = pd.DataFrame({"model": _str_column(canon.model_names, canon.m),
                            "item_id": _str_column(canon.item_names, canon.i), "original": canon.score})
-    scores.insert(0, "judge", judge)
+    scores.insert(0, "judge", _str_column(np.asarray([judge]), np.zeros(len(canon.m), dtype=np.intp)))  # taken in Arrow
     for col, vals in view.scores_columns(mech, len(canon.m), canon.m).items():
         scores[col] = vals
     scores["in_batch"] = in_batch

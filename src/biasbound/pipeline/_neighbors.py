@@ -123,10 +123,12 @@ def neighbor_key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -
     Only for string columns without missing values, where equal text means equal value;
     ``fj`` holds one judge, so its judge column is then one value.
     """
+    from biasbound.data.coded import is_coded_column
+
     codes: dict[str, np.ndarray] = {}
     for col, values in (("judge", np.zeros(len(fj), dtype=np.intp)), ("model", m_all), ("item_id", i_all)):
         series = fj[col]
-        if isinstance(series.dtype, pd.StringDtype) and not series.hasnans:
+        if (isinstance(series.dtype, pd.StringDtype) or is_coded_column(series)) and not series.hasnans:
             codes[col] = values
     return codes
 

@@ -139,6 +139,7 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
 def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.DataFrame, Any]:
     """The checked working table and the integer codes of its id columns (``pipeline._codes._ColumnCodes``,
     made here for the repeated-key check and handed on to ``prepare``: each id column factorised once)."""
+    from biasbound.data.coded import coded_frame, duplicated_keys
     from biasbound.pipeline._codes import _ColumnCodes
 
     need = {"judge", "model", "item_id", "score"}
@@ -147,7 +148,7 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.D
         raise InputError(
             f"The 'judgments' parameter of {_WHERE} must have columns judge, model, item_id, score. Missing {miss}."
         )
-    frame = frame.copy(deep=False)  # columns may be added below; the caller's frame is never changed
+    frame = coded_frame(frame).copy(deep=False)  # columns may be added below; the caller's frame is never changed
     for col, default in (("variant", "original"), ("rerun", 0), ("game", 0)):
         if col not in frame.columns:
             frame[col] = default
@@ -169,11 +170,10 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.D
         )
     key = ["judge", "model", "item_id", "variant", "rerun", "game"]
     ids = _ColumnCodes(frame)
-    if all(isinstance(frame[c].dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(frame[c].dtype) for c in key):
-        # text and integer ids: equal key tuples <=> equal codes (a missing id one more value, as duplicated has it)
-        codes = ids.key(key)
-        dup = np.bincount(codes)[codes] > 1
-    else:  # other dtypes (1 and "1" in one object column) through pandas' own comparison
+    if all(pd.api.types.is_integer_dtype(frame[c].dtype) for c in ("rerun", "game")):
+        # coded ids and integers: equal key tuples <=> equal codes (a missing id one more value, as duplicated has it)
+        dup = duplicated_keys(ids)
+    else:  # other rerun/game dtypes (1 and "1" in one object column) through pandas' own comparison
         dup = frame.duplicated(key, keep=False).to_numpy()
     if dup.any():  # one judgment given twice cannot be paired with its neighbours
         row = frame[dup].iloc[0]
@@ -213,7 +213,9 @@ RANGE_BOUND_HINT = ("or pass range_bound=True to certify on the score range alon
 def holds_neighbors(frame: pd.DataFrame, generators: Sequence[str]) -> bool:
     """Whether the judgments hold a neighbour row of any of the generators (game 2, rerun > 0, the variant); a column
     left out holds none (a table of original judgments needs no variant, rerun or game column)."""
-    variants = set(frame["variant"].astype(str).unique()) if "variant" in frame.columns else set()
+    from biasbound.data.coded import text_values
+
+    variants = set(text_values(frame["variant"])) if "variant" in frame.columns else set()
     for g in generators:
         if g == "swap" and "game" in frame.columns and frame["game"].isin([2]).any():
             return True

@@ -1,0 +1,193 @@
+"""The coded judgment frame: every route through it gives what the string frame gave.
+
+``coded_frame`` against the texts it codes, the Parquet reader's coded route against a plain read of the same
+file, the repeated-key check on codes against ``DataFrame.duplicated``, the judgments digest of a coded frame
+against the digest of the same strings, and the errors that name a file and line. Seeded tables, exact
+comparisons (no statistical test: false-failure rate 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from biasbound._exceptions import DataFormatError, InputError
+from biasbound._integrity import judgments_digest
+from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, is_coded
+from biasbound.data.tables import from_frame, load_table, sorted_codes
+from biasbound.pipeline._settings import _check_frame
+
+KEY = ["judge", "model", "item_id", "variant", "rerun", "game"]
+
+
+def _table(seed: int, *, int_items: bool = False, missing_ids: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 400))
+    items = rng.integers(0, 40, n) if int_items else rng.choice([f"q{k}" for k in range(40)] + ["Q", "é", "e\u0301"], n)
+    frame = pd.DataFrame({
+        "judge": rng.choice(["jB", "jA"], n),
+        "model": rng.choice([f"m{k}" for k in range(12)] + ["modèle", "M"], n),
+        "item_id": items,
+        "variant": rng.choice(["original", "bold", "paraphrase"], n),
+        "rerun": rng.integers(0, 3, n), "game": rng.integers(0, 3, n),
+        "score": np.where(rng.random(n) < 0.1, np.nan, np.round(rng.random(n), 2)),
+    })
+    if missing_ids:
+        frame["model"] = frame["model"].astype(object)
+        frame.loc[rng.random(n) < 0.1, "model"] = None
+    return frame
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_coded_frame_holds_the_texts_of_the_string_frame(seed: int) -> None:
+    frame = _table(seed, int_items=seed % 3 == 1, missing_ids=seed % 4 == 3)
+    coded = coded_frame(frame)
+    assert is_coded(coded) and not is_coded(frame)
+    assert coded_frame(coded) is coded  # idempotent, no copy
+    for col in ("judge", "model", "item_id", "variant"):
+        cats = coded[col].cat.categories
+        assert list(cats) == sorted(set(cats)) and all(isinstance(c, str) for c in cats)
+        missing = frame[col].isna().to_numpy()
+        assert np.array_equal(coded[col].isna().to_numpy(), missing)
+        want = np.asarray([str(v) for v in frame[col].to_numpy(dtype=object)], dtype=object)
+        got = coded[col].astype(object).to_numpy()
+        assert np.array_equal(got[~missing], want[~missing])
+        if not missing.any():  # the codes are sorted_codes' of the texts
+            codes, names = sorted_codes(coded[col])
+            plain_codes, plain_names = sorted_codes(frame[col])
+            assert np.array_equal(codes, plain_codes) and np.array_equal(names, plain_names)
+    for col in ("rerun", "game", "score"):
+        assert coded[col] is frame[col] or coded[col].equals(frame[col])
+    frame_before = frame.copy()
+    coded_frame(frame)
+    pd.testing.assert_frame_equal(frame, frame_before)  # the caller's frame is never changed
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("keep", [False, "first"])
+def test_repeated_keys_on_codes_equal_duplicated(seed: int, keep: str | bool) -> None:
+    frame = _table(seed, int_items=seed % 2 == 1, missing_ids=seed % 3 == 2)
+    want = frame.duplicated(KEY, keep=keep).to_numpy()
+    got = duplicated_keys(ColumnCodes(coded_frame(frame)), keep=keep)
+    assert np.array_equal(got, want)
+    assert np.array_equal(duplicated_keys(ColumnCodes(frame), keep=keep), want)  # a string frame: the same marks
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_digest_of_a_coded_frame_equals_the_digest_of_its_strings(seed: int) -> None:
+    frame = _table(seed, int_items=seed % 2 == 1).drop_duplicates(KEY)
+    text = frame.astype({"judge": "str", "model": "str", "item_id": "str", "variant": "str"})
+    coded = coded_frame(frame)
+    for judge in ("jA", "jB"):
+        assert judgments_digest(coded[coded["judge"] == judge]) == judgments_digest(text[text["judge"] == judge])
+    assert judgments_digest(coded) == judgments_digest(text)
+
+
+def _write_groups(path, frame: pd.DataFrame, rows_per_group: int) -> None:
+    """A Parquet file of several row groups, each with its own dictionaries (the reader unifies them)."""
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=rows_per_group)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_readers_coded_route_equals_the_plain_read(tmp_path, seed: int) -> None:
+    frame = _table(seed).drop_duplicates(KEY).reset_index(drop=True)
+    frame["verdict"] = np.where(np.arange(len(frame)) % 3 == 0, None, "A>B")
+    originals = frame.index[frame["variant"] == "original"]
+    frame.loc[originals[::3], "variant"] = None  # a missing variant reads as 'original'
+    path = tmp_path / "t.parquet"
+    _write_groups(path, frame, rows_per_group=max(len(frame) // 5, 1))
+    assert pq.ParquetFile(path).num_row_groups > 1
+    got = load_table(path, scale=(0.0, 1.0))
+    plain = from_frame(pd.read_parquet(path), source=str(path), scale=(0.0, 1.0), judge="t")
+    pd.testing.assert_frame_equal(got.frame, plain.frame, check_exact=True)
+    assert got.report == plain.report
+    assert is_coded(got.frame)
+    assert str(got.frame["line"].dtype) == "int32" and got.frame["line"].tolist() == list(range(1, len(frame) + 1))
+    # the same table as CSV: the same coded frame but for the file's name and line numbers
+    csv = tmp_path / "t.csv"
+    frame.to_csv(csv, index=False)
+    from_csv = load_table(csv, scale=(0.0, 1.0)).frame
+    cols = ["judge", "model", "item_id", "variant", "rerun", "game", "score"]
+    pd.testing.assert_frame_equal(from_csv[cols], got.frame[cols], check_exact=True)
+
+
+def test_a_repeated_key_names_both_lines_in_a_parquet_file(tmp_path) -> None:
+    frame = _table(1).drop_duplicates(KEY).reset_index(drop=True)
+    frame = pd.concat([frame, frame.iloc[[3]]], ignore_index=True)
+    path = tmp_path / "dup.parquet"
+    _write_groups(path, frame, rows_per_group=50)
+    with pytest.raises(DataFormatError, match="duplicated judgment") as err:
+        load_table(path, scale=(0.0, 1.0))
+    assert f"dup.parquet:{len(frame)}" in str(err.value) and "also at" in str(err.value)
+    assert f"{path}:4" in str(err.value)
+    kept = load_table(path, scale=(0.0, 1.0), skip_bad=True)
+    assert kept.report.skipped == ((str(path), len(frame), "duplicated judgment key (first copy kept)"),)
+
+
+def test_a_bad_score_and_an_empty_model_name_their_lines(tmp_path) -> None:
+    frame = _table(2).drop_duplicates(KEY).reset_index(drop=True)
+    bad = frame.copy()
+    bad.loc[5, "score"] = 7.0
+    path = tmp_path / "bad.parquet"
+    _write_groups(path, bad, rows_per_group=40)
+    with pytest.raises(DataFormatError, match=r"score 7 is outside the scale") as err:
+        load_table(path, scale=(0.0, 1.0))
+    assert "bad.parquet:6" in str(err.value)
+    empty = frame.copy()
+    empty["model"] = empty["model"].astype(object)
+    empty.loc[9, "model"] = "  "
+    path = tmp_path / "empty.parquet"
+    _write_groups(path, empty, rows_per_group=40)
+    with pytest.raises(DataFormatError, match="empty model") as err:
+        load_table(path, scale=(0.0, 1.0))
+    assert "empty.parquet:10" in str(err.value)
+
+
+def test_certify_checks_keys_on_the_codes_of_any_frame() -> None:
+    frame = _table(5).drop_duplicates(KEY).reset_index(drop=True)
+    checked, ids = _check_frame(frame, ())
+    assert is_coded(checked) and ids.frame is checked
+    twice = pd.concat([frame, frame.iloc[[0]]], ignore_index=True)
+    with pytest.raises(InputError, match="more than once"):
+        _check_frame(coded_frame(twice), ())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_judge_groups_and_texts_of_a_coded_frame_equal_the_string_route(seed: int) -> None:
+    from biasbound.data.coded import judge_groups, text_values
+
+    frame = _table(seed, missing_ids=seed % 2 == 1)
+    coded = coded_frame(frame)
+    want = {str(k): g for k, g in frame.groupby(frame["judge"].astype(str), sort=True)}
+    got = judge_groups(coded)
+    assert list(got) == list(want)
+    for k in want:
+        assert got[k].index.equals(want[k].index)
+    for col in ("variant", "model"):
+        assert sorted(text_values(coded[col])) == sorted(str(v) for v in frame[col].astype(str).unique())
+
+
+def test_a_file_written_from_a_coded_frame_holds_plain_strings(tmp_path) -> None:
+    from biasbound.data.coded import text_frame
+
+    frame = _table(3).drop_duplicates(KEY).reset_index(drop=True)
+    text = frame.astype({c: "str" for c in ("judge", "model", "item_id", "variant")})
+    coded = coded_frame(frame)
+    pd.testing.assert_frame_equal(text_frame(coded), text)
+    text.to_parquet(tmp_path / "a.parquet", index=False)
+    text_frame(coded).to_parquet(tmp_path / "b.parquet", index=False)
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+def test_inputs_concatenated_stay_coded_and_equal_the_string_concat() -> None:
+    from biasbound.data.coded import concat_coded
+
+    a, b = _table(1), _table(2)
+    b = b.assign(model=b["model"].str.upper())  # texts the other input lacks
+    got = concat_coded([coded_frame(a), coded_frame(b)])
+    want = pd.concat([a, b], ignore_index=True)
+    assert is_coded(got)
+    pd.testing.assert_frame_equal(got, coded_frame(want))
