@@ -191,3 +191,19 @@ def test_inputs_concatenated_stay_coded_and_equal_the_string_concat() -> None:
     want = pd.concat([a, b], ignore_index=True)
     assert is_coded(got)
     pd.testing.assert_frame_equal(got, coded_frame(want))
+
+
+def test_inputs_read_through_load_inputs_keep_source_coded_and_relabelled(tmp_path) -> None:
+    """load_inputs names each input by its display name; a coded ``source`` column is relabelled on its categories
+    (one text per input), never turned into one Python string per row."""
+    from biasbound.data.coded import is_coded_column
+    from biasbound.data.loading import load_inputs
+
+    path = tmp_path / "judged.csv"
+    pd.DataFrame({"judge": ["j"] * 4, "model": ["a", "a", "b", "b"], "item_id": ["1", "2", "1", "2"],
+                  "score": [1, 2, 3, 4]}).to_csv(path, index=False)
+    loaded = load_inputs([str(path)], scale=(1, 10))
+    source = loaded.frame["source"]
+    assert is_coded_column(source)
+    assert list(source.cat.categories) == list(loaded.report) == ["judged.csv"]  # the path as typed is gone
+    assert source.astype(str).tolist() == ["judged.csv"] * 4

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 import hashlib
 import os
 import stat
@@ -109,9 +111,19 @@ def relabel(js: Any, report: dict[str, Any], old: str, new: str) -> dict[str, An
         return report
     frame = js.frame
     if "source" in frame.columns:
-        src = frame["source"].astype(str)
-        if src.str.startswith(old).any():
-            frame["source"] = [_swap(v, old, new) for v in src.tolist()]
+        from biasbound.data.coded import is_coded_column, text_categorical
+
+        src = frame["source"]
+        if is_coded_column(src):  # a coded column: its few texts relabelled, the codes kept (no text per row)
+            names = [_swap(str(v), old, new) for v in src.cat.categories]
+            if names != list(src.cat.categories):
+                relabelled = pd.Categorical.from_codes(src.array.codes, categories=pd.Index(names, dtype="str")) \
+                    if len(set(names)) == len(names) else src.astype(str).map(lambda v: _swap(v, old, new))
+                frame["source"] = text_categorical(pd.Series(relabelled, index=frame.index, name="source"))
+        else:
+            texts = src.astype(str)
+            if texts.str.startswith(old).any():
+                frame["source"] = [_swap(v, old, new) for v in texts.tolist()]
     if "integration" in frame.attrs:
         frame.attrs["integration"] = _swap(frame.attrs["integration"], old, new)
     return dict(_swap(report, old, new))

@@ -34,6 +34,7 @@ __all__ = [
     "COMMON_SCALES",
     "JudgmentSet",
     "LoadReport",
+    "contract_dtypes",
     "file_format",
     "from_frame",
     "infer_scale",
@@ -302,6 +303,20 @@ def _hashable(value: Any) -> Any:
     return value
 
 
+def contract_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
+    """A judgment table's columns in the dtypes every reader hands on: the id columns coded (categories the texts
+    some row holds), ``rerun``/``game`` int64, ``score`` float64, ``verdict`` text, ``line`` int32 (int64 past
+    2^31). The one place the readers (this module's and the Spark reader) set them."""
+    frame = coded_frame(frame)
+    lines = pd.to_numeric(frame["line"]) if len(frame) else frame["line"]
+    narrow = len(frame) == 0 or (lines.min() >= -(2**31) and lines.max() < 2**31)
+    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str",
+                          "line": "int32" if narrow else "int64"})  # a line number: 4 bytes a row
+    for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
+        frame[c] = _drop_unused(frame[c])
+    return frame
+
+
 def _drop_unused(col: pd.Series) -> pd.Series:
     """A coded column without the categories no row holds (O(rows + categories), no sort of the rows)."""
     codes = col.array.codes
@@ -325,13 +340,7 @@ def finish_table(
     """Put columns in contract order, set dtypes, count missing values, build the report."""
     factor_cols = sorted(c for c in frame.columns if c.startswith("factor_"))
     label_cols = [c for c in HUMAN_COLUMNS if c in frame.columns]  # human labels ride along (biasbound.human)
-    frame = coded_frame(frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True))
-    lines = pd.to_numeric(frame["line"]) if len(frame) else frame["line"]
-    narrow = len(frame) == 0 or (lines.min() >= -(2**31) and lines.max() < 2**31)
-    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str",
-                          "line": "int32" if narrow else "int64"})  # a line number: 4 bytes a row
-    for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
-        frame[c] = _drop_unused(frame[c])
+    frame = contract_dtypes(frame[list(COLUMNS) + factor_cols + label_cols].reset_index(drop=True))
     for c in factor_cols + label_cols:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     nfc = 0

@@ -460,6 +460,9 @@ def _assemble(got: pd.DataFrame, inputs: list[_Input], names: dict[str, np.ndarr
     })
     if human:
         frame["human"] = (got["h"].to_numpy(dtype=np.float64)[order] - lo) / (hi - lo)
+    from biasbound.data.tables import contract_dtypes
+
+    frame = contract_dtypes(frame)  # the loader's dtypes, set where the loader sets them
     report: dict[str, Any] = {}
     missing = np.isnan(score)
     for k, inp in enumerate(inputs):
