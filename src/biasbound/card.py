@@ -178,12 +178,16 @@ class _JudgeRows:
 
 
 def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names: np.ndarray,
-               key_codes: Mapping[str, np.ndarray]) -> _PairRows:
-    """:func:`neighbor_pairs` as arrays: the rows of ``observed_neighbors(fj, generator, skip_bad=True)``, in its order."""
+               key_codes: Mapping[str, np.ndarray], known: Any = None) -> _PairRows:
+    """:func:`neighbor_pairs` as arrays: the rows of ``observed_neighbors(fj, generator, skip_bad=True)``, in its order.
+
+    ``known``: the pairing certify made of these rows for this generator (``_match`` without ``skip_bad``, which
+    returns only when no neighbour is unmatched, and then returns what ``skip_bad=True`` returns)."""
     from biasbound.neighbors import observed as obs
 
     kind, name = obs._parse_generator(generator, "observed_neighbors")
-    matched = obs._match(fj, kind, name, generator, True, key_codes)  # observed_neighbors' own matching
+    # observed_neighbors' own matching (certify's when it made one)
+    matched = known if known is not None else obs._match(fj, kind, name, generator, True, key_codes)
     score = fj["score"].to_numpy(dtype=float)
     if matched is not None:
         nb_pos, canon_pos, _, n_missing, _ = matched
@@ -223,7 +227,8 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
     # a missing id is no model or item of the card (the text routes grouped and indexed by it dropped it)
     m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all
     i_all = np.where(fj["item_id"].isna().to_numpy(), -1, i_all) if fj["item_id"].hasnans else i_all
-    pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes) for g in data_generators(fj)}
+    known = getattr(codes, "matches", None) or {}
+    pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes, known.get(g)) for g in data_generators(fj)}
     return _JudgeRows(fj=fj, m=m_all, model_names=model_names, i=i_all, item_names=item_names,
                       canon=np.flatnonzero(obs.canonical_mask(fj).to_numpy(dtype=bool)),
                       score=fj["score"].to_numpy(dtype=float), pairs=pairs)

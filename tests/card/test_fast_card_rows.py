@@ -135,3 +135,36 @@ def test_the_rank_statements_of_one_reading_equal_those_read_again() -> None:
     assert own == card.judge_card(fj, res, rounds=40, groups={"j": fj}) == card.judge_card(
         fj, res, rounds=40, groups={"j": fj}, codes={"j": _codes(fj)})
     assert own["judges"]["j"]["ranks"]["pairs"] > 0
+
+
+def test_the_card_reuses_certifys_pairing_of_the_neighbours_and_gets_the_same_card() -> None:
+    """The pairing of neighbours to originals that the certificate made (``_Codes.matches``, per generator) is what
+    the card's own ``_match`` gives on these rows, and the card built on it equals the card that pairs them again."""
+    from biasbound.neighbors import observed as obs
+    from biasbound.pipeline._judge import _codes
+    from biasbound.pipeline._neighbors import _neighbor_codes, neighbor_key_codes
+
+    rng = np.random.default_rng(5)
+    rows = [{"judge": "j", "model": f"m{m}", "item_id": f"q{i}", "variant": v, "rerun": r, "game": g,
+             "score": float("nan") if rng.random() < 0.08 else float(rng.integers(0, 5)) / 4, "source": "t.csv",
+             "line": 0, "verdict": ""}
+            for m in range(4) for i in range(9) for v, r, g in (("original", 0, 1), ("original", 0, 2),
+                                                                 ("original", 1, 1), ("terse", 0, 1))]
+    fj = pd.DataFrame(rows).sample(frac=1.0, random_state=1).reset_index(drop=True)  # every neighbour has its original
+    codes = _codes(fj)
+    keys = neighbor_key_codes(fj, codes.m, codes.i)
+    for g in card.data_generators(fj):
+        _neighbor_codes(fj, g, codes.m, codes.i, codes.model_names, codes.item_names, keys, matches=codes.matches)
+    assert sorted(codes.matches) == ["rerun", "swap", "variant:terse"]
+    for g, matched in codes.matches.items():
+        kind, name = obs._parse_generator(g, "observed_neighbors")
+        again = obs._match(fj, kind, name, g, True, keys)
+        assert (matched is None) == (again is None)
+        if matched is not None:
+            assert all(np.array_equal(a, b) for a, b in zip(matched[:3], again[:3])) and matched[3:] == again[3:]
+    fresh = _codes(fj)  # the same codes without a pairing: the card pairs the rows itself
+    from biasbound.pipeline import certify
+
+    res = certify(fj, out=None, plots=False, progress=False, seed=0, neighbors="swap,rerun,variant:terse")
+    assert card.judge_card(fj, res, rounds=40, groups={"j": fj}, codes={"j": codes}) == card.judge_card(
+        fj, res, rounds=40, groups={"j": fj}, codes={"j": fresh})

@@ -94,6 +94,9 @@ class _Codes:
     model_names: np.ndarray
     i: np.ndarray
     item_names: np.ndarray
+    #: per generator, the neighbour-to-original pairing ``neighbors.observed._match`` made for the certificate
+    #: (row positions of these very rows), handed on so the judge card does not pair the rows again
+    matches: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
 def _codes(fj: pd.DataFrame, ids: Any = None) -> _Codes:
@@ -186,7 +189,8 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         mk = m_all[miss_rows].astype(np.int64) * n_items_all + i_all[miss_rows]
         in_mk = _among(mk, batch_keys, in_batch)
         missing_keys[g] = (m_all[miss_rows][in_mk], i_all[miss_rows][in_mk])
-        m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes)
+        m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes,
+                                     matches=codes.matches)
         key = m.astype(np.int64) * n_items_all + i
         inside = _among(key, batch_keys, in_batch)
         parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))

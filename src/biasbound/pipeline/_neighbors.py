@@ -135,16 +135,19 @@ def neighbor_key_codes(fj: pd.DataFrame, m_all: np.ndarray, i_all: np.ndarray) -
 
 def _neighbor_codes(
     fj: pd.DataFrame, generator: str, m_all: np.ndarray, i_all: np.ndarray, model_names: np.ndarray,
-    item_names: np.ndarray, key_codes: Mapping[str, np.ndarray],
+    item_names: np.ndarray, key_codes: Mapping[str, np.ndarray], matches: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Observed Hamming-1 neighbours of :func:`biasbound.neighbors.observed.observed_neighbors`
-    as (model code, item code, difference) arrays; pairs with a non-finite difference dropped."""
+    as (model code, item code, difference) arrays; pairs with a non-finite difference dropped. ``matches``: where
+    to keep the row pairing made here (by generator), for the judge card."""
     from biasbound.data.tables import as_texts
     from biasbound.neighbors import observed as obs
 
     obs._check_frame(fj, "observed_neighbors")
     kind, name = obs._parse_generator(generator, "observed_neighbors")
     matched = obs._match(fj, kind, name, generator, False, key_codes)
+    if matches is not None:
+        matches[generator] = matched
     if matched is not None:
         nb_pos, canon_pos, _, _, _ = matched
         score = fj["score"].to_numpy(dtype=float)
