@@ -138,7 +138,9 @@ def _by_code(codes: Any, *columns: Any) -> list[np.ndarray]:
     c = arrays[0]
     if c.size < 2 or bool(np.all(c[1:] >= c[:-1])):
         return arrays
-    order = np.argsort(c, kind="stable")
+    from biasbound.pipeline._codes import stable_order
+
+    order = stable_order(c)
     return [a[order] for a in arrays]
 
 

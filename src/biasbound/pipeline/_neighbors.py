@@ -23,7 +23,9 @@ def _group_bounds(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Returns ``(order, keys, bounds)``: the rows of group ``keys[g]`` are
     ``order[bounds[g]:bounds[g + 1]]``, in their original order.
     """
-    order = np.argsort(key, kind="stable")
+    from biasbound.pipeline._codes import stable_order
+
+    order = stable_order(key)
     keys, starts = np.unique(key[order], return_index=True)
     return order, keys, np.append(starts, len(key))
 
