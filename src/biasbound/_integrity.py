@@ -170,7 +170,8 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
         local_v = np.zeros(n, dtype=np.int64)
     else:
-        assert sv is not None  # made above unless there is exactly one variant
+        if sv is None:  # cannot happen: made above unless there is exactly one variant
+            raise RuntimeError("variant codes missing for a table of several variants")
         seen[sm, sv] = True
         local_v = (np.cumsum(seen, axis=1) - 1)[sm, sv] if n else sv
     judge_text, ids_codes, ids_text = canonical_json(judges[0] if len(judges) == 1 else judges), None, ""

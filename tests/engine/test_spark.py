@@ -22,17 +22,6 @@ if shutil.which("java") is None:  # .ci/run installs a Java runtime; without one
     pytest.fail("the Spark engine test needs a Java runtime (17+) on PATH", pytrace=False)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("biasbound-test")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-               .config("spark.driver.memory", "512m").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
 
 def _same(a, b) -> None:
     assert a.rows == b.rows and a.levels == b.levels

@@ -31,17 +31,6 @@ if shutil.which("java") is None:  # .ci/run installs a Java runtime; without one
 
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("biasbound-certify-test")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "1g").getOrCreate())
-    session.sparkContext.setLogLevel("OFF")
-    yield session
-    session.stop()
-
 
 @pytest.fixture
 def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:

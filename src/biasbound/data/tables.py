@@ -1027,8 +1027,10 @@ class _BadRows:
             first = int(np.flatnonzero(bad)[np.argmin(self.lines[bad])])
             shown = self.shown_values.get(first)
             got = "" if shown is None else f" (got {_short(repr(_plain(shown)))})"
-            assert self.reason_codes is not None  # a row is bad: flag gave it a reason
-            raise DataFormatError(f"{self.why[self.reason_codes[first]]}{got}; fix the row or "
+            codes = self.reason_codes
+            if codes is None:  # cannot happen: a row is bad only when flag gave it a reason
+                raise RuntimeError("a bad row without a reason")
+            raise DataFormatError(f"{self.why[codes[first]]}{got}; fix the row or "
                                   f"{arg('pass skip_bad=True', 'pass --skip-bad')} to skip and count it.",
                                   path=self.source, line=int(self.lines[first]))
 
