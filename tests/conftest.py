@@ -23,3 +23,17 @@ def demo_set():
     from biasbound.data import load_demo
 
     return load_demo()
+
+
+@pytest.fixture(scope="session")
+def spark():  # type: ignore[no-untyped-def]
+    """One local Spark session for every Spark test of a test process (tests/engine: one JVM start, not one per
+    module); pyspark is imported only by a test that asks for it."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("biasbound-test")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "1g").getOrCreate())
+    session.sparkContext.setLogLevel("OFF")
+    yield session
+    session.stop()
