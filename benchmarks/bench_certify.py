@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,8 @@ def machine() -> str:
     return f"nproc={os.cpu_count()}, CPU={cpu}, RAM={ram}, python={platform.python_version()}"
 
 
-def synthetic(models: int, items: int, seed: int = 0) -> pd.DataFrame:
+def _draws(models: int, items: int, seed: int = 0) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """The synthetic table's draws, game by game: ``(game, model index, item index, score)`` per row."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 1, models)
     difficulty = rng.normal(0, 1, items)
@@ -64,17 +66,21 @@ def synthetic(models: int, items: int, seed: int = 0) -> pd.DataFrame:
     n = models * items
     m_idx = np.repeat(np.arange(models), items)
     i_idx = np.tile(np.arange(items), models)
-    frames = []
     for game in (1, 2):
         z = strength[m_idx] - difficulty[i_idx] + rng.normal(0, 1, n) + (bias[m_idx] if game == 2 else 0.0)
         cls = np.clip(np.round(1 / (1 + np.exp(-z)) * 4 + rng.normal(0, 0.5, n)), 0, 4).astype(int)
         score = grid[cls]
         score[rng.random(n) < 0.005] = np.nan
-        frames.append(pd.DataFrame({
-            "judge": "synthetic-judge", "model": np.char.add("model-", m_idx.astype(str)),
-            "item_id": np.char.add("q", i_idx.astype(str)), "variant": "original", "rerun": 0, "game": game,
-            "score": score,
-        }))
+        yield game, m_idx, i_idx, score
+
+
+def synthetic(models: int, items: int, seed: int = 0) -> pd.DataFrame:
+    """The synthetic judgment table (module docstring) as a frame: both games of every (model, item)."""
+    frames = [pd.DataFrame({
+        "judge": "synthetic-judge", "model": np.char.add("model-", m_idx.astype(str)),
+        "item_id": np.char.add("q", i_idx.astype(str)), "variant": "original", "rerun": 0, "game": game,
+        "score": score,
+    }) for game, m_idx, i_idx, score in _draws(models, items, seed)]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -87,14 +93,7 @@ def write_synthetic(models: int, items: int, path: Path, seed: int = 0) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rng = np.random.default_rng(seed)
-    strength = rng.normal(0, 1, models)
-    difficulty = rng.normal(0, 1, items)
-    bias = rng.normal(0, 0.4, models)
-    grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
     n = models * items
-    m_idx = np.repeat(np.arange(models), items)
-    i_idx = np.tile(np.arange(items), models)
 
     def text(codes: np.ndarray, names: list[str]) -> pa.Array:
         return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names)).cast(pa.string())
@@ -102,11 +101,7 @@ def write_synthetic(models: int, items: int, path: Path, seed: int = 0) -> int:
     with pq.ParquetWriter(path, pa.schema([("judge", pa.string()), ("model", pa.string()), ("item_id", pa.string()),
                                            ("variant", pa.string()), ("rerun", pa.int64()), ("game", pa.int64()),
                                            ("score", pa.float64())])) as writer:
-        for game in (1, 2):
-            z = strength[m_idx] - difficulty[i_idx] + rng.normal(0, 1, n) + (bias[m_idx] if game == 2 else 0.0)
-            cls = np.clip(np.round(1 / (1 + np.exp(-z)) * 4 + rng.normal(0, 0.5, n)), 0, 4).astype(int)
-            score = grid[cls]
-            score[rng.random(n) < 0.005] = np.nan
+        for game, m_idx, i_idx, score in _draws(models, items, seed):
             writer.write_table(pa.table({
                 "judge": text(np.zeros(n, dtype=int), ["synthetic-judge"]),
                 "model": text(m_idx, [f"model-{k}" for k in range(models)]),
