@@ -215,7 +215,7 @@ def test_pairs_reversed_by_moves_equals_two_searches(seed: int) -> None:
 # ------------------------------------------------------------------ battles: weights by a level table, counts by bincount
 @pytest.mark.parametrize("seed", range(4))
 def test_battle_sums_equal_the_plain_formulas(seed: int) -> None:
-    from biasbound.data.tables import compact_codes, sorted_codes
+    from table_helpers import reference_battle_sums
     from biasbound.leaderboard import _battles
 
     frame = _pairwise_frame(seed, models=9, items=30)
@@ -223,18 +223,10 @@ def test_battle_sums_equal_the_plain_formulas(seed: int) -> None:
     b = _battles(frame, 3.0, "test")[0]
     # the plain formulas it replaced (np.where chains and float-weighted counts), over the same rows
     keep = ((frame["variant"] == "original") & (frame["rerun"] == 0) & frame["game"].isin([1, 2])).to_numpy()
-    s = frame["score"].to_numpy(dtype=float)[keep]
-    ok = ~np.isnan(s)
-    w = np.where(np.isin(s, (0.0, 1.0)), 3.0, 1.0) * ok
-    win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
-    m_all, names = sorted_codes(frame["model"])
-    i_all, _ = sorted_codes(frame["item_id"])
-    m_codes, m_idx = compact_codes(m_all[keep], len(names))
-    i_codes, i_idx = compact_codes(i_all[keep], int(i_all.max()) + 1)
-    flat, cells = m_idx * len(i_codes) + i_idx, len(m_codes) * len(i_codes)
+    ref = reference_battle_sums(frame, keep)
+    ok, m_idx, m_codes = ref["ok"], ref["m_idx"], ref["m_codes"]
     assert not ok.all()  # missing games take part
-    assert _same_bits(b.num, np.bincount(flat, weights=w * win, minlength=cells).reshape(b.num.shape))
-    assert _same_bits(b.den, np.bincount(flat, weights=w, minlength=cells).reshape(b.den.shape))
+    assert _same_bits(b.num, ref["num"]) and _same_bits(b.den, ref["den"])
     want_battles = np.bincount(m_idx, weights=ok.astype(float), minlength=len(m_codes)).astype(np.int64)
     want_missing = np.bincount(m_idx, weights=(~ok).astype(float), minlength=len(m_codes)).astype(np.int64)
     assert b.n_battles.dtype == np.int64 and np.array_equal(b.n_battles, want_battles)

@@ -158,7 +158,7 @@ def test_pairwise_rows_equal_the_isin_mask(kind: str) -> None:
 
 # ------------------------------------------------------------------ battles: several judges, rows not kept
 def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas() -> None:
-    from biasbound.data.tables import compact_codes, sorted_codes
+    from table_helpers import reference_battle_sums
 
     rng = np.random.default_rng(11)
     grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -173,19 +173,10 @@ def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas() ->
     for b in got:
         keep = ((frame["judge"] == b.judge) & (frame["variant"] == "original") & (frame["rerun"] == 0)
                 & frame["game"].isin([1, 2])).to_numpy()
-        s = frame["score"].to_numpy(dtype=float)[keep]
-        ok = ~np.isnan(s)
-        w = np.where(np.isin(s, (0.0, 1.0)), 3.0, 1.0) * ok
-        win = np.where(s > 0.5, 1.0, np.where(s == 0.5, 0.5, 0.0)) * ok
-        m_all, names = sorted_codes(frame["model"])
-        i_all, _ = sorted_codes(frame["item_id"])
-        m_codes, m_idx = compact_codes(m_all[keep], len(names))
-        i_codes, i_idx = compact_codes(i_all[keep], int(i_all.max()) + 1)
-        flat, cells = m_idx * len(i_codes) + i_idx, len(m_codes) * len(i_codes)
-        assert b.models == [str(x) for x in names[m_codes]]
-        assert _same_bits(b.num, np.bincount(flat, weights=w * win, minlength=cells).reshape(b.num.shape))
-        assert _same_bits(b.den, np.bincount(flat, weights=w, minlength=cells).reshape(b.den.shape))
-        assert np.array_equal(b.n_missing, np.bincount(m_idx[~ok], minlength=len(m_codes)))
+        ref = reference_battle_sums(frame, keep)
+        assert b.models == [str(x) for x in ref["names"][ref["m_codes"]]]
+        assert _same_bits(b.num, ref["num"]) and _same_bits(b.den, ref["den"])
+        assert np.array_equal(b.n_missing, np.bincount(ref["m_idx"][~ref["ok"]], minlength=len(ref["m_codes"])))
     assert len(got[0].models) == 5 and len(got[1].models) == 6
 
 
