@@ -272,6 +272,19 @@ def sensitivity_ucb(
     return _ucb(d, beta=beta, max_distance=max_distance, method=method)
 
 
+def _mean(x: np.ndarray, weights: np.ndarray | None) -> float:
+    """The mean of ``x``, each value counted ``weights`` times (integer multiplicities); none: each once.  With
+    every weight 1 the same float as ``np.mean(x)`` (one pairwise sum of the same terms, divided by their number)."""
+    if weights is None:
+        return float(np.mean(x))
+    return float(np.sum(x * weights) / np.sum(weights))
+
+
+def _expanded(x: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """``x`` with each value repeated its weight's times (the empirical Bernstein bound's sample variance)."""
+    return x if weights is None else np.repeat(x, weights.astype(np.int64))
+
+
 def _check_range(d: np.ndarray, max_distance: float, where: str) -> None:
     if np.any(d > max_distance):
         raise InputError(
@@ -280,22 +293,23 @@ def _check_range(d: np.ndarray, max_distance: float, where: str) -> None:
         )
 
 
-def _ucb(d: np.ndarray, *, beta: float, max_distance: float, method: str) -> float:
+def _ucb(d: np.ndarray, *, beta: float, max_distance: float, method: str, weights: np.ndarray | None = None) -> float:
+    """``weights``: integer multiplicities of the distances (equal distances counted once); none: each once."""
     _check_range(d, max_distance, "sensitivity_ucb")
     x = (d / max_distance) ** 2
     x = np.clip(x, 0.0, 1.0)
-    m = x.size
-    mean = float(np.clip(np.mean(x), 0.0, 1.0))
+    m = x.size if weights is None else int(weights.sum())
+    mean = float(np.clip(_mean(x, weights), 0.0, 1.0))
     if method == "kl":
         bound = kl_bound(mean, m, beta, upper=True)
     elif method == "bernstein":
-        bound = _bernstein_upper(x, beta)
+        bound = _bernstein_upper(_expanded(x, weights), beta)
     else:
-        bound = min(kl_bound(mean, m, beta / 2.0, upper=True), _bernstein_upper(x, beta / 2.0))
+        bound = min(kl_bound(mean, m, beta / 2.0, upper=True), _bernstein_upper(_expanded(x, weights), beta / 2.0))
     bound = min(1.0, max(bound, mean))
     ucb = max_distance * math.sqrt(bound)
     # Round against ourselves: never below the plug-in value, one ulp up for float error.
-    plug_in = float(math.sqrt(float(np.mean(d * d))))
+    plug_in = float(math.sqrt(_mean(d * d, weights)))
     ucb = min(above(max(ucb, plug_in)), max_distance)
     return float(max(ucb, plug_in))
 
@@ -409,6 +423,7 @@ def estimate(
     max_distance: float | None = None,
     mean_shifts: ArrayLike | None = None,
     ucb_method: str = "best",
+    weights: ArrayLike | None = None,
 ) -> SensitivityEstimate:
     """Estimate the RMS sensitivity of one generator, with an optional confidence bound.
 
@@ -426,6 +441,10 @@ def estimate(
         ``sqrt(d)·|μ(D) - μ(D'_i)|`` per neighbour for a batch-mean centre; their RMS is ``S_μ``.
     ucb_method : {"best", "kl", "bernstein"}
         Passed to :func:`sensitivity_ucb`.
+    weights : array_like of shape (m,), optional
+        Positive integer multiplicities: ``distances[j]`` (and ``mean_shifts[j]``) stands for ``weights[j]``
+        neighbours with that very distance (e.g. reruns with one difference, kept once). The estimate equals the
+        one from the distances repeated their weights' times; ``m`` counts the neighbours so repeated.
 
     Returns
     -------
@@ -436,6 +455,13 @@ def estimate(
         raise InputError(f"The 'name' parameter of {where} must be a non-empty string. Got {name!r} instead.")
     d = _check_distances(distances, where)
     ucb_method = check_one_of(ucb_method, "ucb_method", where, UCB_METHODS)
+    w = None
+    if weights is not None:
+        w = np.asarray(weights)
+        if w.shape != d.shape or not np.issubdtype(w.dtype, np.integer) or np.any(w < 1):
+            raise InputError(f"The 'weights' parameter of {where} must hold one positive integer per distance "
+                             f"({d.size}). Got {w.size} value(s) of dtype {w.dtype} instead.")
+    n_total = d.size if w is None else int(w.sum())
     md = None
     if max_distance is not None:
         md = check_in_range(max_distance, "max_distance", where, low=0.0, low_open=True)
@@ -449,12 +475,12 @@ def estimate(
                 f"The 'max_distance' parameter of {where} must be given with 'beta': "
                 "a confidence bound needs an a-priori bound on the distances. Got None instead."
             )
-        if d.size < 2:
+        if n_total < 2:
             raise InputError(
                 f"The 'distances' parameter of {where} must hold at least 2 values for a confidence bound. "
-                f"Got {d.size} instead."
+                f"Got {n_total} instead."
             )
-        ucb = _ucb(d, beta=b, max_distance=md, method=ucb_method)
+        ucb = _ucb(d, beta=b, max_distance=md, method=ucb_method, weights=w)
     shift = None
     if mean_shifts is not None:
         s = check_finite_array(mean_shifts, "mean_shifts", where, ndim=1)
@@ -465,11 +491,11 @@ def estimate(
             )
         if np.any(s < 0):
             raise InputError(f"The 'mean_shifts' parameter of {where} must be non-negative. Got minimum {s.min()!r} instead.")
-        shift = float(math.sqrt(float(np.mean(s * s))))
+        shift = float(math.sqrt(_mean(s * s, w)))
     return SensitivityEstimate(
         name=name,
-        delta_star=float(math.sqrt(float(np.mean(d * d)))),
-        m=int(d.size),
+        delta_star=float(math.sqrt(_mean(d * d, w))),
+        m=n_total,
         ucb=ucb,
         beta=b,
         ucb_method=ucb_method if ucb is not None else None,

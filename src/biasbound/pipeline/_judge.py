@@ -56,11 +56,13 @@ def _sha(values: np.ndarray) -> str:
 # ----------------------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class _Observed:
-    """Observed neighbours of one judge on its certified batch, one entry per neighbour.
+    """Observed neighbours of one judge on its certified batch, weighted: the neighbours of one (model, item,
+    generator) with one difference are one entry, ``count`` of them (reruns that agree), so the arrays grow with the
+    distinct answers, not with the reruns.
 
-    In generator order, then in the judgment table's row order. ``diff`` is signed
-    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``missing`` counts, per generator,
-    neighbour judgments that produced no score (never imputed).
+    In generator order, then in the judgment table's row order of each entry's first neighbour. ``diff`` is signed
+    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``count`` (int64, >= 1) the neighbours it stands for;
+    ``missing`` counts, per generator, neighbour judgments that produced no score (never imputed).
     """
 
     model: np.ndarray
@@ -71,6 +73,35 @@ class _Observed:
     # (model codes, item codes) of the batch items whose neighbour judgment is missing, per generator: a
     # drawn item of a sample whose neighbour failed is counted at the range bound, never dropped
     missing_keys: dict[str, tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict)
+    count: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def take(self, mask: np.ndarray, missing_keys: dict[str, tuple[np.ndarray, np.ndarray]]) -> _Observed:
+        """The entries selected by a boolean mask (order kept), with these missing keys."""
+        return _Observed(model=self.model[mask], item=self.item[mask], generator=self.generator[mask],
+                         diff=self.diff[mask], missing=self.missing, missing_keys=missing_keys, count=self.count[mask])
+
+
+def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, count)``: the neighbours with one ``key`` and one ``diff`` as one entry — positions of each group's
+    first neighbour, in row order, and the group's size.  Every key once: each row its own entry (no sort)."""
+    n = len(key)
+    if n < 2:
+        return np.arange(n), np.ones(n, dtype=np.int64)
+    lo, hi = int(key.min()), int(key.max())
+    if lo >= 0 and hi < 8 * n + 2**20:  # a count per key: one pass, no sort
+        repeated = int(np.bincount(key, minlength=0).max()) > 1
+    else:
+        k_s = np.sort(key)
+        repeated = bool(np.any(k_s[1:] == k_s[:-1]))
+    if not repeated:  # one neighbour per key (swap, variants): nothing to merge
+        return np.arange(n), np.ones(n, dtype=np.int64)
+    order = np.lexsort((diff, key))  # ties (equal key and diff) in row order: the group's first row comes first
+    k_o, d_o = key[order], diff[order]
+    start = np.flatnonzero(np.r_[True, (k_o[1:] != k_o[:-1]) | (d_o[1:] != d_o[:-1])])
+    count = np.diff(np.append(start, n))
+    first = order[start]
+    keep = np.argsort(first)  # the entries in the row order of their first neighbour
+    return first[keep], count[keep].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -193,7 +224,9 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
                                      matches=codes.matches)
         key = m.astype(np.int64) * n_items_all + i
         inside = _among(key, batch_keys, in_batch)
-        parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))
+        first, count = _weighted(key[inside], diff[inside])
+        at = np.flatnonzero(inside)[first]
+        parts.append((m[at], i[at], np.full(len(at), gi, dtype=np.int64), diff[at], count))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
 
@@ -203,10 +236,10 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
                 missing_keys[g] = (np.concatenate([missing_keys[g][0], extra // n_items_all]),
                                    np.concatenate([missing_keys[g][1], extra % n_items_all]))
     empty = np.zeros(0, dtype=np.int64)
-    cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(4)]
+    cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(5)]
     cat[3] = cat[3].astype(float)
     return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
-                     missing_keys=missing_keys)
+                     missing_keys=missing_keys, count=cat[4].astype(np.int64))
 
 
 def _among(keys: np.ndarray, sorted_keys: np.ndarray, table: np.ndarray | None) -> np.ndarray:
@@ -223,7 +256,7 @@ def _hamming1(observed: _Observed, view: _ModelView | _LeaderboardView) -> _Neig
     dist, shift = view.distances(observed.model, np.abs(observed.diff))
     n_items = int(observed.item.max()) + 1 if len(observed.item) else 1
     return _Neighbors(model=view.unit_of(observed.model), generator=observed.generator, dist=dist, shift=shift,
-                       item=observed.model.astype(np.int64) * n_items + observed.item)
+                       item=observed.model.astype(np.int64) * n_items + observed.item, count=observed.count)
 
 
 def _unjudged(observed: _Observed, view: _ModelView | _LeaderboardView, s: _Settings) -> dict[tuple[str, str], tuple[int, int]]:
@@ -255,9 +288,12 @@ def _sensitivity(cal_rows: _Neighbors, view: _ModelView | _LeaderboardView, s: _
     groups = {}
     for k, a, b in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
         rows = order[a:b]
-        pair = (cal_rows.dist[rows], cal_rows.shift[rows])
+        count = None if cal_rows.count is None else cal_rows.count[rows]
+        pair: tuple[np.ndarray, ...] = (cal_rows.dist[rows], cal_rows.shift[rows])
         if by_item and cal_rows.item is not None:  # the paper route: one RMS per item over its reruns
-            pair = per_item(pair[0], pair[1], cal_rows.item[rows])
+            pair = per_item(pair[0], pair[1], cal_rows.item[rows], count)
+        elif count is not None:  # each entry weighs the neighbours it stands for
+            pair = (*pair, count)
         groups[(view.unit_name(k // n_gen), s.generators[k % n_gen])] = pair
     estimates, notes = _estimates(groups, s, view.units, view.max_distance, strict=strict)
     if unjudged:
@@ -328,7 +364,9 @@ def _audits(
     from biasbound.audit import audit
 
     audited = s.used if generators is None else generators
-    held = held.take(np.isin(held.generator, [s.generators.index(g) for g in audited]))
+    # one distance per neighbour: the weighted entries repeated (the audit's Monte Carlo check draws neighbours by
+    # position, so with reruns its draw differs from one over the table's row order, in law the same)
+    held = held.take(np.isin(held.generator, [s.generators.index(g) for g in audited])).expanded()
     audit_seeds = _spawn_seeds(judge_seed + 1, len(view.units) + 1)
     per_model: dict[str, Any] = {}
     n_audits = (len(view.units) if isinstance(view, _ModelView) else 0) + 1
@@ -555,8 +593,9 @@ def _leaderboard_cost(s: _Settings, view: Any, observed: _Observed, mech: dict[s
         if not sel.any():
             continue
         move = -observed.diff[sel] / d[pos[sel]]
+        count = observed.count[sel]
         if s.hamming is None:  # one neighbour: every observed item moved at once (per round for reruns)
-            new = means + np.bincount(pos[sel], weights=move, minlength=len(models))
+            new = means + np.bincount(pos[sel], weights=move * count, minlength=len(models))
             iu = np.triu_indices(len(models), k=1)
             tie = 1e-12  # means within this are equal: float noise of sums of scores (e.g. 313.75/500 twice)
             gap_b, gap_a = means[iu[0]] - means[iu[1]], new[iu[0]] - new[iu[1]]
@@ -565,8 +604,9 @@ def _leaderboard_cost(s: _Settings, view: Any, observed: _Observed, mech: dict[s
             value = float(np.sum((before != 0) & (after != 0) & (before != after)))
             per_gen[g] = {"expected_pairs_reversed": value, "neighbours": 1, "relation": "all items"}
         else:
-            r = pairs_reversed_by_moves(means, pos[sel], move)
-            per_gen[g] = {"expected_pairs_reversed": float(np.mean(r)), "neighbours": int(sel.sum()),
+            r = pairs_reversed_by_moves(means, pos[sel], move)  # per entry; each weighs its neighbours
+            per_gen[g] = {"expected_pairs_reversed": float(np.sum(r * count) / np.sum(count)),
+                          "neighbours": int(count.sum()),
                           "relation": "one judged (model, item) pair, uniform over the observed ones"}
     seed = _spawn_seeds(judge_seed + 3, 1)[0]
     return {
@@ -609,7 +649,7 @@ def _paper_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
     point = _Point(tau=s.tau, delta=s.delta, dim=view.dim, alpha=bcal.alpha, sigma=bcal.sigma)
     mech = view.apply(s, point, lambda dm: _Point(s.tau, s.delta, dm, bcal.alpha, bcal.sigma), judge_seed)
     audits = _audits(s, view, bcal, held, judge_seed)
-    scope_extra = {"neighbors_calibration": int(len(cal_rows)), "neighbors_audit": int(len(held)),
+    scope_extra = {"neighbors_calibration": cal_rows.total, "neighbors_audit": held.total,
                    "neighbors_missing": observed.missing, "notes": notes, "generators_table": _generators_table(s, view, sens)}
     per_unit = {u_: {"knowledge": K} for u_ in view.units}
     judge_cert, model_certs = _bound_certificates(judge, judge_seed, s, view, bcal, per_unit, {}, sens, mech, audits,
@@ -681,9 +721,7 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
         keep_k = ~held_miss[at0: at0 + n_k]
         kept_keys[s.generators[gi]] = (np.asarray(k[0])[keep_k], np.asarray(k[1])[keep_k])
         at0 += n_k
-    kept = _Observed(model=observed.model[~held_mask], item=observed.item[~held_mask],
-                     generator=observed.generator[~held_mask], diff=observed.diff[~held_mask], missing=observed.missing,
-                     missing_keys=kept_keys)
+    kept = observed.take(~held_mask, kept_keys)
     knowledge = build_knowledge(view, kept, s)
     sens = _sensitivity(cal_rows, view, s, strict=False)  # reported only: the knowledge calibrates
     notes += list(sens.notes)
@@ -699,7 +737,7 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
     point = _Point(tau=s.tau, delta=s.delta, dim=view.dim, alpha=bcal.alpha, sigma=bcal.sigma)
     mech = view.apply(s, point, lambda dm: _Point(s.tau, s.delta, dm, bcal.alpha, bcal.sigma), judge_seed)
     audits = _tight_audits(s, view, knowledge, per_unit, bcal, held, judge_seed)
-    scope_extra = {"neighbors_calibration": int(len(cal_rows)), "neighbors_audit": int(len(held)),
+    scope_extra = {"neighbors_calibration": cal_rows.total, "neighbors_audit": held.total,
                    "neighbors_missing": observed.missing, "notes": notes,
                    "knowledge_coverage": {u: coverage_record(uk) for u, uk in knowledge.items()},
                    "generators_table": _generators_table(s, view, sens)}

@@ -104,7 +104,8 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
     if isinstance(view, _ModelView):
         # each model's rows as one slice of a stable sort by model (the rows in their order, as a mask would give)
         b_m, b_i, b_score = _by_code(batch.m, batch.i, batch.score)
-        o_m, o_item, o_diff, o_gen = _by_code(observed.model, observed.item, observed.diff, gen_of)
+        o_m, o_item, o_diff, o_gen, o_cnt = _by_code(observed.model, observed.item, observed.diff, gen_of,
+                                                     observed.count)
         for code in batch.model_codes.tolist():
             unit = str(batch.model_names[code])
             b0, b1 = np.searchsorted(b_m, code, side="left"), np.searchsorted(b_m, code, side="right")
@@ -112,7 +113,7 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
             items, gens = b_i[b0:b1], o_gen[o0:o1]
             miss = [_missing_of(observed, g, lambda mm, ii, c=code: ii[mm == c]) for g in s.generators]
             out[unit] = _unit(unit, view.unit_dim(unit), s, [(items, np.full(len(items), 1.0))],
-                              [(o_item[o0:o1][gens == g], o_diff[o0:o1][gens == g])
+                              [(o_item[o0:o1][gens == g], o_diff[o0:o1][gens == g], o_cnt[o0:o1][gens == g])
                                for g in range(len(s.generators))], model_view=True, missing=miss,
                               orig=b_score[b0:b1], n_units=len(batch.model_codes))
         return out
@@ -124,7 +125,8 @@ def build_knowledge(view: Any, observed: Any, s: _Settings) -> dict[str, _UnitKn
     per_gen = []
     for g in range(len(s.generators)):
         sel = gen_of == g
-        per_gen.append((observed.model[sel].astype(np.int64) * n_items + observed.item[sel], observed.diff[sel]))
+        per_gen.append((observed.model[sel].astype(np.int64) * n_items + observed.item[sel], observed.diff[sel],
+                        observed.count[sel]))
     miss = [_missing_of(observed, g, lambda mm, ii: mm.astype(np.int64) * n_items + ii) for g in s.generators]
     out["*"] = _unit("*", view.dim, s, [(pair, weight)], per_gen, model_view=False, model_of_pair=batch.m,
                      n_models=view.dim, missing=miss, orig=batch.score)
@@ -192,11 +194,14 @@ def _missing_of(observed: Any, g: str, key: Any) -> np.ndarray:
 
 def _unit(
     unit: str, dim: int, s: _Settings, members: list[tuple[np.ndarray, np.ndarray]],
-    per_gen: list[tuple[np.ndarray, np.ndarray]], *, model_view: bool, model_of_pair: np.ndarray | None = None,
+    per_gen: list[tuple[np.ndarray, np.ndarray, np.ndarray]], *, model_view: bool,
+    model_of_pair: np.ndarray | None = None,
     n_models: int = 1, missing: list[np.ndarray] | None = None, orig: np.ndarray | None = None, n_units: int = 1,
 ) -> _UnitKnowledge:
     """Records of one unit. ``members`` = (population keys, weight w): a member's change moves the
-    unit's f(D) by ``w·Δ`` in its coordinate (w = 1 model view, 1/d_model leaderboard view)."""
+    unit's f(D) by ``w·Δ`` in its coordinate (w = 1 model view, 1/d_model leaderboard view). ``per_gen``: per
+    generator the neighbours' (population keys, differences, counts) — equal differences of one member kept once
+    with the number of verdicts they stand for."""
     keys, w = members[0]
     order = np.argsort(keys)
     keys, w = keys[order], w[order]
@@ -228,10 +233,10 @@ def _unit(
             exact[g] = False
             rms[g] = float(records[g][0].A)
             continue
-        nb_keys, diff = per_gen[gi]
+        nb_keys, diff, n_verdicts = per_gen[gi]
         at = np.searchsorted(keys, nb_keys)
         ok = (at < N) & (keys[np.minimum(at, N - 1)] == nb_keys)
-        at, diff = at[ok], diff[ok]
+        at, diff, n_verdicts = at[ok], diff[ok], n_verdicts[ok]
         covered = np.zeros(N, dtype=bool)
         covered[at] = True
         n_cov = int(covered.sum())
@@ -254,7 +259,7 @@ def _unit(
                 judged[:] = True  # a census or partial coverage: every member, the unobserved at the range bound
             records[g], rms[g] = _random_records(g, k_eff, N, at, diff, moved, judged, w, orig, A_member,
                                                  coord, dim, batch_centre, model_view, n_models, cast(float, beta_g), cov,
-                                                 eps=s.delta / 10.0)
+                                                 eps=s.delta / 10.0, n_verdicts=n_verdicts)
             exact[g] = False
             continue
         at, moved = _one_answer(at, moved, g, unit)
@@ -374,17 +379,21 @@ def level_count(orig: np.ndarray) -> int:
 def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, moved: np.ndarray, members: np.ndarray,
                     w: np.ndarray, orig: np.ndarray, A_member: np.ndarray, coord: np.ndarray | None,
                     dim: int, batch_centre: bool, model_view: bool, n_models: int, beta: float,
-                    cov: _Coverage, eps: float = 0.0, _moments_only: bool = False) -> tuple[tuple[Any, ...], float]:
+                    cov: _Coverage, eps: float = 0.0, _moments_only: bool = False,
+                    n_verdicts: np.ndarray | None = None) -> tuple[tuple[Any, ...], float]:
     """A random judge: each recorded verdict one draw; per member the share of its draws (several = draws
-    within the member, never counted as members); members without a draw at the range bound."""
+    within the member, never counted as members); members without a draw at the range bound.  ``n_verdicts``:
+    the draws each entry stands for (equal verdicts of one member kept once; None: one each)."""
     from biasbound.bounds import Moments, RandomJudge
     from biasbound.sensitivity import kl_upper_bound
 
-    cnt = np.bincount(at, minlength=N).astype(float)
+    c = np.ones(len(at)) if n_verdicts is None else np.asarray(n_verdicts, dtype=float)
+    cnt = np.bincount(at, weights=c, minlength=N)  # draws per member
     unobs = members & (cnt == 0)  # members without a draw: 1 at every level (their range bound)
     n = int(np.count_nonzero(members))  # [proof:rj-items-not-draws]
     n_fill = int(np.count_nonzero(unobs))
-    share = 1.0 / np.maximum(cnt[at], 1.0)  # each draw's weight within its member
+    n_draws = int(c.sum())
+    share = c / np.maximum(cnt[at], 1.0)  # each entry's weight within its member: its draws' shares
     population = N if cov.kind == "sample" else None
     where = {"census": f"all {N} items judged", "partial": f"{cov.observed} of {N} items judged, the rest at the range bound",
              "sample": f"{n} of {N} items drawn uniformly without replacement (seed {cov.seed})"}[cov.kind]
@@ -402,16 +411,16 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
         else:
             ratio = min(1.0, k / dim) if batch_centre else None
         rec = RandomJudge(levels=levels, sums=sums, n=n, beta=beta, shift_ratio=ratio, population_size=population,
-                          draws=int(len(at)), filled=n_fill, k=k,
+                          draws=n_draws, filled=n_fill, k=k,
                           note=f"{g}" + ("" if k == 1 else f" (Hamming-{k}, Chernoff on the sum of {k} items)")
-                               + f": random judge, {where}; {len(at)} verdicts; {L} levels of |Δ|")
+                               + f": random judge, {where}; {n_draws} verdicts; {L} levels of |Δ|")
         from biasbound.bounds.random_judge import worst_distribution
 
         xv, wv = worst_distribution(rec)
         if k == 1:
             return (rec,), float(math.sqrt(float(np.sum(xv * wv))))
         mom, rms = _random_records(g, k, N, at, diff, moved, members, w, orig, A_member, coord, dim, batch_centre,
-                                   model_view, n_models, beta, cov, _moments_only=True)
+                                   model_view, n_models, beta, cov, _moments_only=True, n_verdicts=n_verdicts)
         return mom + (rec,), min(rms, float(math.sqrt(float(np.sum(xv * wv)))))
     # Hamming-k (k > 1, all items included): E||Δ_S||² from the per-member mean square [proof:rj-hamming-k]
     a_max = float(A_member.max())
@@ -428,7 +437,7 @@ def _random_records(g: str, k: int, N: int, at: np.ndarray, diff: np.ndarray, mo
     what = "every item" if k >= N else f"Hamming-{k}"
     return (Moments(U2=U2, beta=beta, A=math.sqrt(top), shift_ratio=ratio,
                     note=f"{g} ({what}): random judge, k times the KL upper bound on the per-item mean square; {where}; "
-                         f"{len(at)} verdicts"),) + hp, math.sqrt(U2)
+                         f"{n_draws} verdicts"),) + hp, math.sqrt(U2)
 
 
 def _hamming_k_moment(k: int, N: int, mean_sq: float, A_member: np.ndarray, coord: np.ndarray | None,

@@ -66,9 +66,10 @@ def _group_split(keys: np.ndarray, share: float, rng: np.random.Generator) -> np
 
 @dataclass
 class _Neighbors:
-    """The observed neighbours of one judge on certified items, one entry per neighbour.
+    """The observed neighbours of one judge on certified items, weighted: one entry per (unit, item, generator) and
+    difference, standing for ``count`` neighbours (``_judge._Observed``).
 
-    Rows are in generator order, then in the judgment table's row order.
+    Rows are in generator order, then in the judgment table's row order of each entry's first neighbour.
     """
 
     model: np.ndarray  # model code (index into the judge's sorted model names)
@@ -76,11 +77,27 @@ class _Neighbors:
     dist: np.ndarray
     shift: np.ndarray
     item: np.ndarray | None = None  # the member each neighbour perturbs (model code * n_items + item code)
+    count: np.ndarray | None = None  # the neighbours each entry stands for (int64); None: one each
 
     def take(self, mask: np.ndarray) -> _Neighbors:
         """The neighbours selected by a boolean mask (order kept)."""
         return _Neighbors(self.model[mask], self.generator[mask], self.dist[mask], self.shift[mask],
-                           None if self.item is None else self.item[mask])
+                           None if self.item is None else self.item[mask],
+                           None if self.count is None else self.count[mask])
+
+    @property
+    def total(self) -> int:
+        """The number of neighbours the entries stand for."""
+        return len(self.dist) if self.count is None else int(self.count.sum())
+
+    def expanded(self) -> _Neighbors:
+        """One entry per neighbour: each entry repeated ``count`` times, next to itself (for the audits, which
+        take one distance per neighbour; the held-out share is small)."""
+        if self.count is None or bool(np.all(self.count == 1)):
+            return _Neighbors(self.model, self.generator, self.dist, self.shift, self.item, None)
+        c = self.count
+        return _Neighbors(np.repeat(self.model, c), np.repeat(self.generator, c), np.repeat(self.dist, c),
+                          np.repeat(self.shift, c), None if self.item is None else np.repeat(self.item, c), None)
 
     def split(self, n_gen: int, share: float, rng: np.random.Generator) -> tuple[_Neighbors, _Neighbors]:
         """Seeded hold-out of a ``share`` of each (unit, generator) group's items: (calibration, audit).
@@ -104,17 +121,20 @@ class _Neighbors:
         return len(self.dist)
 
 
-def per_item(dist: np.ndarray, shift: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def per_item(dist: np.ndarray, shift: np.ndarray, item: np.ndarray,
+             count: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per item, the RMS of its neighbours' distances and mean shifts (several = reruns, weights 1/r_i): T draws an
     item uniformly, so each item weighs 1 in Δ*² = mean over items of the mean square of its draws, however many
-    reruns it holds.  Items in first-seen order; one neighbour per item returns the input unchanged."""
+    reruns it holds.  ``count``: the neighbours each entry stands for (equal ones kept once; None: one each).
+    Items in first-seen order; one entry per item returns the input unchanged (the RMS of equal values)."""
     _, first, inv = np.unique(item, return_index=True, return_inverse=True)
     if first.size == item.size:
         return dist, shift
     inv = inv.ravel()
-    cnt = np.bincount(inv).astype(float)
-    d2 = np.bincount(inv, weights=dist * dist) / cnt  # [proof:paper-rerun-weights]
-    s2 = np.bincount(inv, weights=shift * shift) / cnt
+    c = np.ones(len(dist)) if count is None else count.astype(float)
+    cnt = np.bincount(inv, weights=c)
+    d2 = np.bincount(inv, weights=c * dist * dist) / cnt  # [proof:paper-rerun-weights]
+    s2 = np.bincount(inv, weights=c * shift * shift) / cnt
     order = np.argsort(first)
     return np.sqrt(d2[order]), np.sqrt(s2[order])
 
@@ -172,12 +192,13 @@ _UCB_METHOD = "kl"
 
 
 def _estimates(
-    groups: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]], s: _Settings, units: Sequence[str],
+    groups: Mapping[tuple[str, str], tuple[np.ndarray, ...]], s: _Settings, units: Sequence[str],
     max_distance: float, *, strict: bool = True,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Per (unit, generator) SensitivityEstimate from the calibration share of the neighbours.
 
-    ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order).
+    ``groups`` maps ``(unit, generator)`` to that group's ``(dist, shift)`` arrays (row order), or
+    ``(dist, shift, count)`` with the neighbours each entry stands for.
     ``strict`` (the paper route, whose Δ* calibrates): a group with fewer neighbours than its bound
     needs is an error. Otherwise (the tight route, where Δ* is reported only and the knowledge puts
     unobserved items at the range bound) such a group is reported at the range bound, with a note.
@@ -193,7 +214,8 @@ def _estimates(
         per: dict[str, Any] = {}
         for g in s.generators:
             grp = groups.get((unit, g))
-            n = 0 if grp is None else len(grp[0])
+            weights = grp[2] if grp is not None and len(grp) > 2 else None
+            n = 0 if grp is None else (len(grp[0]) if weights is None else int(weights.sum()))
             needs_ucb = beta_k is not None and g in s.used
             if grp is None or n < (2 if needs_ucb else 1):
                 who = "the leaderboard" if unit == "*" else f"model {unit!r}"
@@ -215,6 +237,7 @@ def _estimates(
                 max_distance=max_distance,
                 mean_shifts=grp[1] if s.center_kind == "batch" else None,
                 ucb_method=_UCB_METHOD,
+                weights=weights,
             )
         out[unit] = per
     if beta_k is not None and k > 1:
