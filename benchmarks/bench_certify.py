@@ -56,8 +56,11 @@ def machine() -> str:
     return f"nproc={os.cpu_count()}, CPU={cpu}, RAM={ram}, python={platform.python_version()}"
 
 
-def _draws(models: int, items: int, seed: int = 0) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-    """The synthetic table's draws, game by game: ``(game, model index, item index, score)`` per row."""
+def _draws(models: int, items: int, seed: int = 0, games: int = 2,
+           reruns: int = 1) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
+    """The synthetic table's draws, game by game then rerun by rerun: ``(game, rerun, model index, item index,
+    score)`` per row.  Rerun r > 0 of a judgment repeats rerun 0's level with probability 0.7, else is drawn afresh
+    (so most reruns agree: the weighted neighbours' case); the default (2 games, 1 rerun) is the table as before."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 1, models)
     difficulty = rng.normal(0, 1, items)
@@ -66,28 +69,37 @@ def _draws(models: int, items: int, seed: int = 0) -> Iterator[tuple[int, np.nda
     n = models * items
     m_idx = np.repeat(np.arange(models), items)
     i_idx = np.tile(np.arange(items), models)
-    for game in (1, 2):
+    first = {}
+    for game in (1, 2)[:games]:
         z = strength[m_idx] - difficulty[i_idx] + rng.normal(0, 1, n) + (bias[m_idx] if game == 2 else 0.0)
         cls = np.clip(np.round(1 / (1 + np.exp(-z)) * 4 + rng.normal(0, 0.5, n)), 0, 4).astype(int)
         score = grid[cls]
         score[rng.random(n) < 0.005] = np.nan
-        yield game, m_idx, i_idx, score
+        first[game] = (z, score)
+        yield game, 0, m_idx, i_idx, score
+    for rerun in range(1, reruns):
+        for game in (1, 2)[:games]:
+            z, score0 = first[game]
+            cls = np.clip(np.round(1 / (1 + np.exp(-z)) * 4 + rng.normal(0, 0.5, n)), 0, 4).astype(int)
+            score = np.where(rng.random(n) < 0.7, score0, grid[cls])
+            score[rng.random(n) < 0.005] = np.nan
+            yield game, rerun, m_idx, i_idx, score
 
 
 def synthetic(models: int, items: int, seed: int = 0) -> pd.DataFrame:
     """The synthetic judgment table (module docstring) as a frame: both games of every (model, item)."""
     frames = [pd.DataFrame({
         "judge": "synthetic-judge", "model": np.char.add("model-", m_idx.astype(str)),
-        "item_id": np.char.add("q", i_idx.astype(str)), "variant": "original", "rerun": 0, "game": game,
+        "item_id": np.char.add("q", i_idx.astype(str)), "variant": "original", "rerun": rerun, "game": game,
         "score": score,
-    }) for game, m_idx, i_idx, score in _draws(models, items, seed)]
+    }) for game, rerun, m_idx, i_idx, score in _draws(models, items, seed)]
     return pd.concat(frames, ignore_index=True)
 
 
 GRID = [(20, 2500), (200, 250), (2000, 25), (20, 25000), (200, 2500), (2000, 250)]  # 10^5 rows, then 10^6
 
 
-def write_synthetic(models: int, items: int, path: Path, seed: int = 0) -> int:
+def write_synthetic(models: int, items: int, path: Path, seed: int = 0, games: int = 2, reruns: int = 1) -> int:
     """:func:`synthetic`'s table (the same draws, in the same order) written to ``path`` as Parquet, built as Arrow
     dictionary arrays so that 10^7 rows cost the writer a few hundred MB, not a frame of Python strings."""
     import pyarrow as pa
@@ -101,17 +113,22 @@ def write_synthetic(models: int, items: int, path: Path, seed: int = 0) -> int:
     with pq.ParquetWriter(path, pa.schema([("judge", pa.string()), ("model", pa.string()), ("item_id", pa.string()),
                                            ("variant", pa.string()), ("rerun", pa.int64()), ("game", pa.int64()),
                                            ("score", pa.float64())])) as writer:
-        for game, m_idx, i_idx, score in _draws(models, items, seed):
+        for game, rerun, m_idx, i_idx, score in _draws(models, items, seed, games, reruns):
             writer.write_table(pa.table({
                 "judge": text(np.zeros(n, dtype=int), ["synthetic-judge"]),
                 "model": text(m_idx, [f"model-{k}" for k in range(models)]),
                 "item_id": text(i_idx, [f"q{k}" for k in range(items)]),
-                "variant": text(np.zeros(n, dtype=int), ["original"]), "rerun": pa.array(np.zeros(n, dtype=np.int64)),
+                "variant": text(np.zeros(n, dtype=int), ["original"]), "rerun": pa.array(np.full(n, rerun, dtype=np.int64)),
                 "game": pa.array(np.full(n, game, dtype=np.int64)), "score": pa.array(score)}))
-    return 2 * n
+    return games * reruns * n
 
 
-def child(models: int, items: int, profile: bool, table: Path | None = None) -> dict:
+def neighbors_of(games: int, reruns: int) -> list[str]:
+    """The generators certify is run with: swap with both games, rerun with reruns."""
+    return (["swap"] if games == 2 else []) + (["rerun"] if reruns > 1 else [])
+
+
+def child(models: int, items: int, profile: bool, table: Path | None = None, games: int = 2, reruns: int = 1) -> dict:
     """One case in this interpreter: read ``table`` (written by the parent), certify; the figures as a dict."""
     import biasbound.pipeline  # noqa: F401  (import time excluded: everything certify imports lazily)
     import sklearn.linear_model  # noqa: F401  (Bradley–Terry)
@@ -125,7 +142,18 @@ def child(models: int, items: int, profile: bool, table: Path | None = None) -> 
     from biasbound.data.tables import load_table
     from biasbound.neighbors import observed  # noqa: F401
     from biasbound.pipeline import certify
+    import biasbound.pipeline._judge as judge_stages
 
+    entries: list[tuple[int, int]] = []  # per judge: (observed entries, neighbours they stand for)
+    observe = judge_stages._observe
+
+    def counted(*a, **k):  # the observed-neighbour arrays' length (weighted: entries; unweighted: neighbours)
+        o = observe(*a, **k)
+        entries.append((len(o.diff), int(o.count.sum()) if hasattr(o, "count") else len(o.diff)))
+        return o
+
+    judge_stages._observe = counted
+    neighbors = neighbors_of(games, reruns)
     with tempfile.TemporaryDirectory() as tmp:
         if table is None:  # run alone (--child without --table): the table written here, before anything is timed
             table = Path(tmp) / "judgments.parquet"
@@ -135,6 +163,7 @@ def child(models: int, items: int, profile: bool, table: Path | None = None) -> 
         small.to_parquet(Path(tmp) / "small.parquet", index=False)
         certify(load_table(Path(tmp) / "small.parquet", scale=(0.0, 1.0)), out=Path(tmp) / "warm", plots=False,
                 progress=False, seed=0)
+        entries.clear()
         del small
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
         load_before = os.getloadavg()[0]
@@ -146,7 +175,7 @@ def child(models: int, items: int, profile: bool, table: Path | None = None) -> 
         load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
         rows = len(js.frame)
         w, c = time.perf_counter(), time.process_time()
-        res = certify(js, out=Path(tmp) / "out", plots=False, progress=False, seed=0)
+        res = certify(js, out=Path(tmp) / "out", plots=False, progress=False, seed=0, neighbors=neighbors)
         w, c = time.perf_counter() - w, time.process_time() - c
         if prof:
             prof.disable()
@@ -157,13 +186,16 @@ def child(models: int, items: int, profile: bool, table: Path | None = None) -> 
     return {"models": models, "items": items, "rows": rows, "load_s": load_s, "load_cpu_s": load_cpu,
             "total_cpu_s": load_cpu + c, "wall_s": w, "cpu_s": c,
             "peak_mib": peak, "peak_before_mib": before, "certificates_json_bytes": size,
-            "load_avg": [load_before, os.getloadavg()[0]], "alpha": j.calibration.alpha, "sigma": j.calibration.sigma}
+            "load_avg": [load_before, os.getloadavg()[0]], "alpha": j.calibration.alpha, "sigma": j.calibration.sigma,
+            "observed_entries": sum(e for e, _ in entries), "observed_neighbours": sum(n for _, n in entries)}
 
 
-def run_case(src: Path, models: int, items: int, profile: bool = False, table: Path | None = None) -> dict:
+def run_case(src: Path, models: int, items: int, profile: bool = False, table: Path | None = None, games: int = 2,
+             reruns: int = 1) -> dict:
     """One case in a fresh interpreter whose ``biasbound`` is the one under ``src``."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
-    cmd = ([sys.executable, str(Path(__file__).resolve()), "--child", str(models), str(items)]
+    cmd = ([sys.executable, str(Path(__file__).resolve()), "--child", str(models), str(items),
+            "--games", str(games), "--reruns", str(reruns)]
            + (["--profile"] if profile else []) + (["--table", str(table)] if table is not None else []))
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -179,7 +211,8 @@ def fmt(r: dict) -> str:
     return (f"read {r['load_cpu_s']:5.2f} s CPU + certify {r['cpu_s']:6.2f} s CPU = {r['total_cpu_s']:6.2f} s CPU "
             f"({r['load_s'] + r['wall_s']:6.2f} s wall) | peak RSS {r['peak_mib']:6.0f} MiB "
             f"({r['peak_before_mib']:.0f} before the read) | certificates.json {r['certificates_json_bytes'] / 2**20:8.2f} MiB "
-            f"| load {r['load_avg'][0]:.1f}→{r['load_avg'][1]:.1f}")
+            f"| load {r['load_avg'][0]:.1f}→{r['load_avg'][1]:.1f} | observed entries {r.get('observed_entries', 0):,} "
+            f"for {r.get('observed_neighbours', 0):,} neighbours")
 
 
 def main() -> None:
@@ -190,50 +223,58 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true", help="10^5 and 10^6 rows x 20/200/2000 models")
     ap.add_argument("--ref", default=None, help="also run every case on this commit (e.g. 6ff62ac)")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--games", type=int, choices=(1, 2), default=2, help="1: game 1 only; 2: both orders (swap)")
+    ap.add_argument("--reruns", type=int, default=1, help="reruns per judgment (> 1: the rerun generator too)")
+    ap.add_argument("--ref-src", type=Path, default=None,
+                    help="the reference's source folder as it is (e.g. an editable install's src), instead of --ref")
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
     ap.add_argument("--table", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--write", nargs=3, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.write:
-        write_synthetic(int(args.write[0]), int(args.write[1]), Path(args.write[2]))
+        write_synthetic(int(args.write[0]), int(args.write[1]), Path(args.write[2]), games=args.games,
+                        reruns=args.reruns)
         return
     if args.child:
-        print(json.dumps(child(*args.child, profile=args.profile, table=args.table)))
+        print(json.dumps(child(*args.child, profile=args.profile, table=args.table, games=args.games,
+                               reruns=args.reruns)))
         return
     print(machine(), f"uname -m={platform.machine()}")
     here = Path(__file__).resolve().parents[1] / "src"
     cases = GRID if args.grid else [(args.models, args.items)]
     results: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
-        ref_src = None
-        if args.ref:
+        ref_src = args.ref_src
+        ref_name = args.ref or (str(args.ref_src) if args.ref_src else "")
+        if args.ref and ref_src is None:
             wt = Path(tmp) / "ref"
             subprocess.run(["git", "-C", str(here.parent), "worktree", "add", "--detach", str(wt), args.ref],
                            check=True, capture_output=True)
             ref_src = wt / "src"
         try:
             for models, items in cases:
-                print(f"\n{2 * models * items:>9,} rows = {models} models x {items} items x 2 games")
+                print(f"\n{args.games * args.reruns * models * items:>9,} rows = {models} models x {items} items x "
+                      f"{args.games} game(s) x {args.reruns} rerun(s), neighbours {neighbors_of(args.games, args.reruns)}")
                 table = Path(tmp) / f"judgments-{models}x{items}.parquet"
                 # written by a child of its own: a child's peak RSS starts from its parent's RSS at the fork
                 subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write", str(models), str(items),
-                                str(table)], check=True)
-                r = run_case(here, models, items, args.profile, table)
+                                str(table), "--games", str(args.games), "--reruns", str(args.reruns)], check=True)
+                r = run_case(here, models, items, args.profile, table, args.games, args.reruns)
                 r["version"] = "this"
                 results.append(r)
                 print(f"  this tree   {fmt(r)}")
                 if ref_src is not None:
-                    r0 = run_case(ref_src, models, items, table=table)
-                    r0["version"] = args.ref
+                    r0 = run_case(ref_src, models, items, table=table, games=args.games, reruns=args.reruns)
+                    r0["version"] = ref_name
                     results.append(r0)
-                    print(f"  {args.ref:<11} {fmt(r0)}")
+                    print(f"  {ref_name:<11} {fmt(r0)}")
                     if "error" not in r and "error" not in r0:
-                        print(f"  ratio this/{args.ref}: wall {r['wall_s'] / r0['wall_s']:.2f}, CPU {r['cpu_s'] / r0['cpu_s']:.2f}, "
+                        print(f"  ratio this/{ref_name}: wall {r['wall_s'] / r0['wall_s']:.2f}, CPU {r['cpu_s'] / r0['cpu_s']:.2f}, "
                               f"read + certify CPU {r['total_cpu_s'] / r0['total_cpu_s']:.2f}, peak RSS "
                               f"{r['peak_mib'] / r0['peak_mib']:.2f}")
                 table.unlink()
         finally:
-            if ref_src is not None:
+            if args.ref and args.ref_src is None:
                 subprocess.run(["git", "-C", str(here.parent), "worktree", "remove", "--force", str(ref_src.parent)],
                                check=False, capture_output=True)
     if args.json:

@@ -82,26 +82,33 @@ class _Observed:
 
 
 def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(first, count)``: the neighbours with one ``key`` and one ``diff`` as one entry — positions of each group's
-    first neighbour, in row order, and the group's size.  Every key once: each row its own entry (no sort)."""
+    """``(first, count)``: the neighbours with one ``key`` (>= 0) and one ``diff`` as one entry — positions of each
+    group's first neighbour, in row order, and the group's size.  Every key once: each row its own entry."""
     n = len(key)
-    if n < 2:
-        return np.arange(n), np.ones(n, dtype=np.int64)
-    lo, hi = int(key.min()), int(key.max())
+    lo, hi = (int(key.min()), int(key.max())) if n else (0, 0)
     if lo >= 0 and hi < 8 * n + 2**20:  # a count per key: one pass, no sort
-        repeated = int(np.bincount(key, minlength=0).max()) > 1
+        repeated = n > 1 and int(np.bincount(key).max()) > 1
     else:
         k_s = np.sort(key)
         repeated = bool(np.any(k_s[1:] == k_s[:-1]))
     if not repeated:  # one neighbour per key (swap, variants): nothing to merge
         return np.arange(n), np.ones(n, dtype=np.int64)
-    order = np.lexsort((diff, key))  # ties (equal key and diff) in row order: the group's first row comes first
-    k_o, d_o = key[order], diff[order]
-    start = np.flatnonzero(np.r_[True, (k_o[1:] != k_o[:-1]) | (d_o[1:] != d_o[:-1])])
-    count = np.diff(np.append(start, n))
-    first = order[start]
-    keep = np.argsort(first)  # the entries in the row order of their first neighbour
-    return first[keep], count[keep].astype(np.int64)
+    # one integer per (key, difference): the differences numbered by a hash factorisation (few distinct values);
+    # a stable sort of it (the table's row runs — e.g. one per rerun — make it cheap) keeps each group's rows in row
+    # order, so a group's first sorted row is its first neighbour
+    d_code, d_values = pd.factorize(diff)
+    nd = max(len(d_values), 1)
+    pair = key.astype(np.int64) * nd + d_code if hi < 2**62 // nd else \
+        pd.factorize(pd.MultiIndex.from_arrays([key, d_code]))[0]
+    from biasbound.pipeline._codes import stable_order
+
+    order = stable_order(pair)
+    p_s = pair[order]
+    start = np.flatnonzero(np.r_[True, p_s[1:] != p_s[:-1]])
+    at_row = np.zeros(n, dtype=np.int64)  # each group's size at its first row: the entries in row order, no sort
+    at_row[order[start]] = np.diff(np.append(start, n))
+    first = np.flatnonzero(at_row)
+    return first, at_row[first]
 
 
 @dataclass(frozen=True)
