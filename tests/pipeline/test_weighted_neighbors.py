@@ -144,9 +144,12 @@ def test_equal_differences_of_one_key_are_merged_in_row_order() -> None:
     """By hand: keys 5, 5, 3, 5, 3 with differences .25, .25, .5, 0, .5 → entries at rows 0, 2, 3 standing for
     2, 2 and 1 neighbours; keys all distinct → every row its own entry."""
     first, count = judge_stages._weighted(np.array([5, 5, 3, 5, 3]), np.array([0.25, 0.25, 0.5, 0.0, 0.5]))
-    assert first.tolist() == [0, 2, 3] and count.tolist() == [2, 2, 1]
+    assert first is not None and first.tolist() == [0, 2, 3] and count.tolist() == [2, 2, 1]
+    # far keys (no count per key): the same merge
+    first, count = judge_stages._weighted(np.array([5, 5, 3, 5, 3]) * 10**12, np.array([0.25, 0.25, 0.5, 0.0, 0.5]))
+    assert first is not None and first.tolist() == [0, 2, 3] and count.tolist() == [2, 2, 1]
     first, count = judge_stages._weighted(np.array([7, 1, 4]), np.array([0.25, 0.25, 0.25]))
-    assert first.tolist() == [0, 1, 2] and count.tolist() == [1, 1, 1]
+    assert first is None and count.tolist() == [1, 1, 1]
 
 
 def test_the_weighted_estimate_is_the_estimate_of_the_repeated_distances() -> None:

@@ -81,9 +81,10 @@ class _Observed:
                          diff=self.diff[mask], missing=self.missing, missing_keys=missing_keys, count=self.count[mask])
 
 
-def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     """``(first, count)``: the neighbours with one ``key`` (>= 0) and one ``diff`` as one entry — positions of each
-    group's first neighbour, in row order, and the group's size.  Every key once: each row its own entry."""
+    group's first neighbour, in row order, and the group's size.  Every key once: ``first`` is None (each row its
+    own entry, count 1)."""
     n = len(key)
     lo, hi = (int(key.min()), int(key.max())) if n else (0, 0)
     if lo >= 0 and hi < 8 * n + 2**20:  # a count per key: one pass, no sort
@@ -92,7 +93,7 @@ def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray, np.ndarray
         k_s = np.sort(key)
         repeated = bool(np.any(k_s[1:] == k_s[:-1]))
     if not repeated:  # one neighbour per key (swap, variants): nothing to merge
-        return np.arange(n), np.ones(n, dtype=np.int64)
+        return None, np.ones(n, dtype=np.int64)
     # one integer per (key, difference): the differences numbered by a hash factorisation (few distinct values);
     # a stable sort of it (the table's row runs — e.g. one per rerun — make it cheap) keeps each group's rows in row
     # order, so a group's first sorted row is its first neighbour
@@ -232,8 +233,8 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         key = m.astype(np.int64) * n_items_all + i
         inside = _among(key, batch_keys, in_batch)
         first, count = _weighted(key[inside], diff[inside])
-        at = np.flatnonzero(inside)[first]
-        parts.append((m[at], i[at], np.full(len(at), gi, dtype=np.int64), diff[at], count))
+        at = inside if first is None else np.flatnonzero(inside)[first]
+        parts.append((m[at], i[at], np.full(len(count), gi, dtype=np.int64), diff[at], count))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
 
