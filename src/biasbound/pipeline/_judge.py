@@ -61,7 +61,7 @@ class _Observed:
     distinct answers, not with the reruns.
 
     In generator order, then in the judgment table's row order of each entry's first neighbour. ``diff`` is signed
-    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``count`` (int64, >= 1) the neighbours it stands for;
+    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``count`` (int32, >= 1) the neighbours it stands for;
     ``missing`` counts, per generator, neighbour judgments that produced no score (never imputed).
     """
 
@@ -73,7 +73,7 @@ class _Observed:
     # (model codes, item codes) of the batch items whose neighbour judgment is missing, per generator: a
     # drawn item of a sample whose neighbour failed is counted at the range bound, never dropped
     missing_keys: dict[str, tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict)
-    count: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    count: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
 
     def take(self, mask: np.ndarray, missing_keys: dict[str, tuple[np.ndarray, np.ndarray]]) -> _Observed:
         """The entries selected by a boolean mask (order kept), with these missing keys."""
@@ -93,7 +93,7 @@ def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray | None, np.
         k_s = np.sort(key)
         repeated = bool(np.any(k_s[1:] == k_s[:-1]))
     if not repeated:  # one neighbour per key (swap, variants): nothing to merge
-        return None, np.ones(n, dtype=np.int64)
+        return None, np.ones(n, dtype=np.int32)
     # one integer per (key, difference): the differences numbered by a hash factorisation (few distinct values);
     # a stable sort of it (the table's row runs — e.g. one per rerun — make it cheap) keeps each group's rows in row
     # order, so a group's first sorted row is its first neighbour
@@ -109,7 +109,7 @@ def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray | None, np.
     at_row = np.zeros(n, dtype=np.int64)  # each group's size at its first row: the entries in row order, no sort
     at_row[order[start]] = np.diff(np.append(start, n))
     first = np.flatnonzero(at_row)
-    return first, at_row[first]
+    return first, at_row[first].astype(np.int32)
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(5)]
     cat[3] = cat[3].astype(float)
     return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
-                     missing_keys=missing_keys, count=cat[4].astype(np.int64))
+                     missing_keys=missing_keys, count=cat[4].astype(np.int32, copy=False))
 
 
 def _among(keys: np.ndarray, sorted_keys: np.ndarray, table: np.ndarray | None) -> np.ndarray:

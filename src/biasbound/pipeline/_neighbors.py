@@ -77,7 +77,7 @@ class _Neighbors:
     dist: np.ndarray
     shift: np.ndarray
     item: np.ndarray | None = None  # the member each neighbour perturbs (model code * n_items + item code)
-    count: np.ndarray | None = None  # the neighbours each entry stands for (int64); None: one each
+    count: np.ndarray | None = None  # the neighbours each entry stands for (int32); None: one each
 
     def take(self, mask: np.ndarray) -> _Neighbors:
         """The neighbours selected by a boolean mask (order kept)."""
