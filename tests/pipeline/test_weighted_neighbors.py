@@ -148,9 +148,11 @@ def test_equal_differences_of_one_key_are_merged_in_row_order() -> None:
     2, 2 and 1 neighbours; keys all distinct → every row its own entry."""
     first, count = judge_stages._weighted(np.array([5, 5, 3, 5, 3]), np.array([0.25, 0.25, 0.5, 0.0, 0.5]))
     assert first is not None and first.tolist() == [0, 2, 3] and count.tolist() == [2, 2, 1]
-    # far keys (no count per key): the same merge
-    first, count = judge_stages._weighted(np.array([5, 5, 3, 5, 3]) * 10**12, np.array([0.25, 0.25, 0.5, 0.0, 0.5]))
-    assert first is not None and first.tolist() == [0, 2, 3] and count.tolist() == [2, 2, 1]
+    # far keys (no count per key; then keys too large to multiply by the number of differences): the same merge
+    for scale in (10**12, 2**60):
+        first, count = judge_stages._weighted(np.array([5, 5, 3, 5, 3], dtype=np.int64) * scale,
+                                              np.array([0.25, 0.25, 0.5, 0.0, 0.5]))
+        assert first is not None and first.tolist() == [0, 2, 3] and count.tolist() == [2, 2, 1]
     first, count = judge_stages._weighted(np.array([7, 1, 4]), np.array([0.25, 0.25, 0.25]))
     assert first is None and count.tolist() == [1, 1, 1]
 

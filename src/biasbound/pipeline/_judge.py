@@ -99,8 +99,9 @@ def _weighted(key: np.ndarray, diff: np.ndarray) -> tuple[np.ndarray | None, np.
     # order, so a group's first sorted row is its first neighbour
     d_code, d_values = pd.factorize(diff)
     nd = max(len(d_values), 1)
-    pair = key.astype(np.int64) * nd + d_code if hi < 2**62 // nd else \
-        pd.factorize(pd.MultiIndex.from_arrays([key, d_code]))[0]
+    # keys too large to multiply: numbered densely first (fewer than n codes, so the product fits)
+    k = key.astype(np.int64) if hi < 2**62 // nd else pd.factorize(key)[0].astype(np.int64)
+    pair = k * nd + d_code
     from biasbound.pipeline._codes import stable_order
 
     order = stable_order(pair)
