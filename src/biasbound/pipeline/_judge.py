@@ -61,8 +61,9 @@ class _Observed:
     distinct answers, not with the reruns.
 
     In generator order, then in the judgment table's row order of each entry's first neighbour. ``diff`` is signed
-    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``count`` (int32, >= 1) the neighbours it stands for;
-    ``missing`` counts, per generator, neighbour judgments that produced no score (never imputed).
+    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``generator`` the index into the generators (int16);
+    ``count`` (int32, >= 1) the neighbours it stands for; ``missing`` counts, per generator, neighbour judgments
+    that produced no score (never imputed).
     """
 
     model: np.ndarray
@@ -235,7 +236,7 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         inside = _among(key, batch_keys, in_batch)
         first, count = _weighted(key[inside], diff[inside])
         at = inside if first is None else np.flatnonzero(inside)[first]
-        parts.append((m[at], i[at], np.full(len(count), gi, dtype=np.int64), diff[at], count))
+        parts.append((m[at], i[at], np.full(len(count), gi, dtype=np.int16), diff[at], count))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
 
@@ -246,7 +247,7 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
                                    np.concatenate([missing_keys[g][1], extra % n_items_all]))
     empty = np.zeros(0, dtype=np.int64)
     cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(5)]
-    cat[3] = cat[3].astype(float)
+    cat[2], cat[3] = cat[2].astype(np.int16, copy=False), cat[3].astype(float)
     return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
                      missing_keys=missing_keys, count=cat[4].astype(np.int32, copy=False))
 
