@@ -17,6 +17,7 @@ after the other, so both see the same machine load. The load average (1 min) is 
 case: the machine is shared, and CPU time is the steadier figure.
 
 Run: python benchmarks/bench_certify.py [--grid] [--ref 6ff62ac] [--models 200 --items 2500] [--profile]
+     python benchmarks/bench_certify.py --sizes 200x2500 200x7906 200x25000   (the log-log slopes against rows)
 (issue 24's case: --models 200 --items 25000, 10^7 rows, read + certify <= 10 s CPU and <= 1.5 GiB peak)
 Targets (2-core machine): certify on 10^6 rows <= 3 s and <= 1 GB; 2000 models × 25 items <= 8 s and
 <= 1 GB; certificates.json linear in models; time <= 2× the reference at 10^6 rows.
@@ -221,6 +222,8 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=200)
     ap.add_argument("--items", type=int, default=2500)
     ap.add_argument("--grid", action="store_true", help="10^5 and 10^6 rows x 20/200/2000 models")
+    ap.add_argument("--sizes", nargs="+", default=None, metavar="MODELSxITEMS",
+                    help="these cases (e.g. 200x2500 200x7906 200x25000), then the log-log slopes against rows")
     ap.add_argument("--ref", default=None, help="also run every case on this commit (e.g. 6ff62ac)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--games", type=int, choices=(1, 2), default=2, help="1: game 1 only; 2: both orders (swap)")
@@ -241,7 +244,8 @@ def main() -> None:
         return
     print(machine(), f"uname -m={platform.machine()}")
     here = Path(__file__).resolve().parents[1] / "src"
-    cases = GRID if args.grid else [(args.models, args.items)]
+    cases = (GRID if args.grid else [tuple(int(x) for x in s.lower().split("x")) for s in args.sizes] if args.sizes
+             else [(args.models, args.items)])
     results: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         ref_src = args.ref_src
@@ -277,8 +281,26 @@ def main() -> None:
             if args.ref and args.ref_src is None:
                 subprocess.run(["git", "-C", str(here.parent), "worktree", "remove", "--force", str(ref_src.parent)],
                                check=False, capture_output=True)
+    if args.sizes:
+        print_slopes([r for r in results if r.get("version") == "this" and "error" not in r])
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+
+
+def print_slopes(results: list[dict]) -> None:
+    """The least-squares slope of log(figure) against log(rows) over the cases: 1 is linear in rows. Peak RSS is
+    given whole and above the interpreter's RSS before the read (imports and the warm-up: a constant)."""
+    if len({r["rows"] for r in results}) < 2:
+        return
+    rows = np.log([r["rows"] for r in results])
+    figures = {"read + certify CPU": [r["total_cpu_s"] for r in results],
+               "wall": [r["load_s"] + r["wall_s"] for r in results],
+               "peak RSS": [r["peak_mib"] for r in results],
+               "peak RSS above the pre-read RSS": [r["peak_mib"] - r["peak_before_mib"] for r in results]}
+    print(f"\nlog-log slopes against rows ({min(r['rows'] for r in results):,} to {max(r['rows'] for r in results):,}):")
+    for name, values in figures.items():
+        if min(values) > 0:
+            print(f"  {name:<34} {np.polyfit(rows, np.log(values), 1)[0]:.2f}")
 
 
 if __name__ == "__main__":
