@@ -513,7 +513,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, 
     jc = JudgeCertification(
         judge=judge, view=s.view, calibration=cal, sensitivity=sens.judge, estimates=sens.estimates,
         certificate=judge_cert, model_certificates=model_certs, audits=audits.per_model, pooled_audit=audits.pooled,
-        verdict_counts=audits.counts, scores=_scores_table(fj, judge, canon, view, mech), leaderboard=pd.DataFrame(),
+        verdict_counts=audits.counts, scores=pd.DataFrame(), leaderboard=pd.DataFrame(),
         retention={}, seeds={m: int(r.seed) for m, (r, _, _) in mech.items()}, notes=notes,
         violated=audits.violated,
     )
@@ -525,6 +525,8 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, 
     jc.leaderboard, jc.retention = _judge_leaderboard(fj, jc, s, canon, lb_batch, mech, batch.d_m, n_missing, rng,
                                                       (codes.m, codes.model_names, codes.i))
     jc.retention["cost"] = _leaderboard_cost(s, view, observed, mech, cal, judge_seed)
+    del observed, lb_batch, values  # the scores table last: its text columns are not alive during the bootstraps
+    jc.scores = _scores_table(fj, judge, canon, view, mech)
     return jc
 
 
