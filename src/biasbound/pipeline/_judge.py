@@ -88,7 +88,10 @@ class _Sensitivity:
 # ----------------------------------------------------------------------------------- stages
 @dataclass(frozen=True)
 class _Codes:
-    """One factorisation of the judge's table: model and item codes into their sorted names."""
+    """One factorisation of the judge's table: model and item codes into their sorted names.
+
+    ``m`` and ``i`` are the coded frame's own categorical codes when the table is coded (int8/int16/int32, one per
+    row, no copy); a consumer that forms a mixed-radix key from them widens them to int64 first."""
 
     m: np.ndarray
     model_names: np.ndarray
@@ -109,7 +112,7 @@ def _codes(fj: pd.DataFrame, ids: Any = None) -> _Codes:
             # from the factorisation made once for the whole table
             codes, names = ids.column(col, sort=True)
             return codes.astype(np.intp, copy=False), names.astype(str)
-        return sorted_codes(fj[col])
+        return sorted_codes(fj[col], narrow=True)  # a coded column's own codes: no per-row copy is kept
 
     m_all, model_names = column_codes("model")
     i_all, item_names = column_codes("item_id")
@@ -126,7 +129,7 @@ def _canonical(fj: pd.DataFrame, s: _Settings, codes: _Codes) -> tuple[_Canon, p
     m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
     cpos = np.flatnonzero(obs._canonical_rows(fj, kind0))
     cpos = cpos[np.lexsort((i_all[cpos], m_all[cpos]))]
-    canon = _Canon(m=m_all[cpos], i=i_all[cpos], score=fj["score"].to_numpy(dtype=float)[cpos],
+    canon = _Canon(m=m_all[cpos].astype(np.intp), i=i_all[cpos].astype(np.intp), score=fj["score"].to_numpy(dtype=float)[cpos],
                    model_names=model_names, item_names=item_names)
     present = ~np.isnan(canon.score)
     n_miss = np.bincount(canon.m, weights=(~present).astype(float), minlength=len(model_names))
@@ -188,9 +191,10 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         missing[g] = int(miss_rows.size)
         mk = m_all[miss_rows].astype(np.int64) * n_items_all + i_all[miss_rows]
         in_mk = _among(mk, batch_keys, in_batch)
-        missing_keys[g] = (m_all[miss_rows][in_mk], i_all[miss_rows][in_mk])
+        missing_keys[g] = (m_all[miss_rows][in_mk].astype(np.intp), i_all[miss_rows][in_mk].astype(np.intp))
         m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes,
                                      matches=codes.matches)
+        m, i = m.astype(np.intp, copy=False), i.astype(np.intp, copy=False)
         key = m.astype(np.int64) * n_items_all + i
         inside = _among(key, batch_keys, in_batch)
         parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=np.int64), diff[inside]))
