@@ -469,7 +469,9 @@ def _battles(
         flat = m_idx.astype(np.intp) * shape[1]
         flat += i_idx
         num = np.bincount(flat, weights=w_win, minlength=shape[0] * shape[1]).reshape(shape)
+        del w_win  # each per-row array freed once read: at 10^7 rows each is 76 MiB
         den = np.bincount(flat, weights=w, minlength=shape[0] * shape[1]).reshape(shape)
+        del w, flat
         n_missing = np.bincount(m_idx[~ok], minlength=shape[0]).astype(np.int64)
         n_battles = np.bincount(m_idx, minlength=shape[0]).astype(np.int64) - n_missing
         out.append(_Battles(judge, num, den, [str(m) for m in model_names[m_codes]], n_battles, n_missing))

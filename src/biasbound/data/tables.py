@@ -752,7 +752,9 @@ def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
             out[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
         else:
             out[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
-    pa.default_memory_pool().release_unused()  # the slices' buffers, cached by Arrow's allocator, back to the system
+    from biasbound._memory import release_free_memory
+
+    release_free_memory()  # the slices' buffers, cached by Arrow's allocator, back to the system
     return out
 
 
@@ -882,6 +884,10 @@ def load_table(
     )
     if judge is None and dict(columns or {}).get("judge", "judge") not in raw.columns:
         js.frame.attrs["judge_from_file"] = path.name.split(".")[0]  # said by certify: no judge column named it
+    del raw
+    from biasbound._memory import release_free_memory
+
+    release_free_memory()  # the read's buffers, freed, back to the system (biasbound._memory)
     return js
 
 

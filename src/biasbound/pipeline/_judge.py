@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
+from biasbound._memory import release_free_memory
 from biasbound._validation import arg
 from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
@@ -526,6 +527,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, 
                       means=view.means() if isinstance(view, _LeaderboardView) else None,
                       certified=(np.concatenate([np.asarray(mech[m][0].certified, dtype=float) for m in view.units])
                                  if isinstance(view, _ModelView) else None))
+    release_free_memory()  # what the calibration freed, before the bootstraps allocate (biasbound._memory)
     jc.leaderboard, jc.retention = _judge_leaderboard(fj, jc, s, canon, lb_batch, mech, batch.d_m, n_missing, rng,
                                                       (codes.m, codes.model_names, codes.i))
     jc.retention["cost"] = _leaderboard_cost(s, view, observed, mech, cal, judge_seed)
