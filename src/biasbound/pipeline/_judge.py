@@ -682,16 +682,20 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
         held_mask, held_miss = held_all[: len(nb)], held_all[len(nb):]
     else:
         held_mask, held_miss = np.zeros(len(nb), dtype=bool), np.zeros(len(miss_m), dtype=bool)
-    cal_rows, held = nb.take(~held_mask), nb.take(held_mask)
+    # nothing held out (no generator known from a sample): the calibration share is every neighbour, the very arrays
+    # (a masked copy of each would double them: 340 MiB at 10^7 rows)
+    held_any = bool(held_mask.any())
+    cal_rows, held = (nb.take(~held_mask) if held_any else nb), nb.take(held_mask)
     kept_keys, at0 = {}, 0
     for (k, gi) in mk:
         n_k = len(k[0])
         keep_k = ~held_miss[at0: at0 + n_k]
         kept_keys[s.generators[gi]] = (np.asarray(k[0])[keep_k], np.asarray(k[1])[keep_k])
         at0 += n_k
-    kept = _Observed(model=observed.model[~held_mask], item=observed.item[~held_mask],
-                     generator=observed.generator[~held_mask], diff=observed.diff[~held_mask], missing=observed.missing,
-                     missing_keys=kept_keys)
+    kept = (_Observed(model=observed.model[~held_mask], item=observed.item[~held_mask],
+                      generator=observed.generator[~held_mask], diff=observed.diff[~held_mask],
+                      missing=observed.missing, missing_keys=kept_keys) if held_any
+            else dataclasses.replace(observed, missing_keys=kept_keys))
     knowledge = build_knowledge(view, kept, s)
     sens = _sensitivity(cal_rows, view, s, strict=False)  # reported only: the knowledge calibrates
     notes += list(sens.notes)
