@@ -466,7 +466,8 @@ def _battles(
         # dense at every size: the two games of an item are summed; every value is a multiple of 1/4 (weights
         # and half wins), so the sums and the bootstrap's float32 products (exact_float32) are exact in any
         # order and equal the sparse float64 product bit for bit, 13-16x faster at 200 x 25,000 cells
-        flat = m_idx.astype(np.intp) * shape[1]
+        flat = m_idx.astype(np.intp)  # widened once, then in place: one per-row array
+        flat *= shape[1]
         flat += i_idx
         num = np.bincount(flat, weights=w_win, minlength=shape[0] * shape[1]).reshape(shape)
         del w_win  # each per-row array freed once read: at 10^7 rows each is 76 MiB
