@@ -201,7 +201,10 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
             codes.matches[g] = _card_match(codes.matches[g], len(fj))
         key = m.astype(np.int64) * n_items_all + i  # m, i: the codes' own (narrow) dtype, widened for the key
         inside = _among(key, batch_keys, in_batch)
-        parts.append((m[inside], i[inside], np.full(int(inside.sum()), gi, dtype=gen_dtype), diff[inside]))
+        # the model codes as intp: build_knowledge searches them for each model code (a Python int), which numpy
+        # would otherwise widen, the whole array, on every search (1.4 s at 10^7 rows)
+        parts.append((m[inside].astype(np.intp), i[inside], np.full(int(inside.sum()), gi, dtype=gen_dtype),
+                      diff[inside]))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
 
