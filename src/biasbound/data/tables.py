@@ -158,7 +158,7 @@ class JudgmentSet:
 # shared helpers (also used by arena_hard.py, neighbors/observed.py, leaderboard.py, pipeline/)
 
 
-def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_codes(values: pd.Series | pd.Index | np.ndarray, narrow: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of the values' text and the sorted distinct texts they index.
 
     The result equals ``np.unique(np.asarray(values).astype(str), return_inverse=True)``
@@ -176,15 +176,17 @@ def sorted_codes(values: pd.Series | pd.Index | np.ndarray) -> tuple[np.ndarray,
     codes, names
         ``codes`` (n,) ``intp`` with ``names[codes]`` equal to the text of each value;
         ``names`` the sorted distinct texts (a numpy ``str`` array).
+        With ``narrow``, a coded column's codes keep their categorical dtype (int8/int16/int32: the column's own
+        codes, no per-row copy, when every category is present); a caller forming keys from them widens first.
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if is_coded_column(s) and not s.hasnans:  # a coded column: its codes, renumbered over the texts present
         codes = s.array.codes
         used = np.bincount(codes, minlength=len(s.cat.categories)) > 0
         if used.all():
-            return codes.astype(np.intp), np.asarray(s.cat.categories, dtype=str)
+            return codes if narrow else codes.astype(np.intp), np.asarray(s.cat.categories, dtype=str)
         present, rank = compact_codes(codes, len(s.cat.categories))
-        return rank.astype(np.intp, copy=False), np.asarray(s.cat.categories, dtype=str)[present]
+        return rank.astype(codes.dtype if narrow else np.intp, copy=False), np.asarray(s.cat.categories, dtype=str)[present]
     if not isinstance(s.dtype, pd.StringDtype) or s.hasnans:
         s = pd.Series(as_texts(s))  # the np.unique conversion: every value through str
     codes, uniques = pd.factorize(s, sort=False)
@@ -750,7 +752,9 @@ def _coded_parquet(data: bytes, numeric: frozenset[str]) -> pd.DataFrame:
             out[f.name] = pd.Categorical.from_codes(codes.pop(f.name), categories=pd.Index(names, dtype=object))
         else:
             out[f.name] = pa.chunked_array(others.pop(f.name), type=f.type).to_pandas()
-    pa.default_memory_pool().release_unused()  # the slices' buffers, cached by Arrow's allocator, back to the system
+    from biasbound._memory import release_free_memory
+
+    release_free_memory()  # the slices' buffers, cached by Arrow's allocator, back to the system
     return out
 
 
@@ -880,6 +884,10 @@ def load_table(
     )
     if judge is None and dict(columns or {}).get("judge", "judge") not in raw.columns:
         js.frame.attrs["judge_from_file"] = path.name.split(".")[0]  # said by certify: no judge column named it
+    del raw
+    from biasbound._memory import release_free_memory
+
+    release_free_memory()  # the read's buffers, freed, back to the system (biasbound._memory)
     return js
 
 

@@ -301,8 +301,10 @@ def certify(
                            "skipped_rows": [list(r) for r in skipped_rows]}
         result.panel = _panel(result, s)
         if done:
+            from biasbound._memory import release_free_memory
             from biasbound.card import judge_card
 
+            release_free_memory()  # what the judges' certification freed, before the card's bootstraps
             bar.update(task, description="computing the judge card")
             result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes,  # split and coded once
                                            families=families)

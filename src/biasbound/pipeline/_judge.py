@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from biasbound._exceptions import InfeasibleCertificateError, InputError
+from biasbound._memory import release_free_memory
 from biasbound._validation import arg
 from biasbound._validation import spawn_seeds as _spawn_seeds
 from biasbound.pipeline._leaderboard import _judge_leaderboard, _str_column
@@ -61,8 +62,8 @@ class _Observed:
     distinct answers, not with the reruns.
 
     In generator order, then in the judgment table's row order of each entry's first neighbour. ``diff`` is signed
-    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``generator`` the index into the generators (int16);
-    ``count`` (int32, >= 1) the neighbours it stands for; ``missing`` counts, per generator, neighbour judgments
+    (f(D)_i − f(D')_i on the item's own scale [0, 1]); ``generator`` the index into the generators (int8 below
+    128 generators); ``count`` (int32, >= 1) the neighbours it stands for; ``missing`` counts, per generator, neighbour judgments
     that produced no score (never imputed).
     """
 
@@ -129,14 +130,18 @@ class _Sensitivity:
 # ----------------------------------------------------------------------------------- stages
 @dataclass(frozen=True)
 class _Codes:
-    """One factorisation of the judge's table: model and item codes into their sorted names."""
+    """One factorisation of the judge's table: model and item codes into their sorted names.
+
+    ``m`` and ``i`` are the coded frame's own categorical codes when the table is coded (int8/int16/int32, one per
+    row, no copy); a consumer that forms a mixed-radix key from them widens them to int64 first."""
 
     m: np.ndarray
     model_names: np.ndarray
     i: np.ndarray
     item_names: np.ndarray
     #: per generator, the neighbour-to-original pairing ``neighbors.observed._match`` made for the certificate
-    #: (row positions of these very rows), handed on so the judge card does not pair the rows again
+    #: (row positions of these very rows; :func:`_card_match`), handed on so the judge card does not pair the rows
+    #: again
     matches: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
@@ -150,7 +155,7 @@ def _codes(fj: pd.DataFrame, ids: Any = None) -> _Codes:
             # from the factorisation made once for the whole table
             codes, names = ids.column(col, sort=True)
             return codes.astype(np.intp, copy=False), names.astype(str)
-        return sorted_codes(fj[col])
+        return sorted_codes(fj[col], narrow=True)  # a coded column's own codes: no per-row copy is kept
 
     m_all, model_names = column_codes("model")
     i_all, item_names = column_codes("item_id")
@@ -167,7 +172,7 @@ def _canonical(fj: pd.DataFrame, s: _Settings, codes: _Codes) -> tuple[_Canon, p
     m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
     cpos = np.flatnonzero(obs._canonical_rows(fj, kind0))
     cpos = cpos[np.lexsort((i_all[cpos], m_all[cpos]))]
-    canon = _Canon(m=m_all[cpos], i=i_all[cpos], score=fj["score"].to_numpy(dtype=float)[cpos],
+    canon = _Canon(m=m_all[cpos].astype(np.intp), i=i_all[cpos].astype(np.intp), score=fj["score"].to_numpy(dtype=float)[cpos],
                    model_names=model_names, item_names=item_names)
     present = ~np.isnan(canon.score)
     n_miss = np.bincount(canon.m, weights=(~present).astype(float), minlength=len(model_names))
@@ -218,6 +223,7 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         in_batch[batch_keys] = True
     score_all = fj["score"].to_numpy(dtype=float)
     parts: list[tuple[np.ndarray, ...]] = []
+    gen_dtype = np.int8 if len(s.generators) < 2**7 else np.int64  # a generator's index: one byte a neighbour
     missing: dict[str, int] = {}
     missing_keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for gi, g in enumerate(s.generators):
@@ -229,14 +235,18 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         missing[g] = int(miss_rows.size)
         mk = m_all[miss_rows].astype(np.int64) * n_items_all + i_all[miss_rows]
         in_mk = _among(mk, batch_keys, in_batch)
-        missing_keys[g] = (m_all[miss_rows][in_mk], i_all[miss_rows][in_mk])
+        missing_keys[g] = (m_all[miss_rows][in_mk].astype(np.intp), i_all[miss_rows][in_mk].astype(np.intp))
         m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes,
                                      matches=codes.matches)
-        key = m.astype(np.int64) * n_items_all + i
+        if codes.matches.get(g) is not None:
+            codes.matches[g] = _card_match(codes.matches[g], len(fj))
+        key = m.astype(np.int64) * n_items_all + i  # m, i: the codes' own (narrow) dtype, widened for the key
         inside = _among(key, batch_keys, in_batch)
         first, count = _weighted(key[inside], diff[inside])
         at = inside if first is None else np.flatnonzero(inside)[first]
-        parts.append((m[at], i[at], np.full(len(count), gi, dtype=np.int16), diff[at], count))
+        # the model codes as intp: build_knowledge searches them for each model code (a Python int), which numpy
+        # would otherwise widen, the whole array, on every search (1.4 s at 10^7 rows)
+        parts.append((m[at].astype(np.intp), i[at], np.full(len(count), gi, dtype=gen_dtype), diff[at], count))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
 
@@ -247,9 +257,18 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
                                    np.concatenate([missing_keys[g][1], extra % n_items_all]))
     empty = np.zeros(0, dtype=np.int64)
     cat = [np.concatenate([p[k] for p in parts] or [empty]) for k in range(5)]
-    cat[2], cat[3] = cat[2].astype(np.int16, copy=False), cat[3].astype(float)
+    cat[3] = cat[3].astype(float, copy=False)
     return _Observed(model=cat[0], item=cat[1], generator=cat[2], diff=cat[3], missing=missing,
                      missing_keys=missing_keys, count=cat[4].astype(np.int32, copy=False))
+
+
+def _card_match(match: Any, n_rows: int) -> Any:
+    """``observed._match``'s pairing as the judge card reads it (``card._pair_rows``: the row positions and the
+    counts): the positions as int32 when the table allows, and without the group dimensions, which the card does not
+    read (at 10^7 rows: 38 MiB instead of 113 MiB kept until the card)."""
+    nb_pos, canon_pos, _, n_missing, n_unmatched = match
+    dtype = np.int32 if n_rows < 2**31 else np.intp
+    return nb_pos.astype(dtype), canon_pos.astype(dtype), None, n_missing, n_unmatched
 
 
 def _among(keys: np.ndarray, sorted_keys: np.ndarray, table: np.ndarray | None) -> np.ndarray:
@@ -561,7 +580,7 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, 
     jc = JudgeCertification(
         judge=judge, view=s.view, calibration=cal, sensitivity=sens.judge, estimates=sens.estimates,
         certificate=judge_cert, model_certificates=model_certs, audits=audits.per_model, pooled_audit=audits.pooled,
-        verdict_counts=audits.counts, scores=_scores_table(fj, judge, canon, view, mech), leaderboard=pd.DataFrame(),
+        verdict_counts=audits.counts, scores=pd.DataFrame(), leaderboard=pd.DataFrame(),
         retention={}, seeds={m: int(r.seed) for m, (r, _, _) in mech.items()}, notes=notes,
         violated=audits.violated,
     )
@@ -570,9 +589,12 @@ def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, 
                       means=view.means() if isinstance(view, _LeaderboardView) else None,
                       certified=(np.concatenate([np.asarray(mech[m][0].certified, dtype=float) for m in view.units])
                                  if isinstance(view, _ModelView) else None))
+    release_free_memory()  # what the calibration freed, before the bootstraps allocate (biasbound._memory)
     jc.leaderboard, jc.retention = _judge_leaderboard(fj, jc, s, canon, lb_batch, mech, batch.d_m, n_missing, rng,
                                                       (codes.m, codes.model_names, codes.i))
     jc.retention["cost"] = _leaderboard_cost(s, view, observed, mech, cal, judge_seed)
+    del observed, lb_batch, values  # the scores table last: its text columns are not alive during the bootstraps
+    jc.scores = _scores_table(fj, judge, canon, view, mech)
     return jc
 
 
@@ -724,14 +746,17 @@ def _tight_route(judge: str, judge_seed: int, s: _Settings, view: Any, observed:
         held_mask, held_miss = held_all[: len(nb)], held_all[len(nb):]
     else:
         held_mask, held_miss = np.zeros(len(nb), dtype=bool), np.zeros(len(miss_m), dtype=bool)
-    cal_rows, held = nb.take(~held_mask), nb.take(held_mask)
+    # nothing held out (no generator known from a sample): the calibration share is every neighbour, the very arrays
+    # (a masked copy of each would double them: 340 MiB at 10^7 rows)
+    held_any = bool(held_mask.any())
+    cal_rows, held = (nb.take(~held_mask) if held_any else nb), nb.take(held_mask)
     kept_keys, at0 = {}, 0
     for (k, gi) in mk:
         n_k = len(k[0])
         keep_k = ~held_miss[at0: at0 + n_k]
         kept_keys[s.generators[gi]] = (np.asarray(k[0])[keep_k], np.asarray(k[1])[keep_k])
         at0 += n_k
-    kept = observed.take(~held_mask, kept_keys)
+    kept = observed.take(~held_mask, kept_keys) if held_any else dataclasses.replace(observed, missing_keys=kept_keys)
     knowledge = build_knowledge(view, kept, s)
     sens = _sensitivity(cal_rows, view, s, strict=False)  # reported only: the knowledge calibrates
     notes += list(sens.notes)
