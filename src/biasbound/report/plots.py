@@ -34,10 +34,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from scipy.stats import gaussian_kde, norm
@@ -259,9 +260,50 @@ _METRICS_CACHE: Any = getattr(importlib.import_module("matplotlib.text"), "_get_
 PNG_COMPRESS_LEVEL: int = 3
 
 
+#: Plain-text metrics measured so far, shared by every figure's renderer (see :class:`_Renderer`).
+_TEXT_METRICS: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+
+
+class _Renderer(RendererAgg):
+    """An Agg renderer whose plain-text metrics (width, height, descent) are shared by every figure.
+
+    matplotlib caches a string's metrics per renderer, and every figure has its own, so each figure shaped its
+    model names again to measure them (FreeType's ``set_text``: most of the measuring, the same names in the
+    ranking, the rank pairs and the bias radius of each run). The metrics are a function of the string, the font
+    files and size, the dpi and the rc settings that shape text, all in the key here, so a figure gets the numbers
+    its own renderer would compute: the same layout and the same pixels. Drawing is Agg's own."""
+
+    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
+        if ismath is not False:
+            return cast(tuple[float, float, float], super().get_text_width_height_descent(s, prop, ismath))
+        from matplotlib import font_manager
+
+        rc: Any = matplotlib.rcParams
+        fonts = font_manager.fontManager._find_fonts_by_props(prop)
+        key = (s, tuple(str(f) for f in fonts), prop.get_size_in_points(), self.dpi, rc["text.hinting"],
+               rc["text.hinting_factor"], rc["text.kerning_factor"], rc["font.enable_last_resort"])
+        hit = _TEXT_METRICS.get(key)
+        if hit is None:
+            hit = _TEXT_METRICS[key] = cast(tuple[float, float, float],
+                                            super().get_text_width_height_descent(s, prop, ismath))
+        return hit
+
+
+class _Canvas(FigureCanvasAgg):
+    """An Agg canvas drawing with :class:`_Renderer` (otherwise ``FigureCanvasAgg.get_renderer``)."""
+
+    def get_renderer(self) -> RendererAgg:
+        w, h = self.get_width_height(physical=True)
+        key = w, h, self.figure.dpi
+        if self._lastKey != key:
+            self.renderer = _Renderer(w, h, self.figure.dpi)
+            self._lastKey = key  # type: ignore[assignment]  # matplotlib types it as its initial None
+        return self.renderer
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
+    _Canvas(fig)
     return fig
 
 

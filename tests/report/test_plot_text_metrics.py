@@ -1,0 +1,57 @@
+"""The plots' renderer shares plain-text metrics between figures (:class:`plots._Renderer`) and so draws the same
+pixels as matplotlib's own Agg renderer, which measures every string again in each figure.
+
+Deterministic (no randomness): the figures are drawn twice, once per renderer, and compared byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+
+from biasbound.report import plots
+from biasbound.report.plots import DPI
+
+_NAMES = ["gpt-4-0314", "claude-3-opus-20240229", "Llama-3-70b-instruct (q4)", "모델-ko", "x"]
+
+
+_CURVES = {name: [{"delta": 0.01, "radius": 0.3 * (k + 1)}, {"delta": 0.05, "radius": 0.2 * (k + 1)},
+                  {"delta": 0.1, "radius": None if k == 2 else 0.1 * (k + 1)}] for k, name in enumerate(_NAMES)}
+
+
+def _own_canvas_figure(width: float, height: float) -> Figure:
+    """plots._new_figure on matplotlib's own Agg canvas (a renderer measuring each string again per figure)."""
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def test_shared_metrics_draw_the_same_bytes_as_matplotlibs_renderer(tmp_path: Path, monkeypatch: Any) -> None:
+    plots._TEXT_METRICS.clear()
+    first = plots.plot_bias_radius(_CURVES, tmp_path / "shared1.png").read_bytes()  # fills the shared metrics
+    assert plots._TEXT_METRICS, "the plots' canvas did not measure through the shared metrics"
+    second = plots.plot_bias_radius(_CURVES, tmp_path / "shared2.png").read_bytes()  # a new figure reading them
+    monkeypatch.setattr(plots, "_new_figure", _own_canvas_figure)
+    own = plots.plot_bias_radius(_CURVES, tmp_path / "own.png").read_bytes()
+    assert first == own
+    assert second == own
+
+
+def test_metrics_equal_agg_and_follow_font_size_and_hinting() -> None:
+    plots._TEXT_METRICS.clear()
+    shared, own = plots._Renderer(200, 100, DPI), RendererAgg(200, 100, DPI)
+    for size in (7.0, 9.0):
+        prop = FontProperties(family="DejaVu Sans", size=size)
+        for text in map(plots.drawable, _NAMES):  # as the plots draw them (no CJK font: escaped)
+            assert shared.get_text_width_height_descent(text, prop, False) == \
+                own.get_text_width_height_descent(text, prop, False)
+    assert len(plots._TEXT_METRICS) == 2 * len(_NAMES)  # a key per string and size, none shared between sizes
+    prop = FontProperties(family="DejaVu Sans", size=7.0)
+    with matplotlib.rc_context({"text.hinting": "no_hinting"}):  # shapes differently: its own entry
+        fresh = RendererAgg(200, 100, DPI).get_text_width_height_descent("Llama-3 wvWV", prop, False)
+        assert plots._Renderer(200, 100, DPI).get_text_width_height_descent("Llama-3 wvWV", prop, False) == fresh
+    assert len(plots._TEXT_METRICS) == 2 * len(_NAMES) + 1
