@@ -1,5 +1,5 @@
-"""The plots' renderer shares plain-text metrics between figures (:class:`plots._Renderer`) and so draws the same
-pixels as matplotlib's own Agg renderer, which measures every string again in each figure.
+"""The plots' renderer shares plain-text metrics and font heights between figures (:class:`plots._Renderer`) and
+draws the same pixels as matplotlib's own Agg renderer, which measures every string again in each figure.
 
 Deterministic (no randomness): the figures are drawn twice, once per renderer, and compared byte for byte."""
 
@@ -32,8 +32,10 @@ def _own_canvas_figure(width: float, height: float) -> Figure:
 
 def test_shared_metrics_draw_the_same_bytes_as_matplotlibs_renderer(tmp_path: Path, monkeypatch: Any) -> None:
     plots._TEXT_METRICS.clear()
+    plots._FONT_HEIGHTS.clear()
     first = plots.plot_bias_radius(_CURVES, tmp_path / "shared1.png").read_bytes()  # fills the shared metrics
     assert plots._TEXT_METRICS, "the plots' canvas did not measure through the shared metrics"
+    assert plots._FONT_HEIGHTS, "matplotlib's Text did not read the font heights from the plots' renderer"
     second = plots.plot_bias_radius(_CURVES, tmp_path / "shared2.png").read_bytes()  # a new figure reading them
     monkeypatch.setattr(plots, "_new_figure", _own_canvas_figure)
     own = plots.plot_bias_radius(_CURVES, tmp_path / "own.png").read_bytes()
@@ -55,3 +57,21 @@ def test_metrics_equal_agg_and_follow_font_size_and_hinting() -> None:
         fresh = RendererAgg(200, 100, DPI).get_text_width_height_descent("Llama-3 wvWV", prop, False)
         assert plots._Renderer(200, 100, DPI).get_text_width_height_descent("Llama-3 wvWV", prop, False) == fresh
     assert len(plots._TEXT_METRICS) == 2 * len(_NAMES) + 1
+
+
+def test_font_heights_are_the_ones_text_reads_from_the_font_tables() -> None:
+    """The renderer's font heights equal the OS/2 table's scaled numbers Text otherwise reads itself, for each size."""
+    from matplotlib.font_manager import fontManager, get_font
+
+    plots._FONT_HEIGHTS.clear()
+    renderer = plots._Renderer(200, 100, DPI)
+    for size in (7.0, 8.0, 12.0):
+        prop = FontProperties(family="DejaVu Sans", size=size)
+        font = get_font(fontManager._find_fonts_by_props(prop))
+        os2, head = font.get_sfnt_table("OS/2"), font.get_sfnt_table("head")
+        assert os2 is not None and head is not None
+        scale = 1 / head["unitsPerEm"] * size * DPI / 72
+        want = (os2["sTypoAscender"] * scale, -os2["sTypoDescender"] * scale, os2["sTypoLineGap"] * scale)
+        assert renderer._get_font_height_metrics(prop) == want
+        assert renderer._get_font_height_metrics(prop) == want  # read from the cache
+    assert len(plots._FONT_HEIGHTS) == 3

@@ -263,6 +263,9 @@ PNG_COMPRESS_LEVEL: int = 3
 #: Plain-text metrics measured so far, shared by every figure's renderer (see :class:`_Renderer`).
 _TEXT_METRICS: dict[tuple[Any, ...], tuple[float, float, float]] = {}
 
+#: Each font file and size's ascent, descent and line gap in pixels (see :meth:`_Renderer._get_font_height_metrics`).
+_FONT_HEIGHTS: dict[tuple[Any, ...], tuple[float | None, float | None, float | None]] = {}
+
 
 class _Renderer(RendererAgg):
     """An Agg renderer whose plain-text metrics (width, height, descent) are shared by every figure.
@@ -286,6 +289,30 @@ class _Renderer(RendererAgg):
         if hit is None:
             hit = _TEXT_METRICS[key] = cast(tuple[float, float, float],
                                             super().get_text_width_height_descent(s, prop, ismath))
+        return hit
+
+    def _get_font_height_metrics(self, prop: Any) -> tuple[float | None, float | None, float | None]:
+        """The font's ascent, descent and line gap in pixels, from its OS/2 table (else hhea), as ``Text`` reads them
+        for every layout of every text (matplotlib 3.11 asks the renderer first, its own code reads the tables);
+        read once per font file and size here. ``(None, None, None)`` when the font has neither table."""
+        from matplotlib import font_manager
+
+        fonts = font_manager.fontManager._find_fonts_by_props(prop)
+        size = prop.get_size_in_points()
+        key = (tuple(str(f) for f in fonts), size, self.dpi, matplotlib.rcParams["font.enable_last_resort"])
+        hit = _FONT_HEIGHTS.get(key)
+        if hit is None:
+            font: Any = font_manager.get_font(fonts)
+            hit = (None, None, None)
+            for table_name, gap, ascent, descent in (("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+                                                     ("hhea", "lineGap", "ascent", "descent")):
+                table = font.get_sfnt_table(table_name)
+                if table is None:
+                    continue
+                scale = 1 / font.get_sfnt_table("head")["unitsPerEm"] * size * self.dpi / 72
+                hit = (table[ascent] * scale, -table[descent] * scale, table[gap] * scale)
+                break
+            _FONT_HEIGHTS[key] = hit
         return hit
 
 
