@@ -1,4 +1,4 @@
-"""The plots' renderer shares plain-text metrics and font heights between figures (:class:`plots._Renderer`) and
+"""The plots' renderer shares plain-text metrics, font heights and shaped strings between figures (:class:`plots._Renderer`) and
 draws the same pixels as matplotlib's own Agg renderer, which measures every string again in each figure.
 
 Deterministic (no randomness): the figures are drawn twice, once per renderer, and compared byte for byte."""
@@ -33,9 +33,11 @@ def _own_canvas_figure(width: float, height: float) -> Figure:
 def test_shared_metrics_draw_the_same_bytes_as_matplotlibs_renderer(tmp_path: Path, monkeypatch: Any) -> None:
     plots._TEXT_METRICS.clear()
     plots._FONT_HEIGHTS.clear()
+    plots._SHAPED.clear()
     first = plots.plot_bias_radius(_CURVES, tmp_path / "shared1.png").read_bytes()  # fills the shared metrics
     assert plots._TEXT_METRICS, "the plots' canvas did not measure through the shared metrics"
     assert plots._FONT_HEIGHTS, "matplotlib's Text did not read the font heights from the plots' renderer"
+    assert plots._SHAPED or not plots._SHAPED_ROUTE, "the plots' renderer did not keep the shaped strings"
     second = plots.plot_bias_radius(_CURVES, tmp_path / "shared2.png").read_bytes()  # a new figure reading them
     monkeypatch.setattr(plots, "_new_figure", _own_canvas_figure)
     own = plots.plot_bias_radius(_CURVES, tmp_path / "own.png").read_bytes()

@@ -30,6 +30,7 @@ import math
 import numbers
 import os
 import textwrap
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -263,6 +264,13 @@ PNG_COMPRESS_LEVEL: int = 3
 #: Plain-text metrics measured so far, shared by every figure's renderer (see :class:`_Renderer`).
 _TEXT_METRICS: dict[tuple[Any, ...], tuple[float, float, float]] = {}
 
+#: Each drawn string's shaped glyphs (font, size, glyph, slant, extent, x, y), see :meth:`_Renderer.draw_text`.
+_SHAPED: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+
+#: Whether Agg draws plain text by shaping it (``FT2Font._layout``, matplotlib 3.11) then rendering the glyphs.
+_SHAPED_ROUTE: bool = (hasattr(importlib.import_module("matplotlib.ft2font").FT2Font, "_layout")
+                       and hasattr(RendererAgg, "_draw_text_glyphs_and_boxes"))
+
 #: Each font file and size's ascent, descent and line gap in pixels (see :meth:`_Renderer._get_font_height_metrics`).
 _FONT_HEIGHTS: dict[tuple[Any, ...], tuple[float | None, float | None, float | None]] = {}
 
@@ -314,6 +322,35 @@ class _Renderer(RendererAgg):
                 break
             _FONT_HEIGHTS[key] = hit
         return hit
+
+
+    def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
+                  mtext: Any = None) -> None:
+        """Agg's ``draw_text`` (matplotlib 3.11: shape the string, then render each glyph where the shaping put it),
+        with the shaping kept for the next figure drawing the same string in the same font, size, dpi, hinting,
+        features and language: the same glyphs at the same offsets, rendered as Agg renders them. Other matplotlib
+        versions, and mathtext, take Agg's own route."""
+        if ismath or not _SHAPED_ROUTE:
+            super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+            return
+        from matplotlib import font_manager
+        from matplotlib.backends.backend_agg import get_hinting_flag
+
+        features = mtext.get_fontfeatures() if mtext is not None else None
+        language = mtext.get_language() if mtext is not None else None
+        fonts = font_manager.fontManager._find_fonts_by_props(prop)
+        size = prop.get_size_in_points()
+        rc: Any = matplotlib.rcParams
+        key = (s, tuple(str(f) for f in fonts), size, self.dpi, get_hinting_flag(), features, language,
+               rc["text.hinting_factor"], rc["text.kerning_factor"], rc["font.enable_last_resort"],
+               threading.get_ident())  # matplotlib keeps a thread's fonts to that thread
+        items = _SHAPED.get(key)
+        if items is None:
+            font = self._prepare_font(prop)
+            items = _SHAPED[key] = [(item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y)
+                                    for item in font._layout(s, flags=get_hinting_flag(), features=features,
+                                                             language=language)]
+        self._draw_text_glyphs_and_boxes(gc, x, y, angle, items, [])
 
 
 class _Canvas(FigureCanvasAgg):
