@@ -77,3 +77,16 @@ def test_font_heights_are_the_ones_text_reads_from_the_font_tables() -> None:
         assert renderer._get_font_height_metrics(prop) == want
         assert renderer._get_font_height_metrics(prop) == want  # read from the cache
     assert len(plots._FONT_HEIGHTS) == 3
+
+
+def test_tables_stay_bounded(monkeypatch: Any) -> None:
+    """A process measuring more strings than a table holds starts that table again empty: memory stays bounded."""
+    monkeypatch.setattr(plots, "_TABLE_ENTRIES", 3)
+    plots._TEXT_METRICS.clear()
+    renderer = plots._Renderer(200, 100, DPI)
+    prop = FontProperties(family="DejaVu Sans", size=7.0)
+    sizes = []
+    for text in ("a", "bb", "ccc", "dddd", "eeeee"):
+        renderer.get_text_width_height_descent(text, prop, False)
+        sizes.append(len(plots._TEXT_METRICS))
+    assert sizes == [1, 2, 3, 1, 2]

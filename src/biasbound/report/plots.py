@@ -261,6 +261,19 @@ _METRICS_CACHE: Any = getattr(importlib.import_module("matplotlib.text"), "_get_
 PNG_COMPRESS_LEVEL: int = 3
 
 
+#: Entries each of the renderer's tables holds before it starts again empty (a process drawing many figures of many
+#: names, a server, keeps its memory bounded; the demo's figures need about 650).
+_TABLE_ENTRIES: int = 4096
+
+
+def _kept(table: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Store ``value`` under ``key`` in one of the renderer's tables (emptied when full) and return it."""
+    if len(table) >= _TABLE_ENTRIES:
+        table.clear()
+    table[key] = value
+    return value
+
+
 #: Plain-text metrics measured so far, shared by every figure's renderer (see :class:`_Renderer`).
 _TEXT_METRICS: dict[tuple[Any, ...], tuple[float, float, float]] = {}
 
@@ -295,8 +308,8 @@ class _Renderer(RendererAgg):
                rc["text.hinting_factor"], rc["text.kerning_factor"], rc["font.enable_last_resort"])
         hit = _TEXT_METRICS.get(key)
         if hit is None:
-            hit = _TEXT_METRICS[key] = cast(tuple[float, float, float],
-                                            super().get_text_width_height_descent(s, prop, ismath))
+            hit = _kept(_TEXT_METRICS, key, cast(tuple[float, float, float],
+                                                 super().get_text_width_height_descent(s, prop, ismath)))
         return hit
 
     def _get_font_height_metrics(self, prop: Any) -> tuple[float | None, float | None, float | None]:
@@ -320,7 +333,7 @@ class _Renderer(RendererAgg):
                 scale = 1 / font.get_sfnt_table("head")["unitsPerEm"] * size * self.dpi / 72
                 hit = (table[ascent] * scale, -table[descent] * scale, table[gap] * scale)
                 break
-            _FONT_HEIGHTS[key] = hit
+            _kept(_FONT_HEIGHTS, key, hit)
         return hit
 
 
@@ -347,9 +360,9 @@ class _Renderer(RendererAgg):
         items = _SHAPED.get(key)
         if items is None:
             font = self._prepare_font(prop)
-            items = _SHAPED[key] = [(item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y)
-                                    for item in font._layout(s, flags=get_hinting_flag(), features=features,
-                                                             language=language)]
+            items = _kept(_SHAPED, key, [(item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y)
+                                         for item in font._layout(s, flags=get_hinting_flag(), features=features,
+                                                                  language=language)])
         self._draw_text_glyphs_and_boxes(gc, x, y, angle, items, [])
 
 
