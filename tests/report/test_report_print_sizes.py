@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from matplotlib.backends.backend_agg import RendererAgg
 
 from biasbound.commands.demo import run_demo
 from biasbound.report import plots
@@ -66,7 +65,7 @@ def printed(tmp_path_factory):
 
     drawn: dict[str, tuple[float, list[tuple[str, float]]]] = {}
     current: list[tuple[str, float]] = []
-    draw_text, save = RendererAgg.draw_text, plots._save
+    draw_text, save = plots._Renderer.draw_text, plots._save  # the Agg renderer the plots draw with
 
     def recording_draw_text(self, gc, x, y, s, prop, *args, **kwargs):
         current.append((s, float(prop.get_size_in_points())))
@@ -81,7 +80,7 @@ def printed(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("demo")
     mp = pytest.MonkeyPatch()
-    mp.setattr(RendererAgg, "draw_text", recording_draw_text)
+    mp.setattr(plots._Renderer, "draw_text", recording_draw_text)
     mp.setattr(plots, "_save", recording_save)
     try:
         run_demo(out, progress=False)

@@ -30,14 +30,16 @@ import math
 import numbers
 import os
 import textwrap
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from scipy.stats import gaussian_kde, norm
@@ -259,9 +261,126 @@ _METRICS_CACHE: Any = getattr(importlib.import_module("matplotlib.text"), "_get_
 PNG_COMPRESS_LEVEL: int = 3
 
 
+#: Entries each of the renderer's tables holds before it starts again empty (a process drawing many figures of many
+#: names, a server, keeps its memory bounded; the demo's figures need about 650).
+_TABLE_ENTRIES: int = 4096
+
+
+def _kept(table: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Store ``value`` under ``key`` in one of the renderer's tables (emptied when full) and return it."""
+    if len(table) >= _TABLE_ENTRIES:
+        table.clear()
+    table[key] = value
+    return value
+
+
+#: Plain-text metrics measured so far, shared by every figure's renderer (see :class:`_Renderer`).
+_TEXT_METRICS: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+
+#: Each drawn string's shaped glyphs (font, size, glyph, slant, extent, x, y), see :meth:`_Renderer.draw_text`.
+_SHAPED: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+
+#: Whether Agg draws plain text by shaping it (``FT2Font._layout``, matplotlib 3.11) then rendering the glyphs.
+_SHAPED_ROUTE: bool = (hasattr(importlib.import_module("matplotlib.ft2font").FT2Font, "_layout")
+                       and hasattr(RendererAgg, "_draw_text_glyphs_and_boxes"))
+
+#: Each font file and size's ascent, descent and line gap in pixels (see :meth:`_Renderer._get_font_height_metrics`).
+_FONT_HEIGHTS: dict[tuple[Any, ...], tuple[float | None, float | None, float | None]] = {}
+
+
+class _Renderer(RendererAgg):
+    """An Agg renderer whose plain-text metrics (width, height, descent) are shared by every figure.
+
+    matplotlib caches a string's metrics per renderer, and every figure has its own, so each figure shaped its
+    model names again to measure them (FreeType's ``set_text``: most of the measuring, the same names in the
+    ranking, the rank pairs and the bias radius of each run). The metrics are a function of the string, the font
+    files and size, the dpi and the rc settings that shape text, all in the key here, so a figure gets the numbers
+    its own renderer would compute: the same layout and the same pixels. Drawing is Agg's own."""
+
+    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
+        if ismath is not False:
+            return cast(tuple[float, float, float], super().get_text_width_height_descent(s, prop, ismath))
+        from matplotlib import font_manager
+
+        rc: Any = matplotlib.rcParams
+        fonts = font_manager.fontManager._find_fonts_by_props(prop)
+        key = (s, tuple(str(f) for f in fonts), prop.get_size_in_points(), self.dpi, rc["text.hinting"],
+               rc["text.hinting_factor"], rc["text.kerning_factor"], rc["font.enable_last_resort"])
+        hit = _TEXT_METRICS.get(key)
+        if hit is None:
+            hit = _kept(_TEXT_METRICS, key, cast(tuple[float, float, float],
+                                                 super().get_text_width_height_descent(s, prop, ismath)))
+        return hit
+
+    def _get_font_height_metrics(self, prop: Any) -> tuple[float | None, float | None, float | None]:
+        """The font's ascent, descent and line gap in pixels, from its OS/2 table (else hhea), as ``Text`` reads them
+        for every layout of every text (matplotlib 3.11 asks the renderer first, its own code reads the tables);
+        read once per font file and size here. ``(None, None, None)`` when the font has neither table."""
+        from matplotlib import font_manager
+
+        fonts = font_manager.fontManager._find_fonts_by_props(prop)
+        size = prop.get_size_in_points()
+        key = (tuple(str(f) for f in fonts), size, self.dpi, matplotlib.rcParams["font.enable_last_resort"])
+        hit = _FONT_HEIGHTS.get(key)
+        if hit is None:
+            font: Any = font_manager.get_font(fonts)
+            hit = (None, None, None)
+            for table_name, gap, ascent, descent in (("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+                                                     ("hhea", "lineGap", "ascent", "descent")):
+                table = font.get_sfnt_table(table_name)
+                if table is None:
+                    continue
+                scale = 1 / font.get_sfnt_table("head")["unitsPerEm"] * size * self.dpi / 72
+                hit = (table[ascent] * scale, -table[descent] * scale, table[gap] * scale)
+                break
+            _kept(_FONT_HEIGHTS, key, hit)
+        return hit
+
+
+    def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
+                  mtext: Any = None) -> None:
+        """Agg's ``draw_text`` (matplotlib 3.11: shape the string, then render each glyph where the shaping put it),
+        with the shaping kept for the next figure drawing the same string in the same font, size, dpi, hinting,
+        features and language: the same glyphs at the same offsets, rendered as Agg renders them. Other matplotlib
+        versions, and mathtext, take Agg's own route."""
+        if ismath or not _SHAPED_ROUTE:
+            super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+            return
+        from matplotlib import font_manager
+        from matplotlib.backends.backend_agg import get_hinting_flag
+
+        features = mtext.get_fontfeatures() if mtext is not None else None
+        language = mtext.get_language() if mtext is not None else None
+        fonts = font_manager.fontManager._find_fonts_by_props(prop)
+        size = prop.get_size_in_points()
+        rc: Any = matplotlib.rcParams
+        key = (s, tuple(str(f) for f in fonts), size, self.dpi, get_hinting_flag(), features, language,
+               rc["text.hinting_factor"], rc["text.kerning_factor"], rc["font.enable_last_resort"],
+               threading.get_ident())  # matplotlib keeps a thread's fonts to that thread
+        items = _SHAPED.get(key)
+        if items is None:
+            font = self._prepare_font(prop)
+            items = _kept(_SHAPED, key, [(item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y)
+                                         for item in font._layout(s, flags=get_hinting_flag(), features=features,
+                                                                  language=language)])
+        self._draw_text_glyphs_and_boxes(gc, x, y, angle, items, [])
+
+
+class _Canvas(FigureCanvasAgg):
+    """An Agg canvas drawing with :class:`_Renderer` (otherwise ``FigureCanvasAgg.get_renderer``)."""
+
+    def get_renderer(self) -> RendererAgg:
+        w, h = self.get_width_height(physical=True)
+        key = w, h, self.figure.dpi
+        if self._lastKey != key:
+            self.renderer = _Renderer(w, h, self.figure.dpi)
+            self._lastKey = key  # type: ignore[assignment]  # matplotlib types it as its initial None
+        return self.renderer
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
+    _Canvas(fig)
     return fig
 
 
