@@ -336,7 +336,6 @@ class _Renderer(RendererAgg):
             _kept(_FONT_HEIGHTS, key, hit)
         return hit
 
-
     def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
                   mtext: Any = None) -> None:
         """Agg's ``draw_text`` (matplotlib 3.11: shape the string, then render each glyph where the shaping put it),
