@@ -456,7 +456,10 @@ def _battles(
                 )
             # weight and weighted win per Arena-Hard level (index 4·score, exact on the levels; 5 = missing):
             # a strong verdict weighs `weight`, a win counts 1, a tie 1/2, a loss 0, a missing game nothing
-            level = np.where(ok, s * 4.0, 5.0).astype(np.intp)
+            level4 = s * 4.0
+            level4[~ok] = 5.0
+            level = level4.astype(np.int8)  # one byte per row: the index of its weights below
+            del level4
             w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
             w, w_win = w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
         m_codes, m_idx = _positions(np.asarray(m_sel, dtype=np.intp), len(model_names))
@@ -465,7 +468,8 @@ def _battles(
         # dense at every size: the two games of an item are summed; every value is a multiple of 1/4 (weights
         # and half wins), so the sums and the bootstrap's float32 products (exact_float32) are exact in any
         # order and equal the sparse float64 product bit for bit, 13-16x faster at 200 x 25,000 cells
-        flat = m_idx * shape[1] + i_idx
+        flat = m_idx * shape[1]
+        flat += i_idx
         num = np.bincount(flat, weights=w_win, minlength=shape[0] * shape[1]).reshape(shape)
         den = np.bincount(flat, weights=w, minlength=shape[0] * shape[1]).reshape(shape)
         n_missing = np.bincount(m_idx[~ok], minlength=shape[0]).astype(np.int64)
