@@ -286,8 +286,9 @@ def _match(
     canon_pos = np.flatnonzero(canon_mask)
     nb_pos = np.flatnonzero(nb_mask)
     if size <= _TABLE_LIMIT + 4 * len(frame):  # a direct lookup table over the key range
-        table = np.full(size, -1, dtype=np.int64)
-        table[key[canon_pos]] = np.arange(len(canon_pos))
+        index = np.int32 if len(canon_pos) < 2**31 else np.int64  # half the memory when the positions fit
+        table = np.full(size, -1, dtype=index)
+        table[key[canon_pos]] = np.arange(len(canon_pos), dtype=index)
         if np.count_nonzero(table >= 0) < len(canon_pos):  # a canonical key repeats: the merge path
             return None
         found = table[key[nb_pos]]
