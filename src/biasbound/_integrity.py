@@ -89,8 +89,9 @@ def _lex_order(keys: tuple[Any, ...]) -> tuple[Any, bool]:
                     combined -= lo
             span = math.prod(spans)
             if span <= 2 * n:  # a table over the key range: distinct keys are placed in order, no sort of the rows
-                table = np.full(span, -1, dtype=np.int64)
-                table[combined] = np.arange(n, dtype=np.int64)
+                index = np.int32 if n < 2**31 else np.int64  # row numbers in half the memory when they fit
+                table = np.full(span, -1, dtype=index)
+                table[combined] = np.arange(n, dtype=index)
                 placed = table[table >= 0]
                 if len(placed) == n:  # no key repeats: ``placed`` is the (unique) sorted order
                     return placed, False
@@ -158,13 +159,7 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
     # model, so the distinct ones are where the item changes; its variants through a (model × variant) table
     first = np.ones(n, dtype=bool)
     first[1:] = (sm[1:] != sm[:-1]) | (si[1:] != si[:-1])
-    rank = first.astype(np.int64)  # each row's index among the distinct (model, item) pairs, in place (one array)
-    np.cumsum(rank, out=rank)
-    rank -= 1
     starts = np.asarray(cuts[:-1], dtype=np.int64)
-    if n:
-        rank -= np.repeat(rank[starts], np.diff(cuts))
-    local_i = rank
     seen = np.zeros((len(models), len(variants)), dtype=bool)
     if len(variants) == 1:  # one variant: every model's list is it, every row's index 0
         seen[sm[starts], 0] = True  # the models present: where each model's sorted rows start
@@ -187,7 +182,10 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
                 f'"variants":{canonical_json(variants[vt].tolist())}}}')
         h = hashlib.sha256((head + "\n").encode("utf-8"))
         # each array's bytes straight from its buffer (no copy); an all-zero column as a view of one zero block
-        h.update(np.ascontiguousarray(local_i[a:b], dtype="<i8").data)
+        # each row's index among its model's distinct items: the item changes count from the model's first row
+        local_i = np.cumsum(first[a:b], dtype="<i8")
+        local_i -= 1
+        h.update(local_i.data)
         h.update((zero[:b - a] if one_variant else np.ascontiguousarray(local_v[a:b], dtype="<i8")).data)
         h.update((zero[:b - a] if no_rerun else np.ascontiguousarray(rerun[idx], dtype="<i8")).data)
         h.update(np.ascontiguousarray(game[idx], dtype="<i8").data)

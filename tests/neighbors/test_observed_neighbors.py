@@ -198,3 +198,26 @@ def test_missing_key_values_take_the_merge_path() -> None:
     f.loc[f["model"] == "m-2", "model"] = None
     out = observed_neighbors(f, "swap", skip_bad=True)
     assert out["model"].isna().any()
+
+
+def test_row_key_is_the_tuple_code_and_leaves_given_codes_unchanged() -> None:
+    """``_row_key`` reuses a given column's codes as the key's first digit without copying them: the key still
+    gives equal codes exactly to equal (judge, model, item, game) tuples, and the codes handed in are not written."""
+    from biasbound.neighbors.observed import _row_key
+
+    f = _shuffled_table()
+    on = ["judge", "model", "item_id", "game"]
+    model_codes = pd.factorize(f["model"], sort=True)[0].astype(np.int64)
+    given = {"model": model_codes.copy()}
+    for codes in (None, given):
+        res = _row_key(f, on, codes)
+        assert res is not None
+        key, size = res
+        assert key.dtype == np.int64 and key.min() >= 0 and key.max() < size
+        tuples = pd.factorize(pd.MultiIndex.from_frame(f[on].astype(str)))[0]
+        # equal tuples <=> equal keys: each key names one tuple and each tuple one key
+        pairs = pd.DataFrame({"t": tuples, "k": key}).drop_duplicates()
+        assert pairs["t"].is_unique and pairs["k"].is_unique
+    np.testing.assert_array_equal(given["model"], model_codes)
+    one = _row_key(f, ["model"], given)  # one column: its codes are the key, shared and unchanged
+    assert one is not None and np.array_equal(one[0], model_codes) and one[1] == 3

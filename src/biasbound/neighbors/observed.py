@@ -224,7 +224,7 @@ def _row_key(
     may hold ready integer codes of some columns (equal values ⇔ equal codes). None when a
     column holds a missing value (merges match missing keys; the merge path reproduces that).
     """
-    key = np.zeros(len(frame), dtype=np.int64)
+    key: np.ndarray | None = None  # None: no column with two values yet (every code 0); never written in place
     size = 1
     for col in columns:
         if codes is not None and col in codes:
@@ -237,14 +237,16 @@ def _row_key(
             n = max(len(uniques), 1)
         if n == 1:  # one value (a one-judge table's judge): no digit
             continue
+        if key is None:  # the first digit: the column's codes themselves (no copy; read only below)
+            key, size = col_codes, n
+            continue
         if size * n >= _KEY_LIMIT:  # re-number the tuples seen so far before widening
             key, seen = pd.factorize(key, sort=False)
             key, size = key.astype(np.int64), max(len(seen), 1)
-        if size > 1:
-            key *= n
+        key = key * n  # a new array: the codes given are never changed
         key += col_codes
         size *= n
-    return key, size
+    return (np.zeros(len(frame), dtype=np.int64) if key is None else key), size
 
 
 def _match(
@@ -286,8 +288,9 @@ def _match(
     canon_pos = np.flatnonzero(canon_mask)
     nb_pos = np.flatnonzero(nb_mask)
     if size <= _TABLE_LIMIT + 4 * len(frame):  # a direct lookup table over the key range
-        table = np.full(size, -1, dtype=np.int64)
-        table[key[canon_pos]] = np.arange(len(canon_pos))
+        index = np.int32 if len(canon_pos) < 2**31 else np.int64  # half the memory when the positions fit
+        table = np.full(size, -1, dtype=index)
+        table[key[canon_pos]] = np.arange(len(canon_pos), dtype=index)
         if np.count_nonzero(table >= 0) < len(canon_pos):  # a canonical key repeats: the merge path
             return None
         found = table[key[nb_pos]]

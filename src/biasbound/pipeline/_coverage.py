@@ -185,21 +185,24 @@ def _item_set_notes(coverage: dict[str, Any], ids: _ColumnCodes, rows: np.ndarra
     # models of one judge judged on different item sets: from the distinct (judge, model, item) codes
     i_codes, _ = ids.column("item_id")
     n_i = int(i_codes.max()) + 1 if len(i_codes) else 1
-    codes = jm_codes[rows].astype(np.int64) * n_i + i_codes[rows]
+    codes = jm_codes[rows].astype(np.int64)  # a new array: scaled and summed in place
+    codes *= n_i
+    codes += i_codes[rows]
     if n_groups * n_i <= 2**26:  # a table of the (judge, model, item) codes present (sorted, as np.unique gives them)
         table = np.zeros(n_groups * n_i, dtype=bool)
         table[codes] = True
         triple = np.flatnonzero(table).astype(np.int64)
     else:
         triple = np.unique(codes)
-    t_group, t_item = triple // n_i, triple % n_i
+    t_group, t_item = np.divmod(triple, n_i)
     t_judge = pair_keys[t_group] // n_models
     set_size = np.bincount(t_group, minlength=n_groups)  # items per (judge, model)
     for jc in np.flatnonzero(np.bincount(t_judge)).tolist():  # the distinct judges and groups, sorted (small codes)
-        groups = np.flatnonzero(np.bincount(t_group[t_judge == jc], minlength=n_groups))
+        of_judge = t_judge == jc
+        groups = np.flatnonzero(np.bincount(t_group[of_judge], minlength=n_groups))
         if len(groups) < 2:
             continue
-        holders = np.bincount(t_item[t_judge == jc], minlength=n_i)  # models holding each item
+        holders = np.bincount(t_item[of_judge], minlength=n_i)  # models holding each item
         n_union, n_common = int(np.count_nonzero(holders)), int(np.count_nonzero(holders == len(groups)))
         if n_common == n_union:  # every model has the same item set
             continue

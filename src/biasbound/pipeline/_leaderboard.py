@@ -42,11 +42,12 @@ def _boot(
 def _certified_matrix(canon: _Canon, batch: _Batch, rows: np.ndarray, cols: np.ndarray, row_codes: np.ndarray,
                       col_codes: np.ndarray, all_models: list[str], shape: tuple[int, int]) -> np.ndarray:
     """(models × items) certified scores of the batch, NaN where absent, in the order of the original matrix."""
-    if (np.bincount(rows[batch.pos], minlength=len(row_codes)).all()
-            and np.bincount(cols[batch.pos], minlength=len(col_codes)).all()):
+    r, c = rows[batch.pos], cols[batch.pos]  # each certified score's cell, gathered once
+    if np.bincount(r, minlength=len(row_codes)).all() and np.bincount(c, minlength=len(col_codes)).all():
         cert_mat = np.full(shape, np.nan)
-        cert_mat[rows[batch.pos], cols[batch.pos]] = batch.certified
+        cert_mat[r, c] = batch.certified
         return cert_mat
+    del r, c
     # Some model or item has no certified score: built by the pivot these matrices always came
     # from, whose memory layout (column-major after its reindex) sets the summation order of
     # the bootstrap means, so the certified means keep their last bit.

@@ -163,10 +163,12 @@ def _write_core(result: CertifyResult, out: Path, s: _Settings) -> None:
     if model_certs:
         o["certificates"] = _write_json(out / "certificates.json", model_certs, plain=True)  # parsed JSON
     if result.judges:
-        scores = pd.concat([j.scores for j in result.judges.values()], ignore_index=True)
+        tables = [j.scores for j in result.judges.values()]
+        # one judge: its table as it is (the index is not written), no concatenated copy
+        scores = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
         cols = [c for c in ("judge", "model", "item_id", "original", "shrunk", "certified", "shrunk_model",
                             "certified_model", "in_batch") if c in scores.columns]
-        scores[cols].to_parquet(out / "scores.parquet", index=False)
+        (scores if list(scores.columns) == cols else scores[cols]).to_parquet(out / "scores.parquet", index=False)
         o["scores"] = out / "scores.parquet"
         baseline = getattr(result, "baseline", None)
         from biasbound.native import with_uncertified
