@@ -46,7 +46,19 @@ def test_count_chunks_equal_one_bincount_per_chunk(n_items: int, monkeypatch) ->
     new = list(lb.count_chunks(np.random.default_rng(n_items), 53, n_items))
     old = list(_old_count_chunks(np.random.default_rng(n_items), 53, n_items, 5000))
     assert len(new) == len(old) and (len(new) > 1 or n_items * 53 <= 5000)
-    assert all(a.dtype == b.dtype and _same_bits(a, b) for a, b in zip(new, old))
+    assert all(a.dtype == np.int16 and _same_bits(a, b) for a, b in zip(new, old))
+
+
+def test_count_dtype_holds_every_count_at_its_edge() -> None:
+    """A count is at most the number of items: int16 up to 2^15 - 1 items, int32 from 2^15 (a count of 32,768 would
+    wrap in int16), int64 from 2^31."""
+    for n, want in [(1, np.int16), (2**15 - 1, np.int16), (2**15, np.int32), (2**31 - 1, np.int32), (2**31, np.int64)]:
+        assert lb._count_dtype(n) is want and np.iinfo(want).max >= n
+    # every draw on one item (1 item) and the widest chunk: the counts are the draws' own
+    (one,) = lb.count_chunks(np.random.default_rng(0), 3, 1)
+    assert one.dtype == np.int16 and one.tolist() == [[1], [1], [1]]
+    (wide,) = lb.count_chunks(np.random.default_rng(0), 1, 2**15)
+    assert wide.dtype == np.int32 and int(wide.sum()) == 2**15
 
 
 # ------------------------------------------------------------------ resampled sums: one stacked float32 product where exact
