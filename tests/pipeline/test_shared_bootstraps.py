@@ -169,8 +169,12 @@ def test_pairwise_rows_equal_the_isin_mask(kind: str) -> None:
 
 
 # ------------------------------------------------------------------ battles: several judges, rows not kept
-def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas() -> None:
+@pytest.mark.parametrize("slice_rows", [1 << 22, 7])
+def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas(slice_rows: int, monkeypatch) -> None:
+    """Also with the per-row weights formed 7 rows at a time (the sums of every slice added): the same bits."""
     from table_helpers import reference_battle_sums
+
+    monkeypatch.setattr(lb, "_BATTLE_SLICE", slice_rows)
 
     rng = np.random.default_rng(11)
     grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -190,6 +194,21 @@ def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas() ->
         assert _same_bits(b.num, ref["num"]) and _same_bits(b.den, ref["den"])
         assert np.array_equal(b.n_missing, np.bincount(ref["m_idx"][~ref["ok"]], minlength=len(ref["m_codes"])))
     assert len(got[0].models) == 5 and len(got[1].models) == 6
+
+
+def test_battles_of_continuous_preferences_are_one_slice(monkeypatch) -> None:
+    """Preferences in [0, 1] are not multiples of 1/4: their sums keep bincount's row order, whatever the slice."""
+    rng = np.random.default_rng(12)
+    n = 400
+    frame = pd.DataFrame({"model": [f"m{k}" for k in rng.integers(0, 4, n)], "item_id": [f"q{k}" for k in rng.integers(0, 9, n)],
+                          "variant": "original", "rerun": 0, "game": rng.integers(1, 3, n), "score": rng.uniform(0, 1, n)})
+    (whole,) = lb._battles(frame, 1.0, "test", continuous=True)
+    monkeypatch.setattr(lb, "_BATTLE_SLICE", 7)
+    (sliced,) = lb._battles(frame, 1.0, "test", continuous=True)
+    assert _same_bits(sliced.num, whole.num) and _same_bits(sliced.den, whole.den)
+    m, i = pd.factorize(frame["model"], sort=True)[0], pd.factorize(frame["item_id"], sort=True)[0]
+    ref = np.bincount(m * 9 + i, weights=frame["score"].to_numpy(), minlength=36).reshape(4, 9)
+    assert _same_bits(whole.num, ref)
 
 
 # ------------------------------------------------------------------ the judge card's rank intervals and all-items means
