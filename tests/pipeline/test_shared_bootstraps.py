@@ -308,3 +308,22 @@ def test_distinct_inverse_equals_numpy_unique(values: list[int]) -> None:
     arr = np.asarray(values, dtype=np.int64)
     got, want = _distinct_inverse(arr), np.unique(arr, return_inverse=True)
     assert all(np.array_equal(g, w) and g.dtype == w.dtype for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("slice_rows", [1 << 22, 5])
+def test_exact_group_means_equal_pandas_group_means(slice_rows: int, monkeypatch) -> None:
+    """Sliced bincount means on quarter levels are pandas' group means bit for bit (a group of NaNs only: NaN; an
+    absent key: no group); continuous values are refused (None, the caller keeps pandas)."""
+    from biasbound.pipeline import _leaderboard as plb
+
+    monkeypatch.setattr(plb, "_MEAN_SLICE", slice_rows)
+    rng = np.random.default_rng(21)
+    keys = rng.integers(0, 9, 500).astype(np.int8)
+    keys[keys == 4] = 5  # key 4 absent
+    values = _quarters(rng, (1, 500), 0.1)[0]
+    values[keys == 7] = np.nan  # a group with no value
+    got = plb._exact_group_means(values, keys, 9)
+    want = pd.Series(values).groupby(keys).mean()
+    assert got is not None and np.array_equal(got.index.to_numpy(), want.index.to_numpy())
+    assert _same_bits(got.to_numpy(), want.to_numpy()) and np.isnan(got[7])
+    assert plb._exact_group_means(rng.uniform(0, 1, 500), keys, 9) is None
