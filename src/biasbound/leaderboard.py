@@ -392,6 +392,18 @@ def pairwise_rows(frame: pd.DataFrame) -> np.ndarray:
 _BATTLE_SLICE = 1 << 22  # rows of the battle table's per-row weights and keys formed at once
 
 
+def _battle_weights(ok: np.ndarray, s: np.ndarray, weight: float, continuous: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (a slice of the battle table's rows) its weight and weighted win."""
+    if continuous:
+        w = ok.astype(float)
+        return w, w * np.where(ok, s, 0.0)
+    # weight and weighted win per Arena-Hard level (index 4·score, exact on the levels; 5 = missing):
+    # a strong verdict weighs `weight`, a win counts 1, a tie 1/2, a loss 0, a missing game nothing
+    level = np.where(ok, s * 4.0, 5.0).astype(np.int8)  # 0..5: one byte a row
+    w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
+    return w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
+
+
 def _positions(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`biasbound.data.tables.compact_codes` of ``codes`` in ``[0, size)``: the distinct codes (sorted) and each
     entry's index among them; when every code occurs, these are ``arange(size)`` and the codes themselves (no gather)."""
@@ -480,34 +492,19 @@ def _battles(
         # preferences are not multiples of 1/4: one slice, summed in row order as bincount always did.
         n_rows = len(s)
         step = n_rows if continuous or weight * n_rows >= 2.0**50 else _BATTLE_SLICE
-        num: np.ndarray = np.empty(0)
-        den: np.ndarray = np.empty(0)
+        cells = shape[0] * shape[1]
+        num: np.ndarray = np.zeros(cells)  # 0.0 + a sum is that sum: the one-slice sums unchanged
+        den: np.ndarray = np.zeros(cells)
         for start in range(0, n_rows, step):
             part = slice(start, start + step)
-            ok_p = ok[part]
-            if continuous:
-                w = ok_p.astype(float)
-                w_win = w * np.where(ok_p, s[part], 0.0)
-            else:
-                # weight and weighted win per Arena-Hard level (index 4·score, exact on the levels; 5 = missing):
-                # a strong verdict weighs `weight`, a win counts 1, a tie 1/2, a loss 0, a missing game nothing
-                level = np.where(ok_p, s[part] * 4.0, 5.0).astype(np.int8)  # 0..5: one byte a row
-                w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
-                w, w_win = w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
-                del level
+            w, w_win = _battle_weights(ok[part], s[part], weight, continuous)
             flat = m_idx[part].astype(np.intp)  # widened once, then in place
             flat *= shape[1]
             flat += i_idx[part]
-            num_p = np.bincount(flat, weights=w_win, minlength=shape[0] * shape[1])
+            num += np.bincount(flat, weights=w_win, minlength=cells)  # each slice's sums added as soon as formed
             del w_win
-            den_p = np.bincount(flat, weights=w, minlength=shape[0] * shape[1])
+            den += np.bincount(flat, weights=w, minlength=cells)
             del w, flat
-            if start == 0:
-                num, den = num_p, den_p
-            else:
-                num += num_p
-                den += den_p
-            del num_p, den_p
         num, den = num.reshape(shape), den.reshape(shape)
         n_missing = np.bincount(m_idx[~ok], minlength=shape[0]).astype(np.int64)
         n_battles = np.bincount(m_idx, minlength=shape[0]).astype(np.int64) - n_missing
