@@ -77,7 +77,7 @@ def _on_arena_hard_levels(frame: pd.DataFrame, rows: np.ndarray) -> bool:
     return bool((np.isin(score, VERDICT_GRID) | np.isnan(score)).all())
 
 
-_MEAN_SLICE = 1 << 22  # rows of _exact_group_means' per-row arrays formed at once
+_MEAN_SLICE = 1 << 20  # rows of _exact_group_means' per-row arrays formed at once
 
 
 def _exact_group_means(values: np.ndarray, keys: np.ndarray, size: int) -> pd.Series | None:
@@ -87,7 +87,7 @@ def _exact_group_means(values: np.ndarray, keys: np.ndarray, size: int) -> pd.Se
     pandas divides a group's Kahan-compensated sum of its non-NaN values by their number; when every value is a
     multiple of 1/4 and Σ|v| < 2^50 every partial sum, in any order and any slicing, is exact, so the compensation
     stays 0 and the slices' plain sums give the same sum (``leaderboard.exact_group_sums``), the same quotient. The
-    per-row arrays cost one slice (32 MiB) instead of pandas' per-row group codes and sort (10^7 rows: ~100 MiB)."""
+    per-row arrays cost one slice (8 MiB) instead of pandas' per-row group codes and sort (10^7 rows: ~100 MiB)."""
     sums, counts, seen, total = np.zeros(size), np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool), 0.0
     for start in range(0, len(values), _MEAN_SLICE):
         v, k = values[start:start + _MEAN_SLICE], keys[start:start + _MEAN_SLICE]
