@@ -327,3 +327,15 @@ def test_exact_group_means_equal_pandas_group_means(slice_rows: int, monkeypatch
     assert got is not None and np.array_equal(got.index.to_numpy(), want.index.to_numpy())
     assert _same_bits(got.to_numpy(), want.to_numpy()) and np.isnan(got[7])
     assert plb._exact_group_means(rng.uniform(0, 1, 500), keys, 9) is None
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 500])
+def test_group_bounds_equal_numpy_unique(n: int) -> None:
+    from biasbound.pipeline._neighbors import _group_bounds
+
+    key = np.random.default_rng(n).integers(0, 7, n).astype(np.int64)
+    order, keys, bounds = _group_bounds(key)
+    want_keys, want_starts = np.unique(key[order], return_index=True)
+    assert np.array_equal(order, np.argsort(key, kind="stable"))
+    assert keys.dtype == want_keys.dtype and np.array_equal(keys, want_keys)
+    assert np.array_equal(bounds, np.append(want_starts, n))
