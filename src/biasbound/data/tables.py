@@ -317,14 +317,20 @@ def contract_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64",
                           "line": "int32" if narrow else "int64"})  # a line number: 4 bytes a row
     frame = frame.astype({c: _int_dtype(frame[c].to_numpy()) for c in ("rerun", "game")})
-    verdict = text_categorical(frame["verdict"])
-    if verdict.cat.categories.dtype != "str":  # texts read as Python objects: the same texts, as pandas strings
-        verdict = pd.Series(pd.Categorical.from_codes(verdict.array.codes, categories=pd.Index(verdict.cat.categories, dtype="str")),
-                            index=frame.index)
-    frame["verdict"] = verdict
+    frame["verdict"] = _coded_verdict(frame["verdict"])
     for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
         frame[c] = _drop_unused(frame[c])
     return frame
+
+
+def _coded_verdict(col: pd.Series) -> pd.Series:
+    """The verdict column coded: the texts ``astype("str")`` gives (a list or a number as its text, a missing
+    verdict missing) as the categories, in pandas strings."""
+    verdict = text_categorical(col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("str"))
+    if verdict.cat.categories.dtype != "str":  # texts read as Python objects: the same texts, as pandas strings
+        verdict = pd.Series(pd.Categorical.from_codes(verdict.array.codes, categories=pd.Index(verdict.cat.categories, dtype="str")),
+                            index=col.index)
+    return verdict
 
 
 def _int_dtype(values: np.ndarray) -> str:
@@ -1094,7 +1100,7 @@ def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, 
                                   index=out.index, copy=False)
         else:
             out[name] = 0
-    out["verdict"] = text_categorical(raw[mapping["verdict"]]) if mapping["verdict"] in raw.columns else _missing_coded(out.index)
+    out["verdict"] = _coded_verdict(raw[mapping["verdict"]]) if mapping["verdict"] in raw.columns else _missing_coded(out.index)
     return out
 
 
