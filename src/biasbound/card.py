@@ -293,10 +293,15 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
         return out
     # the string work on the distinct verdicts (a handful), read back per row
     col = frame["verdict"]
-    if not isinstance(col.dtype, pd.StringDtype):  # other values as their text (1 and 1.0 stay distinct)
-        col = col.astype(object).where(col.notna(), "").astype(str)
-    codes, uniq = pd.factorize(col)
-    codes = np.where(codes < 0, len(uniq), codes)  # a missing verdict reads as ""
+    from biasbound.data.coded import is_coded_column
+
+    if is_coded_column(col):  # a coded verdict (what the readers give): its codes and texts as they are
+        codes, uniq = col.array.codes, col.cat.categories
+    else:
+        if not isinstance(col.dtype, pd.StringDtype):  # other values as their text (1 and 1.0 stay distinct)
+            col = col.astype(object).where(col.notna(), "").astype(str)
+        codes, uniq = pd.factorize(col)
+    codes = np.where(codes < 0, np.intp(len(uniq)), codes)  # a missing verdict reads as ""
     v = pd.Series(list(uniq) + [""], dtype=object).astype(str).str.strip()
     v = v.str.replace(r"^\[\[(.*)\]\]$", r"\1", regex=True).str.replace(" ", "", regex=False)
     game = frame["game"].to_numpy()

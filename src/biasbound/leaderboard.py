@@ -83,18 +83,27 @@ class Present:
         return chunk.sum(axis=1)[:, None] - np.asarray(chunk @ self._missing_t)
 
 
+def _count_dtype(n_items: int) -> type[np.signedinteger]:
+    """The narrowest signed integer type holding every count of a resample of ``n_items`` (at most ``n_items``)."""
+    return np.int16 if n_items < 2**15 else np.int32 if n_items < 2**31 else np.int64
+
+
 def count_chunks(rng: np.random.Generator, rounds: int, n_items: int) -> Iterator[np.ndarray]:
-    """Item multiplicities of ``rounds`` resamples, in chunks of rounds (float matrices).
+    """Item multiplicities of ``rounds`` resamples, in chunks of rounds (integer matrices).
 
     Each round draws n_items item indices with replacement; chunks keep memory bounded.
     Every bootstrap of this module draws its resamples here, so two bootstraps seeded
-    alike over the same number of items resample the same item positions.
+    alike over the same number of items resample the same item positions. A count is at most
+    ``n_items``: int16 below 2^15 items (1000 rounds × 25,000 items: 48 MB, not 191 MB as float64),
+    int32 below 2^31; :func:`resampled_sums` converts them to the float of each product, where any
+    integer type gives the same floats.
     """
     step = max(1, _CHUNK_CELLS // max(n_items, 1))
+    dtype = _count_dtype(n_items)
     for start in range(0, rounds, step):
         r = min(step, rounds - start)
         idx = rng.integers(0, n_items, size=(r, n_items))
-        out = np.empty((r, n_items))
+        out = np.empty((r, n_items), dtype=dtype)
         # round by round: each count's bins (n_items of them) stay in cache, where one bincount over the
         # chunk's r·n_items bins misses it (2.5x slower at 25,000 items); the same integers either way
         for k in range(r):
@@ -187,11 +196,14 @@ def resampled_sums(chunks: Iterable[np.ndarray], operands: Sequence[np.ndarray |
             for k, (a, b) in block.items():
                 out[k] = prod[:, a:b].astype(float)
             del prod
+        c64 = chunk  # the chunk in float64 (integer counts from count_chunks), converted once when needed
         for k, op in enumerate(ops):
+            if (isinstance(op, Present) or k not in block) and c64.dtype != np.float64:
+                c64 = np.asarray(chunk, dtype=float)
             if isinstance(op, Present):
-                out[k] = op.resampled(chunk)
+                out[k] = op.resampled(c64)
             elif k not in block:
-                out[k] = np.asarray(chunk @ op.T)
+                out[k] = np.asarray(c64 @ op.T)
         yield [cast(np.ndarray, out[k]) for k in where]
 
 
@@ -377,6 +389,21 @@ def pairwise_rows(frame: pd.DataFrame) -> np.ndarray:
     return ((frame["variant"] == "original") & (frame["rerun"] == 0) & in_games).to_numpy(dtype=bool)
 
 
+_BATTLE_SLICE = 1 << 22  # rows of the battle table's per-row weights and keys formed at once
+
+
+def _battle_weights(ok: np.ndarray, s: np.ndarray, weight: float, continuous: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (a slice of the battle table's rows) its weight and weighted win."""
+    if continuous:
+        w = ok.astype(float)
+        return w, w * np.where(ok, s, 0.0)
+    # weight and weighted win per Arena-Hard level (index 4·score, exact on the levels; 5 = missing):
+    # a strong verdict weighs `weight`, a win counts 1, a tie 1/2, a loss 0, a missing game nothing
+    level = np.where(ok, s * 4.0, 5.0).astype(np.int8)  # 0..5: one byte a row
+    w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
+    return w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
+
+
 def _positions(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`biasbound.data.tables.compact_codes` of ``codes`` in ``[0, size)``: the distinct codes (sorted) and each
     entry's index among them; when every code occurs, these are ``arange(size)`` and the codes themselves (no gather)."""
@@ -445,8 +472,6 @@ def _battles(
             if off.any():
                 raise InputError(f"The 'frame' parameter of {where} must hold preferences in [0, 1]. "
                                  f"Got {float(s[off][0])!r} instead.")
-            w = ok.astype(float)
-            w_win = w * np.where(ok, s, 0.0)
         else:
             off = ok & ~np.isin(s, VERDICT_GRID)
             if off.any():
@@ -454,25 +479,33 @@ def _battles(
                     f"The 'frame' parameter of {where} must hold Arena-Hard scores in {{0, 0.25, 0.5, 0.75, 1}}. "
                     f"Got {float(s[off][0])!r} instead."
                 )
-            # weight and weighted win per Arena-Hard level (index 4·score, exact on the levels; 5 = missing):
-            # a strong verdict weighs `weight`, a win counts 1, a tie 1/2, a loss 0, a missing game nothing
-            level = np.where(ok, s * 4.0, 5.0).astype(np.int8)  # 0..5: one byte a row
-            w_of = np.array([weight, 1.0, 1.0, 1.0, weight, 0.0])
-            w, w_win = w_of[level], (w_of * np.array([0.0, 0.0, 0.5, 1.0, 1.0, 0.0]))[level]
+        del off
         # the codes as given (a coded frame's int8/int16 codes: no widened copy per row); widened in the key below
         m_codes, m_idx = _positions(np.asarray(m_sel), len(model_names))
         i_codes, i_idx = _positions(np.asarray(i_sel), n_item_codes)
         shape = (len(m_codes), len(i_codes))
         # dense at every size: the two games of an item are summed; every value is a multiple of 1/4 (weights
         # and half wins), so the sums and the bootstrap's float32 products (exact_float32) are exact in any
-        # order and equal the sparse float64 product bit for bit, 13-16x faster at 200 x 25,000 cells
-        flat = m_idx.astype(np.intp)  # widened once, then in place: one per-row array
-        flat *= shape[1]
-        flat += i_idx
-        num = np.bincount(flat, weights=w_win, minlength=shape[0] * shape[1]).reshape(shape)
-        del w_win  # each per-row array freed once read: at 10^7 rows each is 76 MiB
-        den = np.bincount(flat, weights=w, minlength=shape[0] * shape[1]).reshape(shape)
-        del w, flat
+        # order and equal the sparse float64 product bit for bit, 13-16x faster at 200 x 25,000 cells. Exact
+        # sums in any order also let the per-row weights and keys be formed a slice of rows at a time (each
+        # slice's sums added: the same bits, 32 MiB per array instead of 76 at 10^7 rows); continuous
+        # preferences are not multiples of 1/4: one slice, summed in row order as bincount always did.
+        n_rows = len(s)
+        step = n_rows if continuous or weight * n_rows >= 2.0**50 else _BATTLE_SLICE
+        cells = shape[0] * shape[1]
+        num: np.ndarray = np.zeros(cells)  # 0.0 + a sum is that sum: the one-slice sums unchanged
+        den: np.ndarray = np.zeros(cells)
+        for start in range(0, n_rows, step):
+            part = slice(start, start + step)
+            w, w_win = _battle_weights(ok[part], s[part], weight, continuous)
+            flat = m_idx[part].astype(np.intp)  # widened once, then in place
+            flat *= shape[1]
+            flat += i_idx[part]
+            num += np.bincount(flat, weights=w_win, minlength=cells)  # each slice's sums added as soon as formed
+            del w_win
+            den += np.bincount(flat, weights=w, minlength=cells)
+            del w, flat
+        num, den = num.reshape(shape), den.reshape(shape)
         n_missing = np.bincount(m_idx[~ok], minlength=shape[0]).astype(np.int64)
         n_battles = np.bincount(m_idx, minlength=shape[0]).astype(np.int64) - n_missing
         out.append(_Battles(judge, num, den, [str(m) for m in model_names[m_codes]], n_battles, n_missing))

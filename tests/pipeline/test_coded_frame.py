@@ -207,3 +207,52 @@ def test_inputs_read_through_load_inputs_keep_source_coded_and_relabelled(tmp_pa
     assert is_coded_column(source)
     assert list(source.cat.categories) == list(loaded.report) == ["judged.csv"]  # the path as typed is gone
     assert source.astype(str).tolist() == ["judged.csv"] * 4
+
+
+@pytest.mark.parametrize(("top", "want"), [(2, "int8"), (127, "int8"), (128, "int16"), (2**15 - 1, "int16"), (2**15, "int32"),
+                                           (2**31 - 1, "int32"), (2**31, "int64")])
+def test_rerun_and_game_are_the_narrowest_integers_holding_them(top: int, want: str) -> None:
+    """rerun in the narrowest signed type holding its largest value (one more would wrap), game int8; the values and
+    the judgments digest (which writes them as int64) are those of the int64 table."""
+    frame = pd.DataFrame({"model": ["a", "a", "b"], "item_id": ["q1", "q2", "q1"], "rerun": [0, top, 1],
+                          "game": [0, 1, 2], "score": [0.0, 1.0, 0.5]})
+    got = from_frame(frame, scale=(0.0, 1.0)).frame
+    assert str(got["rerun"].dtype) == want and got["rerun"].tolist() == [0, top, 1]
+    assert str(got["game"].dtype) == "int8" and got["game"].tolist() == [0, 1, 2]
+    wide = got.astype({"rerun": "int64", "game": "int64"})
+    assert judgments_digest(got) == judgments_digest(wide)
+
+
+def test_verdict_is_coded_and_an_absent_verdict_costs_a_byte_a_row() -> None:
+    frame = pd.DataFrame({"model": ["a", "b", "c"], "item_id": ["q1"] * 3, "score": [0.0, 1.0, 0.5],
+                          "verdict": ["B>A", None, "A>B"]})
+    got = from_frame(frame, scale=(0.0, 1.0)).frame["verdict"]
+    assert isinstance(got.dtype, pd.CategoricalDtype) and got.cat.categories.tolist() == ["A>B", "B>A"]
+    assert got.astype("str").tolist()[::2] == ["B>A", "A>B"] and got.isna().tolist() == [False, True, False]
+    absent = from_frame(frame.drop(columns="verdict"), scale=(0.0, 1.0)).frame["verdict"]
+    assert absent.isna().all() and absent.array.codes.dtype == np.int8 and len(absent.cat.categories) == 0
+
+
+def test_a_file_written_from_a_narrow_frame_holds_int64_reruns_and_games(tmp_path) -> None:
+    """``text_frame`` gives what a judgment file holds: strings and 8-byte integers, whatever the frame's encoding."""
+    from biasbound.data.coded import text_frame
+
+    frame = from_frame(pd.DataFrame({"model": ["a", "b"], "item_id": ["q1", "q1"], "rerun": [0, 3], "game": [1, 2],
+                                     "score": [0.0, 1.0]}), scale=(0.0, 1.0)).frame
+    assert str(frame["rerun"].dtype) == "int8"
+    text_frame(frame).to_parquet(tmp_path / "t.parquet", index=False)
+    schema = pq.read_schema(tmp_path / "t.parquet")
+    assert str(schema.field("rerun").type) == "int64" and str(schema.field("game").type) == "int64"
+    assert str(schema.field("verdict").type) in ("string", "large_string")
+
+
+def test_first_shown_choice_of_a_coded_verdict_equals_its_texts() -> None:
+    from biasbound.card import first_shown_choice
+    from biasbound.data.coded import text_categorical
+
+    verdicts = ["A>B", "[[B>>A]]", None, "A=B", "model_1", "1", "2", "junk", "A>B"]
+    frame = pd.DataFrame({"game": [1, 2, 1, 1, 2, 1, 2, 1, 0], "score": [1.0, 0.0, 0.5, 0.5, 1.0, 1.0, 0.0, np.nan, 1.0],
+                          "verdict": pd.Series(verdicts, dtype="str")})
+    want = first_shown_choice(frame)
+    got = first_shown_choice(frame.assign(verdict=text_categorical(frame["verdict"])))
+    assert np.array_equal(got, want, equal_nan=True) and np.isfinite(want).sum() >= 4

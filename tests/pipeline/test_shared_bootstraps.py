@@ -46,7 +46,19 @@ def test_count_chunks_equal_one_bincount_per_chunk(n_items: int, monkeypatch) ->
     new = list(lb.count_chunks(np.random.default_rng(n_items), 53, n_items))
     old = list(_old_count_chunks(np.random.default_rng(n_items), 53, n_items, 5000))
     assert len(new) == len(old) and (len(new) > 1 or n_items * 53 <= 5000)
-    assert all(a.dtype == b.dtype and _same_bits(a, b) for a, b in zip(new, old))
+    assert all(a.dtype == np.int16 and _same_bits(a, b) for a, b in zip(new, old))
+
+
+def test_count_dtype_holds_every_count_at_its_edge() -> None:
+    """A count is at most the number of items: int16 up to 2^15 - 1 items, int32 from 2^15 (a count of 32,768 would
+    wrap in int16), int64 from 2^31."""
+    for n, want in [(1, np.int16), (2**15 - 1, np.int16), (2**15, np.int32), (2**31 - 1, np.int32), (2**31, np.int64)]:
+        assert lb._count_dtype(n) is want and np.iinfo(want).max >= n
+    # every draw on one item (1 item) and the widest chunk: the counts are the draws' own
+    (one,) = lb.count_chunks(np.random.default_rng(0), 3, 1)
+    assert one.dtype == np.int16 and one.tolist() == [[1], [1], [1]]
+    (wide,) = lb.count_chunks(np.random.default_rng(0), 1, 2**15)
+    assert wide.dtype == np.int32 and int(wide.sum()) == 2**15
 
 
 # ------------------------------------------------------------------ resampled sums: one stacked float32 product where exact
@@ -157,8 +169,12 @@ def test_pairwise_rows_equal_the_isin_mask(kind: str) -> None:
 
 
 # ------------------------------------------------------------------ battles: several judges, rows not kept
-def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas() -> None:
+@pytest.mark.parametrize("slice_rows", [1 << 22, 7])
+def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas(slice_rows: int, monkeypatch) -> None:
+    """Also with the per-row weights formed 7 rows at a time (the sums of every slice added): the same bits."""
     from table_helpers import reference_battle_sums
+
+    monkeypatch.setattr(lb, "_BATTLE_SLICE", slice_rows)
 
     rng = np.random.default_rng(11)
     grid = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -178,6 +194,21 @@ def test_battles_of_several_judges_with_other_rows_equal_the_plain_formulas() ->
         assert _same_bits(b.num, ref["num"]) and _same_bits(b.den, ref["den"])
         assert np.array_equal(b.n_missing, np.bincount(ref["m_idx"][~ref["ok"]], minlength=len(ref["m_codes"])))
     assert len(got[0].models) == 5 and len(got[1].models) == 6
+
+
+def test_battles_of_continuous_preferences_are_one_slice(monkeypatch) -> None:
+    """Preferences in [0, 1] are not multiples of 1/4: their sums keep bincount's row order, whatever the slice."""
+    rng = np.random.default_rng(12)
+    n = 400
+    frame = pd.DataFrame({"model": [f"m{k}" for k in rng.integers(0, 4, n)], "item_id": [f"q{k}" for k in rng.integers(0, 9, n)],
+                          "variant": "original", "rerun": 0, "game": rng.integers(1, 3, n), "score": rng.uniform(0, 1, n)})
+    (whole,) = lb._battles(frame, 1.0, "test", continuous=True)
+    monkeypatch.setattr(lb, "_BATTLE_SLICE", 7)
+    (sliced,) = lb._battles(frame, 1.0, "test", continuous=True)
+    assert _same_bits(sliced.num, whole.num) and _same_bits(sliced.den, whole.den)
+    m, i = pd.factorize(frame["model"], sort=True)[0], pd.factorize(frame["item_id"], sort=True)[0]
+    ref = np.bincount(m * 9 + i, weights=frame["score"].to_numpy(), minlength=36).reshape(4, 9)
+    assert _same_bits(whole.num, ref)
 
 
 # ------------------------------------------------------------------ the judge card's rank intervals and all-items means
@@ -277,3 +308,34 @@ def test_distinct_inverse_equals_numpy_unique(values: list[int]) -> None:
     arr = np.asarray(values, dtype=np.int64)
     got, want = _distinct_inverse(arr), np.unique(arr, return_inverse=True)
     assert all(np.array_equal(g, w) and g.dtype == w.dtype for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("slice_rows", [1 << 22, 5])
+def test_exact_group_means_equal_pandas_group_means(slice_rows: int, monkeypatch) -> None:
+    """Sliced bincount means on quarter levels are pandas' group means bit for bit (a group of NaNs only: NaN; an
+    absent key: no group); continuous values are refused (None, the caller keeps pandas)."""
+    from biasbound.pipeline import _leaderboard as plb
+
+    monkeypatch.setattr(plb, "_MEAN_SLICE", slice_rows)
+    rng = np.random.default_rng(21)
+    keys = rng.integers(0, 9, 500).astype(np.int8)
+    keys[keys == 4] = 5  # key 4 absent
+    values = _quarters(rng, (1, 500), 0.1)[0]
+    values[keys == 7] = np.nan  # a group with no value
+    got = plb._exact_group_means(values, keys, 9)
+    want = pd.Series(values).groupby(keys).mean()
+    assert got is not None and np.array_equal(got.index.to_numpy(), want.index.to_numpy())
+    assert _same_bits(got.to_numpy(), want.to_numpy()) and np.isnan(got[7])
+    assert plb._exact_group_means(rng.uniform(0, 1, 500), keys, 9) is None
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 500])
+def test_group_bounds_equal_numpy_unique(n: int) -> None:
+    from biasbound.pipeline._neighbors import _group_bounds
+
+    key = np.random.default_rng(n).integers(0, 7, n).astype(np.int64)
+    order, keys, bounds = _group_bounds(key)
+    want_keys, want_starts = np.unique(key[order], return_index=True)
+    assert np.array_equal(order, np.argsort(key, kind="stable"))
+    assert keys.dtype == want_keys.dtype and np.array_equal(keys, want_keys)
+    assert np.array_equal(bounds, np.append(want_starts, n))

@@ -78,10 +78,12 @@ def concat_coded(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with its coded columns as pandas ``str`` columns again: what a file written from a judgment table
-    holds (a Parquet file keeps plain strings, not a dictionary type, whatever the frame's encoding)."""
-    coded = [c for c in frame.columns if is_coded_column(frame[c])]
-    return frame.astype(dict.fromkeys(coded, "str")) if coded else frame
+    """The frame with its coded columns as pandas ``str`` columns again and ``rerun``/``game`` int64: what a file
+    written from a judgment table holds (a Parquet file keeps plain strings and 8-byte integers, whatever the frame's
+    encoding in memory)."""
+    types = {c: "str" for c in frame.columns if is_coded_column(frame[c])}
+    types.update({c: "int64" for c in ("rerun", "game") if c in frame.columns and pd.api.types.is_integer_dtype(frame[c].dtype)})
+    return frame.astype(types) if types else frame
 
 
 def judge_groups(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 from biasbound._validation import arg, check_one_of
-from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, is_coded_column
+from biasbound.data.coded import ColumnCodes, coded_frame, duplicated_keys, is_coded_column, text_categorical
 from biasbound.parameters import validate_params
 
 __all__ = [
@@ -215,10 +215,10 @@ def compact_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]
     return np.flatnonzero(seen), position[codes]
 
 
-def _const(value: str | None, index: pd.Index) -> pd.Series:
-    """A string column holding one value (or NA), built without a per-row Python conversion."""
-    one = pd.Series([value], dtype="str")
-    return pd.Series(one.array.take(np.zeros(len(index), dtype=np.intp)), index=index)
+def _missing_coded(index: pd.Index) -> pd.Series:
+    """A coded column of missing texts (no category): one byte per row."""
+    return pd.Series(pd.Categorical.from_codes(np.full(len(index), -1, dtype=np.int8), categories=pd.Index([], dtype="str")),
+                     index=index)
 
 
 def _const_coded(value: str, index: pd.Index) -> pd.Series:
@@ -307,16 +307,36 @@ def _hashable(value: Any) -> Any:
 
 def contract_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
     """A judgment table's columns in the dtypes every reader hands on: the id columns coded (categories the texts
-    some row holds), ``rerun``/``game`` int64, ``score`` float64, ``verdict`` text, ``line`` int32 (int64 past
-    2^31). The one place the readers (this module's and the Spark reader) set them."""
+    some row holds), ``rerun``/``game`` the narrowest signed integer type holding their values (int8 for games
+    0-2 and reruns below 128: one byte a row), ``score`` float64, ``verdict`` coded as the ids are (texts as
+    categories, a missing verdict missing: one byte a row, not a string offset), ``line`` int32 (int64 past 2^31).
+    The one place the readers (this module's and the Spark reader) set them."""
     frame = coded_frame(frame)
     lines = pd.to_numeric(frame["line"]) if len(frame) else frame["line"]
     narrow = len(frame) == 0 or (lines.min() >= -(2**31) and lines.max() < 2**31)
-    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64", "verdict": "str",
+    frame = frame.astype({"rerun": "int64", "game": "int64", "score": "float64",
                           "line": "int32" if narrow else "int64"})  # a line number: 4 bytes a row
+    frame = frame.astype({c: _int_dtype(frame[c].to_numpy()) for c in ("rerun", "game")})
+    frame["verdict"] = _coded_verdict(frame["verdict"])
     for c in ("judge", "model", "item_id", "variant", "source"):  # the categories: the texts some row holds
         frame[c] = _drop_unused(frame[c])
     return frame
+
+
+def _coded_verdict(col: pd.Series) -> pd.Series:
+    """The verdict column coded: the texts ``astype("str")`` gives (a list or a number as its text, a missing
+    verdict missing) as the categories, in pandas strings."""
+    verdict = text_categorical(col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("str"))
+    if verdict.cat.categories.dtype != "str":  # texts read as Python objects: the same texts, as pandas strings
+        verdict = pd.Series(pd.Categorical.from_codes(verdict.array.codes, categories=pd.Index(verdict.cat.categories, dtype="str")),
+                            index=col.index)
+    return verdict
+
+
+def _int_dtype(values: np.ndarray) -> str:
+    """The narrowest signed integer type holding every one of the (int64) ``values``."""
+    low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
+    return next(t for t in ("int8", "int16", "int32", "int64") if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
 
 
 def _drop_unused(col: pd.Series) -> pd.Series:
@@ -1080,7 +1100,7 @@ def _key_columns(raw: pd.DataFrame, mapping: Mapping[str, str], rows: _BadRows, 
                                   index=out.index, copy=False)
         else:
             out[name] = 0
-    out["verdict"] = raw[mapping["verdict"]].astype("str") if mapping["verdict"] in raw.columns else _const(None, out.index)
+    out["verdict"] = _coded_verdict(raw[mapping["verdict"]]) if mapping["verdict"] in raw.columns else _missing_coded(out.index)
     return out
 
 

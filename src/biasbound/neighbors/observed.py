@@ -294,11 +294,13 @@ def _match(
         if np.count_nonzero(table >= 0) < len(canon_pos):  # a canonical key repeats: the merge path
             return None
         found = table[key[nb_pos]]
+        del table
     else:
         canon_index = pd.Index(key[canon_pos])
         if not canon_index.is_unique:
             return None
         found = canon_index.get_indexer(key[nb_pos])
+    del key  # the row keys end with the lookup (10^7 rows: 76 MiB freed before the steps below)
     unmatched = found < 0
     n_unmatched = int(unmatched.sum())
     if n_unmatched and not skip_bad:
@@ -311,6 +313,7 @@ def _match(
             line=int(row["line"]),
         )
     nb_pos, match_pos = nb_pos[~unmatched], canon_pos[found[~unmatched]]
+    del found, unmatched
     score = frame["score"].to_numpy(dtype=float)
     ok = ~np.isnan(score[match_pos]) & ~np.isnan(score[nb_pos])
     n_missing = int((~ok).sum())

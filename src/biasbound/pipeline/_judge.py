@@ -313,7 +313,11 @@ def _sensitivity(cal_rows: _Neighbors, view: _ModelView | _LeaderboardView, s: _
     batch size; their share of the mean square is entered at the range bound (Δ*² and its UCB become
     ``(|O|·x² + |U|·A²)/|B|``), so the paper's bound covers the whole batch, not only the judged items."""
     n_gen = len(s.generators)
-    order, keys, bounds = _group_bounds(cal_rows.model.astype(np.int64) * n_gen + cal_rows.generator)
+    unit_gen = cal_rows.model.astype(np.int64)  # widened once, then in place: one per-entry array
+    unit_gen *= n_gen
+    unit_gen += cal_rows.generator
+    order, keys, bounds = _group_bounds(unit_gen)
+    del unit_gen
     groups = {}
     for k, a, b in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
         rows = order[a:b]

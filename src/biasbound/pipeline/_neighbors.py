@@ -26,8 +26,13 @@ def _group_bounds(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from biasbound.pipeline._codes import stable_order
 
     order = stable_order(key)
-    keys, starts = np.unique(key[order], return_index=True)
-    return order, keys, np.append(starts, len(key))
+    ordered = key[order]
+    # each run's first position in the sorted keys: np.unique(ordered, return_index=True) without its second sort
+    first = np.empty(len(ordered), dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return order, ordered[starts], np.append(starts, len(key))
 
 
 def _order_within(keys: np.ndarray, u: np.ndarray) -> np.ndarray:
