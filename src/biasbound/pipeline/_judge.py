@@ -172,7 +172,9 @@ def _canonical(fj: pd.DataFrame, s: _Settings, codes: _Codes) -> tuple[_Canon, p
     m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
     cpos = np.flatnonzero(obs._canonical_rows(fj, kind0))
     cpos = cpos[np.lexsort((i_all[cpos], m_all[cpos]))]
-    canon = _Canon(m=m_all[cpos].astype(np.intp), i=i_all[cpos].astype(np.intp), score=fj["score"].to_numpy(dtype=float)[cpos],
+    # item codes in the codes' own (narrow) dtype: every key formed from them widens first (the model codes stay intp,
+    # searched per model with a Python int, which would widen a narrow array at every search)
+    canon = _Canon(m=m_all[cpos].astype(np.intp), i=i_all[cpos], score=fj["score"].to_numpy(dtype=float)[cpos],
                    model_names=model_names, item_names=item_names)
     present = ~np.isnan(canon.score)
     n_miss = np.bincount(canon.m, weights=(~present).astype(float), minlength=len(model_names))
@@ -196,7 +198,8 @@ def _certified_batch(canon: _Canon, s: _Settings, judge: str, rng: np.random.Gen
             "centre and is excluded from the certified batch (and from the neighbours)."
         )
     d_codes = np.bincount(canon.m[v_pos], minlength=len(canon.model_names))
-    batch = _BatchScores(pos=v_pos, m=canon.m[v_pos], i=canon.i[v_pos], score=canon.score[v_pos],
+    pos = v_pos.astype(np.int32) if len(canon.m) < 2**31 else v_pos  # canonical rows, four bytes each where they fit
+    batch = _BatchScores(pos=pos, m=canon.m[v_pos], i=canon.i[v_pos], score=canon.score[v_pos],
                          model_names=canon.model_names, item_names=canon.item_names, d_codes=d_codes,
                          model_codes=np.flatnonzero(d_codes), centers=centers)
     if not batch.models:

@@ -166,7 +166,7 @@ def drawn_without_row(draw: Any, g: str, batch: Any, seen: np.ndarray, n_items: 
         rec = per_model.get(name)
         if rec is None:  # this model's neighbours were not drawn (e.g. every item perturbed): no sample
             continue
-        in_batch = set((code * n_items + batch.i[batch.m == code]).astype(np.int64).tolist())
+        in_batch = set((code * n_items + batch.i[batch.m == code].astype(np.int64)).tolist())  # narrow codes widened first
         present = len(in_batch & seen_set)
         if "items" in rec:
             drawn = {code * n_items + code_of[str(it)] for it in rec["items"] if str(it) in code_of}
