@@ -191,7 +191,13 @@ def judgments_digest(frame: Any, codes: Mapping[str, tuple[Any, Any]] | None = N
         h.update(np.ascontiguousarray(game[idx], dtype="<i8").data)
         h.update(np.ascontiguousarray(score[idx], dtype="<f8").data)
         per_model[str(models[sm[a]])] = h.hexdigest()
-    return sha256_text(canonical_json(per_model)), per_model
+    return digest_root(per_model), per_model
+
+
+def digest_root(per_model: Mapping[str, str]) -> str:
+    """A judge's digest from its models' digests (:func:`judgments_digest`): the SHA-256 of their compact, key-sorted
+    JSON, so a judge read in blocks of whole models has the digest of its whole table."""
+    return sha256_text(canonical_json(dict(per_model)))
 
 
 def reading_options(judgments: Any) -> dict[str, Any] | None:

@@ -47,7 +47,8 @@ def _unique_small(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prepare(
-    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False, ids: _ColumnCodes | None = None
+    frame: pd.DataFrame, generators: tuple[str, ...], *, skip_bad: bool = False, ids: _ColumnCodes | None = None,
+    notes: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, Any], list[tuple[str, int | None, str]]]:
     """Count what the judgments cover and leave out the rows that cannot be certified.
 
@@ -62,6 +63,9 @@ def prepare(
         such a row is an error naming its file and line.
     ids:
         The :class:`_ColumnCodes` of ``frame`` when the caller has made them (``_check_frame``).
+    notes:
+        Close each judge's notes with the absent neighbours and the models not certified (:func:`closing_notes`);
+        False when the caller completes the per-model records first (the blocked route).
 
     Returns
     -------
@@ -115,6 +119,16 @@ def prepare(
         }
     _item_set_notes(coverage, ids, canon_any & keep & ~np.isnan(score), jm_codes, pair_keys, jm_uniques,
                     j_names, len(m_names))
+    if notes:
+        closing_notes(coverage)
+    # every row kept: the checked table itself (its _ColumnCodes stay valid for the judge's own codes)
+    return (frame if keep.all() else frame[keep]), coverage, skipped
+
+
+
+def closing_notes(coverage: dict[str, Any]) -> None:
+    """Close each judge's notes (in place) with the items without a neighbour of a generator and the models not
+    certified, from its per-model records."""
     for entry in coverage.values():
         gaps = [
             f"{m}: {g} {c['absent']} absent" for m, rec in entry["models"].items()
@@ -130,9 +144,6 @@ def prepare(
                 f"{len(entry['not_certified'])} model(s) have no usable original judgment and are not certified: "
                 + ", ".join(sorted(entry["not_certified"])[:10]) + "."
             )
-    # every row kept: the checked table itself (its _ColumnCodes stay valid for the judge's own codes)
-    return (frame if keep.all() else frame[keep]), coverage, skipped
-
 
 
 def _match_neighbors(frame: pd.DataFrame, generators: tuple[str, ...], keep: np.ndarray, ids: _ColumnCodes,

@@ -211,10 +211,61 @@ def _certified_batch(canon: _Canon, s: _Settings, judge: str, rng: np.random.Gen
     return batch, notes
 
 
-def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes) -> _Observed:
-    """Every generator's observed Hamming-1 neighbours whose item is in the certified batch."""
+@dataclass(frozen=True)
+class _Entries:
+    """One generator's observed neighbours of one judge before the certified batch is known, weighted as
+    :func:`_weighted` groups them: per entry the model and item codes, the difference, the neighbours it stands for
+    and the table position (``row``) of its first neighbour, in row order; and the neighbour rows without a score
+    (``miss_m``, ``miss_i``, ``miss_row``), counted and kept by key, never imputed.
+
+    The blocked route (:mod:`biasbound.pipeline._folded`) makes these per block of whole models and merges them: a
+    (model, item) key never spans two blocks, so the merge in row order gives the entries of the whole table."""
+
+    m: np.ndarray
+    i: np.ndarray
+    diff: np.ndarray
+    count: np.ndarray
+    row: np.ndarray | None
+    miss_m: np.ndarray
+    miss_i: np.ndarray
+    miss_row: np.ndarray
+
+    def key(self, n_items: int) -> np.ndarray:
+        return self.m.astype(np.int64) * n_items + self.i  # m, i: the codes' own (narrow) dtype, widened for the key
+
+    def miss_key(self, n_items: int) -> np.ndarray:
+        return self.miss_m.astype(np.int64) * n_items + self.miss_i
+
+
+def _generator_entries(fj: pd.DataFrame, g: str, codes: _Codes, key_codes: Any, with_rows: bool = False) -> _Entries:
+    """:class:`_Entries` of generator ``g`` (not the range generator) in the judge's rows ``fj``; the entries' rows only
+    ``with_rows`` (the blocked route orders its blocks' entries by them)."""
     from biasbound.neighbors import observed as obs
 
+    m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
+    kind_g, name_g = obs._parse_generator(g, "observed_neighbors")
+    miss_rows = np.flatnonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(fj["score"].to_numpy(dtype=float)))
+    matches: dict[str, Any] = {}
+    m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes, matches=matches)
+    matched = matches.get(g)
+    rows = None
+    if matched is not None:  # the pairing, handed on to the judge card (codes.matches)
+        codes.matches[g] = _card_match(matched, len(fj))
+        if with_rows:  # the rows of the pairs _neighbor_codes keeps (a finite difference)
+            score = fj["score"].to_numpy(dtype=float)
+            rows = matched[0][np.isfinite(score[matched[1]] - score[matched[0]])]
+    first, count = _weighted(m.astype(np.int64) * max(len(item_names), 1) + i, diff)
+    at = slice(None) if first is None else first
+    return _Entries(m=m[at], i=i[at], diff=diff[at], count=count, row=None if rows is None else rows[at],
+                    miss_m=m_all[miss_rows], miss_i=i_all[miss_rows], miss_row=miss_rows)
+
+
+def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes,
+             folded: dict[str, _Entries] | None = None) -> _Observed:
+    """Every generator's observed Hamming-1 neighbours whose item is in the certified batch.
+
+    ``folded``: a generator's :class:`_Entries` made elsewhere (the blocked route's rerun rows, which ``fj`` does not
+    hold), in the codes of ``codes``."""
     m_all, model_names, i_all, item_names = codes.m, codes.model_names, codes.i, codes.item_names
     n_items_all = max(len(item_names), 1)
     batch_keys = batch.m.astype(np.int64) * n_items_all + batch.i  # sorted: the batch is sorted by (model, item)
@@ -224,7 +275,6 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
     if n_keys <= 4 * len(fj) + 2**20:  # a table over the (model, item) keys: membership by one lookup, no search
         in_batch = np.zeros(n_keys, dtype=bool)
         in_batch[batch_keys] = True
-    score_all = fj["score"].to_numpy(dtype=float)
     parts: list[tuple[np.ndarray, ...]] = []
     gen_dtype = np.int8 if len(s.generators) < 2**7 else np.int64  # a generator's index: one byte a neighbour
     missing: dict[str, int] = {}
@@ -233,23 +283,18 @@ def _observe(fj: pd.DataFrame, s: _Settings, batch: _BatchScores, codes: _Codes)
         if g == RANGE_GENERATOR:  # no observed neighbour: the knowledge is the range bound alone
             missing[g] = 0
             continue
-        kind_g, name_g = obs._parse_generator(g, "observed_neighbors")
-        miss_rows = np.flatnonzero(obs._neighbor_mask(fj, kind_g, name_g) & np.isnan(score_all))
-        missing[g] = int(miss_rows.size)
-        mk = m_all[miss_rows].astype(np.int64) * n_items_all + i_all[miss_rows]
+        ent = (folded or {}).get(g) or _generator_entries(fj, g, codes, key_codes)
+        missing[g] = int(ent.miss_row.size)
+        mk = ent.miss_key(n_items_all)
         in_mk = _among(mk, batch_keys, in_batch)
-        missing_keys[g] = (m_all[miss_rows][in_mk].astype(np.intp), i_all[miss_rows][in_mk].astype(np.intp))
-        m, i, diff = _neighbor_codes(fj, g, m_all, i_all, model_names, item_names, key_codes,
-                                     matches=codes.matches)
-        if codes.matches.get(g) is not None:
-            codes.matches[g] = _card_match(codes.matches[g], len(fj))
-        key = m.astype(np.int64) * n_items_all + i  # m, i: the codes' own (narrow) dtype, widened for the key
+        missing_keys[g] = (ent.miss_m[in_mk].astype(np.intp), ent.miss_i[in_mk].astype(np.intp))
+        key = ent.key(n_items_all)
         inside = _among(key, batch_keys, in_batch)
-        first, count = _weighted(key[inside], diff[inside])
-        at = inside if first is None else np.flatnonzero(inside)[first]
         # the model codes as intp: build_knowledge searches them for each model code (a Python int), which numpy
         # would otherwise widen, the whole array, on every search (1.4 s at 10^7 rows)
-        parts.append((m[at].astype(np.intp), i[at], np.full(len(count), gi, dtype=gen_dtype), diff[at], count))
+        parts.append((ent.m[inside].astype(np.intp), ent.i[inside], np.full(int(np.count_nonzero(inside)), gi,
+                                                                            dtype=gen_dtype),
+                      ent.diff[inside], ent.count[inside]))
         if s.sampled and g in s.sampled and s.view == "model":
             from biasbound.pipeline._knowledge import drawn_without_row
 
@@ -562,17 +607,18 @@ def _tight_audits(
 
 # ----------------------------------------------------------------------------------- one judge
 def _certify_judge(fj: pd.DataFrame, judge: str, s: _Settings, judge_seed: int, extras: Any = None,
-                   codes: _Codes | None = None) -> JudgeCertification:
+                   codes: _Codes | None = None, folded: dict[str, _Entries] | None = None) -> JudgeCertification:
     """Certify one judge: the stages above, in data-flow order (see the module docstring for seeding).
 
     ``extras`` (:class:`biasbound.pipeline._coverage.CertificateExtras`): coverage, digests and provenance recorded in
-    the certificates as they are built. ``codes``: :func:`_codes` of ``fj`` when the caller has made them."""
+    the certificates as they are built. ``codes``: :func:`_codes` of ``fj`` when the caller has made them. ``folded``:
+    generators' neighbours made outside ``fj`` (:func:`_observe`)."""
     rng = np.random.default_rng(judge_seed)
     codes = _codes(fj) if codes is None else codes
     canon, n_missing = _canonical(fj, s, codes)
     batch, notes = _certified_batch(canon, s, judge, rng)
     view = make_view(s.view, batch)
-    observed = _observe(fj, s, batch, codes)
+    observed = _observe(fj, s, batch, codes, folded)
     if any(observed.missing.values()):
         notes.append(
             "Missing neighbour judgments were excluded (counts per generator in neighbors_missing): the "

@@ -136,9 +136,11 @@ def _as_frame(judgments: Any) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     return frame, rep
 
 
-def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.DataFrame, Any]:
+def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...], reruns_elsewhere: bool = False
+                 ) -> tuple[pd.DataFrame, Any]:
     """The checked working table and the integer codes of its id columns (``pipeline._codes._ColumnCodes``,
-    made here for the repeated-key check and handed on to ``prepare``: each id column factorised once)."""
+    made here for the repeated-key check and handed on to ``prepare``: each id column factorised once).
+    ``reruns_elsewhere``: the table's rerun > 0 rows were read apart (the blocked route) and exist."""
     from biasbound.data.coded import coded_frame, duplicated_keys
     from biasbound.pipeline._codes import _ColumnCodes
 
@@ -191,7 +193,7 @@ def _check_frame(frame: pd.DataFrame, generators: tuple[str, ...]) -> tuple[pd.D
                 f"{_named('neighbors')} of {_WHERE} asks for 'swap', but the judgments hold no game-2 "
                 f"(position-swapped) judgments; use a generator present in the data, {arg(*RANGE_BOUND_HINT)}."
             )
-        if g == "rerun" and not (frame["rerun"] > 0).any():
+        if g == "rerun" and not reruns_elsewhere and not (frame["rerun"] > 0).any():
             raise InputError(
                 f"{_named('neighbors')} of {_WHERE} asks for 'rerun', but the judgments hold no rerun > 0; "
                 f"use a generator present in the data, {arg(*RANGE_BOUND_HINT)}."
