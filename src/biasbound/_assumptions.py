@@ -21,31 +21,43 @@ _SAME = 1e-9  # scores closer than this are one answer (text rounding)
 
 def check_deterministic(frame: pd.DataFrame) -> None:
     """Raise :class:`InputError` when one question (judge, model, item, variant, game) holds two different scores."""
+    found = refutations(frame)
+    if found is not None:
+        raise refutation_error(*found)
+
+
+def refutations(frame: pd.DataFrame) -> tuple[int, pd.Series, pd.Series, pd.Series] | None:
+    """``(questions with two different scores, the first such row, its question's lowest and highest rows)``, or None
+    when every question has one answer. A table read in blocks of whole models sums the blocks' counts and names the
+    first row of the block whose first row comes first (:func:`refutation_error`)."""
     keys = [c for c in ("judge", "model", "item_id", "variant", "game") if c in frame.columns]
     if "rerun" not in frame.columns or not (frame["rerun"] > 0).any():
-        return
+        return None
     scored = frame[frame["score"].notna()]
     g = scored.groupby(keys, sort=False, observed=True)["score"]
     spread = (g.transform("max") - g.transform("min")).to_numpy()
     bad = spread > _SAME
     if not bad.any():
-        return
+        return None
     rows = scored[bad]
     first = rows.iloc[0]
     same = rows[(rows[keys] == first[keys]).all(axis=1)]
     lo, hi = same.loc[same["score"].idxmin()], same.loc[same["score"].idxmax()]
-    n_questions = int(rows.groupby(keys, sort=False, observed=True).ngroups)
+    return int(rows.groupby(keys, sort=False, observed=True).ngroups), first, lo, hi
 
+
+def refutation_error(n_questions: int, first: pd.Series, lo: pd.Series, hi: pd.Series) -> InputError:
+    """The sentence that refuses a deterministic judge's declaration (:func:`refutations`)."""
     def at(r: pd.Series) -> str:
         return f"{r['source']}:{int(r['line'])}" if "source" in r and "line" in r and str(r["source"]) else "a row"
 
     declared = arg("The judge was declared deterministic (deterministic_judge=True)",
                    "The judge was declared deterministic (--deterministic-judge)")
-    raise InputError(f"{declared}, but {n_questions} question(s) hold two different answers, e.g. judge "
-                     f"{first['judge']}, model {first['model']}, item {first['item_id']}, {first['variant']}, game "
-                     f"{int(first['game'])}: {np.float64(lo['score']):g} at {at(lo)} and {np.float64(hi['score']):g} at "
-                     f"{at(hi)}; a deterministic judge repeats itself, so certify without the declaration to treat the "
-                     "judge as random.")
+    return InputError(f"{declared}, but {n_questions} question(s) hold two different answers, e.g. judge "
+                      f"{first['judge']}, model {first['model']}, item {first['item_id']}, {first['variant']}, game "
+                      f"{int(first['game'])}: {np.float64(lo['score']):g} at {at(lo)} and {np.float64(hi['score']):g} at "
+                      f"{at(hi)}; a deterministic judge repeats itself, so certify without the declaration to treat the "
+                      "judge as random.")
 
 
 #: A given scale whose data fill less than this part of it is refused (scores 1e-300 apart are no order).

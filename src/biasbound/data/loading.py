@@ -350,6 +350,31 @@ def check_baseline(frame: pd.DataFrame, baseline: str | None, where: str, report
                          f"({shown}); give one of them, or leave it out.")
 
 
+def groups_with(held: Mapping[str, set[tuple[str, str]]], every: set[tuple[str, str]],
+                generators: Sequence[str]) -> tuple[set[tuple[str, str]], dict[str, Any]]:
+    """``(kept groups, report entry)`` of ``--generators auto``: the (judge, model) groups (of ``every``) that hold a
+    scored neighbour of each generator (``held[g]``: the groups holding one of ``g``), and the others as
+    ``left_out``; judges holding different generators are refused."""
+    have: set[tuple[str, str]] | None = None
+    by_judge: dict[str, set[str]] = {}
+    for g in generators:
+        for j, _ in held[g]:
+            by_judge.setdefault(j, set()).add(g)
+        have = set(held[g]) if have is None else have & held[g]
+    if len({frozenset(v) for v in by_judge.values()}) > 1:
+        listing = "; ".join(f"{j}: {', '.join(g for g in generators if g in v)}" for j, v in sorted(by_judge.items()))
+        raise InputError(f"The '--generators auto' option of certify found different neighbours per judge ({listing}); "
+                         "certify those judges in separate calls, or name the generators with --generators.")
+    have = have or set()
+    left: dict[str, list[str]] = {}
+    for j, m in sorted(every - have):
+        left.setdefault(j, []).append(m)
+    if not have:
+        raise InputError(f"The '--generators auto' option of certify found no (judge, model) with a neighbour of every "
+                         f"generator found ({', '.join(generators)}); name the generators with --generators.")
+    return have, {"generators": list(generators), "left_out": left}
+
+
 def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> LoadedInputs:
     """Keep the (judge, model) groups that hold a neighbour of every generator; list the others.
 
@@ -360,8 +385,7 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
     import pandas as pd
 
     frame = loaded.frame
-    have: set[tuple[str, str]] | None = None
-    by_judge: dict[str, set[str]] = {}
+    held: dict[str, set[tuple[str, str]]] = {}
     for g in generators:
         if g == "swap":
             mask = frame["game"] == 2
@@ -369,24 +393,10 @@ def restrict_to_groups_with(loaded: LoadedInputs, generators: Sequence[str]) -> 
             mask = frame["rerun"] > 0
         else:
             mask = frame["variant"].astype(str) == g.split(":", 1)[1]
-        groups = set(map(tuple, frame.loc[mask & frame["score"].notna(), ["judge", "model"]].astype(str).to_numpy().tolist()))
-        for j, _ in groups:
-            by_judge.setdefault(j, set()).add(g)
-        have = groups if have is None else have & groups
-    if len({frozenset(v) for v in by_judge.values()}) > 1:
-        listing = "; ".join(f"{j}: {', '.join(g for g in generators if g in v)}" for j, v in sorted(by_judge.items()))
-        raise InputError(f"The '--generators auto' option of certify found different neighbours per judge ({listing}); "
-                         "certify those judges in separate calls, or name the generators with --generators.")
-    have = have or set()
+        held[g] = set(map(tuple, frame.loc[mask & frame["score"].notna(), ["judge", "model"]].astype(str).to_numpy().tolist()))
     keys = list(zip(frame["judge"].astype(str), frame["model"].astype(str)))
+    have, auto = groups_with(held, set(keys), generators)
     keep = pd.Series([k in have for k in keys], index=frame.index)
-    left: dict[str, list[str]] = {}
-    for j, m in sorted(set(keys) - have):
-        left.setdefault(j, []).append(m)
-    if not have:
-        raise InputError(f"The '--generators auto' option of certify found no (judge, model) with a neighbour of every "
-                         f"generator found ({', '.join(generators)}); name the generators with --generators.")
-    auto = {"generators": list(generators), "left_out": left}
     report = {path: {**rep, "neighbors_auto": auto} for path, rep in loaded.report.items()}  # kept in load_report.json
     return LoadedInputs(frame=frame[keep.to_numpy()].reset_index(drop=True), report=report,
                         options={**loaded.options, "neighbors_auto": list(generators)})
