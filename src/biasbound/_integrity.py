@@ -207,6 +207,9 @@ def reading_options(judgments: Any) -> dict[str, Any] | None:
     opts = getattr(judgments, "options", None)
     if isinstance(opts, Mapping):
         return {"reader": "certify", **opts}
+    reading = getattr(judgments, "reading", None)  # a table read in blocks (biasbound.data.blocked): its own record
+    if isinstance(reading, Mapping):
+        return dict(reading)
     rep = getattr(judgments, "report", None)
     sources, scale = getattr(rep, "sources", None), getattr(rep, "scale", None)
     if sources is not None and len(sources) == 1 and scale is not None:

@@ -922,12 +922,15 @@ def from_frame(
     judge: str | None = None,
     header_line: int | None = None,
     skip_bad: bool = False,
+    scale_inferred: bool = False,
 ) -> JudgmentSet:
     """Validate an in-memory long table and turn it into a :class:`JudgmentSet`.
 
     Parameters are those of :func:`load_table`; ``source`` names the origin in errors
     and in the ``source`` column, ``lines`` gives each row's 1-based line (default
-    ``1..n``), ``header_line`` is the line named when a column is missing.
+    ``1..n``), ``header_line`` is the line named when a column is missing. ``scale_inferred``: the given
+    ``scale`` was inferred from the whole table these rows are part of (:mod:`biasbound.data.blocked`), and is said
+    and reported so.
     """
     if not isinstance(raw, pd.DataFrame):
         raise TypeError(f"The 'raw' parameter of from_frame must be a pandas DataFrame. Got {type(raw).__name__} instead.")
@@ -951,8 +954,9 @@ def from_frame(
         how = f" inferred from the other scores (give {arg('scale=(lo, hi)', '--scale LO,HI')} if it is wrong)"
     else:
         scale_used = scale_given
-        inferred = False
-        how = ""
+        inferred = bool(scale_inferred)
+        how = (f" inferred from the other scores (give {arg('scale=(lo, hi)', '--scale LO,HI')} if it is wrong)"
+               if inferred else "")
     lo, hi = scale_used
     for name, vals in numeric.items():
         outside = np.isfinite(vals) & ((vals < lo) | (vals > hi))
