@@ -129,8 +129,12 @@ def neighbors_of(games: int, reruns: int) -> list[str]:
     return (["swap"] if games == 2 else []) + (["rerun"] if reruns > 1 else [])
 
 
-def child(models: int, items: int, profile: bool, table: Path | None = None, games: int = 2, reruns: int = 1) -> dict:
-    """One case in this interpreter: read ``table`` (written by the parent), certify; the figures as a dict."""
+def child(models: int, items: int, profile: bool, table: Path | None = None, games: int = 2, reruns: int = 1,
+          route: str = "rows", keep: Path | None = None, block_rows: int | None = None) -> dict:
+    """One case in this interpreter: read ``table`` (written by the parent), certify; the figures as a dict.
+
+    ``route="blocks"``: certify reads the table in blocks (``biasbound.data.blocked.open_blocked``; the read is then
+    inside certify, ``load_s`` 0). ``keep``: the outputs are written there (for comparing two runs)."""
     import biasbound.pipeline  # noqa: F401  (import time excluded: everything certify imports lazily)
     import sklearn.linear_model  # noqa: F401  (Bradley–Terry)
     import importlib
@@ -171,20 +175,29 @@ def child(models: int, items: int, profile: bool, table: Path | None = None, gam
         prof = cProfile.Profile() if profile else None
         if prof:
             prof.enable()
+        out = keep if keep is not None else Path(tmp) / "out"
         t0, c0 = time.perf_counter(), time.process_time()
-        js = load_table(table, scale=(0.0, 1.0))
+        if route == "blocks":
+            from biasbound.data.blocked import BLOCK_ROWS, open_blocked
+
+            js = open_blocked(table, scale=(0.0, 1.0), block_rows=block_rows or BLOCK_ROWS)
+            rows = js.n_rows
+        else:
+            js = load_table(table, scale=(0.0, 1.0))
+            rows = len(js.frame)
         load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
-        rows = len(js.frame)
         w, c = time.perf_counter(), time.process_time()
-        res = certify(js, out=Path(tmp) / "out", plots=False, progress=False, seed=0, neighbors=neighbors)
+        res = certify(js, out=out, plots=False, progress=False, seed=0, neighbors=neighbors)
         w, c = time.perf_counter() - w, time.process_time() - c
+        if route == "blocks":
+            js.close()
         if prof:
             prof.disable()
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumtime").print_stats(30)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
-        size = (Path(tmp) / "out" / "certificates.json").stat().st_size
+        size = (out / "certificates.json").stat().st_size
         j = next(iter(res.judges.values()))
-    return {"models": models, "items": items, "rows": rows, "load_s": load_s, "load_cpu_s": load_cpu,
+    return {"route": route, "models": models, "items": items, "rows": rows, "load_s": load_s, "load_cpu_s": load_cpu,
             "total_cpu_s": load_cpu + c, "wall_s": w, "cpu_s": c,
             "peak_mib": peak, "peak_before_mib": before, "certificates_json_bytes": size,
             "load_avg": [load_before, os.getloadavg()[0]], "alpha": j.calibration.alpha, "sigma": j.calibration.sigma,
@@ -192,12 +205,14 @@ def child(models: int, items: int, profile: bool, table: Path | None = None, gam
 
 
 def run_case(src: Path, models: int, items: int, profile: bool = False, table: Path | None = None, games: int = 2,
-             reruns: int = 1) -> dict:
+             reruns: int = 1, route: str = "rows", keep: Path | None = None, block_rows: int | None = None) -> dict:
     """One case in a fresh interpreter whose ``biasbound`` is the one under ``src``."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
     cmd = ([sys.executable, str(Path(__file__).resolve()), "--child", str(models), str(items),
-            "--games", str(games), "--reruns", str(reruns)]
-           + (["--profile"] if profile else []) + (["--table", str(table)] if table is not None else []))
+            "--games", str(games), "--reruns", str(reruns), "--route", route]
+           + (["--profile"] if profile else []) + (["--table", str(table)] if table is not None else [])
+           + (["--keep", str(keep)] if keep is not None else [])
+           + (["--block-rows", str(block_rows)] if block_rows else []))
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return {"models": models, "items": items, "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
@@ -233,6 +248,12 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="write every result here")
     ap.add_argument("--table", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--write", nargs=3, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--route", choices=("rows", "blocks"), default="rows",
+                    help="rows: load_table then certify; blocks: certify reads the table in blocks (open_blocked)")
+    ap.add_argument("--both-routes", action="store_true", help="run every case on both routes (this tree)")
+    ap.add_argument("--keep", type=Path, default=None, help="write each case's outputs under this folder")
+    ap.add_argument("--block-rows", type=int, default=None, help="rows per block of the blocks route")
+    ap.add_argument("--use-table", type=Path, default=None, help="certify this Parquet table instead of writing one")
     args = ap.parse_args()
     if args.write:
         write_synthetic(int(args.write[0]), int(args.write[1]), Path(args.write[2]), games=args.games,
@@ -240,7 +261,7 @@ def main() -> None:
         return
     if args.child:
         print(json.dumps(child(*args.child, profile=args.profile, table=args.table, games=args.games,
-                               reruns=args.reruns)))
+                               reruns=args.reruns, route=args.route, keep=args.keep, block_rows=args.block_rows)))
         return
     print(machine(), f"uname -m={platform.machine()}")
     here = Path(__file__).resolve().parents[1] / "src"
@@ -259,16 +280,21 @@ def main() -> None:
             for models, items in cases:
                 print(f"\n{args.games * args.reruns * models * items:>9,} rows = {models} models x {items} items x "
                       f"{args.games} game(s) x {args.reruns} rerun(s), neighbours {neighbors_of(args.games, args.reruns)}")
-                table = Path(tmp) / f"judgments-{models}x{items}.parquet"
-                # written by a child of its own: a child's peak RSS starts from its parent's RSS at the fork
-                subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write", str(models), str(items),
-                                str(table), "--games", str(args.games), "--reruns", str(args.reruns)], check=True)
-                r = run_case(here, models, items, args.profile, table, args.games, args.reruns)
-                r["version"] = "this"
-                results.append(r)
-                print(f"  this tree   {fmt(r)}")
+                table = args.use_table or Path(tmp) / f"judgments-{models}x{items}.parquet"
+                if args.use_table is None:
+                    # written by a child of its own: a child's peak RSS starts from its parent's RSS at the fork
+                    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write", str(models), str(items),
+                                    str(table), "--games", str(args.games), "--reruns", str(args.reruns)], check=True)
+                for route in (("rows", "blocks") if args.both_routes else (args.route,)):
+                    keep = None if args.keep is None else args.keep / f"{models}x{items}-{route}"
+                    r = run_case(here, models, items, args.profile, table, args.games, args.reruns, route, keep,
+                                 args.block_rows)
+                    r["version"] = "this"
+                    results.append(r)
+                    print(f"  this tree   {route:<6} {fmt(r)}")
                 if ref_src is not None:
                     r0 = run_case(ref_src, models, items, table=table, games=args.games, reruns=args.reruns)
+                    r = results[-1]
                     r0["version"] = ref_name
                     results.append(r0)
                     print(f"  {ref_name:<11} {fmt(r0)}")
@@ -276,7 +302,8 @@ def main() -> None:
                         print(f"  ratio this/{ref_name}: wall {r['wall_s'] / r0['wall_s']:.2f}, CPU {r['cpu_s'] / r0['cpu_s']:.2f}, "
                               f"read + certify CPU {r['total_cpu_s'] / r0['total_cpu_s']:.2f}, peak RSS "
                               f"{r['peak_mib'] / r0['peak_mib']:.2f}")
-                table.unlink()
+                if args.use_table is None:
+                    table.unlink()
         finally:
             if args.ref and args.ref_src is None:
                 subprocess.run(["git", "-C", str(here.parent), "worktree", "remove", "--force", str(ref_src.parent)],

@@ -60,8 +60,9 @@ def natural_neighbors(frame: pd.DataFrame) -> tuple[str, ...]:
     return data_generators(frame)
 
 
-def print_inputs(loaded: LoadedInputs, console: Console | None = None) -> None:
-    """Print, per input, its format, what was read, the score rule or scale, and what was not mapped."""
+def print_inputs(loaded: LoadedInputs | Any, console: Console | None = None) -> None:
+    """Print, per input, its format, what was read, the score rule or scale, and what was not mapped (``loaded``: the
+    :class:`LoadedInputs`, or anything with their ``report``, e.g. a table read in blocks)."""
     console = console or Console()
     for path, rep in loaded.report.items():
         integ = rep.get("integration") or {}
@@ -331,6 +332,78 @@ def _settle_neighbors(loaded: Any, neighbors: str, *, auto: bool, range_bound: b
     return loaded, neighbors
 
 
+def _certify_blocked(path: Path, v: dict[str, Any], *, neighbors: str, auto: bool, range_bound: bool, out: Any,
+                     scale: tuple[float, float] | None, skip_bad: bool, columns: dict[str, str] | None,
+                     baseline: str | None, no_progress: bool, sign_key: Path | None, families: Any) -> None:
+    """``certify`` of one Parquet table read in blocks (:class:`biasbound.data._blocked_inputs.BlockedInputs`): one
+    scan of its key columns settles the generators, the baseline and the scale as the row route settles them, then
+    certify reads the blocks; what was read is printed once the blocks are read."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from biasbound._assumptions import check_scale_used
+    from biasbound._progress import step
+    from biasbound.data._blocked_inputs import BlockedInputs, scan
+    from biasbound.data.loading import check_baseline, groups_with
+    from biasbound.pipeline import certify
+    from biasbound.pipeline._folded import BLOCKED_ABOVE
+    from biasbound.pipeline._settings import RANGE_GENERATOR, parse_neighbors
+
+    console = Console()
+    console.print(f"{escape(str(path))}: more than {BLOCKED_ABOVE:,} judgments with reruns — read in blocks of whole "
+                  "models (the reruns folded block by block; the outputs are those of the rows held at once)",
+                  soft_wrap=True, highlight=False)
+    with step("scanning the table's keys", enabled=not no_progress):
+        sc = scan(path, columns)
+    if scale is not None and np.isfinite(sc.score_min):
+        lo, hi = scale
+        check_scale_used(pd.Series([(sc.score_min - lo) / (hi - lo), (sc.score_max - lo) / (hi - lo)]), scale)
+    check_baseline(pd.DataFrame({"model": sc.models}), baseline, "certify")
+    exclude: frozenset[tuple[str, str]] = frozenset()
+    extra: dict[str, Any] = {}
+    if auto:
+        found = sc.found()
+        if not found and not range_bound:
+            raise InputError("The '--generators auto' option of certify found no neighbours in the data (no game-2 "
+                             "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
+                             "biasbound.inspect scorer), name a generator the data hold, or pass --range-bound to "
+                             "certify on the score range alone.")
+        if found:
+            neighbors = ",".join(found)
+            console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
+            held = {g: {k for k, gs in sc.groups.items() if g in gs} for g in found}
+            have, record = groups_with(held, set(sc.groups), found)
+            exclude = frozenset(set(sc.groups) - have)
+            extra = {"neighbors_auto": record}
+            for judge, models in record["left_out"].items():
+                console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
+                              f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False,
+                              markup=False)
+        else:
+            neighbors = RANGE_GENERATOR
+    wanted = set(parse_neighbors(neighbors))
+    if range_bound and not any(wanted & gs for gs in sc.groups.values()):
+        neighbors = RANGE_GENERATOR
+    with BlockedInputs(path, scale=scale, skip_bad=skip_bad, columns=columns, exclude=exclude) as blocked:
+        blocked.extra = extra
+        if auto:
+            blocked.options["neighbors_auto"] = list(parse_neighbors(neighbors)) if extra else None
+        try:
+            result = certify(blocked, **v, neighbors=neighbors, out=out, progress=not no_progress, baseline=baseline,
+                             skip_bad=skip_bad, sign_key=sign_key, families=families)
+        except BiasboundError as exc:  # print what was certified before the error propagates
+            partial = getattr(exc, "partial_result", None)
+            if partial is not None and partial.judges:
+                print_summary(partial, console)
+            raise
+        print_inputs(SimpleNamespace(report=blocked.report), console)
+    print_summary(result, console)
+    if result.violated:
+        raise typer.Exit(EXIT_VIOLATED)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``certify`` command to ``app``."""
 
@@ -401,6 +474,14 @@ def register(app: typer.Typer) -> None:
             from biasbound._integrity import load_private_key
 
             load_private_key(sign_key)
+        from biasbound.data._blocked_inputs import blocked_input
+
+        if engine == "duckdb" and len(inputs) == 1 and blocked_input(Path(inputs[0]), columns=column_map):
+            # one Parquet table with reruns, too large to hold: read in blocks by certify (biasbound.pipeline._folded)
+            _certify_blocked(Path(inputs[0]), v, neighbors=neighbors, auto=auto, range_bound=range_bound, out=out,
+                             scale=raw_scale, skip_bad=skip_bad, columns=column_map, baseline=baseline,
+                             no_progress=no_progress, sign_key=sign_key, families=families)
+            return
         with step(f"reading {len(inputs)} input(s)", enabled=not no_progress):
             if engine == "spark":  # judgment tables read on a Spark cluster (biasbound.engine.load_spark)
                 from biasbound.engine import load_spark

@@ -233,24 +233,22 @@ def certify(
         judge_prompt=judge_prompt, families=families)
     if baseline is not None and not isinstance(baseline, str):
         raise InputError(f"The 'baseline' parameter of certify must be a model name (str) or None. Got {type(baseline).__name__} instead.")
-    frame, load_report = _as_frame(judgments)
-    if s.deterministic_judge:  # the declaration is checked against the data: two answers to one question refute it
-        from biasbound._assumptions import check_deterministic
-
-        check_deterministic(frame)
-    in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
-    usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
     if schedule is not None and not isinstance(schedule, dict):
         raise TypeError(f"The 'schedule' parameter of certify must be a dict or None. Got {type(schedule).__name__} instead.")
-    s = _range_bound(s, frame, range_bound)
-    frame, ids = _check_frame(frame, s.generators)
     if not isinstance(skip_bad, bool):
         raise TypeError(f"The 'skip_bad' parameter of certify must be a bool. Got {type(skip_bad).__name__} instead.")
-    frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad, ids=ids)
+    frame, load_report, s, folded = _read(judgments, s, skip_bad, range_bound)
+    in_attrs = dict(frame.attrs)  # a reader's notes (its tool's own headline numbers among them)
+    usage = frame.attrs.get("usage")  # {judge: calls, tokens, cost} recorded by biasbound run (the judge card's cost)
+    frame, ids = _check_frame(frame, s.generators, reruns_elsewhere=folded is not None and folded.reruns)
+    frame, coverage, skipped_rows = prepare(frame, s.generators, skip_bad=skip_bad, ids=ids, notes=folded is None)
+    if folded is not None:  # the blocks' per-model records and left-out rows are the table's
+        coverage, skipped_rows = folded.coverage(coverage), folded.skipped
     scales = score_scales(frame, load_report)
     from biasbound.human._certify import attach_human, load_labels, write_anchored
 
     labels = load_labels(human_labels, frame, scales)  # bad labels fail before any judge is certified
+    _no_labels_in_blocks(labels, folded)
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
@@ -275,9 +273,10 @@ def certify(
                                      "rerun 0) to certify.")
                 codes = _codes(groups[name], ids)  # model and item codes: one factorisation for the digest and the rest
                 extras = _extras(groups[name], ids, codes, coverage.get(name, {}), scales.get(name, []), reproduce,
-                                 schedule, judge_prompt)
+                                 schedule, judge_prompt, digest=None if folded is None else folded.digest(name))
                 judge_codes[name] = codes
-                jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes)
+                jc = _certify_judge(groups[name], name, s, judge_seeds[name], extras, codes,
+                                    folded=None if folded is None else folded.entries(name, codes))
                 jc.notes = list(jc.notes) + [n for n in extras.notes if n not in jc.notes]
                 done[name] = jc
             except (InfeasibleCertificateError, InputError) as exc:
@@ -307,7 +306,7 @@ def certify(
             release_free_memory()  # what the judges' certification freed, before the card's bootstraps
             bar.update(task, description="computing the judge card")
             result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes,  # split and coded once
-                                           families=families)
+                                           families=families, **({} if folded is None else {"folds": folded.card_folds()}))
         if labels is not None and done:
             attach_human(result, frame, labels, s.generators, human_level)
         anchored_kw = {k: v for k, v in reproduce["certify"].items() if k in _ANCHORED_KEYS}
@@ -389,12 +388,48 @@ def _checked_prompt_and_families(judge_prompt: Any, families: Mapping[str, str] 
     return check_families(families)
 
 
-def _range_bound(s: _Settings, frame: pd.DataFrame, range_bound: bool) -> _Settings:
+def _read(judgments: Any, s: _Settings, skip_bad: bool, range_bound: bool) -> tuple[pd.DataFrame, Any, _Settings, Any]:
+    """``(frame, load report, settings, folded)``: the judgments as a frame (a table read in blocks: its rerun-0 rows,
+    with the :class:`~biasbound.pipeline._folded.Folded` results of its blocks; else None), the declaration of a
+    deterministic judge checked against them, and the settings with the range generator where :func:`_range_bound`
+    says so."""
+    if callable(getattr(judgments, "blocks", None)):  # biasbound.data.blocked.BlockedTable
+        from biasbound.pipeline._folded import read_blocked
+
+        frame, folded = read_blocked(judgments, s.generators, skip_bad=skip_bad, deterministic=s.deterministic_judge)
+        s_range = _range_bound(s, frame, range_bound, holds=folded.holds)
+        if s_range.generators != s.generators:  # no neighbour at all: the blocks read again for the range generator
+            frame, folded = read_blocked(judgments, s_range.generators, skip_bad=skip_bad,
+                                         deterministic=s.deterministic_judge)
+        report = judgments.report  # after the blocks: the merged report (a reader's, or load_inputs' per input)
+        return frame, jsonable(report.to_dict() if hasattr(report, "to_dict") else dict(report)), s_range, folded
+    frame, load_report = _as_frame(judgments)
+    if s.deterministic_judge:  # the declaration is checked against the data: two answers to one question refute it
+        from biasbound._assumptions import check_deterministic
+
+        check_deterministic(frame)
+    return frame, load_report, _range_bound(s, frame, range_bound), None
+
+
+def _no_labels_in_blocks(labels: Any, folded: Any) -> None:
+    """Human labels and a table read in blocks: refused (the anchored release rewrites every row of its models)."""
+    if labels is not None and folded is not None:
+        from biasbound.pipeline._folded import BLOCKED_ABOVE
+
+        raise InputError("Human labels are not read with a judgment table read in blocks (one Parquet table of more "
+                         f"than {BLOCKED_ABOVE:,} rows with reruns); certify the labelled models' judgments on their "
+                         "own.")
+
+
+def _range_bound(s: _Settings, frame: pd.DataFrame, range_bound: bool, holds: bool | None = None) -> _Settings:
     """The settings with the range generator alone when ``range_bound`` is asked for and the data hold no neighbour
-    of the requested generators (the score range's almost-sure bound, tight method only)."""
+    of the requested generators (the score range's almost-sure bound, tight method only); ``holds``: whether they
+    do, when the caller knows (the blocked route)."""
     if not isinstance(range_bound, bool):
         raise TypeError(f"The 'range_bound' parameter of certify must be a bool. Got {type(range_bound).__name__} instead.")
-    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds_neighbors(frame, s.generators):
+    if holds is None:
+        holds = range_bound and s.generators != (RANGE_GENERATOR,) and holds_neighbors(frame, s.generators)
+    if range_bound and s.generators != (RANGE_GENERATOR,) and not holds:
         s = dataclasses.replace(s, generators=(RANGE_GENERATOR,))  # no neighbour at all: the range bound alone
     cross_check(dataclasses.asdict(s))  # the range generator needs the tight method (biasbound.parameters.RULES)
     return s
@@ -418,13 +453,18 @@ def _reproduce(judgments: Any, call: dict[str, Any], schedule: dict[str, Any] | 
 
 def _extras(group: pd.DataFrame, ids: Any, codes: Any, coverage: dict[str, Any], scales: list[Any],
             reproduce: dict[str, Any], schedule: dict[str, Any] | None,
-            judge_prompt: dict[str, Any] | None = None) -> CertificateExtras:
+            judge_prompt: dict[str, Any] | None = None, digest: tuple[str, dict[str, str]] | None = None
+            ) -> CertificateExtras:
     """What one judge's certificate records besides its arithmetic: coverage, score scales, the digests of its
-    judgments (from the codes already made) and the call that made it."""
-    id_codes = {"model": (codes.m, codes.model_names), "item_id": (codes.i, codes.item_names)}
-    if group is ids.frame:  # one judge, every row kept: the variant codes made by _check_frame
-        id_codes["variant"] = ids.column("variant", sort=True)
-    root, per_model = judgments_digest(group, id_codes)
+    judgments (from the codes already made, or ``digest`` when the blocked route made them) and the call that made
+    it."""
+    if digest is not None:
+        root, per_model = digest
+    else:
+        id_codes = {"model": (codes.m, codes.model_names), "item_id": (codes.i, codes.item_names)}
+        if group is ids.frame:  # one judge, every row kept: the variant codes made by _check_frame
+            id_codes["variant"] = ids.column("variant", sort=True)
+        root, per_model = judgments_digest(group, id_codes)
     return CertificateExtras(coverage=coverage, scales=scales, judgments_sha256=root, model_judgments_sha256=per_model,
                              reproduce=reproduce, schedule=schedule, judge_prompt=judge_prompt)
 
