@@ -119,6 +119,13 @@ def test_the_card_of_rerun0_rows_and_folds_equals_the_whole_tables(seed: int, ju
         assert rerun["pairs"] > 0 and rerun["missing"] > 0 and rerun["mean_shift"]["lo"] < rerun["mean_shift"]["hi"]
         assert "rerun" in c["ranks"]["reversed_by"] and c["judgments"] > len(frame0[frame0["judge"] == j])
         assert c["verdict_rule"].startswith("side") == (levels != "quarters")
+    if seed == 5:  # certify's split by judge and its codes of frame0, passed in with the folds: the same card
+        from biasbound.data.coded import judge_groups
+        from biasbound.pipeline._judge import _codes
+
+        groups = judge_groups(frame0)
+        _same(folded, card.judge_card(frame0, res, rounds=30, groups=groups, folds=folds,
+                                      codes={j: _codes(g) for j, g in groups.items()}), "", set())
     if levels == "split":  # the rerun rows' scores decide the verdict rule: the rerun-0 rows alone would not
         alone = card.judge_card(frame0, res, rounds=30)
         assert all(c["verdict_rule"].startswith("score") for c in alone["judges"].values())
