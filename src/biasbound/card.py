@@ -42,6 +42,8 @@ the figures of two cards whose intervals are disjoint: one route for ``biasbound
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import operator
 import re
@@ -54,17 +56,22 @@ import pandas as pd
 from scipy import special, stats
 
 from biasbound._exceptions import InputError
+from biasbound.card_fold import DISCRETE_LEVELS, CardFold, cap_scores, fold_pairs, merge_folds
 from biasbound.parameters import validate_params
 
 __all__ = [
+    "DISCRETE_LEVELS",
     "FIGURES",
     "PANEL_COLUMNS",
+    "CardFold",
     "card_figure",
+    "card_fold",
     "card_rows",
     "check_card",
     "data_generators",
     "first_shown_choice",
     "judge_card",
+    "merge_folds",
     "moved_figures",
     "observed_sensitivity",
     "panel_rows",
@@ -175,6 +182,21 @@ class _JudgeRows:
     canon: np.ndarray  # positions of the original judgments (variant original, rerun 0, game 0 or 1)
     score: np.ndarray
     pairs: dict[str, _PairRows]
+    #: the judge's rerun >= 1 rows that are not in ``fj``, folded (:mod:`biasbound.card_fold`; ``fj`` is then the
+    #: table's rerun-0 rows); None: ``fj`` holds every row of the judge
+    outside: CardFold | None = None
+
+    def generators(self) -> list[str]:
+        """The neighbours of the judge's whole table, in :func:`data_generators`' order (``rerun`` last)."""
+        extra = ["rerun"] if self.outside is not None and self.outside.rows and "rerun" not in self.pairs else []
+        return list(self.pairs) + extra
+
+    @functools.cached_property
+    def rerun_fold(self) -> CardFold:
+        """The judge's rerun pairs as one :class:`CardFold` (its own pairs and the outside fold's): every rerun
+        figure of the card is read from it, on a whole table as on folded blocks."""
+        own = _fold_of(self.pairs["rerun"], self.model_names) if "rerun" in self.pairs else CardFold()
+        return own if self.outside is None else merge_folds([own, self.outside])
 
 
 def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names: np.ndarray,
@@ -201,12 +223,12 @@ def _pair_rows(fj: pd.DataFrame, generator: str, m_all: np.ndarray, model_names:
                      rerun=nb["rerun"].to_numpy(dtype=np.int64), missing=int(nb.attrs.get("missing", 0)))
 
 
-def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
+def _judge_rows(fj: pd.DataFrame, codes: Any = None, generators: Sequence[str] | None = None) -> _JudgeRows:
     """Read one judge's rows once (:class:`_JudgeRows`).
 
     ``codes``: certify's model and item codes of these very rows (``pipeline._judge._codes``: ``m, model_names, i,
     item_names``, :func:`biasbound.data.tables.sorted_codes` of each column), reused for a column without a
-    missing id (where they are the codes read here)."""
+    missing id (where they are the codes read here). ``generators``: pair only these of the table's neighbours."""
     from biasbound.data.tables import sorted_codes
     from biasbound.neighbors import observed as obs
     from biasbound.pipeline._neighbors import neighbor_key_codes
@@ -228,10 +250,40 @@ def _judge_rows(fj: pd.DataFrame, codes: Any = None) -> _JudgeRows:
     m_all = np.where(fj["model"].isna().to_numpy(), -1, m_all) if fj["model"].hasnans else m_all
     i_all = np.where(fj["item_id"].isna().to_numpy(), -1, i_all) if fj["item_id"].hasnans else i_all
     known = getattr(codes, "matches", None) or {}
-    pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes, known.get(g)) for g in data_generators(fj)}
+    pairs = {g: _pair_rows(fj, g, m_all, model_names, key_codes, known.get(g)) for g in data_generators(fj)
+             if generators is None or g in generators}
     return _JudgeRows(fj=fj, m=m_all, model_names=model_names, i=i_all, item_names=item_names,
                       canon=np.flatnonzero(obs.canonical_mask(fj).to_numpy(dtype=bool)),
                       score=fj["score"].to_numpy(dtype=float), pairs=pairs)
+
+
+def _fold_of(pairs: _PairRows, model_names: np.ndarray) -> CardFold:
+    """The rerun pairs of one judge as a :class:`CardFold` (the all-items sums by :func:`_round_sums`)."""
+    return fold_pairs(pairs.original, pairs.neighbor, pairs.m, pairs.missing, model_names,
+                      _round_sums(pairs, len(model_names) + 1))
+
+
+def card_fold(fj_block: pd.DataFrame) -> CardFold:
+    """One judge's :class:`CardFold` of a block of whole models: ``fj_block`` holds every row of the judge on those
+    models (every rerun, rerun 0 included: the rerun pairs join each rerun row to its rerun-0 row), in table order.
+    Folds of blocks of disjoint model sets join by :func:`merge_folds`; ``judge_card(frame0, result, folds=...)``
+    reads them beside the table's rerun-0 rows (:mod:`biasbound.card_fold`)."""
+    later = fj_block["rerun"].to_numpy() >= 1
+    score = fj_block["score"].to_numpy(dtype=float)[later]
+    present = score[~np.isnan(score)]
+    counts = CardFold(rows=int(np.count_nonzero(later)), scored=int(present.size), scores=cap_scores(present))
+    if not later.any():
+        return counts
+    rows = _judge_rows(fj_block, generators=("rerun",))
+    return merge_folds([counts, rows.rerun_fold])
+
+
+def _fold_figures(fold: CardFold, pairwise: bool, continuous: bool, level: float) -> dict[str, Any]:
+    """The card's ``generators["rerun"]`` entry from the judge's fold (:func:`_generator_figures`' keys and order)."""
+    return {"pairs": fold.pairs, "missing": fold.missing,
+            "flip_rate": _prop(fold.flips_side if continuous else fold.flips_level, fold.pairs, level),
+            "strict_reversal": _prop(fold.reversals, fold.pairs, level) if pairwise or continuous else None,
+            "mean_shift": fold.shift.interval(level), "delta_star": fold.delta_star()}
 
 
 def _distinct(rows: _JudgeRows, col: str, codes: np.ndarray) -> int:
@@ -329,9 +381,6 @@ def first_shown_choice(frame: pd.DataFrame) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------
 # the card
 # ----------------------------------------------------------------------------------------------------
-#: More distinct score values than this and the scores are read as continuous (as the score plots do): a verdict
-#: is then the side of 0.5 a score falls on, since any change of a continuous score would count as a flip.
-DISCRETE_LEVELS = 12
 
 
 def _generator_figures(nb: _PairRows, pairwise: bool, continuous: bool, level: float) -> dict[str, Any]:
@@ -413,11 +462,21 @@ def _model_first_game(rows: pd.DataFrame, choice: np.ndarray) -> int | None:
 
 def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None, level: float) -> dict[str, Any]:
     fj = rows.fj
+    out = rows.outside if rows.outside is not None else CardFold()  # the judge's rows not in fj (none: a whole table)
     pairwise = bool((fj["game"].to_numpy()[rows.canon] == 1).any())
-    continuous = int(fj["score"].nunique()) > DISCRETE_LEVELS  # nunique leaves missing scores out
+    if out.scored:  # the distinct scores of fj and of the folded rows (the fold keeps enough of them to decide)
+        score = fj["score"].to_numpy(dtype=float)
+        n_levels = len(set(np.unique(score[~np.isnan(score)]).tolist()) | set(out.scores))
+    else:
+        n_levels = int(fj["score"].nunique())  # nunique leaves missing scores out
+    continuous = n_levels > DISCRETE_LEVELS
     gens: dict[str, Any] = {}
-    for g, nb in rows.pairs.items():
-        if len(nb) or nb.missing:
+    for g in rows.generators():
+        if g == "rerun":  # from the fold of the judge's rerun pairs (card_fold), on a whole table too
+            fold = rows.rerun_fold
+            if fold.pairs or fold.missing:
+                gens[g] = _fold_figures(fold, pairwise, continuous, level)
+        elif len(nb := rows.pairs[g]) or nb.missing:
             gens[g] = _generator_figures(nb, pairwise, continuous, level)
     # the rows of both presentation orders, with the columns first_shown_choice and _model_first_game read
     # (selecting the other, string, columns of a million rows too would only copy them)
@@ -435,12 +494,13 @@ def _judge_card(rows: _JudgeRows, j: Any | None, usage: Mapping[str, Any] | None
             position["note"] = ("unknown: the verdicts do not say which position won (Arena-Hard letters, LLMBar or "
                                 "FastChat labels do)")
     card: dict[str, Any] = {
-        "judgments": int(fj["score"].notna().sum()), "missing": int(fj["score"].isna().sum()),
+        "judgments": int(fj["score"].notna().sum()) + out.scored,
+        "missing": int(fj["score"].isna().sum()) + out.rows - out.scored,
         "items": _distinct(rows, "item_id", rows.i), "models": _distinct(rows, "model", rows.m),
         "pairwise": pairwise, "generators": gens,
         "verdict_rule": ("side of 0.5 (continuous scores: a flip = the preferred side changes)" if continuous
                          else "score level (a flip = any change of level)"), "position_preference": position,
-        "cost": _cost(usage, int(len(fj))), "level": level,
+        "cost": _cost(usage, int(len(fj)) + out.rows), "level": level,
     }
     if j is not None:
         cert = j.certificate
@@ -465,7 +525,7 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
                level: float = LEVEL, rounds: int | None = None, seed: int | None = None,
                max_pairs: int | None = PAIR_LIST_CAP, matrix_models: int | None = MATRIX_MODELS,
                groups: Mapping[str, pd.DataFrame] | None = None, codes: Mapping[str, Any] | None = None,
-               families: Mapping[str, str] | None = None) -> dict[str, Any]:
+               families: Mapping[str, str] | None = None, folds: Mapping[str, CardFold] | None = None) -> dict[str, Any]:
     """The judge card of every judge in a judgment table (JSON types).
 
     Parameters
@@ -493,6 +553,10 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
     families:
         ``{judge or model name: family}`` for the self-preference figure (:mod:`biasbound.self_preference`); names
         that say their family (``gpt-4o``, ``claude-3.5``, ``gemini``, ``llama``, ...) need no entry.
+    folds:
+        ``{judge: CardFold}`` of the table's rerun >= 1 rows when ``frame`` holds only its rerun-0 rows
+        (:func:`card_fold` of each judge's rows per block of whole models, joined by :func:`merge_folds`):
+        the card is then the whole table's (its rerun mean shift's value and interval to rounding, 1e-12).
 
     Returns
     -------
@@ -514,6 +578,11 @@ def judge_card(frame: pd.DataFrame, result: Any = None, *, usage: Mapping[str, M
         j = results.get(name)
         # read once (codes, original rows, neighbour pairs) by the card and the ranks
         rows = _judge_rows(fj, (codes or {}).get(name))
+        if folds is not None:
+            if "rerun" in rows.pairs:
+                raise ValueError(f"judge_card: judge {name!r} has rerun >= 1 rows in the frame and folds of them; "
+                                 "with folds the frame holds the rerun-0 rows only.")
+            rows = dataclasses.replace(rows, outside=folds.get(name, CardFold()))
         card = _judge_card(rows, j, (usage or {}).get(name), level)
         from biasbound.self_preference import self_preference
 
@@ -604,19 +673,20 @@ def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_item
         code, canon_sum = grouped.index.to_numpy(), grouped.to_numpy()
     pos = at[code]
     total[pos[pos >= 0]] = canon_sum[pos >= 0]
-    nb = rows.pairs[generator]
     out = []
+    if generator == "rerun":  # the rounds of the judge's rerun fold (its sums by model name; card_fold)
+        where = pd.Index(models)
+        for per in rows.rerun_fold.rounds.values():  # in rerun order
+            pos = where.get_indexer(pd.Index(list(per)))
+            keep = pos >= 0
+            sums_by = np.asarray(list(per.values()), dtype=float).reshape(-1, 2)
+            sums = total.copy()
+            sums[pos[keep]] = (total[pos[keep]] - sums_by[keep, 0]) + sums_by[keep, 1]
+            out.append(sums / np.maximum(n_items, 1))
+        return out
+    nb = rows.pairs[generator]
     if len(nb):
-        reruns, r_code = _distinct_inverse(nb.rerun)  # rounds in rerun order
-        group = r_code.astype(np.int64) * n_codes + (nb.m + 1)  # one group per (rerun, model): rows in table order
-        size = len(reruns) * n_codes
-        o_sum, n_sum = exact_group_sums(nb.original, group, size), exact_group_sums(nb.neighbor, group, size)
-        if o_sum is not None and n_sum is not None:
-            key = np.flatnonzero(np.bincount(group, minlength=size))  # the groups pandas forms, sorted
-            o_by, n_by = o_sum[key], n_sum[key]
-        else:
-            by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(group).sum()
-            key, o_by, n_by = by.index.to_numpy(), by["o"].to_numpy(), by["n"].to_numpy()
+        reruns, key, o_by, n_by = _round_sums(nb, n_codes)
         for r in range(len(reruns)):
             mine = key // n_codes == r
             pos = at[key[mine] % n_codes - 1]
@@ -625,6 +695,26 @@ def _all_items_means(rows: _JudgeRows, generator: str, models: list[str], n_item
             sums[pos[keep]] = (total[pos[keep]] - o_by[mine][keep]) + n_by[mine][keep]
             out.append(sums / np.maximum(n_items, 1))
     return out
+
+
+def _round_sums(nb: _PairRows, n_codes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The original and neighbour sums of each (rerun, model) group of the pairs: ``reruns`` (sorted), ``key`` =
+    rerun's index × ``n_codes`` + model code + 1 (sorted: the groups pandas forms), and the two sums per key.
+
+    Each sum is pandas' group sum over the group's pairs in table order, grouped by integer codes (or np.bincount's
+    where it is exact: :func:`biasbound.leaderboard.exact_group_sums`), so a group's sums are the same numbers
+    whichever other pairs are summed beside it (a block of whole models gives its models' sums)."""
+    from biasbound.leaderboard import exact_group_sums
+
+    reruns, r_code = _distinct_inverse(nb.rerun)  # rounds in rerun order
+    group = r_code.astype(np.int64) * n_codes + (nb.m + 1)  # one group per (rerun, model): rows in table order
+    size = len(reruns) * n_codes
+    o_sum, n_sum = exact_group_sums(nb.original, group, size), exact_group_sums(nb.neighbor, group, size)
+    if o_sum is not None and n_sum is not None:
+        key = np.flatnonzero(np.bincount(group, minlength=size))  # the groups pandas forms, sorted
+        return reruns, key, o_sum[key], n_sum[key]
+    by = pd.DataFrame({"o": nb.original, "n": nb.neighbor}).groupby(group).sum()
+    return reruns, by.index.to_numpy(), by["o"].to_numpy(), by["n"].to_numpy()
 
 
 @validate_params
@@ -699,7 +789,7 @@ def rank_statements(fj: pd.DataFrame, j: Any, *, rounds: int = 1000, seed: int =
             sel = np.sort(sel[np.argsort(-gap[sel], kind="stable")[:max_pairs]])
         return np.stack([names[a[sel]], names[b[sel]]], axis=1).tolist()
 
-    for g in rows.pairs:
+    for g in rows.generators():
         rev = np.zeros(len(a), dtype=bool)
         tie = np.zeros(len(a), dtype=bool)
         for m2 in _all_items_means(rows, g, models, n_items):
