@@ -39,6 +39,9 @@ from scipy import stats
 
 __all__ = ["DISCRETE_LEVELS", "CardFold", "fold_pairs", "merge_folds"]
 
+#: Shifts that are multiples of 1/_GRID are summed exactly (:class:`_Shift`).
+_GRID = 256.0
+
 #: More distinct score values than this and the scores are read as continuous (as the score plots do): a verdict
 #: is then the side of 0.5 a score falls on, since any change of a continuous score would count as a flip.
 DISCRETE_LEVELS = 12
@@ -46,20 +49,29 @@ DISCRETE_LEVELS = 12
 
 @dataclass(frozen=True)
 class _Shift:
-    """Sufficient statistics of the mean signed shift (neighbour − original): n, mean, M2 = Σ(x − mean)², min, max."""
+    """Sufficient statistics of the mean signed shift (neighbour − original): n, mean, M2 = Σ(x − mean)², min, max,
+    and the sums Σx, Σx² with whether every shift is a multiple of 2^-8 (scores on a grid: quarters, tenths of an
+    eighth...). On such a grid the sums are exact in any order, so the mean and M2 formed from them are the same bits
+    whichever blocks the pairs came in; otherwise Chan's update merges (n, mean, M2) to about 1e-16."""
 
     n: int = 0
     mean: float = 0.0
     m2: float = 0.0
     low: float = float("inf")
     high: float = float("-inf")
+    total: float = 0.0
+    total2: float = 0.0
+    exact: bool = True
 
     @classmethod
     def of(cls, x: np.ndarray) -> _Shift:
         if x.size == 0:
             return cls()
+        scaled = x * _GRID
+        exact = bool(np.all(np.abs(x) <= 4.0) and np.all(scaled == np.round(scaled)) and x.size < 2**30)
         mean = float(np.mean(x))  # ttest_1samp's own mean (numpy's pairwise sum): a single fold's value is the old one
-        return cls(int(x.size), mean, float(np.sum((x - mean) ** 2)), float(np.min(x)), float(np.max(x)))
+        return cls(int(x.size), mean, float(np.sum((x - mean) ** 2)), float(np.min(x)), float(np.max(x)),
+                   float(np.sum(x)), float(np.sum(x * x)), exact)
 
     def merge(self, other: _Shift) -> _Shift:
         if other.n == 0:
@@ -70,17 +82,24 @@ class _Shift:
         delta = other.mean - self.mean
         mean = self.mean + delta * (other.n / n)
         m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
-        return _Shift(n, mean, m2, min(self.low, other.low), max(self.high, other.high))
+        return _Shift(n, mean, m2, min(self.low, other.low), max(self.high, other.high), self.total + other.total,
+                      self.total2 + other.total2, self.exact and other.exact and n < 2**30)
+
+    def moments(self) -> tuple[float, float]:
+        """(mean, M2): from the exact sums on a grid (the same bits for any split into blocks), else as merged."""
+        if self.exact and self.n:
+            return self.total / self.n, max(self.total2 - self.total * self.total / self.n, 0.0)
+        return self.mean, self.m2
 
     def interval(self, level: float) -> dict[str, Any]:
         """The mean with the t interval :func:`scipy.stats.ttest_1samp` gives (t quantile × standard error + mean);
         degenerate (lo = hi = mean) when every value is equal."""
         if self.n == 0:
             return {"value": None, "lo": None, "hi": None, "n": 0}
-        m = self.mean
+        m, m2 = self.moments()
         if self.n < 2 or self.low == self.high:
             return {"value": m, "lo": m, "hi": m, "n": self.n}
-        se = float(np.sqrt(self.m2 / (self.n - 1) / self.n))
+        se = float(np.sqrt(m2 / (self.n - 1) / self.n))
         tail = (1.0 - level) / 2.0
         q_lo, q_hi = stats.t.ppf([tail, 1.0 - tail], self.n - 1)
         return {"value": m, "lo": float(q_lo * se + m), "hi": float(q_hi * se + m), "n": self.n}

@@ -278,7 +278,7 @@ def _merged_report(parts: list[dict[str, Any]], scale: tuple[float, float], infe
     order = np.argsort(line, kind="stable")
 
     def counts(key: str) -> dict[str, int]:
-        vals = np.concatenate([np.asarray(p[key], dtype=object) for p in parts])[order] if parts else []
+        vals: Any = np.concatenate([np.asarray(p[key], dtype=object) for p in parts])[order] if parts else []
         return {str(k): int(v) for k, v in pd.Series(vals, dtype=object).astype("str").value_counts().items()}
 
     skipped = sorted((s for r in reps for s in r.skipped), key=lambda s: (s[1] is None, s[1] or 0))

@@ -306,7 +306,7 @@ def certify(
             release_free_memory()  # what the judges' certification freed, before the card's bootstraps
             bar.update(task, description="computing the judge card")
             result.judge_card = judge_card(frame, result, usage=usage, groups=groups, codes=judge_codes,  # split and coded once
-                                           families=families, **({} if folded is None else {"folds": folded.card_folds()}))
+                                           families=families, folds=None if folded is None else folded.card_folds())
         if labels is not None and done:
             attach_human(result, frame, labels, s.generators, human_level)
         anchored_kw = {k: v for k, v in reproduce["certify"].items() if k in _ANCHORED_KEYS}
