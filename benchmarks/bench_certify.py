@@ -19,6 +19,9 @@ case: the machine is shared, and CPU time is the steadier figure.
 Run: python benchmarks/bench_certify.py [--grid] [--ref 6ff62ac] [--models 200 --items 2500] [--profile]
      python benchmarks/bench_certify.py --sizes 200x2500 200x7906 200x25000   (the log-log slopes against rows)
 (issue 24's case: --models 200 --items 25000, 10^7 rows, read + certify <= 10 s CPU and <= 1.5 GiB peak)
+10^8 rows read in blocks (issue 24): --write 1000 5000 T --games 2 --reruns 10, then
+     python benchmarks/bench_certify.py --use-table T --models 1000 --items 5000 --games 2 --reruns 10 --route blocks
+     (--both-routes also runs the rows route; --keep DIR keeps both outputs to compare them file by file)
 Targets (2-core machine): certify on 10^6 rows <= 3 s and <= 1 GB; 2000 models × 25 items <= 8 s and
 <= 1 GB; certificates.json linear in models; time <= 2× the reference at 10^6 rows.
 """
