@@ -104,3 +104,21 @@ def test_the_block_files_are_removed_and_other_tables_read_whole(tmp_path: Path)
     assert can_block(path) and not can_block(csv) and not can_block(texts)
     with pytest.raises(InputError, match="read it whole"):
         open_blocked(texts)
+
+
+def test_of_several_bad_rows_in_several_blocks_the_loaders_error_is_raised(tmp_path: Path) -> None:
+    """The loader checks a row's faults, then the scale, then repeated keys, and names the first line of the first
+    check that fails: so do the blocks, whichever block holds which bad row."""
+    raw = _raw(6)
+    # the repeated key in the first block (the first model by name), the score outside the scale in the last one
+    early = int(np.flatnonzero(raw["model"] == raw["model"].min())[3])
+    raw.loc[int(np.flatnonzero(raw["model"] == raw["model"].max())[-1]), "score"] = 11.0  # outside [1, 10]
+    raw = pd.concat([raw.iloc[: early + 1], raw.iloc[[early]], raw.iloc[early + 1:]], ignore_index=True)  # a repeat
+    path = tmp_path / "judgments.parquet"
+    raw.to_parquet(path)
+    with pytest.raises(InputError) as rows:
+        load_table(path)
+    with pytest.raises(InputError) as blocks:
+        with open_blocked(path, block_rows=97) as table:
+            list(table.blocks())
+    assert "outside the scale" in str(rows.value) and str(blocks.value) == str(rows.value)

@@ -119,7 +119,6 @@ def test_the_command_reads_a_large_table_in_blocks(tmp_path: Path, monkeypatch: 
     """``biasbound certify`` takes the blocked route above BLOCKED_ABOVE rows (lowered here): the same outputs as the
     row route, ``--generators auto`` included (a group without reruns left out by both)."""
     import biasbound.data.blocked as blocked
-    import biasbound.pipeline._folded as folded
     from biasbound.cli import main
 
     path = _table(tmp_path / "judgments.parquet", seed=8, holes=0.03)
@@ -129,7 +128,7 @@ def test_the_command_reads_a_large_table_in_blocks(tmp_path: Path, monkeypatch: 
     args = ["--no-plots", "--no-progress", "--skip-bad", "--bootstrap-rounds", "200", "--seed", "3"]
     assert main(["certify", str(path), "--out", str(tmp_path / "rows"), *args]) == 0
     rows_said = capsys.readouterr().out
-    monkeypatch.setattr(folded, "BLOCKED_ABOVE", 100)
+    monkeypatch.setattr(blocked, "BLOCKED_ABOVE", 100)
     monkeypatch.setattr(blocked, "BLOCK_ROWS", 300)
     assert main(["certify", str(path), "--out", str(tmp_path / "blocks"), *args]) == 0
     blocks_said = capsys.readouterr().out

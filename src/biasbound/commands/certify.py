@@ -348,7 +348,7 @@ def _certify_blocked(path: Path, v: dict[str, Any], *, neighbors: str, auto: boo
     from biasbound.data._blocked_inputs import BlockedInputs, scan
     from biasbound.data.loading import check_baseline, groups_with
     from biasbound.pipeline import certify
-    from biasbound.pipeline._folded import BLOCKED_ABOVE
+    from biasbound.data.blocked import BLOCKED_ABOVE
     from biasbound.pipeline._settings import RANGE_GENERATOR, parse_neighbors
 
     console = Console()

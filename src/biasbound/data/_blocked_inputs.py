@@ -1,5 +1,5 @@
 """``biasbound certify``'s door for a judgment table too large to hold as rows: one Parquet table with reruns, above
-:data:`biasbound.pipeline._folded.BLOCKED_ABOVE` rows, read by certify block by block (:mod:`biasbound.data.blocked`,
+:data:`biasbound.data.blocked.BLOCKED_ABOVE` rows, read by certify block by block (:mod:`biasbound.data.blocked`,
 :mod:`biasbound.pipeline._folded`) with the display name, reading options and load report that
 :func:`biasbound.data.loading.load_inputs` gives its rows.
 
@@ -110,7 +110,7 @@ def blocked_input(path: Path, *, columns: dict[str, str] | None = None) -> bool:
     column holds a rerun > 0 (by the row groups' statistics, or a scan of that column when they have none)."""
     import pyarrow.parquet as pq
 
-    from biasbound.pipeline._folded import BLOCKED_ABOVE
+    from biasbound.data.blocked import BLOCKED_ABOVE
 
     if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
         return False

@@ -31,9 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasbound._exceptions import DataFormatError
+from biasbound._exceptions import DataFormatError, InputError
 
-__all__ = ["BLOCK_ROWS", "BlockedTable", "can_block", "concat_coded", "open_blocked"]
+__all__ = ["BLOCKED_ABOVE", "BLOCK_ROWS", "BlockedTable", "can_block", "concat_coded", "open_blocked"]
+
+#: ``biasbound certify`` reads one Parquet table with reruns in blocks above this many rows (below it the rows are
+#: held: the blocks cost a second read of the file and, below a block's size, more memory than the rows).
+BLOCKED_ABOVE = 30_000_000
 
 #: Rows per block (about; a model with more rows is a block of its own).
 BLOCK_ROWS = 1 << 22
@@ -178,17 +182,26 @@ class BlockedTable:
         numeric = frozenset([names["score"], names["rerun"], names["game"], _LINE])
         parts: list[Any] = []
         judge = self.judge if self.judge is not None else self.path.name.split(".")[0]
+        failed: list[tuple[int, int, InputError]] = []
         for f in self._files:
             raw, _ = _read_parquet(f, numeric, coded=True)
             lines = raw.pop(_LINE).to_numpy(dtype=np.int64)
-            check_parseable(raw, self.path, doing="certify")
-            js = from_frame(raw, source=str(self.path), lines=lines, columns=self.columns, scale=self.scale,
-                            judge=judge, skip_bad=self.skip_bad, scale_inferred=self.scale_inferred)
+            try:
+                check_parseable(raw, self.path, doing="certify")
+                js = from_frame(raw, source=str(self.path), lines=lines, columns=self.columns, scale=self.scale,
+                                judge=judge, skip_bad=self.skip_bad, scale_inferred=self.scale_inferred)
+            except InputError as exc:  # the later blocks checked too: the error the loader raises is raised
+                failed.append((_stage(exc), int(getattr(exc, "line", None) or 0), exc))
+                continue
             del raw
+            if failed:  # a block after a bad one: checked, not handed on
+                continue
             if self.judge is None and names["judge"] not in _schema_names(f):
                 js.frame.attrs["judge_from_file"] = judge
             parts.append(_report_part(js))
             yield js
+        if failed:
+            raise min(failed, key=lambda e: e[:2])[2]
         self._report = _merged_report(parts, self.scale, self.scale_inferred, str(self.path))
 
     @property
@@ -234,6 +247,12 @@ def concat_coded(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     if len(line) > 1 and np.any(line[1:] < line[:-1]):
         frame = frame.iloc[np.argsort(line, kind="stable")]
     return frame.reset_index(drop=True)
+
+
+def _stage(exc: Exception) -> int:
+    """The loader's order of its checks: a row's own faults, then scores outside the scale, then a key given twice."""
+    text = str(exc)
+    return 2 if "duplicated judgment" in text else 1 if "outside the scale" in text else 0
 
 
 def _model_key(text: Any) -> str:

@@ -414,7 +414,7 @@ def _read(judgments: Any, s: _Settings, skip_bad: bool, range_bound: bool) -> tu
 def _no_labels_in_blocks(labels: Any, folded: Any) -> None:
     """Human labels and a table read in blocks: refused (the anchored release rewrites every row of its models)."""
     if labels is not None and folded is not None:
-        from biasbound.pipeline._folded import BLOCKED_ABOVE
+        from biasbound.data.blocked import BLOCKED_ABOVE
 
         raise InputError("Human labels are not read with a judgment table read in blocks (one Parquet table of more "
                          f"than {BLOCKED_ABOVE:,} rows with reruns); certify the labelled models' judgments on their "

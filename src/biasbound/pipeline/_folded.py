@@ -36,9 +36,6 @@ __all__ = ["Folded", "read_blocked"]
 #: The generator whose neighbour rows are folded: the reruns (rerun > 0), most rows of a table with reruns.
 FOLDED = "rerun"
 
-#: certify reads a single Parquet table with reruns in blocks above this many rows (below it the rows are held:
-#: the blocked pass costs a second read of the file)
-BLOCKED_ABOVE = 30_000_000
 
 
 @dataclass
