@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from biasbound._exceptions import InputError
-from biasbound.data.blocked import can_block, concat_coded, open_blocked
+from biasbound.data.blocked import can_block, merge_blocks, open_blocked
 from biasbound.data.tables import load_table
 
 
@@ -34,13 +34,23 @@ def _same_as_loader(path: Path, **kw: Any) -> None:
     with open_blocked(path, block_rows=97, **kw) as table:
         frames = [js.frame for js in table.blocks()]
         assert table.n_blocks > 2 and len(frames) == table.n_blocks
-        merged = concat_coded(frames)
+        merged = merge_blocks(frames)
         assert table.report == rows.report
     for frame in frames:  # every block holds whole models, in file order
         assert np.all(np.diff(frame["line"].to_numpy()) > 0)
     models = [set(f["model"].astype(str)) for f in frames]
     assert sum(len(m) for m in models) == len(set().union(*models))
     pd.testing.assert_frame_equal(merged, rows.frame.reset_index(drop=True), check_exact=True)
+
+
+def _refusals(path: Path) -> tuple[str, str]:
+    """The sentences with which load_table and the blocks refuse ``path``."""
+    with pytest.raises(InputError) as rows:
+        load_table(path)
+    with pytest.raises(InputError) as blocks:
+        with open_blocked(path, block_rows=97) as table:
+            list(table.blocks())
+    return str(rows.value), str(blocks.value)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -66,12 +76,8 @@ def test_a_bad_row_is_named_by_its_file_and_line(tmp_path: Path) -> None:
     raw.loc[200, "score"] = 11.0  # outside the inferred [1, 10] (one of 20+ scores: an outlier to name)
     path = tmp_path / "judgments.parquet"
     raw.to_parquet(path)
-    with pytest.raises(InputError) as rows:
-        load_table(path)
-    with pytest.raises(InputError) as blocks:
-        with open_blocked(path, block_rows=97) as table:
-            list(table.blocks())
-    assert str(blocks.value) == str(rows.value) and f"{path}:201" in str(blocks.value)
+    rows, blocks = _refusals(path)
+    assert blocks == rows and f"{path}:201" in blocks
     _same_as_loader(path, skip_bad=True)  # skipped, listed and counted as the loader does
 
 
@@ -80,12 +86,8 @@ def test_a_key_given_twice_is_refused_in_its_block(tmp_path: Path) -> None:
     raw = pd.concat([raw, raw.iloc[[7]]], ignore_index=True)
     path = tmp_path / "judgments.parquet"
     raw.to_parquet(path)
-    with pytest.raises(InputError) as rows:
-        load_table(path)
-    with pytest.raises(InputError) as blocks:
-        with open_blocked(path, block_rows=97) as table:
-            list(table.blocks())
-    assert str(blocks.value) == str(rows.value)
+    rows, blocks = _refusals(path)
+    assert blocks == rows
 
 
 def test_the_block_files_are_removed_and_other_tables_read_whole(tmp_path: Path) -> None:
@@ -116,9 +118,5 @@ def test_of_several_bad_rows_in_several_blocks_the_loaders_error_is_raised(tmp_p
     raw = pd.concat([raw.iloc[: early + 1], raw.iloc[[early]], raw.iloc[early + 1:]], ignore_index=True)  # a repeat
     path = tmp_path / "judgments.parquet"
     raw.to_parquet(path)
-    with pytest.raises(InputError) as rows:
-        load_table(path)
-    with pytest.raises(InputError) as blocks:
-        with open_blocked(path, block_rows=97) as table:
-            list(table.blocks())
-    assert "outside the scale" in str(rows.value) and str(blocks.value) == str(rows.value)
+    rows, blocks = _refusals(path)
+    assert "outside the scale" in rows and blocks == rows

@@ -292,32 +292,54 @@ def _settle_neighbors(loaded: Any, neighbors: str, *, auto: bool, range_bound: b
     from biasbound.pipeline._settings import RANGE_GENERATOR, holds_neighbors, parse_neighbors
 
     if auto:
-        found = natural_neighbors(loaded.frame)
-        if not found and not range_bound:
-            raise InputError("The '--generators auto' option of certify found no neighbours in the data (no game-2 "
-                             "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
-                             "biasbound.inspect scorer), name a generator the data hold, or pass --range-bound to "
-                             "certify on the score range alone.")
+        found = _found(natural_neighbors(loaded.frame), range_bound)
         if found:
-            neighbors = ",".join(found)
-            console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
             loaded = restrict_to_groups_with(loaded, found)
             first: dict[str, Any] = next(iter(loaded.report.values()), {})
-            left_out = first.get("neighbors_auto", {}).get("left_out", {})
-            for judge, models in left_out.items():
-                console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
-                              f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False,
-                              markup=False)
-            if range_bound:
-                n_left = sum(len(m) for m in left_out.values())
-                console.print(f"--range-bound is not used: the data hold neighbours ({neighbors}), and one call "
-                              "certifies every judge against the same generators"
-                              + (f"; the {n_left} (judge, model) group(s) left out above can be certified on the "
-                                 "score range alone in a separate call naming only their inputs with --range-bound"
-                                 if n_left else ""), soft_wrap=True, highlight=False, markup=False)
+            neighbors = _say_found(found, first.get("neighbors_auto", {}).get("left_out", {}), range_bound, console)
         else:
             neighbors = RANGE_GENERATOR
-    if range_bound and not holds_neighbors(loaded.frame, parse_neighbors(neighbors)):
+    neighbors = _settle_range(neighbors, range_bound=range_bound, auto=auto, console=console,
+                              holds=range_bound and holds_neighbors(loaded.frame, parse_neighbors(neighbors)))
+    if neighbors != RANGE_GENERATOR:
+        print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
+    return loaded, neighbors
+
+
+def _found(found: tuple[str, ...], range_bound: bool) -> tuple[str, ...]:
+    """The generators ``--generators auto`` found; none is an error unless ``--range-bound`` is given."""
+    if not found and not range_bound:
+        raise InputError("The '--generators auto' option of certify found no neighbours in the data (no game-2 "
+                         "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
+                         "biasbound.inspect scorer), name a generator the data hold, or pass --range-bound to "
+                         "certify on the score range alone.")
+    return found
+
+
+def _say_found(found: tuple[str, ...], left_out: dict[str, list[str]], range_bound: bool, console: Console) -> str:
+    """Say the generators ``--generators auto`` found and the (judge, model) groups it left out; the generators."""
+    neighbors = ",".join(found)
+    console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
+    for judge, models in left_out.items():
+        console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
+                      f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False,
+                      markup=False)
+    if range_bound:
+        n_left = sum(len(m) for m in left_out.values())
+        console.print(f"--range-bound is not used: the data hold neighbours ({neighbors}), and one call "
+                      "certifies every judge against the same generators"
+                      + (f"; the {n_left} (judge, model) group(s) left out above can be certified on the "
+                         "score range alone in a separate call naming only their inputs with --range-bound"
+                         if n_left else ""), soft_wrap=True, highlight=False, markup=False)
+    return neighbors
+
+
+def _settle_range(neighbors: str, *, range_bound: bool, auto: bool, holds: bool, console: Console) -> str:
+    """The range generator alone when ``--range-bound`` is given and the data hold none of the generators
+    (``holds``), said; ``--range-bound`` with neighbours in the data is said to be unused."""
+    from biasbound.pipeline._settings import RANGE_GENERATOR
+
+    if range_bound and not holds:
         neighbors = RANGE_GENERATOR
     elif range_bound and not auto:  # said, never ignored silently
         console.print(f"--range-bound is not used: the data hold the {neighbors} neighbours, which certify measures; "
@@ -327,9 +349,21 @@ def _settle_neighbors(loaded: Any, neighbors: str, *, auto: bool, range_bound: b
         console.print("no neighbour in the data: certified on the score range alone (--range-bound); a neighbour is "
                       "any change of an item's score within the range, and the certificate holds for ANY judge on "
                       "this range", highlight=False)
-    if neighbors != RANGE_GENERATOR:
-        print_observed_sensitivity(loaded.frame, parse_neighbors(neighbors), console)
-    return loaded, neighbors
+    return neighbors
+
+
+def _certified(run: Any, console: Console) -> Any:
+    """``run()`` (a certify call) with its summary printed; an error's partial result is printed before it
+    propagates."""
+    try:
+        result = run()
+    except BiasboundError as exc:  # print what was certified before the error propagates
+        partial = getattr(exc, "partial_result", None)
+        if partial is not None and partial.judges:
+            print_summary(partial, console)
+        raise
+    print_summary(result, console)
+    return result
 
 
 def _certify_blocked(path: Path, v: dict[str, Any], *, neighbors: str, auto: bool, range_bound: bool, out: Any,
@@ -346,9 +380,9 @@ def _certify_blocked(path: Path, v: dict[str, Any], *, neighbors: str, auto: boo
     from biasbound._assumptions import check_scale_used
     from biasbound._progress import step
     from biasbound.data._blocked_inputs import BlockedInputs, scan
+    from biasbound.data.blocked import BLOCKED_ABOVE
     from biasbound.data.loading import check_baseline, groups_with
     from biasbound.pipeline import certify
-    from biasbound.data.blocked import BLOCKED_ABOVE
     from biasbound.pipeline._settings import RANGE_GENERATOR, parse_neighbors
 
     console = Console()
@@ -364,42 +398,26 @@ def _certify_blocked(path: Path, v: dict[str, Any], *, neighbors: str, auto: boo
     exclude: frozenset[tuple[str, str]] = frozenset()
     extra: dict[str, Any] = {}
     if auto:
-        found = sc.found()
-        if not found and not range_bound:
-            raise InputError("The '--generators auto' option of certify found no neighbours in the data (no game-2 "
-                             "judgment, no variant, no rerun); judge neighbours first (biasbound run, or the "
-                             "biasbound.inspect scorer), name a generator the data hold, or pass --range-bound to "
-                             "certify on the score range alone.")
+        found = _found(sc.found(), range_bound)
         if found:
-            neighbors = ",".join(found)
-            console.print(f"neighbours found in the data: {escape(neighbors)}", highlight=False)
             held = {g: {k for k, gs in sc.groups.items() if g in gs} for g in found}
             have, record = groups_with(held, set(sc.groups), found)
             exclude = frozenset(set(sc.groups) - have)
             extra = {"neighbors_auto": record}
-            for judge, models in record["left_out"].items():
-                console.print(f"left out (no {' / '.join(found)} neighbour in the data): judge {judge}, "
-                              f"{len(models)} model(s): {', '.join(models)}", soft_wrap=True, highlight=False,
-                              markup=False)
+            neighbors = _say_found(found, record["left_out"], range_bound, console)
         else:
             neighbors = RANGE_GENERATOR
     wanted = set(parse_neighbors(neighbors))
-    if range_bound and not any(wanted & gs for gs in sc.groups.values()):
-        neighbors = RANGE_GENERATOR
+    neighbors = _settle_range(neighbors, range_bound=range_bound, auto=auto, console=console,
+                              holds=any(wanted & gs for gs in sc.groups.values()))
     with BlockedInputs(path, scale=scale, skip_bad=skip_bad, columns=columns, exclude=exclude) as blocked:
         blocked.extra = extra
         if auto:
             blocked.options["neighbors_auto"] = list(parse_neighbors(neighbors)) if extra else None
-        try:
-            result = certify(blocked, **v, neighbors=neighbors, out=out, progress=not no_progress, baseline=baseline,
-                             skip_bad=skip_bad, sign_key=sign_key, families=families)
-        except BiasboundError as exc:  # print what was certified before the error propagates
-            partial = getattr(exc, "partial_result", None)
-            if partial is not None and partial.judges:
-                print_summary(partial, console)
-            raise
+        result = _certified(lambda: certify(blocked, **v, neighbors=neighbors, out=out, progress=not no_progress,
+                                            baseline=baseline, skip_bad=skip_bad, sign_key=sign_key,
+                                            families=families), console)
         print_inputs(SimpleNamespace(report=blocked.report), console)
-    print_summary(result, console)
     if result.violated:
         raise typer.Exit(EXIT_VIOLATED)
 
@@ -502,15 +520,9 @@ def register(app: typer.Typer) -> None:
         console = Console()
         print_inputs(loaded, console)
         loaded, neighbors = _settle_neighbors(loaded, neighbors, auto=auto, range_bound=range_bound, console=console)
-        try:
-            result = certify(loaded, **v, neighbors=neighbors, out=out, progress=not no_progress, baseline=baseline,
-                             skip_bad=skip_bad, sign_key=sign_key, families=families)
-        except BiasboundError as exc:  # print what was certified before the error propagates
-            partial = getattr(exc, "partial_result", None)
-            if partial is not None and partial.judges:
-                print_summary(partial, console)
-            raise
-        print_summary(result, console)
+        result = _certified(lambda: certify(loaded, **v, neighbors=neighbors, out=out, progress=not no_progress,
+                                            baseline=baseline, skip_bad=skip_bad, sign_key=sign_key,
+                                            families=families), console)
         if result.human:
             from biasbound.human.show import print_human
 

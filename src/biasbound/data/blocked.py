@@ -33,7 +33,7 @@ import pandas as pd
 
 from biasbound._exceptions import DataFormatError, InputError
 
-__all__ = ["BLOCKED_ABOVE", "BLOCK_ROWS", "BlockedTable", "can_block", "concat_coded", "open_blocked"]
+__all__ = ["BLOCKED_ABOVE", "BLOCK_ROWS", "BlockedTable", "can_block", "merge_blocks", "open_blocked"]
 
 #: ``biasbound certify`` reads one Parquet table with reruns in blocks above this many rows (below it the rows are
 #: held: the blocks cost a second read of the file and, below a block's size, more memory than the rows).
@@ -237,7 +237,7 @@ def open_blocked(path: str | Path, *, columns: Mapping[str, str] | None = None,
                         block_rows=block_rows, tmpdir=tmpdir)
 
 
-def concat_coded(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+def merge_blocks(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Block frames as one coded frame in file order (by ``line``): the union of each id column's texts as its
     categories (:func:`biasbound.data.coded.concat_coded`), the rows merged by line, a fresh index."""
     from biasbound.data.coded import concat_coded as concat

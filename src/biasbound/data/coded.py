@@ -86,9 +86,12 @@ def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(types) if types else frame
 
 
-def judge_groups(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def judge_groups(frame: pd.DataFrame, names: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """Each judge's rows, in sorted order of the judges' texts (``frame.groupby(frame["judge"].astype(str))``);
-    a coded judge column grouped on its codes (no text per row)."""
+    a coded judge column grouped on its codes (no text per row). ``names``: the judges, when the caller knows them;
+    one judge's group is then the table itself (same rows, order and index, no copy)."""
+    if names is not None and len(names) == 1:
+        return {names[0]: frame}
     judge = frame["judge"]
     if is_coded_column(judge) and not judge.hasnans:  # (a missing judge is the text 'nan' below)
         return {str(k): g for k, g in frame.groupby(judge, sort=True, observed=True)}

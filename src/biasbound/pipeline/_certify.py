@@ -15,6 +15,7 @@ import pandas as pd
 from biasbound._exceptions import BiasboundError, InfeasibleCertificateError, InputError
 from biasbound._integrity import judgments_digest, reading_options
 from biasbound._validation import spawn_seeds as _spawn_seeds
+from biasbound.data.coded import judge_groups
 from biasbound.pipeline._coverage import CertificateExtras, prepare, score_scales
 from biasbound.pipeline._judge import _certify_judge, _codes
 from biasbound.pipeline._staging import check_out, staged_output
@@ -252,7 +253,7 @@ def certify(
 
     judge_names = sorted(set(str(j) for j in pd.unique(frame["judge"])) | set(coverage))
     judge_seeds = dict(zip(judge_names, _spawn_seeds(master, len(judge_names))))
-    groups = _judge_groups(frame, judge_names)
+    groups = judge_groups(frame, judge_names)  # one judge: the table itself
     done: dict[str, JudgeCertification] = {}
     judge_codes: dict[str, Any] = {}  # each judge's model and item codes, made once for its certificate and its card
     failures: dict[str, str] = {}
@@ -467,12 +468,3 @@ def _extras(group: pd.DataFrame, ids: Any, codes: Any, coverage: dict[str, Any],
         root, per_model = judgments_digest(group, id_codes)
     return CertificateExtras(coverage=coverage, scales=scales, judgments_sha256=root, model_judgments_sha256=per_model,
                              reproduce=reproduce, schedule=schedule, judge_prompt=judge_prompt)
-
-
-def _judge_groups(frame: pd.DataFrame, judge_names: list[str]) -> dict[str, pd.DataFrame]:
-    """Each judge's rows (a judge without an original judgment has none)."""
-    if len(judge_names) == 1:  # the one group is the whole table (same rows, order and index)
-        return {judge_names[0]: frame}
-    from biasbound.data.coded import judge_groups
-
-    return judge_groups(frame)

@@ -142,8 +142,7 @@ def read_blocked(table: Any, generators: tuple[str, ...], *, skip_bad: bool,
     from biasbound._integrity import judgments_digest
     from biasbound._memory import release_free_memory
     from biasbound.card import card_fold
-    from biasbound.data.blocked import concat_coded
-    from biasbound.data.coded import judge_groups
+    from biasbound.data.blocked import merge_blocks
     from biasbound.pipeline._coverage import prepare
     from biasbound.pipeline._judge import _codes, _generator_entries
     from biasbound.pipeline._neighbors import neighbor_key_codes
@@ -172,7 +171,7 @@ def read_blocked(table: Any, generators: tuple[str, ...], *, skip_bad: bool,
             fold = folds.setdefault(judge, _JudgeFold())
             fold.models.update(entry["models"])
             fold.orphans.update({m: r for m, r in entry["not_certified"].items() if m not in entry["models"]})
-        for judge, fj in _by_judge(block, judge_groups).items():
+        for judge, fj in _by_judge(block).items():
             fold = folds.setdefault(judge, _JudgeFold())
             codes = _codes(fj)
             _, per_model = judgments_digest(fj, {"model": (codes.m, codes.model_names),
@@ -193,7 +192,7 @@ def read_blocked(table: Any, generators: tuple[str, ...], *, skip_bad: bool,
     if refuted:
         first = min(refuted, key=lambda r: int(r[1]["line"]) if "line" in r[1] else 0)
         raise refutation_error(sum(r[0] for r in refuted), *first[1:])
-    frame = concat_coded(kept)
+    frame = merge_blocks(kept)
     frame.attrs = attrs  # the reader's notes, its counts the table's
     del kept
     release_free_memory()
@@ -229,12 +228,11 @@ def _merged_positions(lines: Sequence[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def _by_judge(block: pd.DataFrame, judge_groups: Any) -> dict[str, pd.DataFrame]:
-    """The block's rows of each judge (one judge: the block itself, as certify takes a one-judge table)."""
+def _by_judge(block: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The block's rows of each judge as certify splits a table (one judge: the block itself); a block is coded, so
+    its judges are its judge column's categories in use."""
+    from biasbound.data.coded import judge_groups
+
     if len(block) == 0:
         return {}
-    judges = block["judge"].cat.remove_unused_categories().cat.categories if isinstance(
-        block["judge"].dtype, pd.CategoricalDtype) else pd.unique(block["judge"].astype(str))
-    if len(judges) == 1:
-        return {str(judges[0]): block}
-    return dict(judge_groups(block))
+    return judge_groups(block, [str(j) for j in block["judge"].cat.remove_unused_categories().cat.categories])
